@@ -1,0 +1,137 @@
+// AgentConfig: one agent's model, tools with their policies, and the governance
+// features it turns on, as described by the agent YAML (docs/agent-config.md).
+//
+// Parsed and validated once (src/config/), then shared read-only by every turn, like an
+// Envoy filter factory's config. Fields whose behaviour a later mechanism implements are
+// parsed and validated already, so that `reins check` catches mistakes in them today.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reins/json.h"
+
+namespace reins {
+
+struct ModelConfig {
+  std::string provider;  // openai | anthropic | scripted | sim
+  std::string model;
+  std::string base_url;
+  std::string api_key;  // never written to logs or traces
+  std::optional<double> temperature;
+  int timeout_ms = 60000;
+  int max_retries = 3;
+  Json options = Json::object();  // provider-specific (scripted replies, sim faults...)
+};
+
+enum class ToolTiming { kImmediate, kDeferred };
+
+struct ToolBackendConfig {
+  enum class Kind { kNone, kFixture, kHttp, kMcp, kBuiltin };
+  Kind kind = Kind::kNone;
+  Json spec;  // the backend's own mapping (fixture list, http settings, mcp server/tool)
+};
+
+struct ToolDef {
+  std::string name;
+  std::string title;  // human name; falls back to name with '_' as spaces
+  std::string description;
+  Json input_schema = Json{{"type", "object"}};
+  Json annotations = Json::object();
+  ToolTiming timing = ToolTiming::kImmediate;
+  std::string deferred_instruction;
+  std::string failure_note;
+  int timeout_ms = 5000;
+  bool may_clarify = false;
+  std::optional<std::pair<std::string, int>> lease;  // {domain, ttl_s}
+  std::map<std::string, std::string> produces;       // entity type -> JSONPath
+  std::map<std::string, std::string> consumes;       // argument name -> entity type
+  bool approval_required = false;
+  ToolBackendConfig backend;
+};
+
+struct FloorConfig {
+  bool enabled = false;
+  int default_ttl_s = 30;
+  std::vector<std::string> cancel_patterns;
+  bool owner_note = true;
+  int max_queue_age_ms = 15000;
+};
+
+struct IntentConfig {
+  std::string name;
+  std::string match;
+  std::vector<std::string> required_tools;
+  std::string enforcement = "force";  // force | audit | off
+};
+
+struct PlanConfig {
+  bool enabled = false;
+  std::string validation = "strict";  // strict | lenient | off
+  int max_step_retries = 2;
+};
+
+struct AuditConfig {
+  bool enabled = false;
+  std::string on_invalid_verdict = "accept";  // accept | insufficient
+  int catalog_max_chars = 4000;
+};
+
+struct SafetyOverride {
+  std::string match;
+  std::string message;
+  std::string flag_tool;
+};
+
+struct RailsConfig {
+  Json empathy_first;      // null when off
+  Json no_internal_names;  // null when off
+  Json honest_claims;      // null when off
+  Json ui_allowlist;       // null when off
+  std::vector<SafetyOverride> safety_override;
+};
+
+struct DeferredConfig {
+  std::string mode = "await";  // await | background
+  int timeout_ms = 3000;
+};
+
+struct McpServerConfig {
+  std::string name;
+  std::vector<std::string> command;
+  std::string url;
+  std::map<std::string, std::string> env;
+  bool expose_all = false;
+};
+
+struct AgentConfig {
+  std::string name;
+  std::string system_prompt;
+  ModelConfig model;
+  std::optional<ModelConfig> audit_model;
+  int max_rounds = 6;
+  int turn_timeout_ms = 120000;
+  std::vector<ToolDef> tools;
+  std::vector<McpServerConfig> mcp_servers;
+  FloorConfig floor;
+  std::vector<IntentConfig> intents;
+  PlanConfig plan;
+  AuditConfig audit;
+  RailsConfig rails;
+  std::string greeting;
+  DeferredConfig deferred;
+  std::string store = "sqlite::memory:";
+  std::string source_file;  // where it was loaded from, for messages
+
+  const ToolDef* FindTool(std::string_view name) const;
+};
+
+// The defaults AGENT-CONFIG.md states.
+inline constexpr const char* kDefaultDeferredInstruction =
+    "TOOL QUEUED (will run after your reply). Do not say it was done. Respond to the person first.";
+std::string DefaultFailureNote(const std::string& title);
+
+}  // namespace reins

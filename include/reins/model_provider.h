@@ -1,0 +1,65 @@
+// ModelProvider: the interface to a language model. Implementations: the scripted
+// model (scenario files), later the OpenAI and Anthropic wire formats and the simulated
+// fault-injecting model. A provider turns one ModelRequest into one ModelResponse; it
+// never executes tools and never decides what runs: the executor does.
+//
+// Suspension: Complete() may suspend (network); it must not block the thread.
+// A provider failure is a non-OK Status; transport retries are the provider's business
+// and are not counted as logical model calls.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reins/async.h"
+#include "reins/json.h"
+#include "reins/message.h"
+#include "reins/status.h"
+
+namespace reins {
+
+// Why the runtime is calling the model (SCENARIOS.md `when.purpose`).
+enum class Purpose { kChat, kPlan, kStep, kAudit, kRewrite, kGather };
+std::string_view PurposeName(Purpose p);
+bool ParsePurpose(std::string_view name, Purpose* p);
+
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  Json input_schema;
+};
+
+struct ModelRequest {
+  Purpose purpose = Purpose::kChat;
+  std::vector<Message> messages;  // system prompt first
+  std::vector<ToolSpec> tools;
+  ToolChoice tool_choice;
+  std::optional<Json> response_schema;  // structured output (plan, audit)
+  // Where in the conversation this call happens: the scripted model matches on these.
+  int turn = 0;
+  std::string step_id;
+  std::string user_text;
+};
+
+struct Usage {
+  int input_tokens = 0;
+  int output_tokens = 0;
+};
+
+struct ModelResponse {
+  std::string text;
+  std::vector<ToolCall> tool_calls;
+  std::optional<Json> json;  // structured output, when requested and parseable
+  Usage usage;
+};
+
+class ModelProvider {
+ public:
+  virtual ~ModelProvider() = default;
+  virtual std::string_view Name() const = 0;
+  virtual Task<Result<ModelResponse>> Complete(const ModelRequest& request) = 0;
+};
+
+}  // namespace reins

@@ -1,0 +1,94 @@
+// Store: durable sessions, turns, conversation history, tool invocations,
+// clarifications and trace events. SQLite implements it today (src/store/); a
+// PostgreSQL implementation shares this interface later.
+//
+// Atomicity: CommitTurn writes everything a turn produced in one transaction, so a
+// crash or an error never leaves half a turn behind. Calls are synchronous and short;
+// implementations are safe to call from several threads (SQLite serialises writers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reins/json.h"
+#include "reins/message.h"
+#include "reins/status.h"
+#include "reins/trace.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+struct SessionRecord {
+  std::string id;
+  std::string tenant;
+  int64_t created_at_ms = 0;
+  Json metadata = Json::object();
+  Json state = Json::object();  // runtime session state: entity ledger, pending clarification...
+  int turn_count = 0;
+};
+
+// Everything one turn writes.
+struct TurnRecord {
+  std::string session_id;
+  std::string speaker;
+  Json input = Json::object();      // the TurnInput as JSON
+  TurnResult result;                // status, reply, tools (invocations), events, clarification
+  std::vector<Message> new_messages;  // appended to the session's history, in order
+  Json session_state;               // the session state after the turn
+  std::string answered_clarification_id;  // set when this turn answered one ...
+  std::string chosen_option_id;           // ... with this option
+  int64_t created_at_ms = 0;
+};
+
+// A turn as read back from the store.
+struct StoredTurn {
+  std::string turn_id;
+  int turn_number = 0;
+  std::string speaker;
+  std::string status;
+  std::string reply;
+  int64_t created_at_ms = 0;
+  Json input;
+  Json result;  // TurnResultToJson of the turn
+  std::vector<TraceEvent> events;
+};
+
+struct StoredInvocation {
+  std::string turn_id;
+  int response_index = 0;
+  int position = 0;
+  std::string name;
+  Json args;
+  std::string status;  // executed | deferred | rejected | skipped
+  std::string reason;
+  std::optional<bool> success;
+  std::string next_action;
+  Json result;  // envelope JSON, null when not executed
+  int64_t latency_ms = 0;
+  bool deferred = false;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual Result<void> CreateSession(const SessionRecord& session) = 0;
+  // NotFound when there is no such session.
+  virtual Result<SessionRecord> LoadSession(const std::string& session_id) = 0;
+  virtual Result<std::vector<SessionRecord>> ListSessions() = 0;
+  // The session's conversation history in order.
+  virtual Result<std::vector<Message>> LoadMessages(const std::string& session_id) = 0;
+  // Atomically: the turn row, its messages, tool invocations, clarification opened or
+  // answered, trace events, and the session's new state and turn count.
+  virtual Result<void> CommitTurn(const TurnRecord& turn) = 0;
+  virtual Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id) = 0;
+  virtual Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id) = 0;
+};
+
+// Opens a store from a URL: "sqlite:PATH" or "sqlite::memory:".
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
+
+}  // namespace reins

@@ -1,0 +1,32 @@
+// ToolBackend: where a tool really runs (fixture, builtin, HTTP, MCP). A backend
+// returns the raw result; the executor normalises it into a ResultEnvelope and decides
+// what happens next. A non-OK Status is a transport failure (backend down, timeout),
+// recorded as an error result the model sees marked as an error.
+//
+// Suspension: Invoke() may suspend; it must not block the thread.
+#pragma once
+
+#include <string>
+
+#include "reins/async.h"
+#include "reins/json.h"
+#include "reins/status.h"
+
+namespace reins {
+
+struct ToolRequest {
+  std::string tool;
+  Json args;
+  std::string session_id;
+  std::string turn_id;
+  // Stable per call: lets a backend de-duplicate a retried write (deferred outbox).
+  std::string idempotency_key;
+};
+
+class ToolBackend {
+ public:
+  virtual ~ToolBackend() = default;
+  virtual Task<Result<Json>> Invoke(const ToolRequest& request) = 0;
+};
+
+}  // namespace reins

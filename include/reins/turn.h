@@ -1,0 +1,74 @@
+// A turn's input and its result (the TurnResult of docs/http-api.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reins/envelope.h"
+#include "reins/json.h"
+#include "reins/trace.h"
+
+namespace reins {
+
+// How a turn ended.
+enum class TurnStatus {
+  kCompleted,
+  kAwaitingClarification,
+  kAwaitingApproval,
+  kBlocked,
+  kCancelled,
+  kFailed,
+};
+std::string_view TurnStatusName(TurnStatus s);
+
+struct TurnInput {
+  std::string speaker = "user";
+  std::optional<std::string> say;
+  std::optional<std::string> select;  // option id answering the pending clarification
+  std::optional<bool> approve;        // answers the pending approval
+  Json page_context;                  // null when absent
+};
+
+// What happened to one proposed tool call.
+struct ToolOutcome {
+  enum class Status { kExecuted, kDeferred, kRejected, kSkipped };
+  std::string call_id;
+  std::string name;
+  Json args;
+  Status status = Status::kExecuted;
+  std::string reason;  // rejected: schema | provenance | unknown_tool | invalid_json ...; skipped: truncated | chain_stopped
+  std::string message; // the guard's or the backend's message
+  std::optional<ResultEnvelope> result;  // executed calls
+  int64_t latency_ms = 0;
+  int response_index = 0;  // which model response of the turn proposed it (1-based)
+  int position = 0;        // 0-based position in that response
+};
+std::string_view ToolOutcomeStatusName(ToolOutcome::Status s);
+
+struct PendingClarification {
+  std::string id;
+  Clarification clarification;
+  std::string tool;         // the tool that asked
+  std::string entity_type;  // the entity the options are ids of ("" if none)
+};
+
+struct TurnResult {
+  std::string turn_id;
+  int turn_number = 0;
+  TurnStatus status = TurnStatus::kCompleted;
+  std::string reply;
+  std::string error;  // failed turns: why, in a plain sentence
+  std::optional<PendingClarification> clarification;
+  std::vector<ToolOutcome> tools;
+  std::vector<std::string> rails;
+  std::vector<std::string> notices;
+  std::vector<TraceEvent> events;
+  int model_calls = 0;
+};
+
+// The TurnResult JSON of the HTTP API (events are not included).
+Json TurnResultToJson(const TurnResult& r);
+
+}  // namespace reins

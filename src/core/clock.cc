@@ -1,0 +1,57 @@
+#include "reins/clock.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace reins {
+
+int64_t SystemClock::NowMs() const {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Task<void> SystemClock::Sleep(int64_t ms) {
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  timer.expires_after(std::chrono::milliseconds(ms));
+  co_await timer.async_wait(boost::asio::use_awaitable);
+}
+
+Task<void> VirtualClock::Sleep(int64_t ms) {
+  // Virtual time: a fixture's latency moves the clock, nothing waits.
+  now_ms_ += ms;
+  co_return;
+}
+
+std::string FormatIsoTime(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool ParseIsoTime(const std::string& text, int64_t* ms) {
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+      consumed != static_cast<int>(text.size())) {
+    return false;
+  }
+  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+      tm.tm_min > 59 || tm.tm_sec > 60) {
+    return false;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  *ms = static_cast<int64_t>(timegm(&tm)) * 1000;
+  return true;
+}
+
+}  // namespace reins

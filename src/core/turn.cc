@@ -1,0 +1,69 @@
+#include "reins/turn.h"
+
+namespace reins {
+
+std::string_view TurnStatusName(TurnStatus s) {
+  switch (s) {
+    case TurnStatus::kCompleted: return "completed";
+    case TurnStatus::kAwaitingClarification: return "awaiting_clarification";
+    case TurnStatus::kAwaitingApproval: return "awaiting_approval";
+    case TurnStatus::kBlocked: return "blocked";
+    case TurnStatus::kCancelled: return "cancelled";
+    case TurnStatus::kFailed: return "failed";
+  }
+  return "failed";
+}
+
+std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
+  switch (s) {
+    case ToolOutcome::Status::kExecuted: return "executed";
+    case ToolOutcome::Status::kDeferred: return "deferred";
+    case ToolOutcome::Status::kRejected: return "rejected";
+    case ToolOutcome::Status::kSkipped: return "skipped";
+  }
+  return "skipped";
+}
+
+Json TurnResultToJson(const TurnResult& r) {
+  Json tools = Json::array();
+  for (const ToolOutcome& t : r.tools) {
+    Json jt = {{"name", t.name}, {"args", t.args}, {"status", ToolOutcomeStatusName(t.status)}};
+    if (!t.reason.empty()) jt["reason"] = t.reason;
+    if (!t.message.empty()) jt["message"] = t.message;
+    if (t.result) {
+      jt["success"] = t.result->success;
+      jt["next_action"] = NextActionName(t.result->next_action);
+      jt["latency_ms"] = t.latency_ms;
+    }
+    tools.push_back(std::move(jt));
+  }
+  Json j = {{"turn_id", r.turn_id},
+            {"status", TurnStatusName(r.status)},
+            {"reply", r.reply},
+            {"tools", std::move(tools)},
+            {"rails", r.rails},
+            {"notices", r.notices}};
+  if (!r.error.empty()) j["error"] = r.error;
+  if (r.clarification) {
+    Json c = ClarificationToJson(r.clarification->clarification);
+    c["id"] = r.clarification->id;
+    j["clarification"] = std::move(c);
+  }
+  return j;
+}
+
+Json TraceEventToJson(const TraceEvent& e) {
+  return {{"type", e.type}, {"turn", e.turn}, {"at_ms", e.at_ms}, {"data", e.data}};
+}
+
+TraceEvent TraceEventFromJson(const Json& j) {
+  TraceEvent e;
+  if (!j.is_object()) return e;
+  e.type = j.value("type", "");
+  e.turn = j.value("turn", 0);
+  e.at_ms = j.value("at_ms", int64_t{0});
+  if (auto it = j.find("data"); it != j.end()) e.data = *it;
+  return e;
+}
+
+}  // namespace reins
