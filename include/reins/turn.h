@@ -52,6 +52,7 @@ struct PendingClarification {
   Clarification clarification;
   std::string tool;         // the tool that asked
   std::string entity_type;  // the entity the options are ids of ("" if none)
+  std::string request_text; // the user's request the clarification interrupted
 };
 
 struct TurnResult {
@@ -67,6 +68,8 @@ struct TurnResult {
   std::vector<TraceEvent> events;
   int model_calls = 0;
 };
+
+Json TurnInputToJson(const TurnInput& in);
 
 // The TurnResult JSON of the HTTP API (events are not included).
 Json TurnResultToJson(const TurnResult& r);

@@ -24,6 +24,15 @@ std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
   return "skipped";
 }
 
+Json TurnInputToJson(const TurnInput& in) {
+  Json j = {{"speaker", in.speaker}};
+  if (in.say) j["say"] = *in.say;
+  if (in.select) j["select"] = *in.select;
+  if (in.approve) j["approve"] = *in.approve;
+  if (!in.page_context.is_null()) j["page_context"] = in.page_context;
+  return j;
+}
+
 Json TurnResultToJson(const TurnResult& r) {
   Json tools = Json::array();
   for (const ToolOutcome& t : r.tools) {

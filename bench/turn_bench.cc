@@ -1,0 +1,103 @@
+// The runtime's own cost of one two-round turn: the model proposes a call, the tool
+// returns, the model answers. Scripted model, fixture tool, in-memory SQLite store, so
+// what is measured is reins itself: guards, executor, trace, history, commit.
+//
+//   make bench    (Release build; prints time and allocations per turn)
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <benchmark/benchmark.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "config/agent_config_loader.h"
+#include "model/scripted_model.h"
+#include "reins/runtime.h"
+#include "tools/fixture_backend.h"
+
+namespace {
+
+std::atomic<uint64_t> g_allocations{0};
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace reins {
+namespace {
+
+constexpr const char* kAgent = R"(name: bench
+system_prompt: You help people find the service times.
+model: { provider: scripted }
+tools:
+  - name: get_service_times
+    description: Returns this week's service times.
+    input_schema:
+      type: object
+      properties: { day: { type: string, enum: [saturday, sunday] } }
+      required: [day]
+      additionalProperties: false
+)";
+
+constexpr const char* kReplies = R"([
+  {"when": {"last": "user"}, "repeat": true,
+   "tool_calls": [{"name": "get_service_times", "args": {"day": "sunday"}}]},
+  {"when": {"last": "tool"}, "repeat": true, "text": "Sunday services are at 9:00 and 11:00."}])";
+
+constexpr const char* kFixture = R"([{"result": {"success": true, "next_action": "continue",
+  "data": {"day": "sunday", "times": ["09:00", "11:00"]}}}])";
+
+std::unique_ptr<Runtime> MakeRuntime() {
+  Diagnostics diag;
+  LocatedDoc doc = ParseYaml(kAgent, "bench.yaml", diag);
+  AgentConfig config;
+  if (!ParseAgentConfig(doc, "", ".", diag, &config)) std::abort();
+  auto clock = std::make_shared<VirtualClock>(0);
+  RuntimeParts parts;
+  parts.model = std::make_shared<ScriptedModel>(Json::parse(kReplies));
+  parts.clock = clock;
+  parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
+  parts.tool_backends["get_service_times"] =
+      std::make_shared<FixtureBackend>("get_service_times", Json::parse(kFixture), *clock);
+  parts.id_seed = 7;
+  return std::move(Runtime::Create(config, parts)).value();
+}
+
+void BM_TwoRoundTurn(benchmark::State& state) {
+  std::unique_ptr<Runtime> runtime = MakeRuntime();
+  boost::asio::io_context io;
+  TurnInput input;
+  input.say = "What time is service on Sunday?";
+  uint64_t allocations = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string session = runtime->CreateSession().value();
+    uint64_t before = g_allocations.load();
+    state.ResumeTiming();
+    bool ok = false;
+    boost::asio::co_spawn(io, [&]() -> Task<void> {
+      Result<TurnResult> r = co_await runtime->RunTurn(session, input);
+      ok = r.ok() && r->status == TurnStatus::kCompleted;
+    }, boost::asio::detached);
+    io.run();
+    io.restart();
+    allocations += g_allocations.load() - before;
+    if (!ok) state.SkipWithError("turn did not complete");
+  }
+  state.counters["allocs_per_turn"] =
+      benchmark::Counter(static_cast<double>(allocations), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_TwoRoundTurn)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace reins
+
+BENCHMARK_MAIN();

@@ -1,0 +1,56 @@
+// Runtime: the embeddable entry point of reins. Built once from an AgentConfig and its
+// parts (model provider, store, clock, tool backends); then each call to RunTurn runs
+// one turn of one session through the governed pipeline (docs/architecture.md) and
+// commits it to the store atomically.
+//
+// Threading: RunTurn is a coroutine; run it on one executor. Turns of one session must
+// not overlap (the HTTP server serialises them per session); turns of different
+// sessions may interleave on the same executor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "reins/agent_config.h"
+#include "reins/async.h"
+#include "reins/clock.h"
+#include "reins/model_provider.h"
+#include "reins/status.h"
+#include "reins/store.h"
+#include "reins/tool_backend.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+struct RuntimeParts {
+  std::shared_ptr<ModelProvider> model;  // required
+  std::shared_ptr<Store> store;          // required
+  std::shared_ptr<Clock> clock;          // default: SystemClock
+  // Backends that replace the ones the config names (scenario fixtures, tests).
+  std::map<std::string, std::shared_ptr<ToolBackend>> tool_backends;
+  uint64_t id_seed = 0;  // seeds session/turn ids; 0 picks a random seed
+};
+
+class Runtime {
+ public:
+  static Result<std::unique_ptr<Runtime>> Create(AgentConfig config, RuntimeParts parts);
+  ~Runtime();
+
+  Result<std::string> CreateSession(const Json& metadata = Json::object(), const std::string& tenant = "");
+  // A non-OK Status means the input was refused (unknown session, `select` with no
+  // pending clarification...) and nothing was recorded. Everything else, including a
+  // failed model call, is a TurnResult with a status.
+  Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
+
+  const AgentConfig& config() const;
+  Store& store();
+
+ private:
+  struct Impl;
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace reins

@@ -1,0 +1,34 @@
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/term.h"
+#include "config/agent_config_loader.h"
+#include "eval/scenario.h"
+
+namespace reins {
+
+int CheckCommand(const std::vector<std::string>& files) {
+  Term term = Term::ForStdout();
+  int failures = 0;
+  for (const std::string& file : files) {
+    if (IsScenarioFile(file)) {
+      Result<Scenario> s = LoadScenarioFile(file);
+      if (s.ok()) {
+        std::cout << term.Green("ok") << " " << file << "  scenario " << s->id << ", " << s->turns.size() << " turns\n";
+        continue;
+      }
+      std::cerr << s.status().message();
+    } else {
+      Result<AgentConfig> a = LoadAgentConfigFile(file);
+      if (a.ok()) {
+        std::cout << term.Green("ok") << " " << file << "  agent " << a->name << ", " << a->tools.size() << " tools\n";
+        continue;
+      }
+      std::cerr << a.status().message();
+    }
+    ++failures;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace reins

@@ -1,0 +1,53 @@
+// reins: the command-line front of the runtime.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"reins - governs the tool-calling loop of LLM agents with deterministic code"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "reins 0.1.0");
+
+  std::vector<std::string> check_files;
+  auto* check = app.add_subcommand("check", "Validate agent or scenario files; every problem as file:line:col: message");
+  check->add_option("files", check_files, "agent or scenario YAML files")->required()->check(CLI::ExistingFile);
+
+  std::string run_file;
+  reins::RunFlags run_flags;
+  auto* run = app.add_subcommand("run", "Run one scenario: conversation, tool events, every check; exit 0 if all pass");
+  run->add_option("file", run_file, "scenario YAML file")->required()->check(CLI::ExistingFile);
+  run->add_flag("--json", run_flags.json, "print the machine-readable result");
+  run->add_flag("--trace", run_flags.trace, "print the full event trace of each turn");
+  run->add_option("--store", run_flags.store, "where to keep the session: sqlite:PATH or sqlite::memory:")
+      ->capture_default_str();
+
+  std::vector<std::string> eval_paths;
+  double min_pass = 0;
+  bool eval_json = false;
+  auto* eval = app.add_subcommand("eval", "Run every scenario under the given folders; ends with 'N passed, N failed'");
+  eval->add_option("paths", eval_paths, "scenario files or folders")->required()->check(CLI::ExistingPath);
+  eval->add_option("--min-pass", min_pass, "exit 1 when the pass rate is below this (0..1)")->check(CLI::Range(0.0, 1.0));
+  eval->add_flag("--json", eval_json, "print one JSON object with every run");
+
+  std::string trace_store, trace_session;
+  bool trace_json = false;
+  auto* trace = app.add_subcommand("trace", "Print a stored session (or list the sessions of a store)");
+  trace->add_option("--store", trace_store, "sqlite:PATH")->required();
+  trace->add_option("--session", trace_session, "session id; omit to list sessions");
+  trace->add_flag("--json", trace_json, "print JSON");
+
+  std::string demo_dir = "examples/messaging";
+  auto* demo = app.add_subcommand("demo", "A guided run of the example scenarios with the scripted model (no API key)");
+  demo->add_option("dir", demo_dir, "example folder")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*check) return reins::CheckCommand(check_files);
+  if (*run) return reins::RunCommand(run_file, run_flags);
+  if (*eval) return reins::EvalCommand(eval_paths, min_pass, eval_json);
+  if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
+  if (*demo) return reins::DemoCommand(demo_dir);
+  return 2;
+}

@@ -1,0 +1,99 @@
+#include "cli/transcript.h"
+
+#include "eval/invariants.h"
+
+namespace reins {
+namespace {
+
+std::string Short(const std::string& s, size_t max = 100) {
+  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
+}
+
+void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
+  out << "    " << (c.passed ? term.Green("PASS") : term.Red("FAIL")) << " " << c.kind << " "
+      << term.Dim(Short(c.expected.dump(), 80));
+  if (!c.critical.empty()) out << term.Dim(" [" + c.critical + "]");
+  if (!c.passed && !c.detail.empty()) out << "\n         " << term.Yellow(c.detail);
+  out << "\n";
+}
+
+// What happened to each call, from the trace: proposed, then executed / refused / skipped.
+void PrintToolEvents(std::ostream& out, const TurnRun& t, const Term& term) {
+  for (const TraceEvent& e : t.result.events) {
+    const Json& d = e.data;
+    if (e.type == "model.response" && !d["tool_calls"].empty()) {
+      std::string calls;
+      for (const Json& c : d["tool_calls"]) calls += (calls.empty() ? "" : ", ") + c.value("name", "") + "(" + Short(c.value("arguments", ""), 60) + ")";
+      out << "    " << term.Dim("model proposes") << " " << calls << "\n";
+    } else if (e.type == "tool.executed") {
+      std::string what = d.value("success", false) ? term.Green("ran") : term.Red("failed");
+      out << "    " << what << " " << d.value("name", "") << " -> " << d.value("next_action", "");
+      if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
+      out << "\n";
+    } else if (e.type == "tool.rejected") {
+      out << "    " << term.Yellow("refused") << " " << d.value("name", "") << " [" << d.value("reason", "") << "] "
+          << term.Dim(Short(d.value("message", ""), 110)) << "\n";
+    } else if (e.type == "tool.skipped") {
+      out << "    " << term.Dim("skipped " + d.value("name", "") + " [" + d.value("reason", "") + "]") << "\n";
+    } else if (e.type == "clarification.answered") {
+      out << "    " << term.Dim("choice recorded: " + d.value("option_id", "") + " for " + d.value("entity_type", "")) << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
+  for (const TraceEvent& e : events) {
+    out << "      " << term.Cyan(e.type) << " " << term.Dim(Short(e.data.dump(), 200)) << "\n";
+  }
+}
+
+void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& term, bool with_trace) {
+  out << term.Bold(run.id) << "  " << run.title << "  " << term.Dim(run.file) << "\n";
+  for (const TurnRun& t : run.turns) {
+    std::string said = t.input.say ? *t.input.say : t.input.select ? "(selects " + *t.input.select + ")" : "(approval)";
+    out << "  " << term.Bold("turn " + std::to_string(t.number)) << "  " << t.input.speaker << ": " << said << "\n";
+    if (t.refused) {
+      out << "    " << term.Yellow("input refused: " + t.refusal) << "\n";
+    } else {
+      PrintToolEvents(out, t, term);
+      out << "    " << term.Cyan("reins:") << " " << t.result.reply << "  "
+          << term.Dim("[" + std::string(TurnStatusName(t.result.status)) + "]") << "\n";
+      if (t.result.clarification) {
+        std::string options;
+        for (const auto& o : t.result.clarification->clarification.options) options += (options.empty() ? "" : " | ") + o.id + " " + o.title;
+        out << "    " << term.Dim("options: " + options) << "\n";
+      }
+      if (!t.result.error.empty()) out << "    " << term.Red("error: " + t.result.error) << "\n";
+      if (with_trace) PrintEvents(out, t.result.events, term);
+    }
+    for (const CheckResult& c : t.checks) PrintCheck(out, c, term);
+  }
+  if (!run.final_checks.empty()) out << "  " << term.Bold("final") << "\n";
+  for (const CheckResult& c : run.final_checks) PrintCheck(out, c, term);
+  if (run.violations.empty()) {
+    std::string ids;
+    for (const std::string& id : CheckedInvariants()) ids += " " + id;
+    out << "  " << term.Dim("invariants hold:" + ids) << "\n";
+  }
+  for (const InvariantViolation& v : run.violations) {
+    out << "  " << term.Red("VIOLATION " + v.id) << " turn " << v.turn << ": " << v.message << "\n";
+  }
+  if (!run.error.empty()) out << "  " << term.Red("run failed: " + run.error) << "\n";
+  PrintScenarioSummaryLine(out, run, term);
+}
+
+void PrintScenarioSummaryLine(std::ostream& out, const ScenarioRun& run, const Term& term) {
+  int total = run.ChecksPassed() + run.ChecksFailed();
+  if (run.Passed()) {
+    out << term.Green("PASS") << " " << run.id << "  " << term.Dim("(" + std::to_string(total) + " checks)") << "\n";
+  } else {
+    std::string why = std::to_string(run.ChecksFailed()) + " of " + std::to_string(total) + " checks failed";
+    if (!run.violations.empty()) why += ", " + std::to_string(run.violations.size()) + " invariant violations";
+    if (!run.error.empty()) why += ", run failed";
+    out << term.Red("FAIL") << " " << run.id << "  " << term.Dim("(" + why + ")") << "\n";
+  }
+}
+
+}  // namespace reins

@@ -1,0 +1,18 @@
+// Human-readable output of scenario runs: the conversation, what the model proposed,
+// what reins did with each call and why, every check with PASS/FAIL, invariants.
+#pragma once
+
+#include <ostream>
+
+#include "cli/term.h"
+#include "eval/scenario_run.h"
+
+namespace reins {
+
+void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& term, bool with_trace);
+// One line: "PASS msg-001  title  (7 checks)" or FAIL with the count of failures.
+void PrintScenarioSummaryLine(std::ostream& out, const ScenarioRun& run, const Term& term);
+// The trace events of one turn, one per line.
+void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
+
+}  // namespace reins

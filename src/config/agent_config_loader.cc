@@ -1,0 +1,259 @@
+#include "config/agent_config_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <re2/re2.h>
+
+namespace reins {
+namespace {
+
+std::string P(const std::string& base, const char* key) { return JoinPointer(base, key); }
+
+void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
+  if (!r.Mapping(ptr, {"provider", "model", "base_url", "api_key", "temperature", "timeout_ms", "max_retries",
+                       "replies", "seed", "intents", "faults", "max_tokens"},
+                 "model")) {
+    return;
+  }
+  if (auto v = r.Enum(ptr, "provider", {"openai", "anthropic", "scripted", "sim"})) m->provider = *v;
+  else if (!r.Has(ptr, "provider")) r.Error(ptr, "missing required key 'provider' (openai, anthropic, scripted or sim)");
+  if (auto v = r.String(ptr, "model")) m->model = *v;
+  if (auto v = r.String(ptr, "base_url")) m->base_url = *v;
+  if (auto v = r.String(ptr, "api_key")) m->api_key = *v;
+  if (auto v = r.Number(ptr, "temperature", 0, 2)) m->temperature = *v;
+  if (auto v = r.Int(ptr, "timeout_ms", 1, 3600000)) m->timeout_ms = static_cast<int>(*v);
+  if (auto v = r.Int(ptr, "max_retries", 0, 20)) m->max_retries = static_cast<int>(*v);
+  const Json* whole = r.Get(ptr);
+  for (const char* key : {"replies", "seed", "intents", "faults", "max_tokens"}) {
+    if (whole->contains(key)) m->options[key] = (*whole)[key];
+  }
+  if (m->provider != "scripted" && whole->contains("replies")) {
+    r.Error(P(ptr, "replies"), "'replies' is only used by provider: scripted");
+  }
+  if ((m->provider == "openai" || m->provider == "anthropic") && m->model.empty()) {
+    r.Error(ptr, "provider " + m->provider + " needs 'model'");
+  }
+}
+
+void ParseFloor(ConfigReader& r, const std::string& ptr, FloorConfig* f) {
+  if (!r.Mapping(ptr, {"enabled", "default_ttl_s", "cancel_patterns", "owner_note", "max_queue_age_ms"}, "floor")) return;
+  f->enabled = r.Bool(ptr, "enabled").value_or(true);
+  if (auto v = r.Int(ptr, "default_ttl_s", 1, 86400)) f->default_ttl_s = static_cast<int>(*v);
+  if (auto v = r.StringList(ptr, "cancel_patterns")) {
+    for (size_t i = 0; i < v->size(); ++i) r.CheckRegex(JoinPointer(P(ptr, "cancel_patterns"), i), (*v)[i]);
+    f->cancel_patterns = *v;
+  }
+  if (auto v = r.Bool(ptr, "owner_note")) f->owner_note = *v;
+  if (auto v = r.Int(ptr, "max_queue_age_ms", 0, 3600000)) f->max_queue_age_ms = static_cast<int>(*v);
+}
+
+void ParseIntents(ConfigReader& r, const std::string& ptr, std::vector<IntentConfig>* out) {
+  const Json* v = r.Get(ptr);
+  if (!v->is_array()) return r.Error(ptr, "intents must be a list, got " + DescribeType(*v));
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string ip = JoinPointer(ptr, i);
+    if (!r.Mapping(ip, {"name", "match", "required_tools", "enforcement"}, "intent")) continue;
+    IntentConfig intent;
+    intent.name = r.String(ip, "name", true).value_or("");
+    intent.match = r.String(ip, "match", true).value_or("");
+    if (!intent.match.empty()) r.CheckRegex(P(ip, "match"), intent.match);
+    intent.required_tools = r.StringList(ip, "required_tools").value_or(std::vector<std::string>{});
+    if (auto e = r.Enum(ip, "enforcement", {"force", "audit", "off"})) intent.enforcement = *e;
+    out->push_back(std::move(intent));
+  }
+}
+
+void ParsePatternList(ConfigReader& r, const std::string& obj, const char* key) {
+  if (auto list = r.StringList(obj, key)) {
+    for (size_t i = 0; i < list->size(); ++i) r.CheckRegex(JoinPointer(P(obj, key), i), (*list)[i]);
+  }
+}
+
+void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
+  if (!r.Mapping(ptr, {"empathy_first", "no_internal_names", "honest_claims",
+                       "ui_allowlist", "safety_override"},
+                 "rails")) {
+    return;
+  }
+  const Json& v = *r.Get(ptr);
+  if (v.contains("empathy_first")) {
+    std::string ep = P(ptr, "empathy_first");
+    if (r.Mapping(ep, {"emotional_patterns", "result_opener_patterns", "openers"}, "rails.empathy_first")) {
+      ParsePatternList(r, ep, "emotional_patterns");
+      ParsePatternList(r, ep, "result_opener_patterns");
+      r.StringList(ep, "openers");
+      rails->empathy_first = *r.Get(ep);
+    }
+  }
+  if (v.contains("no_internal_names")) {
+    std::string np = P(ptr, "no_internal_names");
+    if (r.Get(np)->is_null() || r.Mapping(np, {}, "rails.no_internal_names")) rails->no_internal_names = Json::object();
+  }
+  if (v.contains("honest_claims")) {
+    std::string hp = P(ptr, "honest_claims");
+    if (r.Get(hp)->is_null() || r.Mapping(hp, {"claim_patterns", "correction"}, "rails.honest_claims")) {
+      if (!r.Get(hp)->is_null()) {
+        ParsePatternList(r, hp, "claim_patterns");
+        r.String(hp, "correction");
+      }
+      rails->honest_claims = r.Get(hp)->is_null() ? Json::object() : *r.Get(hp);
+    }
+  }
+  if (v.contains("ui_allowlist")) {
+    std::string up = P(ptr, "ui_allowlist");
+    if (r.Get(up)->is_null() || r.Mapping(up, {"element_patterns"}, "rails.ui_allowlist")) {
+      if (!r.Get(up)->is_null()) ParsePatternList(r, up, "element_patterns");
+      rails->ui_allowlist = r.Get(up)->is_null() ? Json::object() : *r.Get(up);
+    }
+  }
+  if (v.contains("safety_override")) {
+    std::string sp = P(ptr, "safety_override");
+    const Json& list = *r.Get(sp);
+    if (!list.is_array()) return r.Error(sp, "safety_override must be a list, got " + DescribeType(list));
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string ip = JoinPointer(sp, i);
+      if (!r.Mapping(ip, {"match", "message", "flag_tool"}, "safety_override entry")) continue;
+      SafetyOverride so;
+      so.match = r.String(ip, "match", true).value_or("");
+      if (!so.match.empty()) r.CheckRegex(P(ip, "match"), so.match);
+      so.message = r.String(ip, "message", true).value_or("");
+      so.flag_tool = r.String(ip, "flag_tool").value_or("");
+      rails->safety_override.push_back(std::move(so));
+    }
+  }
+}
+
+void ParseMcpServers(ConfigReader& r, const std::string& ptr, std::vector<McpServerConfig>* out) {
+  if (!r.IsMapping(ptr)) return r.Error(ptr, "mcp_servers must be a mapping of server name to settings");
+  for (const auto& [name, value] : r.Get(ptr)->items()) {
+    std::string sp = JoinPointer(ptr, name);
+    if (!r.Mapping(sp, {"command", "url", "env", "expose"}, "MCP server")) continue;
+    McpServerConfig s;
+    s.name = name;
+    if (auto c = r.StringList(sp, "command")) s.command = *c;
+    if (auto u = r.String(sp, "url")) s.url = *u;
+    if (s.command.empty() == s.url.empty()) r.Error(sp, "MCP server '" + name + "' needs exactly one of 'command' or 'url'");
+    if (const Json* env = r.Get(P(sp, "env")); env != nullptr && env->is_object()) {
+      for (const auto& [k, val] : env->items()) {
+        if (val.is_string()) s.env[k] = val.get<std::string>();
+        else r.Error(JoinPointer(P(sp, "env"), k), "env values must be strings");
+      }
+    }
+    if (auto e = r.Enum(sp, "expose", {"all", "configured"})) s.expose_all = *e == "all";
+    out->push_back(std::move(s));
+  }
+}
+
+std::string ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std::string& base_dir,
+                      Diagnostics& diag, AgentConfig* out) {
+  size_t errors_before = diag.size();
+  ConfigReader r(doc, diag);
+  out->source_file = doc.file;
+  if (!r.Mapping(root, {"name", "system_prompt", "system_prompt_file", "model", "audit_model", "limits", "tools",
+                        "mcp_servers", "floor", "intents", "plan", "audit", "rails", "greeting", "deferred", "store"},
+                 "agent")) {
+    return false;
+  }
+  if (auto name = r.String(root, "name", true)) {
+    if (!RE2::FullMatch(*name, "[a-z0-9_-]+")) r.Error(P(root, "name"), "name must match [a-z0-9_-]+, got '" + *name + "'");
+    out->name = *name;
+  }
+  if (r.Has(root, "system_prompt") && r.Has(root, "system_prompt_file")) {
+    r.Error(P(root, "system_prompt_file"), "give either system_prompt or system_prompt_file, not both");
+  }
+  if (auto sp = r.String(root, "system_prompt")) out->system_prompt = *sp;
+  if (auto spf = r.String(root, "system_prompt_file")) {
+    std::filesystem::path p = std::filesystem::path(base_dir) / *spf;
+    bool ok = false;
+    out->system_prompt = ReadFile(p.string(), &ok);
+    if (!ok) r.Error(P(root, "system_prompt_file"), "cannot read system_prompt_file '" + p.string() + "'");
+  }
+  if (r.Has(root, "model")) ParseModel(r, P(root, "model"), &out->model);
+  else r.Error(root, "missing required key 'model'");
+  if (r.Has(root, "audit_model")) {
+    out->audit_model.emplace();
+    ParseModel(r, P(root, "audit_model"), &*out->audit_model);
+  }
+  if (r.Has(root, "limits") && r.Mapping(P(root, "limits"), {"max_rounds", "turn_timeout_ms"}, "limits")) {
+    if (auto v = r.Int(P(root, "limits"), "max_rounds", 1, 100)) out->max_rounds = static_cast<int>(*v);
+    if (auto v = r.Int(P(root, "limits"), "turn_timeout_ms", 1, 3600000)) out->turn_timeout_ms = static_cast<int>(*v);
+  }
+  if (r.Has(root, "tools")) ParseTools(r, P(root, "tools"), out);
+  if (r.Has(root, "mcp_servers")) ParseMcpServers(r, P(root, "mcp_servers"), &out->mcp_servers);
+  if (r.Has(root, "floor")) ParseFloor(r, P(root, "floor"), &out->floor);
+  if (r.Has(root, "intents")) ParseIntents(r, P(root, "intents"), &out->intents);
+  if (r.Has(root, "plan") && r.Mapping(P(root, "plan"), {"enabled", "validation", "max_step_retries"}, "plan")) {
+    std::string pp = P(root, "plan");
+    out->plan.enabled = r.Bool(pp, "enabled").value_or(true);
+    if (auto v = r.Enum(pp, "validation", {"strict", "lenient", "off"})) out->plan.validation = *v;
+    if (auto v = r.Int(pp, "max_step_retries", 0, 10)) out->plan.max_step_retries = static_cast<int>(*v);
+  }
+  if (r.Has(root, "audit") && r.Mapping(P(root, "audit"), {"enabled", "on_invalid_verdict", "catalog_max_chars"}, "audit")) {
+    std::string ap = P(root, "audit");
+    out->audit.enabled = r.Bool(ap, "enabled").value_or(true);
+    if (auto v = r.Enum(ap, "on_invalid_verdict", {"accept", "insufficient"})) out->audit.on_invalid_verdict = *v;
+    if (auto v = r.Int(ap, "catalog_max_chars", 200, 1000000)) out->audit.catalog_max_chars = static_cast<int>(*v);
+  }
+  if (r.Has(root, "rails")) ParseRails(r, P(root, "rails"), &out->rails);
+  if (auto g = r.String(root, "greeting")) out->greeting = *g;
+  if (r.Has(root, "deferred") && r.Mapping(P(root, "deferred"), {"mode", "timeout_ms"}, "deferred")) {
+    if (auto v = r.Enum(P(root, "deferred"), "mode", {"await", "background"})) out->deferred.mode = *v;
+    if (auto v = r.Int(P(root, "deferred"), "timeout_ms", 1, 3600000)) out->deferred.timeout_ms = static_cast<int>(*v);
+  }
+  if (auto s = r.String(root, "store")) {
+    if (s->rfind("sqlite:", 0) != 0 && s->rfind("postgres://", 0) != 0 && s->rfind("postgresql://", 0) != 0) {
+      r.Error(P(root, "store"), "store must be sqlite:PATH, sqlite::memory: or postgres://..., got '" + *s + "'");
+    }
+    out->store = *s;
+  }
+  CheckToolReferences(r, root, *out);
+  return diag.size() == errors_before;
+}
+
+Result<AgentConfig> LoadAgentConfigFile(const std::string& path) {
+  Diagnostics diag;
+  LocatedDoc doc = LoadYamlFile(path, diag);
+  AgentConfig config;
+  if (diag.empty()) {
+    std::string base = std::filesystem::path(path).parent_path().string();
+    ParseAgentConfig(doc, "", base.empty() ? "." : base, diag, &config);
+  }
+  if (!diag.empty()) return InvalidArgument(diag.Format());
+  return config;
+}
+
+void DeepMerge(LocatedDoc& base, const std::string& base_root, const LocatedDoc& overlay_doc,
+               const std::string& overlay_root) {
+  const Json& overlay = overlay_doc.value.at(Json::json_pointer(overlay_root));
+  Json::json_pointer target(base_root);
+  if (!overlay.is_object() || !base.value.contains(target) || !base.value.at(target).is_object()) {
+    base.value[target] = overlay;
+    // The replaced subtree's marks now come from the overlay.
+    for (auto it = base.marks.lower_bound(base_root + "/"); it != base.marks.end() && it->first.rfind(base_root + "/", 0) == 0;) {
+      it = base.marks.erase(it);
+    }
+    for (const auto& [ptr, mark] : overlay_doc.marks) {
+      if (ptr == overlay_root || ptr.rfind(overlay_root + "/", 0) == 0) {
+        base.marks[base_root + ptr.substr(overlay_root.size())] = mark;
+      }
+    }
+    return;
+  }
+  for (const auto& [key, value] : overlay.items()) {
+    DeepMerge(base, JoinPointer(base_root, key), overlay_doc, JoinPointer(overlay_root, key));
+  }
+}
+
+}  // namespace reins

@@ -1,0 +1,184 @@
+#include "config/located_yaml.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace reins {
+namespace {
+
+SourceMark ToMark(const std::string& file, const YAML::Mark& m) {
+  if (m.line < 0) return {file, 0, 0};
+  return {file, m.line + 1, m.column + 1};
+}
+
+// ${VAR} and ${VAR:-default}. Returns false (and reports) when a variable is unset.
+bool SubstituteEnv(std::string& s, const SourceMark& mark, Diagnostics& diag) {
+  size_t pos = 0;
+  bool ok = true;
+  while ((pos = s.find("${", pos)) != std::string::npos) {
+    size_t close = s.find('}', pos);
+    if (close == std::string::npos) break;
+    std::string inner = s.substr(pos + 2, close - pos - 2);
+    std::string name = inner, fallback;
+    bool has_default = false;
+    if (size_t d = inner.find(":-"); d != std::string::npos) {
+      name = inner.substr(0, d);
+      fallback = inner.substr(d + 2);
+      has_default = true;
+    }
+    const char* value = std::getenv(name.c_str());
+    std::string replacement;
+    if (value != nullptr && (*value != '\0' || !has_default)) {
+      replacement = value;
+    } else if (has_default) {
+      replacement = fallback;
+    } else {
+      diag.Add(mark, "environment variable " + name + " is not set (write ${" + name +
+                         ":-default} to make it optional)");
+      ok = false;
+    }
+    s.replace(pos, close - pos + 1, replacement);
+    pos += replacement.size();
+  }
+  return ok;
+}
+
+Json PlainScalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(begin, &end, 10);
+  if (errno == 0 && end == begin + s.size()) return i;
+  errno = 0;
+  double d = std::strtod(begin, &end);
+  bool numeric_start = std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.';
+  if (errno == 0 && end == begin + s.size() && numeric_start) return d;
+  return s;
+}
+
+class Converter {
+ public:
+  Converter(LocatedDoc& doc, Diagnostics& diag) : doc_(doc), diag_(diag) {}
+
+  Json Convert(const YAML::Node& node, const std::string& pointer, int depth) {
+    if (depth > 64) {
+      diag_.Add(doc_.MarkOf(pointer), "document nests deeper than 64 levels");
+      return nullptr;
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        return nullptr;
+      case YAML::NodeType::Scalar: {
+        std::string s = node.Scalar();
+        if (node.Tag() == "!") {  // quoted: always a string
+          SubstituteEnv(s, ToMark(doc_.file, node.Mark()), diag_);
+          return s;
+        }
+        Json v = PlainScalar(s);
+        if (v.is_string()) {
+          SubstituteEnv(s, ToMark(doc_.file, node.Mark()), diag_);
+          return s;
+        }
+        return v;
+      }
+      case YAML::NodeType::Sequence: {
+        Json arr = Json::array();
+        size_t i = 0;
+        for (const YAML::Node& item : node) {
+          std::string child = JoinPointer(pointer, i++);
+          doc_.marks[child] = ToMark(doc_.file, item.Mark());
+          arr.push_back(Convert(item, child, depth + 1));
+        }
+        return arr;
+      }
+      case YAML::NodeType::Map: {
+        Json obj = Json::object();
+        for (const auto& kv : node) {
+          if (!kv.first.IsScalar()) {
+            diag_.Add(ToMark(doc_.file, kv.first.Mark()), "mapping keys must be plain strings");
+            continue;
+          }
+          std::string key = kv.first.Scalar();
+          std::string child = JoinPointer(pointer, key);
+          doc_.marks[child] = ToMark(doc_.file, kv.first.Mark());
+          if (obj.contains(key)) {
+            diag_.Add(doc_.marks[child], "duplicate key '" + key + "'");
+            continue;
+          }
+          obj[key] = Convert(kv.second, child, depth + 1);
+        }
+        return obj;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  LocatedDoc& doc_;
+  Diagnostics& diag_;
+};
+
+}  // namespace
+
+std::string JoinPointer(const std::string& base, const std::string& key) {
+  std::string escaped;
+  for (char c : key) {
+    if (c == '~') escaped += "~0";
+    else if (c == '/') escaped += "~1";
+    else escaped += c;
+  }
+  return base + "/" + escaped;
+}
+
+std::string JoinPointer(const std::string& base, size_t index) {
+  return base + "/" + std::to_string(index);
+}
+
+SourceMark LocatedDoc::MarkOf(const std::string& pointer) const {
+  std::string p = pointer;
+  while (true) {
+    if (auto it = marks.find(p); it != marks.end()) return it->second;
+    if (p.empty()) return {file, 0, 0};
+    size_t slash = p.rfind('/');
+    p = slash == std::string::npos ? "" : p.substr(0, slash);
+  }
+}
+
+LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag) {
+  LocatedDoc doc;
+  doc.file = file_name;
+  doc.marks[""] = {file_name, 1, 1};
+  try {
+    YAML::Node root = YAML::Load(text);
+    Converter converter(doc, diag);
+    doc.value = converter.Convert(root, "", 0);
+  } catch (const YAML::Exception& e) {
+    diag.Add(ToMark(file_name, e.mark), "YAML syntax error: " + e.msg);
+    doc.value = nullptr;
+  }
+  return doc;
+}
+
+LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diag.Add({path, 0, 0}, "cannot read file (does it exist?)");
+    LocatedDoc doc;
+    doc.file = path;
+    return doc;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseYaml(ss.str(), path, diag);
+}
+
+}  // namespace reins

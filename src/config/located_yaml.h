@@ -1,0 +1,38 @@
+// LocatedDoc: a YAML file converted to JSON, remembering where every node came from,
+// so that validation working on plain JSON can still report "file:line:col".
+//
+// Scalars are typed the YAML 1.2 core way: quoted scalars are strings; plain ones are
+// null (~, null, empty), booleans (true/false), integers, floats, else strings.
+// `${VAR}` / `${VAR:-default}` in string values are replaced from the environment.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "config/diagnostics.h"
+#include "reins/json.h"
+#include "reins/status.h"
+
+namespace reins {
+
+struct LocatedDoc {
+  Json value;
+  // JSON pointer ("/tools/0/name") -> where the key (mapping entries) or node starts.
+  std::map<std::string, SourceMark> marks;
+  std::string file;
+
+  // The mark of `pointer`, or of its nearest ancestor that has one.
+  SourceMark MarkOf(const std::string& pointer) const;
+};
+
+// Parses YAML text. Syntax errors and unset environment variables are added to `diag`;
+// the result is usable only when diag gained nothing.
+LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag);
+// Reads and parses a file; a missing file is a diagnostic too.
+LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag);
+
+// Appends a key or index to a JSON pointer, escaping ~ and / as RFC 6901 says.
+std::string JoinPointer(const std::string& base, const std::string& key);
+std::string JoinPointer(const std::string& base, size_t index);
+
+}  // namespace reins

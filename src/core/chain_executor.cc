@@ -1,0 +1,140 @@
+#include "core/chain_executor.h"
+
+#include "policy/provenance/provenance_guard.h"
+
+namespace reins {
+namespace {
+
+Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
+  return {{"call_id", p.call->id},     {"name", p.call->name},
+          {"args", p.call->args_valid ? p.call->args : Json(p.call->arguments_text)},
+          {"response", ctx.response_index}, {"position", p.position}};
+}
+
+std::string ErrorContent(const std::string& error) {
+  return Json{{"success", false}, {"next_action", "error"}, {"error", error}}.dump();
+}
+
+ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutcome::Status status) {
+  ToolOutcome o;
+  o.call_id = p.call->id;
+  o.name = p.call->name;
+  o.args = p.call->args_valid ? p.call->args : Json(p.call->arguments_text);
+  o.status = status;
+  o.response_index = ctx.response_index;
+  o.position = p.position;
+  return o;
+}
+
+}  // namespace
+
+Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, int64_t* latency_ms) {
+  ToolBackend* backend = tools_.Find(p.tool->name);
+  if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
+  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id,
+                      ctx.turn_id + ":" + std::to_string(ctx.response_index) + ":" + std::to_string(p.position)};
+  int64_t start = ctx.clock.NowMs();
+  Result<Json> raw = co_await backend->Invoke(request);
+  *latency_ms = ctx.clock.NowMs() - start;
+  if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
+  co_return NormaliseToolResult(*raw);
+}
+
+Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls) {
+  std::vector<ProposedCall> proposed;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    proposed.push_back({&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(i), false});
+  }
+  for (const auto& policy : policies_) policy->ShapeCalls(ctx, proposed);
+
+  ChainOutcome outcome;
+  for (const ProposedCall& p : proposed) {
+    const std::string& name = p.call->name;
+    if (outcome.stop != ChainStop::kNone || p.truncated) {
+      std::string reason = p.truncated ? "truncated" : "chain_stopped";
+      std::string why = reason == "truncated"
+                            ? "not executed: it was proposed together with a tool that may ask the user to "
+                              "clarify; call it again once that result is known"
+                            : "not executed: an earlier call in the same response stopped the chain";
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+      o.reason = reason;
+      o.message = why;
+      Json data = CallEventData(ctx, p);
+      data["reason"] = reason;
+      ctx.Emit("tool.skipped", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent(why), true));
+      ctx.result.tools.push_back(std::move(o));
+      continue;
+    }
+
+    CallVerdict verdict;
+    std::string guard;
+    for (const auto& policy : policies_) {
+      verdict = policy->Guard(ctx, p);
+      if (verdict.kind != CallVerdict::Kind::kContinue) {
+        guard = std::string(policy->Name());
+        break;
+      }
+    }
+    if (verdict.kind == CallVerdict::Kind::kReject) {
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
+      o.reason = verdict.reason;
+      o.message = verdict.message;
+      Json data = CallEventData(ctx, p);
+      data["reason"] = verdict.reason;
+      data["guard"] = guard;
+      data["message"] = verdict.message;
+      ctx.Emit("tool.rejected", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
+                                                                          verdict.message), true));
+      ctx.result.tools.push_back(std::move(o));
+      // The model's plan for the rest of this response rested on this call.
+      outcome.stop = ChainStop::kError;
+      continue;
+    }
+    if (verdict.kind == CallVerdict::Kind::kReplace) {
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
+      ctx.Emit("tool.replaced", CallEventData(ctx, p));
+      ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
+      ctx.result.tools.push_back(std::move(o));
+      continue;  // a synthetic result never stops the chain
+    }
+
+    int64_t latency_ms = 0;
+    ResultEnvelope result = co_await Execute(ctx, p, &latency_ms);
+    for (const auto& policy : policies_) policy->Observe(ctx, p, result);
+
+    Json data = CallEventData(ctx, p);
+    data["result"] = EnvelopeToJson(result);
+    data["success"] = result.success;
+    data["next_action"] = NextActionName(result.next_action);
+    data["latency_ms"] = latency_ms;
+    data["may_clarify"] = p.tool->may_clarify;
+    ctx.Emit("tool.executed", std::move(data));
+    ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeToJson(result).dump(), !result.success));
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
+    o.result = result;
+    o.latency_ms = latency_ms;
+    if (!result.success) o.message = result.error;
+    ctx.result.tools.push_back(std::move(o));
+
+    if (!result.StopsChain()) continue;
+    if (result.next_action == NextAction::kClarificationNeeded) {
+      outcome.stop = ChainStop::kClarification;
+      PendingClarification pending;
+      pending.id = "c_" + ctx.turn_id.substr(ctx.turn_id.find('_') + 1) + "_" + std::to_string(p.position);
+      pending.clarification = *result.clarification;
+      pending.tool = name;
+      pending.entity_type = EntityTypeOfOptions(*p.tool, result);
+      pending.request_text = ctx.user_text;
+      outcome.clarification = std::move(pending);
+    } else if (result.next_action == NextAction::kComplete && result.success) {
+      outcome.stop = ChainStop::kComplete;
+    } else {
+      outcome.stop = ChainStop::kError;
+    }
+  }
+  co_return outcome;
+}
+
+}  // namespace reins

@@ -1,0 +1,85 @@
+#include "core/model_loop.h"
+
+namespace reins {
+namespace {
+
+Json CallsToJson(const std::vector<ToolCall>& calls) {
+  Json out = Json::array();
+  for (const ToolCall& c : calls) out.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments_text}});
+  return out;
+}
+
+}  // namespace
+
+ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice) {
+  ModelRequest request;
+  request.purpose = purpose;
+  request.tool_choice = std::move(choice);
+  request.turn = ctx.result.turn_number;
+  request.user_text = ctx.user_text;
+  std::string system = ctx.config.system_prompt;
+  if (!ctx.input.page_context.is_null()) {
+    system += "\n\nPage context (what the user is looking at): " + ctx.input.page_context.dump();
+  }
+  request.messages.reserve(ctx.history.size() + 1);
+  request.messages.push_back(Message::System(std::move(system)));
+  request.messages.insert(request.messages.end(), ctx.history.begin(), ctx.history.end());
+  request.tools.reserve(ctx.config.tools.size());
+  for (const ToolDef& t : ctx.config.tools) request.tools.push_back({t.name, t.description, t.input_schema});
+  return request;
+}
+
+Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
+  ctx.Emit("model.call", {{"purpose", "chat"}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}});
+  ++ctx.result.model_calls;
+  Result<ModelResponse> response = co_await model_.Complete(BuildModelRequest(ctx, Purpose::kChat, choice));
+  if (!response.ok()) {
+    ctx.Emit("model.error", {{"message", response.status().message()}});
+    co_return response;
+  }
+  ++ctx.response_index;
+  ctx.Emit("model.response", {{"response", ctx.response_index},
+                              {"text", response->text},
+                              {"tool_calls", CallsToJson(response->tool_calls)}});
+  co_return response;
+}
+
+Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
+  const int max_rounds = ctx.config.max_rounds;
+  for (int round = 1; round <= max_rounds; ++round) {
+    Result<ModelResponse> response = co_await Call(ctx, ToolChoice::Auto());
+    if (!response.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + response.status().message(), {}};
+    if (response->tool_calls.empty()) {
+      if (response->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}};
+      ctx.history.push_back(Message::Assistant(response->text));
+      co_return LoopOutcome{LoopOutcome::Kind::kReply, response->text, {}};
+    }
+    ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
+    (void)phase.Advance(TurnPhase::kExecutingTools);
+    ChainOutcome chain = co_await executor_.Run(ctx, response->tool_calls);
+    if (chain.stop == ChainStop::kClarification) {
+      co_return LoopOutcome{LoopOutcome::Kind::kClarification, chain.clarification->clarification.question,
+                            chain.clarification};
+    }
+    (void)phase.Advance(TurnPhase::kRunningModel);
+    if (chain.stop == ChainStop::kComplete) {
+      // I1: after `complete`, exactly one more call, with tools off, composes the reply.
+      Result<ModelResponse> last = co_await Call(ctx, ToolChoice::None());
+      if (!last.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + last.status().message(), {}};
+      if (!last->tool_calls.empty()) {
+        // Tool choice was `none`: calls proposed anyway never run and never enter history.
+        ctx.Emit("model.calls_ignored", {{"response", ctx.response_index}, {"tool_calls", CallsToJson(last->tool_calls)},
+                                         {"reason", "tool_choice none"}});
+      }
+      if (last->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}};
+      ctx.history.push_back(Message::Assistant(last->text));
+      co_return LoopOutcome{LoopOutcome::Kind::kReply, last->text, {}};
+    }
+  }
+  co_return LoopOutcome{LoopOutcome::Kind::kFailed,
+                        "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) +
+                            " model calls",
+                        {}};
+}
+
+}  // namespace reins

@@ -1,0 +1,39 @@
+// ModelLoop: the governed loop of one turn. It asks the model, hands each response's
+// calls to the ChainExecutor, and repeats until the model answers with text, a tool
+// asks the user to clarify, or limits.max_rounds is reached (a clear failure, never a
+// hang). After a `complete` result it makes one last call with tool choice `none`.
+#pragma once
+
+#include <string>
+
+#include "core/chain_executor.h"
+#include "core/turn_phase.h"
+#include "reins/model_provider.h"
+
+namespace reins {
+
+struct LoopOutcome {
+  enum class Kind { kReply, kClarification, kFailed };
+  Kind kind = Kind::kFailed;
+  std::string text;   // kReply: the candidate reply; kFailed: why
+  std::optional<PendingClarification> clarification;
+};
+
+class ModelLoop {
+ public:
+  ModelLoop(ModelProvider& model, ChainExecutor& executor) : model_(model), executor_(executor) {}
+  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase);
+
+ private:
+  // One logical model call, recorded in the trace; the response is appended to history
+  // by the caller.
+  Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
+
+  ModelProvider& model_;
+  ChainExecutor& executor_;
+};
+
+// The request for one model call: system prompt (+ page context) and the history.
+ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice);
+
+}  // namespace reins

@@ -1,0 +1,125 @@
+#include "reins/runtime.h"
+
+#include <map>
+#include <mutex>
+#include <random>
+
+#include "core/turn_pipeline.h"
+#include "policy/session_state.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+struct Runtime::Impl {
+  AgentConfig config;
+  RuntimeParts parts;
+  ToolRouter tools;
+  std::unique_ptr<TurnPipeline> pipeline;
+  std::mutex mu;  // guards rng and sessions
+  std::mt19937_64 rng;
+
+  // What a session needs between turns, cached after the first load from the store.
+  struct CachedSession {
+    SessionState state;
+    std::vector<Message> history;
+    int turn_count = 0;
+  };
+  std::map<std::string, CachedSession> sessions;
+
+  std::string NewId(const char* prefix) {
+    std::lock_guard lock(mu);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string id = prefix;
+    uint64_t v = rng();
+    for (int i = 0; i < 12; ++i, v >>= 4) id += kHex[v & 15];
+    return id;
+  }
+
+  Result<CachedSession> Load(const std::string& session_id) {
+    {
+      std::lock_guard lock(mu);
+      if (auto it = sessions.find(session_id); it != sessions.end()) return it->second;
+    }
+    REINS_ASSIGN_OR_RETURN(SessionRecord record, parts.store->LoadSession(session_id));
+    CachedSession cached;
+    cached.state = SessionState::FromJson(record.state);
+    cached.turn_count = record.turn_count;
+    REINS_ASSIGN_OR_RETURN(cached.history, parts.store->LoadMessages(session_id));
+    return cached;
+  }
+};
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() = default;
+
+Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimeParts parts) {
+  if (!parts.model) return InvalidArgument("a runtime needs a model provider");
+  if (!parts.store) return InvalidArgument("a runtime needs a store");
+  if (!parts.clock) parts.clock = std::make_shared<SystemClock>();
+  auto impl = std::make_unique<Impl>();
+  impl->config = std::move(config);
+  impl->parts = std::move(parts);
+  impl->tools = BuildToolRouter(impl->config, *impl->parts.clock);
+  for (const auto& [name, backend] : impl->parts.tool_backends) impl->tools.Set(name, backend);
+  impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
+  impl->pipeline = std::make_unique<TurnPipeline>(impl->config, *impl->parts.model, impl->tools);
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+const AgentConfig& Runtime::config() const { return impl_->config; }
+Store& Runtime::store() { return *impl_->parts.store; }
+
+Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
+  SessionRecord record;
+  record.id = impl_->NewId("s_");
+  record.tenant = tenant;
+  record.created_at_ms = impl_->parts.clock->NowMs();
+  record.metadata = metadata.is_object() ? metadata : Json::object();
+  record.state = SessionState{}.ToJson();
+  REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
+  std::lock_guard lock(impl_->mu);
+  impl_->sessions[record.id] = {};
+  return record.id;
+}
+
+Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInput input) {
+  Result<Impl::CachedSession> loaded = impl_->Load(session_id);
+  if (!loaded.ok()) co_return loaded.status();
+  // The turn works on copies: if it is refused or cannot be committed, the session is
+  // exactly as it was.
+  Impl::CachedSession session = std::move(loaded).value();
+  TurnContext ctx(impl_->config, *impl_->parts.clock, session.state, session.history);
+  ctx.session_id = session_id;
+  ctx.turn_id = impl_->NewId("t_");
+  ctx.input = std::move(input);
+  ctx.result.turn_id = ctx.turn_id;
+  ctx.result.turn_number = session.turn_count + 1;
+
+  Result<void> ran = co_await impl_->pipeline->Run(ctx);
+  if (!ran.ok()) co_return ran.status();
+
+  TurnRecord record;
+  record.session_id = session_id;
+  record.speaker = ctx.input.speaker;
+  record.input = TurnInputToJson(ctx.input);
+  record.result = ctx.result;
+  record.new_messages.assign(session.history.begin() + static_cast<std::ptrdiff_t>(ctx.history_base),
+                             session.history.end());
+  record.session_state = session.state.ToJson();
+  if (ctx.answered) {
+    record.answered_clarification_id = ctx.answered->id;
+    record.chosen_option_id = ctx.chosen_option_id;
+  }
+  record.created_at_ms = impl_->parts.clock->NowMs();
+  Result<void> committed = impl_->parts.store->CommitTurn(record);
+  if (!committed.ok()) co_return Internal("the turn could not be stored: " + committed.status().message());
+
+  session.turn_count = ctx.result.turn_number;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->sessions[session_id] = std::move(session);
+  }
+  co_return std::move(ctx.result);
+}
+
+}  // namespace reins

@@ -1,0 +1,50 @@
+#include "core/turn_phase.h"
+
+namespace reins {
+
+std::string_view TurnPhaseName(TurnPhase p) {
+  switch (p) {
+    case TurnPhase::kAdmitting: return "admitting";
+    case TurnPhase::kRunningModel: return "running_model";
+    case TurnPhase::kExecutingTools: return "executing_tools";
+    case TurnPhase::kReviewing: return "reviewing";
+    case TurnPhase::kDelivering: return "delivering";
+    case TurnPhase::kCompleted: return "completed";
+    case TurnPhase::kAwaitingClarification: return "awaiting_clarification";
+    case TurnPhase::kFailed: return "failed";
+  }
+  return "failed";
+}
+
+bool CanAdvance(TurnPhase from, TurnPhase to) {
+  using P = TurnPhase;
+  switch (from) {
+    case P::kAdmitting: return to == P::kRunningModel || to == P::kFailed;
+    case P::kRunningModel: return to == P::kExecutingTools || to == P::kReviewing || to == P::kFailed;
+    case P::kExecutingTools:
+      return to == P::kRunningModel || to == P::kAwaitingClarification || to == P::kFailed;
+    case P::kReviewing: return to == P::kDelivering || to == P::kFailed;
+    case P::kDelivering: return to == P::kCompleted;
+    case P::kCompleted:
+    case P::kAwaitingClarification:
+    case P::kFailed: return false;
+  }
+  return false;
+}
+
+std::optional<TurnStatus> StatusOf(TurnPhase p) {
+  switch (p) {
+    case TurnPhase::kCompleted: return TurnStatus::kCompleted;
+    case TurnPhase::kAwaitingClarification: return TurnStatus::kAwaitingClarification;
+    case TurnPhase::kFailed: return TurnStatus::kFailed;
+    default: return std::nullopt;
+  }
+}
+
+bool TurnPhaseMachine::Advance(TurnPhase to) {
+  if (!CanAdvance(phase_, to)) return false;
+  phase_ = to;
+  return true;
+}
+
+}  // namespace reins

@@ -1,0 +1,116 @@
+#include "core/turn_pipeline.h"
+
+namespace reins {
+
+TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools)
+    : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(model, executor_) {}
+
+Result<void> TurnPipeline::Admit(TurnContext& ctx) {
+  const TurnInput& in = ctx.input;
+  int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
+  if (given != 1) return InvalidArgument("a turn needs exactly one of say, select or approve");
+  if (in.approve) return Unimplemented("approvals are not supported yet: no tool in this build pauses for approval");
+  std::optional<PendingClarification>& pending = ctx.session.pending_clarification;
+  if (in.select) {
+    if (!pending) return FailedPrecondition("there is no pending clarification to answer with select");
+    const ClarificationOption* chosen = nullptr;
+    std::string ids;
+    for (const ClarificationOption& o : pending->clarification.options) {
+      if (o.id == *in.select) chosen = &o;
+      ids += (ids.empty() ? "" : ", ") + o.id;
+    }
+    if (chosen == nullptr) {
+      return InvalidArgument("'" + *in.select + "' is not one of the pending options (" + ids + ")");
+    }
+    ctx.chosen_option_id = chosen->id;
+    ctx.answered = std::move(pending);
+    pending.reset();
+    ctx.user_text = ctx.answered->request_text;
+    for (const auto& policy : policies_) policy->OnClarificationAnswered(ctx, *ctx.answered, ctx.chosen_option_id);
+    ctx.Emit("clarification.answered", {{"id", ctx.answered->id},
+                                        {"option_id", ctx.chosen_option_id},
+                                        {"entity_type", ctx.answered->entity_type},
+                                        {"tool", ctx.answered->tool}});
+    return {};
+  }
+  if (pending) {
+    // A new request instead of an answer: the old question no longer applies.
+    ctx.Emit("clarification.superseded", {{"id", pending->id}});
+    pending.reset();
+  }
+  ctx.user_text = *in.say;
+  return {};
+}
+
+void TurnPipeline::BuildContext(TurnContext& ctx) {
+  if (ctx.answered) {
+    const ClarificationOption* chosen = nullptr;
+    for (const ClarificationOption& o : ctx.answered->clarification.options) {
+      if (o.id == ctx.chosen_option_id) chosen = &o;
+    }
+    ctx.history.push_back(Message::User("The user chose \"" + chosen->title + "\" (id " + chosen->id +
+                                            ") in answer to \"" + ctx.answered->clarification.question +
+                                            "\". Continue the original request with this choice.",
+                                        ctx.input.speaker));
+    return;
+  }
+  ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+}
+
+void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase) {
+  (void)phase.Advance(TurnPhase::kAwaitingClarification);
+  // The system asks, not the model: the options keep their real ids.
+  ctx.history.push_back(Message::Assistant(pending.clarification.question));
+  ctx.result.status = TurnStatus::kAwaitingClarification;
+  ctx.result.reply = pending.clarification.question;
+  Json c = ClarificationToJson(pending.clarification);
+  c["id"] = pending.id;
+  c["tool"] = pending.tool;
+  c["entity_type"] = pending.entity_type;
+  ctx.Emit("clarification", std::move(c));
+  ctx.result.clarification = pending;
+  ctx.session.pending_clarification = std::move(pending);
+}
+
+void TurnPipeline::Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase) {
+  (void)phase.Advance(TurnPhase::kReviewing);
+  (void)phase.Advance(TurnPhase::kDelivering);
+  ctx.result.reply = std::move(reply);
+  ctx.Emit("reply.final", {{"text", ctx.result.reply}});
+  (void)phase.Advance(TurnPhase::kCompleted);
+  ctx.result.status = TurnStatus::kCompleted;
+}
+
+void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase) {
+  (void)phase.Advance(TurnPhase::kFailed);
+  ctx.result.status = TurnStatus::kFailed;
+  ctx.result.error = why;
+  ctx.result.reply = "Sorry, I could not complete that request just now.";
+  ctx.Emit("turn.failed", {{"error", why}});
+}
+
+Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
+  TurnPhaseMachine phase;
+  // Emitted first; if admission refuses the input, the whole turn is discarded.
+  ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
+  if (Result<void> admitted = Admit(ctx); !admitted.ok()) co_return admitted;
+  BuildContext(ctx);
+  (void)phase.Advance(TurnPhase::kRunningModel);
+
+  LoopOutcome outcome = co_await loop_.Run(ctx, phase);
+  switch (outcome.kind) {
+    case LoopOutcome::Kind::kClarification:
+      Present(ctx, std::move(*outcome.clarification), phase);
+      break;
+    case LoopOutcome::Kind::kReply:
+      Deliver(ctx, std::move(outcome.text), phase);
+      break;
+    case LoopOutcome::Kind::kFailed:
+      Fail(ctx, outcome.text, phase);
+      break;
+  }
+  ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+  co_return Result<void>{};
+}
+
+}  // namespace reins

@@ -1,0 +1,42 @@
+// TurnPipeline: the life of a turn as a short sequence of named stages.
+//
+//   Admit        validate the input; answer a pending clarification (policies hear it)
+//   BuildContext append the user's message, or the note naming the chosen option
+//   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h)
+//   Present      a clarification: the system asks, with the tool's real options
+//   Deliver      the final reply
+//
+// Later mechanisms add stages here (admission gate, rails, deferred execution) by
+// calling their policies; the executor itself does not change.
+#pragma once
+
+#include "core/chain_executor.h"
+#include "core/model_loop.h"
+#include "core/turn_phase.h"
+#include "policy/policy.h"
+#include "reins/model_provider.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+class TurnPipeline {
+ public:
+  TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools);
+
+  // Runs one turn in `ctx`. A non-OK Status means the input was refused before
+  // anything happened; otherwise ctx.result holds the outcome.
+  Task<Result<void>> Run(TurnContext& ctx);
+
+ private:
+  Result<void> Admit(TurnContext& ctx);
+  void BuildContext(TurnContext& ctx);
+  void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
+  void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
+  void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
+
+  PolicyChain policies_;
+  ChainExecutor executor_;
+  ModelLoop loop_;
+};
+
+}  // namespace reins

@@ -1,0 +1,190 @@
+#include "eval/checks.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <re2/re2.h>
+
+#include "tools/fixture_backend.h"
+
+namespace reins {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::vector<std::string> Strings(const Json& v) {
+  if (v.is_string()) return {v.get<std::string>()};
+  std::vector<std::string> out;
+  if (v.is_array()) {
+    for (const Json& x : v) {
+      if (x.is_string()) out.push_back(x.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::string Quote(const std::string& s) {
+  std::string cut = s.size() > 120 ? s.substr(0, 117) + "..." : s;
+  return "\"" + cut + "\"";
+}
+
+// All outcomes with `status` among the given turns.
+std::vector<const ToolOutcome*> Outcomes(const std::vector<const TurnRun*>& turns, ToolOutcome::Status status) {
+  std::vector<const ToolOutcome*> out;
+  for (const TurnRun* t : turns) {
+    for (const ToolOutcome& o : t->result.tools) {
+      if (o.status == status) out.push_back(&o);
+    }
+  }
+  return out;
+}
+
+std::string Names(const std::vector<const ToolOutcome*>& outcomes) {
+  std::string s;
+  for (const ToolOutcome* o : outcomes) s += (s.empty() ? "" : ", ") + o->name;
+  return s.empty() ? "none" : s;
+}
+
+// Each item (a name, or {name, args}) must match one of `outcomes`.
+bool AllMatch(const Json& items, const std::vector<const ToolOutcome*>& outcomes, std::string* missing) {
+  Json list = items.is_array() ? items : Json::array({items});
+  for (const Json& item : list) {
+    std::string name = item.is_string() ? item.get<std::string>() : item.value("name", "");
+    bool with_args = item.is_object() && item.contains("args");
+    bool found = std::any_of(outcomes.begin(), outcomes.end(), [&](const ToolOutcome* o) {
+      return o->name == name && (!with_args || JsonSubsetMatch(item["args"], o->args));
+    });
+    if (!found) {
+      *missing = item.dump();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool MatchesRegex(const std::string& pattern, const std::string& text) {
+  RE2 re(pattern, RE2::Quiet);
+  return re.ok() && RE2::PartialMatch(text, re);
+}
+
+CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turns, bool whole) {
+  CheckResult r{check.kind, check.value, false, "", check.dimension, check.critical};
+  const TurnRun& last = *turns.back();
+  std::vector<std::string> replies;
+  for (const TurnRun* t : turns) replies.push_back(t->result.reply);
+  const std::string& k = check.kind;
+  const Json& v = check.value;
+  const std::string pattern = v.is_string() ? v.get<std::string>() : "";
+
+  if (k == "status") {
+    std::string seen = last.refused ? "refused" : std::string(TurnStatusName(last.result.status));
+    r.passed = v.is_string() && seen == v.get<std::string>();
+    r.detail = "status was " + seen + (last.result.error.empty() ? "" : " (" + last.result.error + ")");
+  } else if (k == "reply_contains" || k == "reply_not_contains") {
+    bool want = k == "reply_contains";
+    r.passed = true;
+    for (const std::string& needle : Strings(v)) {
+      bool any = std::any_of(replies.begin(), replies.end(),
+                             [&](const std::string& reply) { return Lower(reply).find(Lower(needle)) != std::string::npos; });
+      if (any != want) {
+        r.passed = false;
+        r.detail = (want ? "missing " : "found ") + Quote(needle) + " in reply " + Quote(last.result.reply);
+      }
+    }
+  } else if (k == "reply_matches" || k == "reply_not_matches") {
+    bool any = std::any_of(replies.begin(), replies.end(), [&](const std::string& reply) { return MatchesRegex(pattern, reply); });
+    r.passed = any == (k == "reply_matches");
+    r.detail = "reply was " + Quote(last.result.reply);
+  } else if (k == "first_sentence_matches" || k == "first_sentence_not_matches") {
+    std::string first = FirstSentence(last.result.reply);
+    r.passed = MatchesRegex(pattern, first) == (k == "first_sentence_matches");
+    r.detail = "first sentence was " + Quote(first);
+  } else if (k == "tools_executed") {
+    std::string missing;
+    auto executed = Outcomes(turns, ToolOutcome::Status::kExecuted);
+    r.passed = AllMatch(v, executed, &missing);
+    r.detail = "not executed: " + missing + "; executed: " + Names(executed);
+  } else if (k == "tools_not_executed") {
+    auto executed = Outcomes(turns, ToolOutcome::Status::kExecuted);
+    r.passed = true;
+    for (const std::string& name : Strings(v)) {
+      for (const ToolOutcome* o : executed) {
+        if (o->name == name) r.passed = false;
+      }
+    }
+    r.detail = "executed: " + Names(executed);
+  } else if (k == "tools_rejected" || k == "tools_skipped") {
+    auto status = k == "tools_rejected" ? ToolOutcome::Status::kRejected : ToolOutcome::Status::kSkipped;
+    auto seen = Outcomes(turns, status);
+    std::string missing;
+    r.passed = AllMatch(v, seen, &missing);
+    r.detail = "missing " + missing + "; seen: " + Names(seen);
+  } else if (k == "clarification") {
+    const auto& c = last.result.clarification;
+    if (!c) {
+      r.detail = "no clarification is pending";
+    } else {
+      r.passed = true;
+      if (v.contains("options") && static_cast<int>(c->clarification.options.size()) != v["options"].get<int>()) {
+        r.passed = false;
+        r.detail = std::to_string(c->clarification.options.size()) + " options";
+      }
+      if (v.contains("question_contains") &&
+          Lower(c->clarification.question).find(Lower(v["question_contains"].get<std::string>())) == std::string::npos) {
+        r.passed = false;
+        r.detail = "question was " + Quote(c->clarification.question);
+      }
+    }
+  } else if (k == "model_calls") {
+    int calls = 0;
+    for (const TurnRun* t : turns) calls += t->result.model_calls;
+    if (v.is_number_integer()) r.passed = calls == v.get<int>();
+    else if (v.is_object() && v.contains("max")) r.passed = calls <= v["max"].get<int>();
+    r.detail = std::to_string(calls) + " model calls";
+  } else if (k == "error_contains") {
+    std::string error = last.refused ? last.refusal : last.result.error;
+    r.passed = v.is_string() && Lower(error).find(Lower(v.get<std::string>())) != std::string::npos;
+    r.detail = "error was " + Quote(error);
+  } else if (k == "invocations" && whole) {
+    auto executed = Outcomes(turns, ToolOutcome::Status::kExecuted);
+    r.passed = v.is_object();
+    for (const auto& [tool, count] : v.items()) {
+      int seen = static_cast<int>(std::count_if(executed.begin(), executed.end(), [&](const ToolOutcome* o) { return o->name == tool; }));
+      if (!count.is_number_integer() || seen != count.get<int>()) {
+        r.passed = false;
+        r.detail += tool + " executed " + std::to_string(seen) + " times; ";
+      }
+    }
+  } else {
+    r.detail = "not supported yet";
+  }
+  if (r.passed) r.detail.clear();
+  return r;
+}
+
+}  // namespace
+
+std::string FirstSentence(const std::string& reply) {
+  for (size_t i = 0; i < reply.size(); ++i) {
+    char c = reply[i];
+    if (c == '\n') return reply.substr(0, i);
+    if ((c == '.' || c == '!' || c == '?') && (i + 1 == reply.size() || std::isspace(static_cast<unsigned char>(reply[i + 1])))) {
+      return reply.substr(0, i + 1);
+    }
+  }
+  return reply;
+}
+
+CheckResult EvaluateTurnCheck(const Check& check, const TurnRun& turn) { return Evaluate(check, {&turn}, false); }
+
+CheckResult EvaluateFinalCheck(const Check& check, const std::vector<TurnRun>& turns) {
+  std::vector<const TurnRun*> all;
+  for (const TurnRun& t : turns) all.push_back(&t);
+  if (all.empty()) return {check.kind, check.value, false, "no turns ran", check.dimension, check.critical};
+  return Evaluate(check, all, true);
+}
+
+}  // namespace reins

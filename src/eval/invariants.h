@@ -1,0 +1,21 @@
+// Invariant checks over a finished conversation (INVARIANTS.md). Each re-derives its
+// guarantee from the trace events and the stored history on its own, without asking
+// the executor, so a bug in the executor shows up here as a violation.
+//
+// Checked now: I1 stop, I2 truncate, I3 provenance, I10 pairing, I11 schema.
+#pragma once
+
+#include <vector>
+
+#include "eval/scenario_run.h"
+#include "reins/agent_config.h"
+
+namespace reins {
+
+std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const std::vector<TurnRun>& turns,
+                                                const std::vector<Message>& history);
+
+// The ids of the invariants CheckInvariants covers, for reports.
+const std::vector<std::string>& CheckedInvariants();
+
+}  // namespace reins

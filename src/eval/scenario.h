@@ -1,0 +1,60 @@
+// Scenario: a conversation to run and what must be true after each turn
+// (docs/scenarios.md). Loaded and validated up front: a scenario with a mistake is
+// reported with file:line:col and never half-run.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/diagnostics.h"
+#include "reins/agent_config.h"
+#include "reins/json.h"
+#include "reins/status.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+// One expectation. `kind` is the check's key (status, reply_contains, ...).
+struct Check {
+  std::string kind;
+  Json value;
+  std::string dimension;  // eval metadata: hear, empathize, advance, respond...
+  std::string critical;   // eval metadata: the critical failure this check guards against
+  SourceMark mark;
+};
+
+struct ScenarioTurn {
+  TurnInput input;
+  int64_t advance_ms = 0;
+  Json model_replies;  // replies for this turn only (null when absent)
+  std::vector<Check> expect;
+  SourceMark mark;
+};
+
+struct Scenario {
+  std::string id;
+  std::string title;
+  std::string file;
+  std::vector<std::string> tags;
+  AgentConfig agent;
+  std::map<std::string, Json> fixtures;  // tool -> validated fixture entries
+  Json model;                            // the scenario's model mapping (provider, replies...)
+  int64_t clock_start_ms = 0;
+  std::vector<ScenarioTurn> turns;
+  std::vector<Check> final_checks;
+};
+
+// Loads a scenario file (its agent file too, with agent_overrides merged in). On
+// problems the Status message holds every "file:line:col: message" line.
+Result<Scenario> LoadScenarioFile(const std::string& path);
+
+// True when the YAML file at `path` looks like a scenario (a mapping with `turns`);
+// used by `eval` to pick scenario files out of a folder that also holds agents.
+bool IsScenarioFile(const std::string& path);
+
+// The check keys this build knows; the runner reports the ones it cannot evaluate
+// yet as "not supported yet" (counted as failed).
+bool IsKnownCheck(const std::string& kind, bool final_block);
+
+}  // namespace reins

@@ -1,0 +1,221 @@
+#include <filesystem>
+#include <fstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/agent_config_loader.h"
+#include "config/config_reader.h"
+#include "eval/scenario.h"
+#include "reins/clock.h"
+
+namespace reins {
+namespace {
+
+constexpr std::string_view kTurnChecks[] = {
+    "status", "reply_contains", "reply_not_contains", "reply_matches", "reply_not_matches",
+    "first_sentence_matches", "first_sentence_not_matches", "tools_executed", "tools_not_executed",
+    "tools_deferred", "tools_rejected", "tools_skipped", "clarification", "approval", "lease", "model_calls",
+    "plan", "audit", "rails_fired", "notice_contains", "error_contains"};
+
+std::string P(const std::string& base, const char* key) { return JoinPointer(base, key); }
+
+void CheckReplies(ConfigReader& r, const std::string& ptr) {
+  const Json* v = r.Get(ptr);
+  if (!v->is_array()) return r.Error(ptr, "replies must be a list, got " + DescribeType(*v));
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string rp = JoinPointer(ptr, i);
+    if (!r.Mapping(rp, {"when", "text", "tool_calls", "json", "raw", "repeat"}, "scripted reply")) continue;
+    const Json& reply = (*v)[i];
+    if (!reply.contains("text") && !reply.contains("tool_calls") && !reply.contains("json") && !reply.contains("raw")) {
+      r.Error(rp, "a scripted reply needs text, tool_calls, json or raw");
+    }
+    r.String(rp, "text");
+    r.String(rp, "raw");
+    r.Bool(rp, "repeat");
+    if (r.Has(rp, "when") && r.Mapping(P(rp, "when"), {"turn", "purpose", "last", "user_matches", "after_tool", "step"}, "when")) {
+      std::string wp = P(rp, "when");
+      r.Int(wp, "turn", 1, 100000);
+      r.Enum(wp, "purpose", {"chat", "plan", "step", "audit", "rewrite", "gather"});
+      r.Enum(wp, "last", {"user", "tool"});
+      if (auto re = r.String(wp, "user_matches")) r.CheckRegex(P(wp, "user_matches"), *re);
+      r.String(wp, "after_tool");
+      r.String(wp, "step");
+    }
+    if (r.Has(rp, "tool_calls")) {
+      const Json& calls = reply["tool_calls"];
+      if (!calls.is_array()) {
+        r.Error(P(rp, "tool_calls"), "tool_calls must be a list");
+        continue;
+      }
+      for (size_t j = 0; j < calls.size(); ++j) {
+        std::string cp = JoinPointer(P(rp, "tool_calls"), j);
+        if (!r.Mapping(cp, {"name", "args", "args_raw", "id"}, "tool call")) continue;
+        r.String(cp, "name", true);
+        r.String(cp, "id");
+        r.String(cp, "args_raw");
+        if (r.Has(cp, "args") && r.Has(cp, "args_raw")) r.Error(cp, "give args or args_raw, not both");
+      }
+    }
+  }
+}
+
+Check ReadCheck(ConfigReader& r, const std::string& ptr, const std::string& key, bool final_block) {
+  Check c;
+  c.kind = key;
+  c.value = *r.Get(JoinPointer(ptr, key));
+  c.mark = r.doc().MarkOf(JoinPointer(ptr, key));
+  if (!IsKnownCheck(key, final_block)) r.Error(JoinPointer(ptr, key), "unknown check '" + key + "'");
+  if (key.find("matches") != std::string::npos) {
+    if (c.value.is_string()) r.CheckRegex(JoinPointer(ptr, key), c.value.get<std::string>());
+    else r.Error(JoinPointer(ptr, key), key + " takes a regex string");
+  }
+  return c;
+}
+
+std::vector<Check> ReadExpect(ConfigReader& r, const std::string& ptr, bool final_block) {
+  std::vector<Check> checks;
+  const Json& v = *r.Get(ptr);
+  if (v.is_object()) {
+    for (const auto& [key, value] : v.items()) checks.push_back(ReadCheck(r, ptr, key, final_block));
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string ip = JoinPointer(ptr, i);
+      if (!v[i].is_object()) {
+        r.Error(ip, "each check must be a mapping");
+        continue;
+      }
+      std::vector<std::string> keys;
+      for (const auto& [key, value] : v[i].items()) {
+        if (key != "dimension" && key != "critical") keys.push_back(key);
+      }
+      if (keys.size() != 1) {
+        r.Error(ip, "each list item holds exactly one check (plus optional dimension and critical)");
+        continue;
+      }
+      Check c = ReadCheck(r, ip, keys[0], final_block);
+      c.dimension = r.String(ip, "dimension").value_or("");
+      c.critical = r.String(ip, "critical").value_or("");
+      checks.push_back(std::move(c));
+    }
+  } else {
+    r.Error(ptr, "expect must be a mapping or a list of checks");
+  }
+  return checks;
+}
+
+void ReadTurn(ConfigReader& r, const std::string& tp, ScenarioTurn* t) {
+  t->mark = r.doc().MarkOf(tp);
+  if (!r.Mapping(tp, {"speaker", "say", "select", "approve", "page_context", "advance_ms", "model", "expect"}, "turn")) return;
+  if (auto s = r.String(tp, "speaker")) t->input.speaker = *s;
+  t->input.say = r.String(tp, "say");
+  t->input.select = r.String(tp, "select");
+  t->input.approve = r.Bool(tp, "approve");
+  int inputs = r.Has(tp, "say") + r.Has(tp, "select") + r.Has(tp, "approve");
+  if (inputs != 1) r.Error(tp, "a turn needs exactly one of say, select or approve");
+  if (r.Has(tp, "page_context")) {
+    if (!r.IsMapping(P(tp, "page_context"))) r.Error(P(tp, "page_context"), "page_context must be a mapping");
+    else t->input.page_context = *r.Get(P(tp, "page_context"));
+  }
+  t->advance_ms = r.Int(tp, "advance_ms", 0, int64_t{365} * 24 * 3600 * 1000).value_or(0);
+  if (r.Has(tp, "model")) {
+    CheckReplies(r, P(tp, "model"));
+    t->model_replies = *r.Get(P(tp, "model"));
+  }
+  if (r.Has(tp, "expect")) t->expect = ReadExpect(r, P(tp, "expect"), false);
+}
+
+}  // namespace
+
+bool IsKnownCheck(const std::string& kind, bool final_block) {
+  for (std::string_view k : kTurnChecks) {
+    if (k == kind) return true;
+  }
+  return final_block && kind == "invocations";
+}
+
+bool IsScenarioFile(const std::string& path) {
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    return root.IsMap() && root["turns"];
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+Result<Scenario> LoadScenarioFile(const std::string& path) {
+  Diagnostics diag;
+  LocatedDoc doc = LoadYamlFile(path, diag);
+  if (!diag.empty()) return InvalidArgument(diag.Format());
+  ConfigReader r(doc, diag);
+  Scenario s;
+  s.file = path;
+  std::string base = std::filesystem::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  if (!r.Mapping("", {"id", "title", "tags", "agent", "agent_overrides", "clock_start", "fixtures", "model", "turns", "final"},
+                 "scenario")) {
+    return InvalidArgument(diag.Format());
+  }
+  s.id = r.String("", "id", true).value_or("");
+  s.title = r.String("", "title").value_or(s.id);
+  s.tags = r.StringList("", "tags").value_or(std::vector<std::string>{});
+
+  // The agent: a file (relative to this one) or an inline mapping; overrides merge in.
+  LocatedDoc agent_doc;
+  std::string agent_root, agent_dir = base;
+  if (auto agent_path = r.String("", "agent")) {
+    std::filesystem::path ap = std::filesystem::path(base) / *agent_path;
+    agent_doc = LoadYamlFile(ap.string(), diag);
+    agent_dir = ap.parent_path().string();
+  } else if (r.IsMapping("/agent")) {
+    agent_doc = doc;
+    agent_root = "/agent";
+  } else {
+    r.Error("", r.Has("", "agent") ? "agent must be a file path or a mapping" : "missing required key 'agent'");
+  }
+  if (r.Has("", "agent_overrides")) {
+    if (!r.IsMapping("/agent_overrides")) r.Error("/agent_overrides", "agent_overrides must be a mapping");
+    else if (agent_doc.value.is_object()) DeepMerge(agent_doc, agent_root, doc, "/agent_overrides");
+  }
+  if (agent_doc.value.is_object()) ParseAgentConfig(agent_doc, agent_root, agent_dir, diag, &s.agent);
+
+  if (auto start = r.String("", "clock_start")) {
+    if (!ParseIsoTime(*start, &s.clock_start_ms)) r.Error("/clock_start", "clock_start must look like 2026-01-01T12:00:00Z");
+  } else {
+    ParseIsoTime("2026-01-01T12:00:00Z", &s.clock_start_ms);
+  }
+  if (r.Has("", "fixtures") && !r.IsMapping("/fixtures")) r.Error("/fixtures", "fixtures must be a mapping of tool name to entries");
+  if (const Json* fx = r.Get("/fixtures"); fx != nullptr && fx->is_object()) {
+    for (const auto& [tool, entries] : fx->items()) {
+      std::string fp = JoinPointer("/fixtures", tool);
+      if (!s.agent.FindTool(tool) && !s.agent.tools.empty()) r.Error(fp, "fixtures for '" + tool + "', which the agent does not define");
+      CheckFixtureEntries(r, fp);
+      s.fixtures[tool] = entries;
+    }
+  }
+  if (r.Has("", "model")) {
+    std::string mp = "/model";
+    if (r.Mapping(mp, {"provider", "replies", "seed", "intents", "faults"}, "scenario model")) {
+      r.Enum(mp, "provider", {"scripted", "sim"});
+      if (r.Has(mp, "replies")) CheckReplies(r, P(mp, "replies"));
+      s.model = *r.Get(mp);
+    }
+  } else if (s.agent.model.provider == "scripted" && s.agent.model.options.contains("replies")) {
+    s.model = {{"provider", "scripted"}, {"replies", s.agent.model.options["replies"]}};
+  } else {
+    r.Error("", "missing required key 'model' (the scenario's scripted model)");
+  }
+  if (const Json* turns = r.Get("/turns"); turns != nullptr && turns->is_array() && !turns->empty()) {
+    for (size_t i = 0; i < turns->size(); ++i) {
+      ScenarioTurn t;
+      ReadTurn(r, JoinPointer("/turns", i), &t);
+      s.turns.push_back(std::move(t));
+    }
+  } else {
+    r.Error(r.Has("", "turns") ? "/turns" : "", "turns must be a non-empty list");
+  }
+  if (r.Has("", "final")) s.final_checks = ReadExpect(r, "/final", true);
+  if (!diag.empty()) return InvalidArgument(diag.Format());
+  return s;
+}
+
+}  // namespace reins

@@ -1,0 +1,56 @@
+// ScenarioRun: the outcome of running one scenario: every turn's result with its check
+// results, the final checks, and the invariant violations found in the trace.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "eval/scenario.h"
+#include "reins/message.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+struct CheckResult {
+  std::string kind;
+  Json expected;
+  bool passed = false;
+  std::string detail;  // what was seen, when it failed (or "not supported yet")
+  std::string dimension;
+  std::string critical;
+};
+
+struct InvariantViolation {
+  std::string id;  // I1, I2, ...
+  int turn = 0;
+  std::string message;
+};
+
+struct TurnRun {
+  int number = 0;
+  TurnInput input;
+  bool refused = false;  // the runtime refused the input; nothing ran
+  std::string refusal;
+  TurnResult result;
+  std::vector<CheckResult> checks;
+};
+
+struct ScenarioRun {
+  std::string id;
+  std::string title;
+  std::string file;
+  std::string session_id;
+  std::string error;  // the run itself failed (e.g. the scripted model had no reply)
+  std::vector<TurnRun> turns;
+  std::vector<CheckResult> final_checks;
+  std::vector<InvariantViolation> violations;
+  std::vector<Message> history;
+
+  int ChecksPassed() const;
+  int ChecksFailed() const;
+  bool Passed() const { return error.empty() && ChecksFailed() == 0 && violations.empty(); }
+};
+
+Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace);
+
+}  // namespace reins

@@ -1,0 +1,26 @@
+#include "policy/guards/call_shape_guard.h"
+
+namespace reins {
+
+CallVerdict CallShapeGuard::Guard(TurnContext& ctx, const ProposedCall& proposed) const {
+  const ToolCall& call = *proposed.call;
+  if (proposed.tool == nullptr) {
+    std::string names;
+    for (const ToolDef& t : ctx.config.tools) names += (names.empty() ? "" : ", ") + t.name;
+    return CallVerdict::Reject("unknown_tool", "there is no tool named '" + call.name +
+                                                   "'. Use only the tools you were given: " + names + ".");
+  }
+  if (!call.args_valid) {
+    std::string excerpt = call.arguments_text.substr(0, 80);
+    return CallVerdict::Reject("invalid_json", "the arguments of " + call.name +
+                                                   " are not valid JSON (got: " + excerpt +
+                                                   "). Send the arguments as one JSON object.");
+  }
+  if (!call.args.is_object()) {
+    return CallVerdict::Reject("invalid_json",
+                               "the arguments of " + call.name + " must be a JSON object, got " + call.args.dump());
+  }
+  return CallVerdict::Continue();
+}
+
+}  // namespace reins

@@ -1,0 +1,67 @@
+// Policy: one governance mechanism plugged into the turn pipeline, Envoy-filter style.
+// A policy is built once per agent config and shared read-only by every turn; the
+// per-turn and per-session state it needs lives in TurnContext / SessionState.
+//
+// Hooks return a verdict that says exactly what happens next:
+//   Continue  - nothing to say; the next policy (or the stage) goes on;
+//   Reject    - the proposed call is refused; the model sees the reason as an error
+//               result it can repair from (a verdict in the trace, not an error);
+//   Replace   - the call does not run now; the model sees `synthetic` instead
+//               (deferred tools).
+// Adding a mechanism adds a folder under src/policy/ and one line in
+// BuildPolicyChain() (registry.cc); the executor does not change.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/turn_context.h"
+#include "reins/envelope.h"
+#include "reins/message.h"
+
+namespace reins {
+
+// One call of a model response, as the executor sees it.
+struct ProposedCall {
+  const ToolCall* call = nullptr;
+  const ToolDef* tool = nullptr;  // nullptr when the model named an unknown tool
+  int position = 0;               // 0-based within the response
+  bool truncated = false;         // set by ShapeCalls: do not run in this round (I2)
+};
+
+struct CallVerdict {
+  enum class Kind { kContinue, kReject, kReplace };
+  Kind kind = Kind::kContinue;
+  std::string reason;   // kReject: short code (schema, provenance, unknown_tool, invalid_json)
+  std::string message;  // kReject: what the model should do; kReplace: the synthetic result
+
+  static CallVerdict Continue() { return {}; }
+  static CallVerdict Reject(std::string reason, std::string message) {
+    return {Kind::kReject, std::move(reason), std::move(message)};
+  }
+  static CallVerdict Replace(std::string synthetic) { return {Kind::kReplace, "", std::move(synthetic)}; }
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view Name() const = 0;
+
+  // Once per model response, before any call runs (may mark calls truncated).
+  virtual void ShapeCalls(TurnContext&, std::vector<ProposedCall>&) const {}
+  // Before each call; the first verdict other than Continue wins.
+  virtual CallVerdict Guard(TurnContext&, const ProposedCall&) const { return CallVerdict::Continue(); }
+  // After each call that executed, with its normalised result.
+  virtual void Observe(TurnContext&, const ProposedCall&, const ResultEnvelope&) const {}
+  // When the user answers a pending clarification by choosing `option_id`.
+  virtual void OnClarificationAnswered(TurnContext&, const PendingClarification&, const std::string& /*option_id*/) const {}
+};
+
+using PolicyChain = std::vector<std::unique_ptr<Policy>>;
+
+// Builds the policies an agent config turns on, in the order they run.
+PolicyChain BuildPolicyChain(const AgentConfig& config);
+
+}  // namespace reins

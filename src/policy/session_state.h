@@ -1,0 +1,45 @@
+// SessionState: what a session remembers between turns besides its message history:
+// the entity ids tool results produced (for provenance, I3), the ids the user chose
+// in clarifications, and the pending clarification. Persisted as JSON with the
+// session in the same transaction as the turn that changed it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "reins/json.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+class EntityLedger {
+ public:
+  void AddProduced(const std::string& type, const std::string& id) { produced_[type].insert(id); }
+  bool WasProduced(const std::string& type, const std::string& id) const;
+  // The user chose `id` for `type` in the turn numbered `turn`; binds that turn.
+  void Choose(const std::string& type, const std::string& id, int turn) { chosen_[type] = {id, turn}; }
+  // The id the user chose for `type` if the choice binds `turn`.
+  std::optional<std::string> ChosenFor(const std::string& type, int turn) const;
+
+  Json ToJson() const;
+  static EntityLedger FromJson(const Json& j);
+
+ private:
+  std::map<std::string, std::set<std::string>> produced_;
+  std::map<std::string, std::pair<std::string, int>> chosen_;
+};
+
+struct SessionState {
+  EntityLedger entities;
+  std::optional<PendingClarification> pending_clarification;
+
+  Json ToJson() const;
+  static SessionState FromJson(const Json& j);
+};
+
+Json PendingClarificationToJson(const PendingClarification& p);
+std::optional<PendingClarification> PendingClarificationFromJson(const Json& j);
+
+}  // namespace reins

@@ -1,0 +1,44 @@
+// TurnContext: the state of one turn as it moves through the pipeline, shared by the
+// stages and the policies. Owned by the pipeline for the duration of the turn; not
+// shared between threads. Policies read it and record through it; only the pipeline
+// (src/core) advances the turn's phase.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/session_state.h"
+#include "reins/agent_config.h"
+#include "reins/clock.h"
+#include "reins/message.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+struct TurnContext {
+  TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, std::vector<Message>& h)
+      : config(c), clock(clk), session(s), history(h), history_base(h.size()) {}
+
+  const AgentConfig& config;
+  Clock& clock;
+  SessionState& session;
+  std::vector<Message>& history;  // the whole conversation; this turn appends from history_base
+  size_t history_base;
+
+  std::string session_id;
+  std::string turn_id;
+  TurnInput input;
+  std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
+  TurnResult result;
+  int response_index = 0;  // model responses so far in this turn
+  // Set when this turn answers a pending clarification (`select`).
+  std::optional<PendingClarification> answered;
+  std::string chosen_option_id;
+
+  void Emit(std::string type, Json data = Json::object()) {
+    result.events.push_back({std::move(type), result.turn_number, clock.NowMs(), std::move(data)});
+  }
+  const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
+};
+
+}  // namespace reins

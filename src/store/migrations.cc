@@ -1,0 +1,134 @@
+#include "store/migrations.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <array>
+#include <string>
+
+namespace reins::store {
+namespace {
+
+// Step 1: the initial schema. JSON columns hold nlohmann dumps; times are Unix ms.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  metadata TEXT NOT NULL,
+  state TEXT NOT NULL,
+  turn_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_created ON sessions(created_at);
+
+CREATE TABLE turns (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  number INTEGER NOT NULL,
+  speaker TEXT NOT NULL,
+  status TEXT NOT NULL,
+  reply TEXT NOT NULL,
+  input TEXT NOT NULL,
+  result TEXT NOT NULL,
+  error TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE(session_id, number)
+);
+
+CREATE TABLE messages (
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  seq INTEGER NOT NULL,
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  role TEXT NOT NULL,
+  content TEXT NOT NULL,
+  PRIMARY KEY(session_id, seq)
+);
+
+CREATE TABLE tool_invocations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  response_index INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  call_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('executed', 'deferred', 'rejected', 'skipped')),
+  reason TEXT NOT NULL,
+  success INTEGER,
+  next_action TEXT,
+  result TEXT,
+  latency_ms INTEGER NOT NULL,
+  deferred INTEGER NOT NULL CHECK (deferred IN (0, 1)),
+  message TEXT NOT NULL
+);
+CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);
+CREATE INDEX tool_invocations_by_turn ON tool_invocations(turn_id);
+
+CREATE TABLE clarifications (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  entity_type TEXT NOT NULL,
+  type TEXT NOT NULL,
+  question TEXT NOT NULL,
+  request_text TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'answered', 'superseded')),
+  chosen_option TEXT
+);
+CREATE INDEX clarifications_by_session ON clarifications(session_id, status);
+
+CREATE TABLE clarification_options (
+  clarification_id TEXT NOT NULL REFERENCES clarifications(id),
+  position INTEGER NOT NULL,
+  option_id TEXT NOT NULL,
+  title TEXT NOT NULL,
+  subtitle TEXT NOT NULL,
+  confidence REAL,
+  metadata TEXT,
+  PRIMARY KEY(clarification_id, position)
+);
+
+CREATE TABLE trace_events (
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY(turn_id, seq)
+);
+CREATE INDEX trace_events_by_session ON trace_events(session_id);
+)sql";
+
+// Append new steps here; never edit one that has shipped.
+constexpr std::array kSteps = {kV1};
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(kSteps.size()); }
+
+Result<void> ApplyMigrations(SQLite::Database& db) {
+  const int latest = LatestSchemaVersion();
+  try {
+    int version = db.execAndGet("PRAGMA user_version").getInt();
+    if (version > latest) {
+      return FailedPrecondition("database schema version " + std::to_string(version) +
+                                " is newer than this reins (" + std::to_string(latest) +
+                                "); upgrade reins");
+    }
+    for (; version < latest; ++version) {
+      // user_version lives in the database header, which is transactional: the step
+      // and its version number commit together or not at all.
+      SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+      db.exec(kSteps[static_cast<size_t>(version)]);
+      db.exec("PRAGMA user_version = " + std::to_string(version + 1));
+      tx.commit();
+    }
+  } catch (const SQLite::Exception& e) {
+    return Internal(std::string("cannot migrate the store schema: ") + e.what());
+  }
+  return {};
+}
+
+}  // namespace reins::store

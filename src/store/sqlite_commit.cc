@@ -1,0 +1,196 @@
+// SqliteStore::CommitTurn: everything a turn produced, in one transaction.
+//
+// Each step below throws (SQLiteCpp) or returns a non-OK Status; either way the
+// Transaction is destroyed uncommitted and rolls back, so the database holds the whole
+// turn or none of it.
+#include <string>
+
+#include "store/sqlite_store.h"
+#include "store/sqlite_util.h"
+
+namespace reins {
+namespace {
+
+using store::DumpJson;
+
+void InsertTurn(SQLite::Database& db, const TurnRecord& turn) {
+  const TurnResult& r = turn.result;
+  SQLite::Statement q(db,
+                      "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
+                      "error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  q.bind(1, r.turn_id);
+  q.bind(2, turn.session_id);
+  q.bind(3, r.turn_number);
+  q.bind(4, turn.speaker);
+  q.bind(5, std::string(TurnStatusName(r.status)));
+  q.bind(6, r.reply);
+  q.bind(7, DumpJson(turn.input));
+  q.bind(8, DumpJson(TurnResultToJson(r)));
+  q.bind(9, r.error);
+  q.bind(10, turn.created_at_ms);
+  q.exec();
+}
+
+void AppendMessages(SQLite::Database& db, const TurnRecord& turn) {
+  SQLite::Statement max_seq(db, "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?");
+  max_seq.bind(1, turn.session_id);
+  max_seq.executeStep();
+  int64_t seq = max_seq.getColumn(0).getInt64();
+  SQLite::Statement q(db, "INSERT INTO messages (session_id, seq, turn_id, role, content) VALUES (?, ?, ?, ?, ?)");
+  for (const Message& m : turn.new_messages) {
+    q.reset();
+    q.bind(1, turn.session_id);
+    q.bind(2, ++seq);
+    q.bind(3, turn.result.turn_id);
+    q.bind(4, std::string(RoleName(m.role)));
+    q.bind(5, DumpJson(MessageToJson(m)));
+    q.exec();
+  }
+}
+
+void InsertInvocations(SQLite::Database& db, const TurnRecord& turn) {
+  SQLite::Statement q(db,
+                      "INSERT INTO tool_invocations (session_id, turn_id, response_index, position, call_id, "
+                      "name, args, status, reason, success, next_action, result, latency_ms, deferred, message) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const ToolOutcome& t : turn.result.tools) {
+    q.reset();
+    q.clearBindings();  // the envelope columns stay NULL when there is no envelope
+    q.bind(1, turn.session_id);
+    q.bind(2, turn.result.turn_id);
+    q.bind(3, t.response_index);
+    q.bind(4, t.position);
+    q.bind(5, t.call_id);
+    q.bind(6, t.name);
+    q.bind(7, DumpJson(t.args));
+    q.bind(8, std::string(ToolOutcomeStatusName(t.status)));
+    q.bind(9, t.reason);
+    if (t.result) {
+      q.bind(10, t.result->success ? 1 : 0);
+      q.bind(11, std::string(NextActionName(t.result->next_action)));
+      q.bind(12, DumpJson(EnvelopeToJson(*t.result)));
+    }
+    q.bind(13, t.latency_ms);
+    q.bind(14, t.status == ToolOutcome::Status::kDeferred ? 1 : 0);
+    q.bind(15, t.message);
+    q.exec();
+  }
+}
+
+// Marks the clarification this turn answered. Only a pending one can be answered: an
+// answered or superseded one means the caller's view of the session is stale.
+Status AnswerClarification(SQLite::Database& db, const TurnRecord& turn) {
+  const std::string& id = turn.answered_clarification_id;
+  SQLite::Statement find(db, "SELECT status FROM clarifications WHERE id = ? AND session_id = ?");
+  find.bind(1, id);
+  find.bind(2, turn.session_id);
+  if (!find.executeStep()) {
+    return NotFound("clarification '" + id + "' does not exist in session '" + turn.session_id + "'");
+  }
+  const std::string status = find.getColumn(0).getString();
+  if (status != "pending") {
+    return FailedPrecondition("clarification '" + id + "' is " + status + ", not pending; it cannot be answered");
+  }
+  SQLite::Statement q(db, "UPDATE clarifications SET status = 'answered', chosen_option = ? WHERE id = ?");
+  q.bind(1, turn.chosen_option_id);
+  q.bind(2, id);
+  q.exec();
+  return OkStatus();
+}
+
+// Opens the turn's clarification; any other one still pending in the session is
+// superseded, so at most one is pending at a time.
+void OpenClarification(SQLite::Database& db, const TurnRecord& turn, const PendingClarification& p) {
+  SQLite::Statement supersede(db,
+                              "UPDATE clarifications SET status = 'superseded' "
+                              "WHERE session_id = ? AND status = 'pending' AND id <> ?");
+  supersede.bind(1, turn.session_id);
+  supersede.bind(2, p.id);
+  supersede.exec();
+
+  SQLite::Statement q(db,
+                      "INSERT INTO clarifications (id, session_id, turn_id, tool, entity_type, type, question, "
+                      "request_text, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')");
+  q.bind(1, p.id);
+  q.bind(2, turn.session_id);
+  q.bind(3, turn.result.turn_id);
+  q.bind(4, p.tool);
+  q.bind(5, p.entity_type);
+  q.bind(6, p.clarification.type);
+  q.bind(7, p.clarification.question);
+  q.bind(8, p.request_text);
+  q.exec();
+
+  SQLite::Statement opt(db,
+                        "INSERT INTO clarification_options (clarification_id, position, option_id, title, "
+                        "subtitle, confidence, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  int position = 0;
+  for (const ClarificationOption& o : p.clarification.options) {
+    opt.reset();
+    opt.clearBindings();
+    opt.bind(1, p.id);
+    opt.bind(2, position++);
+    opt.bind(3, o.id);
+    opt.bind(4, o.title);
+    opt.bind(5, o.subtitle);
+    if (o.confidence) opt.bind(6, *o.confidence);
+    if (!o.metadata.is_null()) opt.bind(7, DumpJson(o.metadata));
+    opt.exec();
+  }
+}
+
+void InsertEvents(SQLite::Database& db, const TurnRecord& turn) {
+  SQLite::Statement q(db,
+                      "INSERT INTO trace_events (session_id, turn_id, seq, type, at_ms, data) "
+                      "VALUES (?, ?, ?, ?, ?, ?)");
+  int seq = 0;
+  for (const TraceEvent& e : turn.result.events) {
+    q.reset();
+    q.bind(1, turn.session_id);
+    q.bind(2, turn.result.turn_id);
+    q.bind(3, seq++);
+    q.bind(4, e.type);
+    q.bind(5, e.at_ms);
+    q.bind(6, DumpJson(e.data));
+    q.exec();
+  }
+}
+
+void UpdateSession(SQLite::Database& db, const TurnRecord& turn) {
+  SQLite::Statement q(db, "UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
+  q.bind(1, DumpJson(turn.session_state));
+  q.bind(2, turn.result.turn_number);
+  q.bind(3, turn.session_id);
+  q.exec();
+}
+
+}  // namespace
+
+Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
+  std::lock_guard lock(mu_);
+  const std::string what = "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
+  return store::Guarded(what, [&]() -> Result<void> {
+    // IMMEDIATE takes the write lock up front: another process writing the same file
+    // makes us wait (busy_timeout) now instead of failing at the first write.
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    if (!store::SessionExists(*db_, turn.session_id)) return store::SessionNotFound(turn.session_id);
+    SQLite::Statement dup(*db_, "SELECT 1 FROM turns WHERE id = ?");
+    dup.bind(1, turn.result.turn_id);
+    if (dup.executeStep()) {
+      return Status(StatusCode::kAlreadyExists, "turn '" + turn.result.turn_id + "' already exists");
+    }
+    InsertTurn(*db_, turn);
+    AppendMessages(*db_, turn);
+    InsertInvocations(*db_, turn);
+    // Answer before opening: a turn that answers one clarification and opens another
+    // must not supersede the one it just answered.
+    if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(*db_, turn));
+    if (turn.result.clarification) OpenClarification(*db_, turn, *turn.result.clarification);
+    InsertEvents(*db_, turn);
+    UpdateSession(*db_, turn);
+    tx.commit();
+    return {};
+  });
+}
+
+}  // namespace reins

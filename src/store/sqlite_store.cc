@@ -1,0 +1,221 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "store/migrations.h"
+#include "store/sqlite_util.h"
+
+namespace reins {
+namespace store {
+
+std::string DumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json ColumnJson(const SQLite::Column& column, const std::string& where) {
+  if (column.isNull()) return Json(nullptr);
+  Json j = Json::parse(column.getString(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw CorruptRow(where + " holds invalid JSON");
+  return j;
+}
+
+Status StatusFromSqlite(const SQLite::Exception& e, const std::string& what) {
+  const int extended = e.getExtendedErrorCode();
+  if (extended == SQLITE_CONSTRAINT_PRIMARYKEY || extended == SQLITE_CONSTRAINT_UNIQUE) {
+    return Status(StatusCode::kAlreadyExists, what + ": " + e.what());
+  }
+  if (e.getErrorCode() == SQLITE_BUSY || e.getErrorCode() == SQLITE_LOCKED) {
+    return Unavailable(what + ": the database is busy: " + e.what());
+  }
+  return Internal(what + ": " + e.what());
+}
+
+bool SessionExists(SQLite::Database& db, const std::string& session_id) {
+  SQLite::Statement q(db, "SELECT 1 FROM sessions WHERE id = ?");
+  q.bind(1, session_id);
+  return q.executeStep();
+}
+
+Status SessionNotFound(const std::string& session_id) {
+  return NotFound("session '" + session_id + "' does not exist");
+}
+
+}  // namespace store
+
+namespace {
+
+using store::ColumnJson;
+using store::DumpJson;
+using store::Guarded;
+
+SessionRecord SessionFromRow(SQLite::Statement& q) {
+  SessionRecord s;
+  s.id = q.getColumn(0).getString();
+  s.tenant = q.getColumn(1).getString();
+  s.created_at_ms = q.getColumn(2).getInt64();
+  s.metadata = ColumnJson(q.getColumn(3), "the metadata of session '" + s.id + "'");
+  s.state = ColumnJson(q.getColumn(4), "the state of session '" + s.id + "'");
+  s.turn_count = q.getColumn(5).getInt();
+  return s;
+}
+
+constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata, state, turn_count FROM sessions";
+
+}  // namespace
+
+SqliteStore::SqliteStore(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
+SqliteStore::~SqliteStore() = default;
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  std::unique_ptr<SQLite::Database> db;
+  try {
+    db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+                                            /*busy_timeout_ms=*/5000);
+  } catch (const SQLite::Exception& e) {
+    return Unavailable("cannot open SQLite database '" + path + "': " + e.what());
+  }
+  Result<void> configured = Guarded("cannot configure SQLite database '" + path + "'", [&]() -> Result<void> {
+    // Off by default in SQLite; the schema's REFERENCES clauses mean nothing without it.
+    db->exec("PRAGMA foreign_keys = ON");
+    if (path != ":memory:") {
+      // WAL lets readers run beside the writer. A filesystem without shared memory
+      // support answers with another mode; that is slower, not wrong, so accept it.
+      db->execAndGet("PRAGMA journal_mode = WAL");
+    }
+    return {};
+  });
+  if (!configured.ok()) return configured.status();
+  REINS_RETURN_IF_ERROR(store::ApplyMigrations(*db));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
+}
+
+Result<void> SqliteStore::CreateSession(const SessionRecord& session) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot create session '" + session.id + "'", [&]() -> Result<void> {
+    if (store::SessionExists(*db_, session.id)) {
+      return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
+    }
+    SQLite::Statement q(*db_,
+                        "INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
+                        "VALUES (?, ?, ?, ?, ?, ?)");
+    q.bind(1, session.id);
+    q.bind(2, session.tenant);
+    q.bind(3, session.created_at_ms);
+    q.bind(4, DumpJson(session.metadata));
+    q.bind(5, DumpJson(session.state));
+    q.bind(6, session.turn_count);
+    q.exec();
+    return {};
+  });
+}
+
+Result<SessionRecord> SqliteStore::LoadSession(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot load session '" + session_id + "'", [&]() -> Result<SessionRecord> {
+    SQLite::Statement q(*db_, std::string(kSessionColumns) + " WHERE id = ?");
+    q.bind(1, session_id);
+    if (!q.executeStep()) return store::SessionNotFound(session_id);
+    return SessionFromRow(q);
+  });
+}
+
+Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot list sessions", [&]() -> Result<std::vector<SessionRecord>> {
+    SQLite::Statement q(*db_, std::string(kSessionColumns) + " ORDER BY created_at, id");
+    std::vector<SessionRecord> out;
+    while (q.executeStep()) out.push_back(SessionFromRow(q));
+    return out;
+  });
+}
+
+Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot load the messages of session '" + session_id + "'",
+                 [&]() -> Result<std::vector<Message>> {
+    if (!store::SessionExists(*db_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement q(*db_, "SELECT seq, content FROM messages WHERE session_id = ? ORDER BY seq");
+    q.bind(1, session_id);
+    std::vector<Message> out;
+    while (q.executeStep()) {
+      const int64_t seq = q.getColumn(0).getInt64();
+      Json j = Json::parse(q.getColumn(1).getString(), nullptr, /*allow_exceptions=*/false);
+      Message m;
+      if (j.is_discarded() || !MessageFromJson(j, &m)) {
+        return Internal("message " + std::to_string(seq) + " of session '" + session_id +
+                        "' is corrupt: it is not a valid message JSON");
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  });
+}
+
+Result<std::vector<StoredTurn>> SqliteStore::LoadTurns(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot load the turns of session '" + session_id + "'",
+                 [&]() -> Result<std::vector<StoredTurn>> {
+    if (!store::SessionExists(*db_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement q(*db_,
+                        "SELECT id, number, speaker, status, reply, created_at, input, result "
+                        "FROM turns WHERE session_id = ? ORDER BY number");
+    q.bind(1, session_id);
+    SQLite::Statement events(*db_, "SELECT type, at_ms, data FROM trace_events WHERE turn_id = ? ORDER BY seq");
+    std::vector<StoredTurn> out;
+    while (q.executeStep()) {
+      StoredTurn t;
+      t.turn_id = q.getColumn(0).getString();
+      t.turn_number = q.getColumn(1).getInt();
+      t.speaker = q.getColumn(2).getString();
+      t.status = q.getColumn(3).getString();
+      t.reply = q.getColumn(4).getString();
+      t.created_at_ms = q.getColumn(5).getInt64();
+      t.input = ColumnJson(q.getColumn(6), "the input of turn '" + t.turn_id + "'");
+      t.result = ColumnJson(q.getColumn(7), "the result of turn '" + t.turn_id + "'");
+      events.reset();
+      events.bind(1, t.turn_id);
+      while (events.executeStep()) {
+        t.events.push_back(TraceEvent{events.getColumn(0).getString(), t.turn_number,
+                                      events.getColumn(1).getInt64(),
+                                      ColumnJson(events.getColumn(2), "a trace event of turn '" + t.turn_id + "'")});
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+Result<std::vector<StoredInvocation>> SqliteStore::LoadInvocations(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot load the tool invocations of session '" + session_id + "'",
+                 [&]() -> Result<std::vector<StoredInvocation>> {
+    if (!store::SessionExists(*db_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement q(*db_,
+                        "SELECT i.turn_id, i.response_index, i.position, i.name, i.args, i.status, i.reason, "
+                        "i.success, i.next_action, i.result, i.latency_ms, i.deferred "
+                        "FROM tool_invocations i JOIN turns t ON t.id = i.turn_id "
+                        "WHERE i.session_id = ? ORDER BY t.number, i.response_index, i.position, i.id");
+    q.bind(1, session_id);
+    std::vector<StoredInvocation> out;
+    while (q.executeStep()) {
+      StoredInvocation v;
+      v.turn_id = q.getColumn(0).getString();
+      v.response_index = q.getColumn(1).getInt();
+      v.position = q.getColumn(2).getInt();
+      v.name = q.getColumn(3).getString();
+      const std::string where = "tool call '" + v.name + "' of turn '" + v.turn_id + "'";
+      v.args = ColumnJson(q.getColumn(4), "the arguments of " + where);
+      v.status = q.getColumn(5).getString();
+      v.reason = q.getColumn(6).getString();
+      if (!q.getColumn(7).isNull()) v.success = q.getColumn(7).getInt() != 0;
+      v.next_action = q.getColumn(8).getString();  // NULL reads as ""
+      v.result = ColumnJson(q.getColumn(9), "the result of " + where);
+      v.latency_ms = q.getColumn(10).getInt64();
+      v.deferred = q.getColumn(11).getInt() != 0;
+      out.push_back(std::move(v));
+    }
+    return out;
+  });
+}
+
+}  // namespace reins

@@ -1,0 +1,45 @@
+// SqliteStore: the Store of reins/store.h on one SQLite connection.
+//
+// File databases run in WAL mode so readers (`reins trace`) never block the runtime's
+// writer; ":memory:" gives a private in-memory database. One connection is shared by
+// every caller and guarded by a mutex: SQLite connections are not safe to use from two
+// threads at once, and every call is short.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "reins/store.h"
+
+namespace SQLite {
+class Database;
+}  // namespace SQLite
+
+namespace reins {
+
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating if needed) and migrates the database at `path`; ":memory:" for an
+  // in-memory one. Unavailable when it cannot be opened, FailedPrecondition when its
+  // schema is newer than this build.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+
+  Result<void> CreateSession(const SessionRecord& session) override;
+  Result<SessionRecord> LoadSession(const std::string& session_id) override;
+  Result<std::vector<SessionRecord>> ListSessions() override;
+  Result<std::vector<Message>> LoadMessages(const std::string& session_id) override;
+  Result<void> CommitTurn(const TurnRecord& turn) override;  // sqlite_commit.cc
+  Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id) override;
+  Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id) override;
+
+ private:
+  explicit SqliteStore(std::unique_ptr<SQLite::Database> db);
+
+  std::mutex mu_;
+  std::unique_ptr<SQLite::Database> db_;  // guarded by mu_
+};
+
+}  // namespace reins

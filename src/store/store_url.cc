@@ -1,0 +1,25 @@
+// OpenStore: the store named by a URL (agent YAML `store:`, `reins run --store`).
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "reins/store.h"
+#include "store/sqlite_store.h"
+
+namespace reins {
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
+  constexpr std::string_view kSqlite = "sqlite:";
+  if (url.starts_with(kSqlite) && url.size() > kSqlite.size()) {
+    // "sqlite::memory:" falls out naturally: its path is SQLite's ":memory:".
+    Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(url.substr(kSqlite.size()));
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<Store>(std::move(store).value());
+  }
+  if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+    return Unimplemented("PostgreSQL store is not available yet");
+  }
+  return InvalidArgument("unsupported store URL '" + url + "': use sqlite:PATH or sqlite::memory:");
+}
+
+}  // namespace reins

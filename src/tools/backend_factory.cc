@@ -1,0 +1,54 @@
+#include "tools/fixture_backend.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+namespace {
+
+// builtin: echo — returns its arguments as data; for demos and tests.
+class EchoBackend final : public ToolBackend {
+ public:
+  Task<Result<Json>> Invoke(const ToolRequest& request) override {
+    co_return Json{{"success", true}, {"next_action", "continue"}, {"data", request.args}};
+  }
+};
+
+class UnavailableBackend final : public ToolBackend {
+ public:
+  explicit UnavailableBackend(std::string why) : why_(std::move(why)) {}
+  Task<Result<Json>> Invoke(const ToolRequest&) override { co_return Unimplemented(why_); }
+
+ private:
+  std::string why_;
+};
+
+}  // namespace
+
+ToolBackend* ToolRouter::Find(const std::string& tool) const {
+  auto it = backends_.find(tool);
+  return it == backends_.end() ? nullptr : it->second.get();
+}
+
+ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
+  ToolRouter router;
+  for (const ToolDef& tool : config.tools) {
+    switch (tool.backend.kind) {
+      case ToolBackendConfig::Kind::kFixture:
+        router.Set(tool.name, std::make_shared<FixtureBackend>(tool.name, tool.backend.spec, clock));
+        break;
+      case ToolBackendConfig::Kind::kBuiltin:
+        router.Set(tool.name, std::make_shared<EchoBackend>());
+        break;
+      case ToolBackendConfig::Kind::kHttp:
+        router.Set(tool.name, std::make_shared<UnavailableBackend>("the http tool backend is not available in this build yet"));
+        break;
+      case ToolBackendConfig::Kind::kMcp:
+        router.Set(tool.name, std::make_shared<UnavailableBackend>("the mcp tool backend is not available in this build yet"));
+        break;
+      case ToolBackendConfig::Kind::kNone:
+        break;
+    }
+  }
+  return router;
+}
+
+}  // namespace reins

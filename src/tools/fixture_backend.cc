@@ -1,0 +1,45 @@
+#include "tools/fixture_backend.h"
+
+namespace reins {
+
+bool JsonSubsetMatch(const Json& pattern, const Json& value) {
+  if (pattern.is_object()) {
+    if (!value.is_object()) return false;
+    for (const auto& [key, sub] : pattern.items()) {
+      auto it = value.find(key);
+      if (it == value.end() || !JsonSubsetMatch(sub, *it)) return false;
+    }
+    return true;
+  }
+  if (pattern.is_number() && value.is_number()) return pattern.get<double>() == value.get<double>();
+  return pattern == value;
+}
+
+FixtureBackend::FixtureBackend(std::string tool, Json entries, Clock& clock)
+    : tool_(std::move(tool)), entries_(std::move(entries)), clock_(clock) {
+  if (!entries_.is_array()) entries_ = Json::array();
+  used_.assign(entries_.size(), 0);
+}
+
+Task<Result<Json>> FixtureBackend::Invoke(const ToolRequest& request) {
+  ++calls_;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Json& entry = entries_[i];
+    if (entry.contains("times") && entry["times"].is_number_integer() && used_[i] >= entry["times"].get<int>()) {
+      continue;
+    }
+    if (entry.contains("when") && entry["when"].contains("args") &&
+        !JsonSubsetMatch(entry["when"]["args"], request.args)) {
+      continue;
+    }
+    ++used_[i];
+    if (int64_t latency = entry.value("latency_ms", int64_t{0}); latency > 0) co_await clock_.Sleep(latency);
+    if (entry.contains("error")) {
+      co_return Unavailable(entry["error"].is_string() ? entry["error"].get<std::string>() : entry["error"].dump());
+    }
+    co_return entry.contains("result") ? entry["result"] : Json::object();
+  }
+  co_return Unavailable("no fixture entry of " + tool_ + " matches arguments " + request.args.dump());
+}
+
+}  // namespace reins

@@ -1,0 +1,36 @@
+// FixtureBackend: scripted tool behaviour from a scenario file or an agent's
+// `backend.fixture`. Entries are tried in order; the first whose `when.args` is a
+// subset of the call's arguments and whose `times` is not used up answers, with its
+// `result` (raw; the executor normalises it) or its `error` (a transport failure).
+// `latency_ms` passes on the injected clock (virtual time in scenario runs).
+//
+// Thread-safety: one fixture serves one runtime; calls are serialised by the caller.
+#pragma once
+
+#include <vector>
+
+#include "reins/clock.h"
+#include "reins/tool_backend.h"
+
+namespace reins {
+
+class FixtureBackend final : public ToolBackend {
+ public:
+  // `entries` is the validated fixture list (CheckFixtureEntries).
+  FixtureBackend(std::string tool, Json entries, Clock& clock);
+  Task<Result<Json>> Invoke(const ToolRequest& request) override;
+  int calls() const { return calls_; }
+
+ private:
+  std::string tool_;
+  Json entries_;
+  std::vector<int> used_;
+  Clock& clock_;
+  int calls_ = 0;
+};
+
+// True when every key of `pattern` is in `value` with a matching value (recursively
+// for mappings; lists and scalars compare equal; 1 equals 1.0).
+bool JsonSubsetMatch(const Json& pattern, const Json& value);
+
+}  // namespace reins

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# End-to-end checks of the reins command line: exit codes and the exact output shapes
+# the README promises.
+set -uo pipefail
+reins="$1"
+root=$(cd "$2" && pwd)
+cd "$root"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# check: a good agent passes; a broken one lists every problem as file:line:col, exit 1.
+"$reins" check examples/messaging/agent.yaml >/dev/null || fail "check of the example agent"
+out=$("$reins" check tests/cli/broken-agent.yaml 2>&1); rc=$?
+[ "$rc" -eq 1 ] || fail "check of a broken agent exited $rc, want 1"
+for want in \
+  "tests/cli/broken-agent.yaml:2:1: name must match" \
+  "tests/cli/broken-agent.yaml:3:10: 'provider' must be one of" \
+  "tests/cli/broken-agent.yaml:6:5: input_schema is not a valid JSON Schema" \
+  "tests/cli/broken-agent.yaml:7:5: 'may_clarify' must be true or false" \
+  "tests/cli/broken-agent.yaml:9:29: entity 'person' is consumed by send but produced by no tool" \
+  "tests/cli/broken-agent.yaml:10:5: unknown key 'colour' in tool" \
+  "tests/cli/broken-agent.yaml:12:16: regex '(' does not compile" \
+  "intent 'x' requires tool 'ghost', which is not defined"; do
+  grep -qF -- "$want" <<<"$out" || fail "check output lacks: $want"$'\n'"$out"
+done
+
+# run: transcript with PASS lines; --json is JSON; exit 0 when all pass.
+out=$("$reins" run examples/messaging/scenarios/clarify-john.yaml) || fail "run clarify-john exited non-zero"
+grep -q "PASS status" <<<"$out" || fail "run output lacks PASS lines"
+"$reins" run --json examples/messaging/scenarios/clarify-john.yaml | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["passed"], d' \
+  || fail "run --json is not a passing JSON result"
+"$reins" run --trace examples/messaging/scenarios/clarify-john.yaml | grep -q "tool.executed" || fail "run --trace lacks events"
+
+# eval: ends with the summary line.
+last=$("$reins" eval examples/messaging --min-pass 1.0 | tail -n 1)
+[[ "$last" =~ ^[0-9]+\ passed,\ 0\ failed$ ]] || fail "eval summary line was: $last"
+
+# trace: a run stored in SQLite can be printed back.
+db=$(mktemp -u /tmp/reins-cli-XXXXXX.db)
+out=$("$reins" run --store "sqlite:$db" examples/messaging/scenarios/clarify-john.yaml) || fail "run with --store"
+session=$(grep -o 's_[0-9a-f]*' <<<"$out" | tail -n 1)
+"$reins" trace --store "sqlite:$db" --session "$session" | grep -q "turn 2" || fail "trace does not show turn 2"
+"$reins" trace --store "sqlite:$db" | grep -q "$session" || fail "trace without --session does not list the session"
+rm -f "$db" "$db-wal" "$db-shm"
+
+# A scenario whose model has no reply fails with the documented message.
+tmp=$(mktemp -d)
+cat > "$tmp/s.yaml" <<YAML
+id: no-reply
+agent: $root/examples/messaging/agent.yaml
+model: { provider: scripted, replies: [] }
+turns: [ { say: hello } ]
+YAML
+out=$("$reins" run "$tmp/s.yaml"); rc=$?
+[ "$rc" -eq 1 ] || fail "a scenario with no scripted reply exited $rc"
+grep -q "scripted model has no reply for call 1 (turn 1, purpose chat" <<<"$out" || fail "no-reply message: $out"
+rm -rf "$tmp"
+
+echo "cli_test: $failures failures"
+[ "$failures" -eq 0 ]

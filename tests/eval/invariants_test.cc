@@ -1,0 +1,106 @@
+// The invariant checkers must have teeth: each is fed a trace that breaks it.
+#include "eval/invariants.h"
+
+#include <gtest/gtest.h>
+
+namespace reins {
+namespace {
+
+class InvariantsTest : public ::testing::Test {
+ protected:
+  InvariantsTest() {
+    ToolDef lookup;
+    lookup.name = "lookup";
+    lookup.may_clarify = true;
+    lookup.produces["contact"] = "$.data.ids[*]";
+    ToolDef send;
+    send.name = "send";
+    send.consumes["to"] = "contact";
+    send.input_schema = Json::parse(R"({"type": "object", "required": ["to"]})");
+    config_.tools = {lookup, send};
+    turn_.number = 1;
+    turn_.result.status = TurnStatus::kCompleted;
+  }
+  void Event(const std::string& type, Json data) { turn_.result.events.push_back({type, 1, 0, std::move(data)}); }
+  Json Executed(const std::string& name, int position, Json args, bool success, const std::string& action,
+                Json result = Json::object()) {
+    return {{"name", name}, {"response", 1}, {"position", position}, {"args", std::move(args)},
+            {"success", success}, {"next_action", action}, {"result", std::move(result)}};
+  }
+  std::vector<std::string> Ids() {
+    std::vector<std::string> ids;
+    for (const InvariantViolation& v : CheckInvariants(config_, {turn_}, history_)) ids.push_back(v.id);
+    return ids;
+  }
+
+  AgentConfig config_;
+  TurnRun turn_;
+  std::vector<Message> history_;
+};
+
+TEST_F(InvariantsTest, CleanTraceHasNoViolations) {
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "continue", {{"data", {{"ids", {"u1"}}}}}));
+  Event("tool.executed", Executed("send", 0, {{"to", "u1"}}, true, "continue"));
+  EXPECT_TRUE(Ids().empty());
+}
+
+TEST_F(InvariantsTest, I1ExecutionAfterAStoppingResult) {
+  Event("tool.executed", Executed("send", 0, {{"to", "x"}}, false, "error"));
+  Event("tool.executed", Executed("send", 1, {{"to", "x"}}, true, "continue"));
+  std::vector<std::string> ids = Ids();
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "I1"), ids.end());
+}
+
+TEST_F(InvariantsTest, I1ModelCallAfterClarification) {
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "clarification_needed"));
+  Event("model.call", {{"tool_choice", "auto"}});
+  std::vector<std::string> ids = Ids();
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), "I1"), 2);  // the extra call, and the status is not awaiting
+}
+
+TEST_F(InvariantsTest, I1CompleteNeedsExactlyOneToolsOffCall) {
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "complete"));
+  Event("model.call", {{"tool_choice", "auto"}});
+  std::vector<std::string> ids = Ids();
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "I1"), ids.end());
+}
+
+TEST_F(InvariantsTest, I2ExecutionAfterAMayClarifyCall) {
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "continue", {{"data", {{"ids", {"u1"}}}}}));
+  Event("tool.executed", Executed("send", 1, {{"to", "u1"}}, true, "continue"));
+  std::vector<std::string> ids = Ids();
+  EXPECT_EQ(ids, std::vector<std::string>{"I2"});
+}
+
+TEST_F(InvariantsTest, I3InventedIdAndIgnoredChoice) {
+  Event("tool.executed", Executed("send", 0, {{"to", "u_ghost"}}, true, "continue"));
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I3"});
+  turn_.result.events.clear();
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "continue", {{"data", {{"ids", {"u1", "u2"}}}}}));
+  Event("clarification.answered", {{"entity_type", "contact"}, {"option_id", "u1"}});
+  Json send = Executed("send", 0, {{"to", "u2"}}, true, "continue");
+  send["response"] = 2;
+  Event("tool.executed", send);
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I3"});
+}
+
+TEST_F(InvariantsTest, I10UnansweredAndOrphanToolMessages) {
+  ToolCall a{"c1", "send", "{}", Json::object(), true}, b{"c2", "send", "{}", Json::object(), true};
+  history_ = {Message::User("x"), Message::Assistant("", {a, b}), Message::Tool("c2", "send", "{}", false),
+              Message::Tool("c1", "send", "{}", false)};
+  std::vector<std::string> ids = Ids();
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), "I10"), 2);  // out of order, both positions
+  history_ = {Message::User("x"), Message::Tool("c9", "send", "{}", false)};
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I10"});
+}
+
+TEST_F(InvariantsTest, I11ExecutedArgumentsBreakingTheSchema) {
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "continue", {{"data", {{"ids", {"u1"}}}}}));
+  Json send = Executed("send", 0, Json::object(), true, "continue");
+  send["response"] = 2;
+  Event("tool.executed", send);
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I11"});
+}
+
+}  // namespace
+}  // namespace reins

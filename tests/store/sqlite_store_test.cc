@@ -1,0 +1,363 @@
+#include "store/sqlite_store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "reins/store.h"
+
+namespace reins {
+namespace {
+
+// Every test gets its own file database under /tmp so the test can look at the rows
+// the Store interface does not expose (clarifications, raw seqs) through a second
+// connection, exactly as `reins trace` would.
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = "/tmp/reins_store_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
+    RemoveFiles();
+    Reopen();
+    ASSERT_TRUE(store_->CreateSession(Session("s1")).ok());
+  }
+  void TearDown() override {
+    store_.reset();
+    RemoveFiles();
+  }
+  void RemoveFiles() {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+  void Reopen() {
+    store_.reset();
+    auto opened = SqliteStore::Open(path_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+  }
+
+  static SessionRecord Session(const std::string& id) {
+    SessionRecord s;
+    s.id = id;
+    s.tenant = "acme";
+    s.created_at_ms = 1000;
+    s.metadata = {{"channel", "web"}};
+    s.state = {{"ledger", Json::array()}};
+    return s;
+  }
+
+  // A plain completed turn number `n` of session s1 with two messages.
+  static TurnRecord Turn(int n, const std::string& id) {
+    TurnRecord t;
+    t.session_id = "s1";
+    t.speaker = "user";
+    t.input = {{"say", "hello " + std::to_string(n)}};
+    t.result.turn_id = id;
+    t.result.turn_number = n;
+    t.result.reply = "reply " + std::to_string(n);
+    t.new_messages = {Message::User("hello " + std::to_string(n), "alice"),
+                      Message::Assistant("reply " + std::to_string(n))};
+    t.session_state = {{"turn", n}};
+    t.created_at_ms = 2000 + n;
+    return t;
+  }
+
+  static PendingClarification Clarify(const std::string& id) {
+    PendingClarification p;
+    p.id = id;
+    p.tool = "find_customer";
+    p.entity_type = "customer";
+    p.request_text = "refund Smith";
+    p.clarification.type = "disambiguation";
+    p.clarification.question = "Which Smith?";
+    p.clarification.options = {{"c_1", "Ann Smith", "Berlin", 0.75, Json{{"tier", "gold"}}},
+                               {"c_2", "Bob Smith", "", std::nullopt, Json(nullptr)}};
+    return p;
+  }
+
+  // Reads one value through an independent read-only connection.
+  int64_t Int(const std::string& sql) {
+    SQLite::Database db(path_, SQLite::OPEN_READONLY);
+    return db.execAndGet(sql).getInt64();
+  }
+  std::string Text(const std::string& sql) {
+    SQLite::Database db(path_, SQLite::OPEN_READONLY);
+    return db.execAndGet(sql).getString();
+  }
+  // Row counts of every table a turn writes, to prove a failed commit wrote nothing.
+  std::string Counts() {
+    std::string out;
+    for (const char* table : {"turns", "messages", "tool_invocations", "clarifications", "clarification_options",
+                              "trace_events"}) {
+      out += std::string(table) + "=" + std::to_string(Int(std::string("SELECT COUNT(*) FROM ") + table)) + " ";
+    }
+    return out + "state=" + Text("SELECT state || turn_count FROM sessions WHERE id = 's1'");
+  }
+
+  std::string path_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(SqliteStoreTest, CreatedSessionLoadsBackWithAllFields) {
+  auto s = store_->LoadSession("s1");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->tenant, "acme");
+  EXPECT_EQ(s->created_at_ms, 1000);
+  EXPECT_EQ(s->metadata, Json({{"channel", "web"}}));
+  EXPECT_EQ(s->state, Json({{"ledger", Json::array()}}));
+  EXPECT_EQ(s->turn_count, 0);
+
+  ASSERT_TRUE(store_->CreateSession(Session("s0")).ok());
+  auto all = store_->ListSessions();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].id, "s0");  // same created_at: ordered by id
+}
+
+TEST_F(SqliteStoreTest, UnknownSessionIsNotFound) {
+  auto s = store_->LoadSession("nope");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.status().message(), "session 'nope' does not exist");
+  EXPECT_EQ(store_->LoadMessages("nope").status().code(), StatusCode::kNotFound);
+  TurnRecord t = Turn(1, "t1");
+  t.session_id = "nope";
+  EXPECT_EQ(store_->CommitTurn(t).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SqliteStoreTest, CreatingAnExistingSessionIsAlreadyExists) {
+  auto again = store_->CreateSession(Session("s1"));
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(SqliteStoreTest, CommittedTurnReadsBackCompletely) {
+  TurnRecord t = Turn(1, "t1");
+  t.result.status = TurnStatus::kAwaitingClarification;
+  ToolCall call{"call_1", "find_customer", R"({"name":"Smith"})", {{"name", "Smith"}}, true};
+  t.new_messages = {Message::User("refund Smith", "alice"), Message::Assistant("", {call}),
+                    Message::Tool("call_1", "find_customer", R"({"matches":2})", false)};
+  ResultEnvelope env;
+  env.next_action = NextAction::kClarificationNeeded;
+  env.data = {{"matches", 2}};
+  t.result.tools = {
+      {"call_1", "find_customer", {{"name", "Smith"}}, ToolOutcome::Status::kExecuted, "", "", env, 12, 1, 0},
+      {"call_2", "refund", {{"amount", 5}}, ToolOutcome::Status::kSkipped, "chain_stopped", "", {}, 0, 1, 1},
+      {"call_0", "drop_db", Json::object(), ToolOutcome::Status::kRejected, "unknown_tool", "no such tool", {}, 0,
+       1, 2},
+      {"call_3", "email", {{"to", "x"}}, ToolOutcome::Status::kDeferred, "", "", {}, 0, 2, 0}};
+  t.result.clarification = Clarify("cl_1");
+  t.result.events = {{"turn.started", 1, 10, {{"speaker", "user"}}}, {"tool.executed", 1, 11, {{"name", "x"}}}};
+  ASSERT_TRUE(store_->CommitTurn(t).ok());
+
+  auto s = store_->LoadSession("s1");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->turn_count, 1);
+  EXPECT_EQ(s->state, Json({{"turn", 1}}));
+
+  auto msgs = store_->LoadMessages("s1");
+  ASSERT_TRUE(msgs.ok());
+  ASSERT_EQ(msgs->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(MessageToJson((*msgs)[i]), MessageToJson(t.new_messages[i]));
+
+  auto turns = store_->LoadTurns("s1");
+  ASSERT_TRUE(turns.ok());
+  ASSERT_EQ(turns->size(), 1u);
+  const StoredTurn& st = (*turns)[0];
+  EXPECT_EQ(st.turn_id, "t1");
+  EXPECT_EQ(st.status, "awaiting_clarification");
+  EXPECT_EQ(st.speaker, "user");
+  EXPECT_EQ(st.reply, "reply 1");
+  EXPECT_EQ(st.created_at_ms, 2001);
+  EXPECT_EQ(st.input, t.input);
+  EXPECT_EQ(st.result, TurnResultToJson(t.result));
+  ASSERT_EQ(st.events.size(), 2u);
+  EXPECT_EQ(TraceEventToJson(st.events[1]), TraceEventToJson(t.result.events[1]));
+
+  auto inv = store_->LoadInvocations("s1");
+  ASSERT_TRUE(inv.ok());
+  ASSERT_EQ(inv->size(), 4u);
+  const StoredInvocation& executed = (*inv)[0];
+  EXPECT_EQ(executed.status, "executed");
+  EXPECT_EQ(executed.success, true);
+  EXPECT_EQ(executed.next_action, "clarification_needed");
+  EXPECT_EQ(executed.result, EnvelopeToJson(env));
+  EXPECT_EQ(executed.latency_ms, 12);
+  EXPECT_EQ(executed.args, Json({{"name", "Smith"}}));
+  EXPECT_EQ((*inv)[1].status, "skipped");
+  EXPECT_EQ((*inv)[1].reason, "chain_stopped");
+  EXPECT_FALSE((*inv)[1].success.has_value());
+  EXPECT_TRUE((*inv)[1].result.is_null());
+  EXPECT_EQ((*inv)[2].status, "rejected");
+  EXPECT_EQ((*inv)[2].reason, "unknown_tool");
+  EXPECT_EQ((*inv)[3].status, "deferred");
+  EXPECT_TRUE((*inv)[3].deferred);
+  EXPECT_FALSE((*inv)[0].deferred);
+
+  EXPECT_EQ(Text("SELECT status || '|' || question || '|' || tool FROM clarifications WHERE id = 'cl_1'"),
+            "pending|Which Smith?|find_customer");
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM clarification_options WHERE clarification_id = 'cl_1'"), 2);
+  EXPECT_EQ(Text("SELECT option_id || confidence || metadata FROM clarification_options WHERE position = 0"),
+            R"(c_10.75{"tier":"gold"})");
+  EXPECT_EQ(Int("SELECT (confidence IS NULL) + (metadata IS NULL) FROM clarification_options WHERE position = 1"), 2);
+}
+
+TEST_F(SqliteStoreTest, MessageSeqContinuesAcrossTurns) {
+  ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
+  ASSERT_TRUE(store_->CommitTurn(Turn(2, "t2")).ok());
+  EXPECT_EQ(Text("SELECT group_concat(seq || turn_id, ',') FROM (SELECT * FROM messages ORDER BY seq)"),
+            "1t1,2t1,3t2,4t2");
+  auto msgs = store_->LoadMessages("s1");
+  ASSERT_TRUE(msgs.ok());
+  ASSERT_EQ(msgs->size(), 4u);
+  EXPECT_EQ((*msgs)[2].text, "hello 2");
+  EXPECT_EQ((*msgs)[2].speaker, "alice");
+  auto turns = store_->LoadTurns("s1");
+  ASSERT_TRUE(turns.ok());
+  ASSERT_EQ(turns->size(), 2u);
+  EXPECT_EQ((*turns)[1].turn_number, 2);
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 2);
+}
+
+TEST_F(SqliteStoreTest, AnsweringAClarificationMarksItAnswered) {
+  TurnRecord ask = Turn(1, "t1");
+  ask.result.clarification = Clarify("cl_1");
+  ASSERT_TRUE(store_->CommitTurn(ask).ok());
+  TurnRecord answer = Turn(2, "t2");
+  answer.answered_clarification_id = "cl_1";
+  answer.chosen_option_id = "c_2";
+  ASSERT_TRUE(store_->CommitTurn(answer).ok());
+  EXPECT_EQ(Text("SELECT status || ':' || chosen_option FROM clarifications WHERE id = 'cl_1'"), "answered:c_2");
+}
+
+TEST_F(SqliteStoreTest, NewClarificationSupersedesThePendingOne) {
+  TurnRecord first = Turn(1, "t1");
+  first.result.clarification = Clarify("cl_1");
+  ASSERT_TRUE(store_->CommitTurn(first).ok());
+  TurnRecord second = Turn(2, "t2");
+  second.result.clarification = Clarify("cl_2");
+  ASSERT_TRUE(store_->CommitTurn(second).ok());
+  EXPECT_EQ(Text("SELECT group_concat(id || '=' || status, ',') FROM (SELECT * FROM clarifications ORDER BY id)"),
+            "cl_1=superseded,cl_2=pending");
+}
+
+TEST_F(SqliteStoreTest, AnsweringANonPendingClarificationFailsAndWritesNothing) {
+  TurnRecord ask = Turn(1, "t1");
+  ask.result.clarification = Clarify("cl_1");
+  ASSERT_TRUE(store_->CommitTurn(ask).ok());
+  TurnRecord answer = Turn(2, "t2");
+  answer.answered_clarification_id = "cl_1";
+  answer.chosen_option_id = "c_1";
+  ASSERT_TRUE(store_->CommitTurn(answer).ok());
+  const std::string before = Counts();
+
+  // Messages, invocations and the turn row are written before the answer is checked,
+  // so nothing remaining proves the rollback.
+  TurnRecord again = Turn(3, "t3");
+  again.result.tools = {{"c", "x", Json::object(), ToolOutcome::Status::kSkipped, "truncated", "", {}, 0, 1, 0}};
+  again.result.events = {{"turn.started", 3, 1, Json::object()}};
+  again.answered_clarification_id = "cl_1";
+  auto result = store_->CommitTurn(again);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.status().message().find("cl_1"), std::string::npos);
+  EXPECT_EQ(Counts(), before);
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 2);
+  EXPECT_EQ(store_->LoadMessages("s1")->size(), 4u);
+  EXPECT_EQ(Text("SELECT chosen_option FROM clarifications WHERE id = 'cl_1'"), "c_1");
+}
+
+TEST_F(SqliteStoreTest, DuplicateTurnIdIsAlreadyExistsAndWritesNothing) {
+  ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
+  const std::string before = Counts();
+  auto result = store_->CommitTurn(Turn(2, "t1"));
+  EXPECT_EQ(result.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(Counts(), before);
+}
+
+TEST_F(SqliteStoreTest, FailureMidCommitLeavesNoPartialRows) {
+  TurnRecord first = Turn(1, "t1");
+  first.result.clarification = Clarify("cl_1");
+  ASSERT_TRUE(store_->CommitTurn(first).ok());
+  const std::string before = Counts();
+  // The clarification insert comes after the turn, messages and invocations; its
+  // duplicate id makes SQLite itself fail half-way through the transaction.
+  TurnRecord second = Turn(2, "t2");
+  second.result.tools = {{"c", "x", Json::object(), ToolOutcome::Status::kSkipped, "truncated", "", {}, 0, 1, 0}};
+  second.result.clarification = Clarify("cl_1");
+  auto result = store_->CommitTurn(second);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(Counts(), before);
+  EXPECT_EQ(Text("SELECT status FROM clarifications WHERE id = 'cl_1'"), "pending");  // not superseded
+}
+
+TEST_F(SqliteStoreTest, FileDatabaseSurvivesReopenInWalMode) {
+  ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
+  Reopen();
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 1);
+  EXPECT_EQ(store_->LoadMessages("s1")->size(), 2u);
+  EXPECT_EQ(Text("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(Int("PRAGMA user_version"), 1);
+}
+
+TEST_F(SqliteStoreTest, DatabaseFromANewerReinsIsRefused) {
+  store_.reset();
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA user_version = 99");
+  }
+  auto opened = SqliteStore::Open(path_);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(opened.status().message(), "database schema version 99 is newer than this reins (1); upgrade reins");
+}
+
+TEST_F(SqliteStoreTest, CorruptMessageRowIsAnInternalErrorNotACrash) {
+  ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE messages SET content = '{not json' WHERE seq = 2");
+  }
+  auto msgs = store_->LoadMessages("s1");
+  ASSERT_FALSE(msgs.ok());
+  EXPECT_EQ(msgs.status().code(), StatusCode::kInternal);
+  EXPECT_NE(msgs.status().message().find("message 2 of session 's1'"), std::string::npos);
+}
+
+TEST(OpenStoreTest, MemoryUrlOpensAWorkingStore) {
+  auto store = OpenStore("sqlite::memory:");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  SessionRecord s;
+  s.id = "m1";
+  ASSERT_TRUE((*store)->CreateSession(s).ok());
+  EXPECT_TRUE((*store)->LoadSession("m1").ok());
+  // Each in-memory store is private.
+  EXPECT_EQ(OpenStore("sqlite::memory:").value()->LoadSession("m1").status().code(), StatusCode::kNotFound);
+}
+
+TEST(OpenStoreTest, PathUrlOpensAFile) {
+  const std::string path = "/tmp/reins_open_store_" + std::to_string(::getpid()) + ".db";
+  {
+    auto store = OpenStore("sqlite:" + path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+TEST(OpenStoreTest, UnsupportedUrlsAreRefusedWithAReason) {
+  auto pg = OpenStore("postgres://db/reins");
+  EXPECT_EQ(pg.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(pg.status().message(), "PostgreSQL store is not available yet");
+  for (const char* url : {"mysql://x", "sqlite:", "", "memory"}) {
+    auto r = OpenStore(url);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << url;
+    EXPECT_NE(r.status().message().find("use sqlite:PATH or sqlite::memory:"), std::string::npos) << url;
+  }
+  EXPECT_EQ(OpenStore("sqlite:/nonexistent_dir_reins/x.db").status().code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace reins

@@ -1,0 +1,27 @@
+// Runs a Task to completion on a private io_context, for tests.
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "reins/async.h"
+
+namespace reins::testing {
+
+template <typename T>
+T RunSync(Task<T> task) {
+  boost::asio::io_context io;
+  std::optional<T> out;
+  auto body = [&]() -> Task<void> { out.emplace(co_await std::move(task)); };
+  boost::asio::co_spawn(io, body(), [](std::exception_ptr e) {
+    if (e) std::rethrow_exception(e);
+  });
+  io.run();
+  return std::move(*out);
+}
+
+}  // namespace reins::testing

@@ -1,0 +1,55 @@
+#include "tools/fixture_backend.h"
+
+#include <gtest/gtest.h>
+
+#include "support/run_sync.h"
+
+namespace reins {
+namespace {
+
+using testing::RunSync;
+
+ToolRequest Call(Json args) { return {"lookup", std::move(args), "s", "t", "k"}; }
+
+TEST(FixtureBackendTest, FirstMatchingEntryAnswersAndTimesRunOut) {
+  VirtualClock clock(0);
+  FixtureBackend fixture("lookup", Json::parse(R"([
+    {"when": {"args": {"query": "John"}}, "result": {"data": "john"}, "times": 1},
+    {"when": {"args": {"query": "John"}}, "error": "db down"},
+    {"result": {"data": "anyone"}}])"), clock);
+  auto first = RunSync(fixture.Invoke(Call({{"query", "John"}, {"limit", 5}})));
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ((*first)["data"], "john");
+  auto second = RunSync(fixture.Invoke(Call({{"query", "John"}})));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message(), "db down");
+  auto other = RunSync(fixture.Invoke(Call({{"query", "Jane"}})));
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*other)["data"], "anyone");
+  EXPECT_EQ(fixture.calls(), 3);
+}
+
+TEST(FixtureBackendTest, LatencyMovesTheVirtualClock) {
+  VirtualClock clock(1000);
+  FixtureBackend fixture("lookup", Json::parse(R"([{"result": {}, "latency_ms": 250}])"), clock);
+  ASSERT_TRUE(RunSync(fixture.Invoke(Call(Json::object()))).ok());
+  EXPECT_EQ(clock.NowMs(), 1250);
+}
+
+TEST(FixtureBackendTest, NoMatchingEntryIsAnErrorNamingTheArguments) {
+  VirtualClock clock(0);
+  FixtureBackend fixture("lookup", Json::parse(R"([{"when": {"args": {"query": "John"}}, "result": {}}])"), clock);
+  auto r = RunSync(fixture.Invoke(Call({{"query", "Zed"}})));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(R"({"query":"Zed"})"), std::string::npos);
+}
+
+TEST(FixtureBackendTest, SubsetMatchIsRecursiveAndNumericAware) {
+  EXPECT_TRUE(JsonSubsetMatch(Json::parse(R"({"a": {"b": 1}})"), Json::parse(R"({"a": {"b": 1.0, "c": 2}, "d": 3})")));
+  EXPECT_FALSE(JsonSubsetMatch(Json::parse(R"({"a": {"b": 1}})"), Json::parse(R"({"a": {"c": 1}})")));
+  EXPECT_FALSE(JsonSubsetMatch(Json::parse(R"({"a": [1]})"), Json::parse(R"({"a": [1, 2]})")));
+  EXPECT_TRUE(JsonSubsetMatch(Json::object(), Json::parse(R"({"x": 1})")));
+}
+
+}  // namespace
+}  // namespace reins
