@@ -55,24 +55,43 @@ constexpr const char* kReplies = R"([
 constexpr const char* kFixture = R"([{"result": {"success": true, "next_action": "continue",
   "data": {"day": "sunday", "times": ["09:00", "11:00"]}}}])";
 
-std::unique_ptr<Runtime> MakeRuntime() {
+// A store that keeps nothing: separates the pipeline's own cost from SQLite's.
+class DiscardingStore final : public Store {
+ public:
+  Result<void> CreateSession(const SessionRecord&) override { return {}; }
+  Result<SessionRecord> LoadSession(const std::string&) override { return NotFound("discarding store"); }
+  Result<std::vector<SessionRecord>> ListSessions() override { return std::vector<SessionRecord>{}; }
+  Result<std::vector<Message>> LoadMessages(const std::string&) override { return std::vector<Message>{}; }
+  Result<void> CommitTurn(const TurnRecord&) override { return {}; }
+  Result<std::vector<StoredTurn>> LoadTurns(const std::string&) override { return std::vector<StoredTurn>{}; }
+  Result<std::vector<StoredInvocation>> LoadInvocations(const std::string&) override {
+    return std::vector<StoredInvocation>{};
+  }
+};
+
+std::unique_ptr<Runtime> MakeRuntime(bool sqlite) {
   Diagnostics diag;
   LocatedDoc doc = ParseYaml(kAgent, "bench.yaml", diag);
   AgentConfig config;
   if (!ParseAgentConfig(doc, "", ".", diag, &config)) std::abort();
-  auto clock = std::make_shared<VirtualClock>(0);
+  auto clock = std::make_shared<SystemClock>();
   RuntimeParts parts;
   parts.model = std::make_shared<ScriptedModel>(Json::parse(kReplies));
   parts.clock = clock;
-  parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
+  if (sqlite) {
+    parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
+  } else {
+    parts.store = std::make_shared<DiscardingStore>();
+  }
   parts.tool_backends["get_service_times"] =
       std::make_shared<FixtureBackend>("get_service_times", Json::parse(kFixture), *clock);
   parts.id_seed = 7;
   return std::move(Runtime::Create(config, parts)).value();
 }
 
+// state.range(0): 1 = commit to an in-memory SQLite store, 0 = discard (pipeline only).
 void BM_TwoRoundTurn(benchmark::State& state) {
-  std::unique_ptr<Runtime> runtime = MakeRuntime();
+  std::unique_ptr<Runtime> runtime = MakeRuntime(state.range(0) == 1);
   boost::asio::io_context io;
   TurnInput input;
   input.say = "What time is service on Sunday?";
@@ -95,7 +114,7 @@ void BM_TwoRoundTurn(benchmark::State& state) {
   state.counters["allocs_per_turn"] =
       benchmark::Counter(static_cast<double>(allocations), benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_TwoRoundTurn)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TwoRoundTurn)->ArgName("sqlite")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace reins

@@ -104,14 +104,15 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
     ResultEnvelope result = co_await Execute(ctx, p, &latency_ms);
     for (const auto& policy : policies_) policy->Observe(ctx, p, result);
 
+    Json envelope = EnvelopeToJson(result);
+    ctx.history.push_back(Message::Tool(p.call->id, name, envelope.dump(), !result.success));
     Json data = CallEventData(ctx, p);
-    data["result"] = EnvelopeToJson(result);
+    data["result"] = std::move(envelope);
     data["success"] = result.success;
     data["next_action"] = NextActionName(result.next_action);
     data["latency_ms"] = latency_ms;
     data["may_clarify"] = p.tool->may_clarify;
     ctx.Emit("tool.executed", std::move(data));
-    ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeToJson(result).dump(), !result.success));
     ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
     o.result = result;
     o.latency_ms = latency_ms;

@@ -24,28 +24,36 @@ struct Runtime::Impl {
     std::vector<Message> history;
     int turn_count = 0;
   };
-  std::map<std::string, CachedSession> sessions;
+  std::map<std::string, std::shared_ptr<CachedSession>> sessions;
 
+  // Ids sort by creation time (11 hex digits of milliseconds, then 16 random ones), so
+  // the store's indexes grow at their end instead of splitting pages at random.
   std::string NewId(const char* prefix) {
-    std::lock_guard lock(mu);
     static constexpr char kHex[] = "0123456789abcdef";
+    uint64_t random;
+    {
+      std::lock_guard lock(mu);
+      random = rng();
+    }
     std::string id = prefix;
-    uint64_t v = rng();
-    for (int i = 0; i < 12; ++i, v >>= 4) id += kHex[v & 15];
+    auto now = static_cast<uint64_t>(parts.clock->NowMs());
+    for (int shift = 40; shift >= 0; shift -= 4) id += kHex[(now >> shift) & 15];
+    for (int i = 0; i < 16; ++i, random >>= 4) id += kHex[random & 15];
     return id;
   }
 
-  Result<CachedSession> Load(const std::string& session_id) {
+  Result<std::shared_ptr<CachedSession>> Load(const std::string& session_id) {
     {
       std::lock_guard lock(mu);
       if (auto it = sessions.find(session_id); it != sessions.end()) return it->second;
     }
     REINS_ASSIGN_OR_RETURN(SessionRecord record, parts.store->LoadSession(session_id));
-    CachedSession cached;
-    cached.state = SessionState::FromJson(record.state);
-    cached.turn_count = record.turn_count;
-    REINS_ASSIGN_OR_RETURN(cached.history, parts.store->LoadMessages(session_id));
-    return cached;
+    auto cached = std::make_shared<CachedSession>();
+    cached->state = SessionState::FromJson(record.state);
+    cached->turn_count = record.turn_count;
+    REINS_ASSIGN_OR_RETURN(cached->history, parts.store->LoadMessages(session_id));
+    std::lock_guard lock(mu);
+    return sessions.emplace(session_id, std::move(cached)).first->second;
   }
 };
 
@@ -78,17 +86,23 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
   record.state = SessionState{}.ToJson();
   REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
   std::lock_guard lock(impl_->mu);
-  impl_->sessions[record.id] = {};
+  impl_->sessions[record.id] = std::make_shared<Impl::CachedSession>();
   return record.id;
 }
 
 Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInput input) {
-  Result<Impl::CachedSession> loaded = impl_->Load(session_id);
+  Result<std::shared_ptr<Impl::CachedSession>> loaded = impl_->Load(session_id);
   if (!loaded.ok()) co_return loaded.status();
-  // The turn works on copies: if it is refused or cannot be committed, the session is
-  // exactly as it was.
-  Impl::CachedSession session = std::move(loaded).value();
+  Impl::CachedSession& session = **loaded;
+  // The turn works on the cached session in place. If it is refused or cannot be
+  // committed, the state is restored and the history cut back, so the session is
+  // exactly as it was (turns of one session never overlap; see runtime.h).
+  SessionState state_before = session.state;
   TurnContext ctx(impl_->config, *impl_->parts.clock, session.state, session.history);
+  auto roll_back = [&] {
+    session.state = std::move(state_before);
+    session.history.resize(ctx.history_base);
+  };
   ctx.session_id = session_id;
   ctx.turn_id = impl_->NewId("t_");
   ctx.input = std::move(input);
@@ -96,13 +110,16 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
   ctx.result.turn_number = session.turn_count + 1;
 
   Result<void> ran = co_await impl_->pipeline->Run(ctx);
-  if (!ran.ok()) co_return ran.status();
+  if (!ran.ok()) {
+    roll_back();
+    co_return ran.status();
+  }
 
   TurnRecord record;
   record.session_id = session_id;
   record.speaker = ctx.input.speaker;
   record.input = TurnInputToJson(ctx.input);
-  record.result = ctx.result;
+  record.result = std::move(ctx.result);
   record.new_messages.assign(session.history.begin() + static_cast<std::ptrdiff_t>(ctx.history_base),
                              session.history.end());
   record.session_state = session.state.ToJson();
@@ -112,14 +129,12 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
   }
   record.created_at_ms = impl_->parts.clock->NowMs();
   Result<void> committed = impl_->parts.store->CommitTurn(record);
-  if (!committed.ok()) co_return Internal("the turn could not be stored: " + committed.status().message());
-
-  session.turn_count = ctx.result.turn_number;
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->sessions[session_id] = std::move(session);
+  if (!committed.ok()) {
+    roll_back();
+    co_return Internal("the turn could not be stored: " + committed.status().message());
   }
-  co_return std::move(ctx.result);
+  session.turn_count = record.result.turn_number;
+  co_return std::move(record.result);
 }
 
 }  // namespace reins

@@ -30,6 +30,7 @@ CREATE TABLE turns (
   input TEXT NOT NULL,
   result TEXT NOT NULL,
   error TEXT NOT NULL,
+  events TEXT NOT NULL,   -- the turn's trace events, a JSON array, in order
   created_at INTEGER NOT NULL,
   UNIQUE(session_id, number)
 );
@@ -89,16 +90,6 @@ CREATE TABLE clarification_options (
   PRIMARY KEY(clarification_id, position)
 );
 
-CREATE TABLE trace_events (
-  session_id TEXT NOT NULL REFERENCES sessions(id),
-  turn_id TEXT NOT NULL REFERENCES turns(id),
-  seq INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  at_ms INTEGER NOT NULL,
-  data TEXT NOT NULL,
-  PRIMARY KEY(turn_id, seq)
-);
-CREATE INDEX trace_events_by_session ON trace_events(session_id);
 )sql";
 
 // Append new steps here; never edit one that has shipped.

@@ -13,11 +13,11 @@ namespace {
 
 using store::DumpJson;
 
-void InsertTurn(SQLite::Database& db, const TurnRecord& turn) {
+void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   const TurnResult& r = turn.result;
-  SQLite::Statement q(db,
+  SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
-                      "error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                      "error, events, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, r.turn_id);
   q.bind(2, turn.session_id);
   q.bind(3, r.turn_number);
@@ -27,16 +27,18 @@ void InsertTurn(SQLite::Database& db, const TurnRecord& turn) {
   q.bind(7, DumpJson(turn.input));
   q.bind(8, DumpJson(TurnResultToJson(r)));
   q.bind(9, r.error);
-  q.bind(10, turn.created_at_ms);
+  // One row per turn rather than per event: a turn's events are always read together.
+  q.bind(10, store::DumpEvents(r.events));
+  q.bind(11, turn.created_at_ms);
   q.exec();
 }
 
-void AppendMessages(SQLite::Database& db, const TurnRecord& turn) {
-  SQLite::Statement max_seq(db, "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?");
+void AppendMessages(store::StatementCache& db, const TurnRecord& turn) {
+  SQLite::Statement& max_seq = db.Get("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?");
   max_seq.bind(1, turn.session_id);
   max_seq.executeStep();
   int64_t seq = max_seq.getColumn(0).getInt64();
-  SQLite::Statement q(db, "INSERT INTO messages (session_id, seq, turn_id, role, content) VALUES (?, ?, ?, ?, ?)");
+  SQLite::Statement& q = db.Get("INSERT INTO messages (session_id, seq, turn_id, role, content) VALUES (?, ?, ?, ?, ?)");
   for (const Message& m : turn.new_messages) {
     q.reset();
     q.bind(1, turn.session_id);
@@ -48,8 +50,8 @@ void AppendMessages(SQLite::Database& db, const TurnRecord& turn) {
   }
 }
 
-void InsertInvocations(SQLite::Database& db, const TurnRecord& turn) {
-  SQLite::Statement q(db,
+void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
+  SQLite::Statement& q = db.Get(
                       "INSERT INTO tool_invocations (session_id, turn_id, response_index, position, call_id, "
                       "name, args, status, reason, success, next_action, result, latency_ms, deferred, message) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -79,9 +81,9 @@ void InsertInvocations(SQLite::Database& db, const TurnRecord& turn) {
 
 // Marks the clarification this turn answered. Only a pending one can be answered: an
 // answered or superseded one means the caller's view of the session is stale.
-Status AnswerClarification(SQLite::Database& db, const TurnRecord& turn) {
+Status AnswerClarification(store::StatementCache& db, const TurnRecord& turn) {
   const std::string& id = turn.answered_clarification_id;
-  SQLite::Statement find(db, "SELECT status FROM clarifications WHERE id = ? AND session_id = ?");
+  SQLite::Statement& find = db.Get("SELECT status FROM clarifications WHERE id = ? AND session_id = ?");
   find.bind(1, id);
   find.bind(2, turn.session_id);
   if (!find.executeStep()) {
@@ -91,7 +93,7 @@ Status AnswerClarification(SQLite::Database& db, const TurnRecord& turn) {
   if (status != "pending") {
     return FailedPrecondition("clarification '" + id + "' is " + status + ", not pending; it cannot be answered");
   }
-  SQLite::Statement q(db, "UPDATE clarifications SET status = 'answered', chosen_option = ? WHERE id = ?");
+  SQLite::Statement& q = db.Get("UPDATE clarifications SET status = 'answered', chosen_option = ? WHERE id = ?");
   q.bind(1, turn.chosen_option_id);
   q.bind(2, id);
   q.exec();
@@ -100,15 +102,15 @@ Status AnswerClarification(SQLite::Database& db, const TurnRecord& turn) {
 
 // Opens the turn's clarification; any other one still pending in the session is
 // superseded, so at most one is pending at a time.
-void OpenClarification(SQLite::Database& db, const TurnRecord& turn, const PendingClarification& p) {
-  SQLite::Statement supersede(db,
+void OpenClarification(store::StatementCache& db, const TurnRecord& turn, const PendingClarification& p) {
+  SQLite::Statement& supersede = db.Get(
                               "UPDATE clarifications SET status = 'superseded' "
                               "WHERE session_id = ? AND status = 'pending' AND id <> ?");
   supersede.bind(1, turn.session_id);
   supersede.bind(2, p.id);
   supersede.exec();
 
-  SQLite::Statement q(db,
+  SQLite::Statement& q = db.Get(
                       "INSERT INTO clarifications (id, session_id, turn_id, tool, entity_type, type, question, "
                       "request_text, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')");
   q.bind(1, p.id);
@@ -121,7 +123,7 @@ void OpenClarification(SQLite::Database& db, const TurnRecord& turn, const Pendi
   q.bind(8, p.request_text);
   q.exec();
 
-  SQLite::Statement opt(db,
+  SQLite::Statement& opt = db.Get(
                         "INSERT INTO clarification_options (clarification_id, position, option_id, title, "
                         "subtitle, confidence, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)");
   int position = 0;
@@ -139,25 +141,8 @@ void OpenClarification(SQLite::Database& db, const TurnRecord& turn, const Pendi
   }
 }
 
-void InsertEvents(SQLite::Database& db, const TurnRecord& turn) {
-  SQLite::Statement q(db,
-                      "INSERT INTO trace_events (session_id, turn_id, seq, type, at_ms, data) "
-                      "VALUES (?, ?, ?, ?, ?, ?)");
-  int seq = 0;
-  for (const TraceEvent& e : turn.result.events) {
-    q.reset();
-    q.bind(1, turn.session_id);
-    q.bind(2, turn.result.turn_id);
-    q.bind(3, seq++);
-    q.bind(4, e.type);
-    q.bind(5, e.at_ms);
-    q.bind(6, DumpJson(e.data));
-    q.exec();
-  }
-}
-
-void UpdateSession(SQLite::Database& db, const TurnRecord& turn) {
-  SQLite::Statement q(db, "UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
+void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
+  SQLite::Statement& q = db.Get("UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
   q.bind(1, DumpJson(turn.session_state));
   q.bind(2, turn.result.turn_number);
   q.bind(3, turn.session_id);
@@ -173,21 +158,22 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
     // IMMEDIATE takes the write lock up front: another process writing the same file
     // makes us wait (busy_timeout) now instead of failing at the first write.
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    if (!store::SessionExists(*db_, turn.session_id)) return store::SessionNotFound(turn.session_id);
-    SQLite::Statement dup(*db_, "SELECT 1 FROM turns WHERE id = ?");
+    store::ResetOnExit reset(*statements_);  // before tx ends: no open cursor at rollback
+    store::StatementCache& sc = *statements_;
+    if (!store::SessionExists(sc, turn.session_id)) return store::SessionNotFound(turn.session_id);
+    SQLite::Statement& dup = sc.Get("SELECT 1 FROM turns WHERE id = ?");
     dup.bind(1, turn.result.turn_id);
     if (dup.executeStep()) {
       return Status(StatusCode::kAlreadyExists, "turn '" + turn.result.turn_id + "' already exists");
     }
-    InsertTurn(*db_, turn);
-    AppendMessages(*db_, turn);
-    InsertInvocations(*db_, turn);
+    InsertTurn(sc, turn);
+    AppendMessages(sc, turn);
+    InsertInvocations(sc, turn);
     // Answer before opening: a turn that answers one clarification and opens another
     // must not supersede the one it just answered.
-    if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(*db_, turn));
-    if (turn.result.clarification) OpenClarification(*db_, turn, *turn.result.clarification);
-    InsertEvents(*db_, turn);
-    UpdateSession(*db_, turn);
+    if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));
+    if (turn.result.clarification) OpenClarification(sc, turn, *turn.result.clarification);
+    UpdateSession(sc, turn);
     tx.commit();
     return {};
   });

@@ -12,6 +12,19 @@ namespace store {
 
 std::string DumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
+std::string DumpEvents(const std::vector<TraceEvent>& events) {
+  std::string out = "[";
+  for (const TraceEvent& e : events) {
+    if (out.size() > 1) out += ',';
+    out += R"({"type":)";
+    out += DumpJson(Json(e.type));
+    out += R"(,"turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
+    out += DumpJson(e.data);
+    out += '}';
+  }
+  return out + "]";
+}
+
 Json ColumnJson(const SQLite::Column& column, const std::string& where) {
   if (column.isNull()) return Json(nullptr);
   Json j = Json::parse(column.getString(), nullptr, /*allow_exceptions=*/false);
@@ -30,8 +43,29 @@ Status StatusFromSqlite(const SQLite::Exception& e, const std::string& what) {
   return Internal(what + ": " + e.what());
 }
 
-bool SessionExists(SQLite::Database& db, const std::string& session_id) {
-  SQLite::Statement q(db, "SELECT 1 FROM sessions WHERE id = ?");
+SQLite::Statement& StatementCache::Get(const std::string& sql) {
+  std::unique_ptr<SQLite::Statement>& slot = statements_[sql];
+  if (!slot) {
+    slot = std::make_unique<SQLite::Statement>(db_, sql);
+  } else {
+    slot->reset();
+    slot->clearBindings();
+  }
+  return *slot;
+}
+
+void StatementCache::ResetAll() noexcept {
+  for (auto& [sql, statement] : statements_) {
+    try {
+      statement->reset();
+    } catch (const SQLite::Exception&) {
+      // reset() reports the error of the last step again; the statement is reset anyway.
+    }
+  }
+}
+
+bool SessionExists(StatementCache& db, const std::string& session_id) {
+  SQLite::Statement& q = db.Get("SELECT 1 FROM sessions WHERE id = ?");
   q.bind(1, session_id);
   return q.executeStep();
 }
@@ -63,7 +97,8 @@ constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata
 
 }  // namespace
 
-SqliteStore::SqliteStore(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
+SqliteStore::SqliteStore(std::unique_ptr<SQLite::Database> db)
+    : db_(std::move(db)), statements_(std::make_unique<store::StatementCache>(*db_)) {}
 SqliteStore::~SqliteStore() = default;
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
@@ -91,12 +126,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
 
 Result<void> SqliteStore::CreateSession(const SessionRecord& session) {
   std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
   return Guarded("cannot create session '" + session.id + "'", [&]() -> Result<void> {
-    if (store::SessionExists(*db_, session.id)) {
+    if (store::SessionExists(*statements_, session.id)) {
       return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
     }
-    SQLite::Statement q(*db_,
-                        "INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
+    SQLite::Statement& q = statements_->Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
                         "VALUES (?, ?, ?, ?, ?, ?)");
     q.bind(1, session.id);
     q.bind(2, session.tenant);
@@ -111,8 +146,9 @@ Result<void> SqliteStore::CreateSession(const SessionRecord& session) {
 
 Result<SessionRecord> SqliteStore::LoadSession(const std::string& session_id) {
   std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
   return Guarded("cannot load session '" + session_id + "'", [&]() -> Result<SessionRecord> {
-    SQLite::Statement q(*db_, std::string(kSessionColumns) + " WHERE id = ?");
+    SQLite::Statement& q = statements_->Get(std::string(kSessionColumns) + " WHERE id = ?");
     q.bind(1, session_id);
     if (!q.executeStep()) return store::SessionNotFound(session_id);
     return SessionFromRow(q);
@@ -121,8 +157,9 @@ Result<SessionRecord> SqliteStore::LoadSession(const std::string& session_id) {
 
 Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
   std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
   return Guarded("cannot list sessions", [&]() -> Result<std::vector<SessionRecord>> {
-    SQLite::Statement q(*db_, std::string(kSessionColumns) + " ORDER BY created_at, id");
+    SQLite::Statement& q = statements_->Get(std::string(kSessionColumns) + " ORDER BY created_at, id");
     std::vector<SessionRecord> out;
     while (q.executeStep()) out.push_back(SessionFromRow(q));
     return out;
@@ -131,10 +168,11 @@ Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
 
 Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& session_id) {
   std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
   return Guarded("cannot load the messages of session '" + session_id + "'",
                  [&]() -> Result<std::vector<Message>> {
-    if (!store::SessionExists(*db_, session_id)) return store::SessionNotFound(session_id);
-    SQLite::Statement q(*db_, "SELECT seq, content FROM messages WHERE session_id = ? ORDER BY seq");
+    if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement& q = statements_->Get("SELECT seq, content FROM messages WHERE session_id = ? ORDER BY seq");
     q.bind(1, session_id);
     std::vector<Message> out;
     while (q.executeStep()) {
@@ -153,14 +191,14 @@ Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& sessio
 
 Result<std::vector<StoredTurn>> SqliteStore::LoadTurns(const std::string& session_id) {
   std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
   return Guarded("cannot load the turns of session '" + session_id + "'",
                  [&]() -> Result<std::vector<StoredTurn>> {
-    if (!store::SessionExists(*db_, session_id)) return store::SessionNotFound(session_id);
-    SQLite::Statement q(*db_,
-                        "SELECT id, number, speaker, status, reply, created_at, input, result "
-                        "FROM turns WHERE session_id = ? ORDER BY number");
+    if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement& q = statements_->Get(
+        "SELECT id, number, speaker, status, reply, created_at, input, result, events "
+        "FROM turns WHERE session_id = ? ORDER BY number");
     q.bind(1, session_id);
-    SQLite::Statement events(*db_, "SELECT type, at_ms, data FROM trace_events WHERE turn_id = ? ORDER BY seq");
     std::vector<StoredTurn> out;
     while (q.executeStep()) {
       StoredTurn t;
@@ -172,13 +210,9 @@ Result<std::vector<StoredTurn>> SqliteStore::LoadTurns(const std::string& sessio
       t.created_at_ms = q.getColumn(5).getInt64();
       t.input = ColumnJson(q.getColumn(6), "the input of turn '" + t.turn_id + "'");
       t.result = ColumnJson(q.getColumn(7), "the result of turn '" + t.turn_id + "'");
-      events.reset();
-      events.bind(1, t.turn_id);
-      while (events.executeStep()) {
-        t.events.push_back(TraceEvent{events.getColumn(0).getString(), t.turn_number,
-                                      events.getColumn(1).getInt64(),
-                                      ColumnJson(events.getColumn(2), "a trace event of turn '" + t.turn_id + "'")});
-      }
+      Json events = ColumnJson(q.getColumn(8), "the trace events of turn '" + t.turn_id + "'");
+      if (!events.is_array()) throw store::CorruptRow("the trace events of turn '" + t.turn_id + "' are not a list");
+      for (const Json& e : events) t.events.push_back(TraceEventFromJson(e));
       out.push_back(std::move(t));
     }
     return out;
@@ -187,11 +221,11 @@ Result<std::vector<StoredTurn>> SqliteStore::LoadTurns(const std::string& sessio
 
 Result<std::vector<StoredInvocation>> SqliteStore::LoadInvocations(const std::string& session_id) {
   std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
   return Guarded("cannot load the tool invocations of session '" + session_id + "'",
                  [&]() -> Result<std::vector<StoredInvocation>> {
-    if (!store::SessionExists(*db_, session_id)) return store::SessionNotFound(session_id);
-    SQLite::Statement q(*db_,
-                        "SELECT i.turn_id, i.response_index, i.position, i.name, i.args, i.status, i.reason, "
+    if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement& q = statements_->Get("SELECT i.turn_id, i.response_index, i.position, i.name, i.args, i.status, i.reason, "
                         "i.success, i.next_action, i.result, i.latency_ms, i.deferred "
                         "FROM tool_invocations i JOIN turns t ON t.id = i.turn_id "
                         "WHERE i.session_id = ? ORDER BY t.number, i.response_index, i.position, i.id");

@@ -18,6 +18,9 @@ class Database;
 }  // namespace SQLite
 
 namespace reins {
+namespace store {
+class StatementCache;
+}  // namespace store
 
 class SqliteStore final : public Store {
  public:
@@ -39,7 +42,8 @@ class SqliteStore final : public Store {
   explicit SqliteStore(std::unique_ptr<SQLite::Database> db);
 
   std::mutex mu_;
-  std::unique_ptr<SQLite::Database> db_;  // guarded by mu_
+  std::unique_ptr<SQLite::Database> db_;                 // guarded by mu_
+  std::unique_ptr<store::StatementCache> statements_;    // guarded by mu_; declared after db_
 };
 
 }  // namespace reins

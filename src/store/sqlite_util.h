@@ -7,11 +7,15 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "reins/json.h"
 #include "reins/status.h"
+#include "reins/trace.h"
 
 namespace reins::store {
 
@@ -24,6 +28,9 @@ class CorruptRow : public std::runtime_error {
 // Serialises JSON for a TEXT column. Invalid UTF-8 (a model can produce it) is
 // replaced rather than thrown on, so a turn is never lost to one bad byte.
 std::string DumpJson(const Json& j);
+// A turn's trace events as one JSON array (the form TraceEventFromJson reads), written
+// without building an intermediate JSON value.
+std::string DumpEvents(const std::vector<TraceEvent>& events);
 
 // Reads a JSON column: SQL NULL is JSON null; unparsable text throws CorruptRow
 // naming `where`.
@@ -33,7 +40,35 @@ Json ColumnJson(const SQLite::Column& column, const std::string& where);
 // locked database is Unavailable, anything else Internal. `what` names the operation.
 Status StatusFromSqlite(const SQLite::Exception& e, const std::string& what);
 
-bool SessionExists(SQLite::Database& db, const std::string& session_id);
+// Prepared statements, compiled once per connection and reused: preparing SQL costs
+// more than running these short statements. Not thread-safe; used under the store's
+// mutex. ResetAll() at the end of every store call releases read cursors.
+class StatementCache {
+ public:
+  explicit StatementCache(SQLite::Database& db) : db_(db) {}
+  // The statement for `sql`, reset and with no bindings.
+  SQLite::Statement& Get(const std::string& sql);
+  void ResetAll() noexcept;
+  SQLite::Database& db() { return db_; }
+
+ private:
+  SQLite::Database& db_;
+  std::unordered_map<std::string, std::unique_ptr<SQLite::Statement>> statements_;
+};
+
+// Resets every cached statement when a store call ends, however it ends.
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(StatementCache& cache) : cache_(cache) {}
+  ~ResetOnExit() { cache_.ResetAll(); }
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+
+ private:
+  StatementCache& cache_;
+};
+
+bool SessionExists(StatementCache& db, const std::string& session_id);
 Status SessionNotFound(const std::string& session_id);
 
 // Runs `body` (returning a Result) and turns any exception into an error Status.

@@ -89,8 +89,7 @@ class SqliteStoreTest : public ::testing::Test {
   // Row counts of every table a turn writes, to prove a failed commit wrote nothing.
   std::string Counts() {
     std::string out;
-    for (const char* table : {"turns", "messages", "tool_invocations", "clarifications", "clarification_options",
-                              "trace_events"}) {
+    for (const char* table : {"turns", "messages", "tool_invocations", "clarifications", "clarification_options"}) {
       out += std::string(table) + "=" + std::to_string(Int(std::string("SELECT COUNT(*) FROM ") + table)) + " ";
     }
     return out + "state=" + Text("SELECT state || turn_count FROM sessions WHERE id = 's1'");

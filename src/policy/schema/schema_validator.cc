@@ -16,6 +16,7 @@
 #include <valijson/validator.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -25,6 +26,7 @@
 #include <new>
 #include <optional>
 #include <regex>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -58,10 +60,39 @@ constexpr int kMaxSchemaDepth = 256;
 // keeps that recursion shallow.
 constexpr size_t kMaxPatternPropertyNameBytes = 256;
 
+// JSON Schema patterns are ECMA 262; RE2 spells two common constructs differently:
+// \uXXXX is \x{XXXX} and (?<name>...) is (?P<name>...). Lookarounds and
+// backreferences have no RE2 form and fail to compile.
+std::string EcmaToRe2(const std::string& pattern) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      if (pattern[i + 1] == 'u' && i + 5 < pattern.size() &&
+          std::all_of(pattern.begin() + i + 2, pattern.begin() + i + 6,
+                      [](unsigned char h) { return std::isxdigit(h) != 0; })) {
+        out += "\\x{" + pattern.substr(i + 2, 4) + "}";
+        i += 5;
+      } else {
+        out += pattern.substr(i++, 2);
+      }
+    } else if (!in_class && pattern.compare(i, 3, "(?<") == 0 && i + 3 < pattern.size() &&
+               pattern[i + 3] != '=' && pattern[i + 3] != '!') {
+      out += "(?P<";
+      i += 2;
+    } else {
+      in_class = c == '[' ? true : c == ']' ? false : in_class;
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::shared_ptr<const RE2> CompileRe2(const std::string& pattern) {
   RE2::Options options;
   options.set_log_errors(false);
-  auto re = std::make_shared<const RE2>(pattern, options);
+  auto re = std::make_shared<const RE2>(EcmaToRe2(pattern), options);
   if (!re->ok()) {
     throw std::runtime_error("'pattern' " + pattern + " is not supported: " + re->error());
   }
@@ -81,18 +112,19 @@ class CloneablePoly : public valijson::constraints::PolyConstraint {
 // 'pattern': an unanchored search, as JSON Schema specifies.
 class Re2PatternConstraint final : public CloneablePoly<Re2PatternConstraint> {
  public:
-  explicit Re2PatternConstraint(std::shared_ptr<const RE2> re) : re_(std::move(re)) {}
+  explicit Re2PatternConstraint(const std::string& pattern) : pattern_(pattern), re_(CompileRe2(pattern)) {}
 
   bool validate(const Adapter& target, const std::vector<std::string>& context,
                 valijson::ValidationResults* results) const override {
     if (!target.isString()) return true;
     if (RE2::PartialMatch(target.asString(), *re_)) return true;
-    if (results) results->pushError(context, "String does not match pattern '" + re_->pattern() + "'.");
+    if (results) results->pushError(context, "String does not match pattern '" + pattern_ + "'.");
     return false;
   }
 
  private:
-  std::shared_ptr<const RE2> re_;
+  std::string pattern_;
+  std::shared_ptr<const RE2> re_;  // shared by valijson's copies of the constraint
 };
 
 // 'format': date, time and date-time are checked (RFC 3339, as valijson does, on RE2);
@@ -179,7 +211,7 @@ class Re2PatternBuilder final : public valijson::ConstraintBuilder {
  public:
   valijson::constraints::Constraint* make(const Adapter& node) const override {
     if (!node.isString()) throw std::runtime_error("'pattern' must be a string");
-    return new Re2PatternConstraint(CompileRe2(node.asString()));
+    return new Re2PatternConstraint(node.asString());
   }
 };
 
@@ -273,11 +305,13 @@ class SchemaPreparer {
     Walk(root, {}, [this](Json& node, const Position& at) {
       if (auto id = node.find("$id"); id != node.end() && id->is_string() && !node.contains("$ref")) {
         std::string uri = Resolve(at.base, id->get<std::string>());
-        resources_[uri.back() == '#' ? WithoutFragment(uri) : uri] = at.pointer;  // "#foo" is an anchor
+        resources_[uri.ends_with('#') ? WithoutFragment(uri) : uri] = at.pointer;  // "#foo" is an anchor
       }
     });
     resources_.try_emplace("", "");
     Walk(root, {}, [this](Json& node, const Position& at) { Rewrite(node, at); });
+    std::set<const Json*> done;
+    Walk(root, {}, [&](Json& node, const Position&) { CheckInPlaceCycles(root, node, done); });
   }
   bool uses_pattern_properties() const { return uses_pattern_properties_; }
 
@@ -334,6 +368,74 @@ class SchemaPreparer {
       *ref = "#" + resource->second + (is_pointer ? fragment.substr(1) : "");
     } else if (at.known) {
       throw RemoteRefError(uri);
+    }
+  }
+
+  // A loop of keywords that apply to the same value ({"anyOf": [{"$ref": "#"}]})
+  // makes valijson recurse forever, when parsing or when validating. Depth-first
+  // search without recursion; `done` holds nodes known to start no loop.
+  static void CheckInPlaceCycles(const Json& root, const Json& start, std::set<const Json*>& done) {
+    struct Frame {
+      const Json* node;
+      std::vector<const Json*> next;
+    };
+    std::set<const Json*> on_path = {&start};
+    std::vector<Frame> stack = {{&start, InPlaceSubschemas(root, start)}};
+    while (!stack.empty()) {
+      if (stack.back().next.empty()) {
+        on_path.erase(stack.back().node);
+        done.insert(stack.back().node);
+        stack.pop_back();
+        continue;
+      }
+      const Json* child = stack.back().next.back();
+      stack.back().next.pop_back();
+      if (on_path.contains(child)) throw std::runtime_error("$ref loop that never descends into the value");
+      if (done.contains(child)) continue;
+      on_path.insert(child);
+      stack.push_back({child, InPlaceSubschemas(root, *child)});
+    }
+  }
+
+  // The subschemas applied to the same value as `node` (draft 7 ignores siblings of $ref).
+  static std::vector<const Json*> InPlaceSubschemas(const Json& root, const Json& node) {
+    std::vector<const Json*> out;
+    if (!node.is_object()) return out;
+    if (auto ref = node.find("$ref"); ref != node.end()) {
+      if (const Json* target = Dereference(root, *ref)) out.push_back(target);
+      return out;
+    }
+    for (const char* key : {"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependencies"}) {
+      auto it = node.find(key);
+      if (it == node.end()) continue;
+      if (it->is_array() || (it->is_object() && std::string_view(key) == "dependencies")) {
+        for (const Json& schema : *it) out.push_back(&schema);
+      } else {
+        out.push_back(&*it);
+      }
+    }
+    return out;
+  }
+
+  // The node a rewritten "#/pointer" $ref names, or null.
+  static const Json* Dereference(const Json& root, const Json& ref) {
+    if (!ref.is_string() || !ref.get<std::string>().starts_with("#")) return nullptr;
+    std::string pointer;
+    const std::string text = ref.get<std::string>().substr(1);
+    for (size_t i = 0; i < text.size(); ++i) {  // percent-decoding, as valijson does
+      if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+          std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+        pointer += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        pointer += text[i];
+      }
+    }
+    try {
+      Json::json_pointer path(pointer);
+      return root.contains(path) ? &root.at(path) : nullptr;
+    } catch (const std::exception&) {
+      return nullptr;  // valijson reports the bad pointer
     }
   }
 
