@@ -67,6 +67,11 @@ class DiscardingStore final : public Store {
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string&) override {
     return std::vector<StoredInvocation>{};
   }
+  Result<bool> ClaimOutbox(const std::string&, int64_t) override { return true; }
+  Result<void> RecordDeferredOutcome(const DeferredOutcome&) override { return {}; }
+  Result<std::vector<OutboxEntry>> UnfinishedOutbox() override { return std::vector<OutboxEntry>{}; }
+  Result<std::vector<OutboxEntry>> LoadOutbox(const std::string&) override { return std::vector<OutboxEntry>{}; }
+  Result<std::vector<Notice>> PendingNotices(const std::string&) override { return std::vector<Notice>{}; }
 };
 
 std::unique_ptr<Runtime> MakeRuntime(bool sqlite) {

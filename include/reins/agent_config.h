@@ -80,7 +80,7 @@ struct AuditConfig {
   int catalog_max_chars = 4000;
 };
 
-struct SafetyOverride {
+struct SafetyOverrideConfig {
   std::string match;
   std::string message;
   std::string flag_tool;
@@ -91,7 +91,7 @@ struct RailsConfig {
   Json no_internal_names;  // null when off
   Json honest_claims;      // null when off
   Json ui_allowlist;       // null when off
-  std::vector<SafetyOverride> safety_override;
+  std::vector<SafetyOverrideConfig> safety_override;
 };
 
 struct DeferredConfig {

@@ -1,16 +1,22 @@
 // Clock: the one source of time for the runtime. Production uses SystemClock; the
-// scenario runner uses VirtualClock so that leases, latencies and timestamps are
-// deterministic. Times are milliseconds since the Unix epoch.
+// scenario runner uses VirtualClock so that leases, latencies, timeouts and timestamps
+// are deterministic. Times are milliseconds since the Unix epoch.
 //
-// Thread-safety: VirtualClock is safe to read from several threads; Advance() is
-// expected from the thread driving the scenario.
+// Thread-safety: SystemClock is safe everywhere. VirtualClock is a discrete-event
+// clock for one io_context driven by one thread (RunVirtual).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "reins/async.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace reins {
 
@@ -28,15 +34,27 @@ class SystemClock final : public Clock {
   Task<void> Sleep(int64_t ms) override;
 };
 
+// Simulated time. Sleep() suspends until the driver reaches its deadline; nothing
+// ever waits for real. RunVirtual() runs the io_context and, whenever no handler is
+// ready, jumps the clock to the earliest sleeper and wakes it. Sleeps honour asio
+// cancellation, so `co_await (work || clock.Sleep(timeout))` behaves as with real time.
 class VirtualClock final : public Clock {
  public:
   explicit VirtualClock(int64_t start_ms) : now_ms_(start_ms) {}
-  int64_t NowMs() const override { return now_ms_.load(); }
+  ~VirtualClock() override;
+  int64_t NowMs() const override { return now_ms_; }
   Task<void> Sleep(int64_t ms) override;
   void Advance(int64_t ms) { now_ms_ += ms; }
 
+  // Runs `io` until it has no work left, advancing virtual time as needed.
+  void RunVirtual(boost::asio::io_context& io);
+
  private:
-  std::atomic<int64_t> now_ms_;
+  struct Sleeper;
+  int64_t now_ms_;
+  uint64_t next_seq_ = 0;
+  // (deadline, arrival order) -> sleeper: ties wake in the order they slept.
+  std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<Sleeper>> sleepers_;
 };
 
 // "2026-01-01T12:00:00Z" <-> ms since epoch. Parse returns false on malformed input.

@@ -3,12 +3,17 @@
 // one turn of one session through the governed pipeline (docs/architecture.md) and
 // commits it to the store atomically.
 //
+// A turn's deferred calls run after it is committed: RunTurn waits for them in
+// `await` mode (up to deferred.timeout_ms), or leaves them running in `background`.
+//
 // Threading: RunTurn is a coroutine; run it on one executor. Turns of one session must
 // not overlap (the HTTP server serialises them per session); turns of different
-// sessions may interleave on the same executor.
+// sessions may interleave on the same executor. Drain or stop that executor before
+// destroying the Runtime: background deferred calls reference it.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +36,9 @@ struct RuntimeParts {
   // Backends that replace the ones the config names (scenario fixtures, tests).
   std::map<std::string, std::shared_ptr<ToolBackend>> tool_backends;
   uint64_t id_seed = 0;  // seeds session/turn ids; 0 picks a random seed
+  // Test hook: called right after a turn (and its outbox rows) is committed and before
+  // any deferred call runs. Crash tests kill the process here.
+  std::function<void(const std::string& turn_id)> after_commit;
 };
 
 class Runtime {
@@ -39,10 +47,16 @@ class Runtime {
   ~Runtime();
 
   Result<std::string> CreateSession(const Json& metadata = Json::object(), const std::string& tenant = "");
+  // The agent's greeting, sent verbatim when a session starts ("" when none).
+  const std::string& Greeting() const;
   // A non-OK Status means the input was refused (unknown session, `select` with no
   // pending clarification...) and nothing was recorded. Everything else, including a
   // failed model call, is a TurnResult with a status.
   Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
+
+  // Runs the outbox entries a previous process left unfinished (crash recovery, I12),
+  // each under its idempotency key; failures become notices. Returns how many ran.
+  Task<Result<int>> ResumeOutbox();
 
   const AgentConfig& config() const;
   Store& store();
@@ -50,6 +64,7 @@ class Runtime {
  private:
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
+  Task<void> RunDeferred(TurnRecord& record);
   std::unique_ptr<Impl> impl_;
 };
 

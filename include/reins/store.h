@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "reins/envelope.h"
 #include "reins/json.h"
 #include "reins/message.h"
 #include "reins/status.h"
@@ -30,6 +31,39 @@ struct SessionRecord {
   int turn_count = 0;
 };
 
+// A deferred call waiting in (or done with) the outbox. Written in the same
+// transaction as the turn that proposed it, before its reply is delivered (I12).
+struct OutboxEntry {
+  std::string key;  // idempotency key, passed to the tool backend
+  std::string session_id;
+  std::string turn_id;
+  std::string tool;
+  Json args;
+  std::string mode;    // await | background
+  std::string status;  // pending | running | done
+  int attempts = 0;
+  Json result;  // envelope of the last attempt (null until one finished)
+};
+
+struct Notice {
+  int64_t id = 0;
+  std::string session_id;
+  std::string turn_id;  // the turn whose deferred call failed
+  std::string text;
+};
+
+// The outcome of one deferred call: recorded on the outbox row and the tool
+// invocation, with the trace events it produced, in one transaction.
+struct DeferredOutcome {
+  std::string key;
+  ResultEnvelope result;
+  int64_t latency_ms = 0;
+  std::vector<TraceEvent> events;  // appended to the turn's trace
+  std::string notice;              // non-empty: a notice for the next reply (background failures)
+  std::string reply;               // non-empty: the turn's reply, now with its failure note (await)
+  int64_t at_ms = 0;
+};
+
 // Everything one turn writes.
 struct TurnRecord {
   std::string session_id;
@@ -40,7 +74,10 @@ struct TurnRecord {
   Json session_state;               // the session state after the turn
   std::string answered_clarification_id;  // set when this turn answered one ...
   std::string chosen_option_id;           // ... with this option
+  std::vector<int64_t> delivered_notices;  // notices this turn's reply carried
   int64_t created_at_ms = 0;
+  // Deferred calls (result.tools with status deferred) enter the outbox in this mode.
+  std::string deferred_mode = "await";
 };
 
 // A turn as read back from the store.
@@ -86,6 +123,16 @@ class Store {
   virtual Result<void> CommitTurn(const TurnRecord& turn) = 0;
   virtual Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id) = 0;
   virtual Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id) = 0;
+
+  // The outbox (deferral, I12). Claim moves a pending (or, after a crash, running)
+  // entry to running and counts the attempt; false when it is already done.
+  virtual Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) = 0;
+  virtual Result<void> RecordDeferredOutcome(const DeferredOutcome& outcome) = 0;
+  // Entries not done, oldest first: what a restarted runtime must still run.
+  virtual Result<std::vector<OutboxEntry>> UnfinishedOutbox() = 0;
+  virtual Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) = 0;
+  // Notices not yet carried by a reply, oldest first.
+  virtual Result<std::vector<Notice>> PendingNotices(const std::string& session_id) = 0;
 };
 
 // Opens a store from a URL: "sqlite:PATH" or "sqlite::memory:".

@@ -44,6 +44,7 @@ struct ToolOutcome {
   int64_t latency_ms = 0;
   int response_index = 0;  // which model response of the turn proposed it (1-based)
   int position = 0;        // 0-based position in that response
+  std::string idempotency_key;  // deferred calls: turn id + response + position
 };
 std::string_view ToolOutcomeStatusName(ToolOutcome::Status s);
 

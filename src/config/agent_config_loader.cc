@@ -84,6 +84,12 @@ void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
       ParsePatternList(r, ep, "emotional_patterns");
       ParsePatternList(r, ep, "result_opener_patterns");
       r.StringList(ep, "openers");
+      for (const char* key : {"emotional_patterns", "result_opener_patterns", "openers"}) {
+        const Json* list = r.Get(P(ep, key));
+        if (list == nullptr || !list->is_array() || list->empty()) {
+          r.Error(ep, std::string("rails.empathy_first needs a non-empty '") + key + "' list");
+        }
+      }
       rails->empathy_first = *r.Get(ep);
     }
   }
@@ -115,7 +121,7 @@ void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
     for (size_t i = 0; i < list.size(); ++i) {
       std::string ip = JoinPointer(sp, i);
       if (!r.Mapping(ip, {"match", "message", "flag_tool"}, "safety_override entry")) continue;
-      SafetyOverride so;
+      SafetyOverrideConfig so;
       so.match = r.String(ip, "match", true).value_or("");
       if (!so.match.empty()) r.CheckRegex(P(ip, "match"), so.match);
       so.message = r.String(ip, "message", true).value_or("");

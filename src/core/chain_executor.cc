@@ -11,6 +11,10 @@ Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
           {"response", ctx.response_index}, {"position", p.position}};
 }
 
+std::string IdempotencyKey(const TurnContext& ctx, int position) {
+  return ctx.turn_id + ":" + std::to_string(ctx.response_index) + ":" + std::to_string(position);
+}
+
 std::string ErrorContent(const std::string& error) {
   return Json{{"success", false}, {"next_action", "error"}, {"error", error}}.dump();
 }
@@ -31,8 +35,7 @@ ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutco
 Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, int64_t* latency_ms) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
-  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id,
-                      ctx.turn_id + ":" + std::to_string(ctx.response_index) + ":" + std::to_string(p.position)};
+  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id, IdempotencyKey(ctx, p.position)};
   int64_t start = ctx.clock.NowMs();
   Result<Json> raw = co_await backend->Invoke(request);
   *latency_ms = ctx.clock.NowMs() - start;
@@ -93,8 +96,15 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       continue;
     }
     if (verdict.kind == CallVerdict::Kind::kReplace) {
+      // Deferred: the model sees only the synthetic result; the real call waits in the
+      // outbox under a key stable across retries (turn, response, position).
       ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
-      ctx.Emit("tool.replaced", CallEventData(ctx, p));
+      o.idempotency_key = IdempotencyKey(ctx, p.position);
+      Json data = CallEventData(ctx, p);
+      data["idempotency_key"] = o.idempotency_key;
+      data["instruction"] = verdict.message;
+      data["policy"] = guard;
+      ctx.Emit("tool.deferred", std::move(data));
       ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
       ctx.result.tools.push_back(std::move(o));
       continue;  // a synthetic result never stops the chain

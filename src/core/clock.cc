@@ -1,9 +1,12 @@
 #include "reins/clock.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -21,10 +24,41 @@ Task<void> SystemClock::Sleep(int64_t ms) {
   co_await timer.async_wait(boost::asio::use_awaitable);
 }
 
+// A sleeper waits on a timer that never expires by itself: the driver cancels it when
+// virtual time reaches the deadline; any other cancellation is the caller's (a race
+// lost to another operation) and just removes the sleeper.
+struct VirtualClock::Sleeper {
+  explicit Sleeper(boost::asio::any_io_executor ex) : timer(ex, boost::asio::steady_timer::time_point::max()) {}
+  boost::asio::steady_timer timer;
+};
+
+VirtualClock::~VirtualClock() = default;
+
 Task<void> VirtualClock::Sleep(int64_t ms) {
-  // Virtual time: a fixture's latency moves the clock, nothing waits.
-  now_ms_ += ms;
-  co_return;
+  auto key = std::make_pair(now_ms_ + (ms > 0 ? ms : 0), next_seq_++);
+  auto sleeper = std::make_shared<Sleeper>(co_await boost::asio::this_coro::executor);
+  sleepers_.emplace(key, sleeper);
+  co_await sleeper->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  sleepers_.erase(key);  // no-op when the driver woke us
+}
+
+void VirtualClock::RunVirtual(boost::asio::io_context& io) {
+  while (true) {
+    io.restart();
+    io.poll();
+    if (!sleepers_.empty()) {
+      // Nothing is ready: jump to the earliest deadline and wake that sleeper.
+      auto first = sleepers_.begin();
+      now_ms_ = std::max(now_ms_, first->first.first);
+      std::shared_ptr<Sleeper> sleeper = first->second;
+      sleepers_.erase(first);
+      sleeper->timer.cancel();
+      continue;
+    }
+    if (io.stopped()) return;  // no work left at all
+    io.restart();
+    io.run_one();  // real (non-virtual) work is pending: wait for it
+  }
 }
 
 std::string FormatIsoTime(int64_t ms) {

@@ -1,9 +1,13 @@
 #include "reins/runtime.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <random>
 
+#include <boost/asio/this_coro.hpp>
+
+#include "core/deferred_runner.h"
 #include "core/turn_pipeline.h"
 #include "policy/session_state.h"
 #include "tools/tool_router.h"
@@ -15,6 +19,7 @@ struct Runtime::Impl {
   RuntimeParts parts;
   ToolRouter tools;
   std::unique_ptr<TurnPipeline> pipeline;
+  std::unique_ptr<DeferredRunner> deferred;
   std::mutex mu;  // guards rng and sessions
   std::mt19937_64 rng;
 
@@ -71,10 +76,12 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   for (const auto& [name, backend] : impl->parts.tool_backends) impl->tools.Set(name, backend);
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
   impl->pipeline = std::make_unique<TurnPipeline>(impl->config, *impl->parts.model, impl->tools);
+  impl->deferred = std::make_unique<DeferredRunner>(impl->config, impl->tools, *impl->parts.store, *impl->parts.clock);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
 const AgentConfig& Runtime::config() const { return impl_->config; }
+const std::string& Runtime::Greeting() const { return impl_->config.greeting; }
 Store& Runtime::store() { return *impl_->parts.store; }
 
 Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
@@ -108,6 +115,9 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
   ctx.input = std::move(input);
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
+  if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
+    for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
+  }
 
   Result<void> ran = co_await impl_->pipeline->Run(ctx);
   if (!ran.ok()) {
@@ -127,6 +137,8 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
     record.answered_clarification_id = ctx.answered->id;
     record.chosen_option_id = ctx.chosen_option_id;
   }
+  record.delivered_notices = ctx.delivered_notices;
+  record.deferred_mode = impl_->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
   Result<void> committed = impl_->parts.store->CommitTurn(record);
   if (!committed.ok()) {
@@ -134,7 +146,77 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
     co_return Internal("the turn could not be stored: " + committed.status().message());
   }
   session.turn_count = record.result.turn_number;
+  // The turn and its outbox rows are durable: only now may deferred calls run (I12).
+  if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
+  co_await RunDeferred(record);
   co_return std::move(record.result);
+}
+
+Task<void> Runtime::RunDeferred(TurnRecord& record) {
+  std::vector<OutboxEntry> entries;
+  for (const ToolOutcome& t : record.result.tools) {
+    if (t.status != ToolOutcome::Status::kDeferred) continue;
+    entries.push_back({t.idempotency_key, record.session_id, record.result.turn_id, t.name, t.args,
+                       record.deferred_mode, "pending", 0, nullptr});
+  }
+  if (entries.empty()) co_return;
+  TurnResult& result = record.result;
+  if (record.deferred_mode == "background") {
+    impl_->deferred->Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number,
+                           "background");
+    co_return;
+  }
+  std::vector<DeferredResult> finished = co_await impl_->deferred->RunAwait(std::move(entries), result.turn_number);
+  // One note per failed tool; tools sharing a note share one mention (I5).
+  std::vector<std::string> notes;
+  for (const DeferredResult& r : finished) {
+    if (r.result.success) continue;
+    const std::string& note = impl_->deferred->FailureNote(r.entry.tool);
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  }
+  std::string noted_reply;
+  if (!notes.empty()) {
+    std::string joined;
+    for (const std::string& n : notes) joined += (joined.empty() ? "" : " ") + n;
+    result.reply += "\n\n" + joined;
+    noted_reply = result.reply;
+  }
+  for (const DeferredResult& r : finished) {
+    for (ToolOutcome& t : result.tools) {
+      if (t.idempotency_key != r.entry.key) continue;
+      t.result = r.result;
+      t.latency_ms = r.latency_ms;
+      if (!r.result.success) t.message = r.result.error;
+    }
+    result.events.push_back(r.event);
+    std::vector<TraceEvent> events = {r.event};
+    if (&r == &finished.back() && !notes.empty()) {
+      TraceEvent note{"deferred.note", result.turn_number, impl_->parts.clock->NowMs(), {{"text", notes}}};
+      result.events.push_back(note);
+      events.push_back(note);
+    }
+    DeferredOutcome o{r.entry.key, r.result, r.latency_ms, std::move(events), "", noted_reply,
+                      impl_->parts.clock->NowMs()};
+    // If this write fails the entry stays unfinished and a restart runs it again under
+    // the same key; the reply the person gets is already honest either way.
+    (void)impl_->parts.store->RecordDeferredOutcome(o);
+  }
+}
+
+Task<Result<int>> Runtime::ResumeOutbox() {
+  Result<std::vector<OutboxEntry>> unfinished = impl_->parts.store->UnfinishedOutbox();
+  if (!unfinished.ok()) co_return unfinished.status();
+  std::vector<OutboxEntry> entries = std::move(unfinished).value();
+  const std::string mode = "resumed";
+  int ran = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::vector<OutboxEntry> one;
+    one.push_back(entries[i]);
+    std::vector<DeferredResult> done = co_await impl_->deferred->RunAwait(std::move(one), 0, mode);
+    for (const DeferredResult& r : done) impl_->deferred->RecordUnattended(r);
+    ran += static_cast<int>(done.size());
+  }
+  co_return ran;
 }
 
 }  // namespace reins

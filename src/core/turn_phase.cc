@@ -19,7 +19,7 @@ std::string_view TurnPhaseName(TurnPhase p) {
 bool CanAdvance(TurnPhase from, TurnPhase to) {
   using P = TurnPhase;
   switch (from) {
-    case P::kAdmitting: return to == P::kRunningModel || to == P::kFailed;
+    case P::kAdmitting: return to == P::kRunningModel || to == P::kDelivering || to == P::kFailed;
     case P::kRunningModel: return to == P::kExecutingTools || to == P::kReviewing || to == P::kFailed;
     case P::kExecutingTools:
       return to == P::kRunningModel || to == P::kAwaitingClarification || to == P::kFailed;

@@ -1,7 +1,8 @@
 // TurnPhase: where a turn is in the pipeline. Only the pipeline advances it, and only
 // along the transitions of this table (anything else is a bug, reported as internal):
 //
-//   Admitting      -> RunningModel | Failed            (later: Blocked | Cancelled)
+//   Admitting      -> RunningModel | Delivering (answered without the model: safety
+//                     override) | Failed              (later: Blocked | Cancelled)
 //   RunningModel   -> ExecutingTools | Reviewing | Failed
 //   ExecutingTools -> RunningModel | AwaitingClarification | Failed
 //   Reviewing      -> Delivering | Failed

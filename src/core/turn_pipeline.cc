@@ -57,12 +57,43 @@ void TurnPipeline::BuildContext(TurnContext& ctx) {
   ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
 }
 
+std::optional<std::string> TurnPipeline::Preempt(TurnContext& ctx) {
+  for (const auto& policy : policies_) {
+    if (std::optional<std::string> reply = policy->Preempt(ctx)) return reply;
+  }
+  return std::nullopt;
+}
+
+std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
+  for (const auto& policy : policies_) {
+    std::string before = reply;
+    if (!policy->ReviewReply(ctx, reply)) continue;
+    ctx.result.rails.emplace_back(policy->Name());
+    ctx.Emit("rail.fired", {{"rail", policy->Name()}, {"before", before}, {"after", reply}});
+  }
+  return reply;
+}
+
+// Notices from earlier background failures go in front of the next reply, once.
+std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply) {
+  if (ctx.pending_notices.empty()) return reply;
+  std::string front;
+  for (const auto& [id, text] : ctx.pending_notices) {
+    front += text + " ";
+    ctx.result.notices.push_back(text);
+    ctx.delivered_notices.push_back(id);
+    ctx.Emit("notice", {{"id", id}, {"text", text}});
+  }
+  ctx.pending_notices.clear();
+  return front + "\n\n" + reply;
+}
+
 void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase) {
   (void)phase.Advance(TurnPhase::kAwaitingClarification);
   // The system asks, not the model: the options keep their real ids.
   ctx.history.push_back(Message::Assistant(pending.clarification.question));
   ctx.result.status = TurnStatus::kAwaitingClarification;
-  ctx.result.reply = pending.clarification.question;
+  ctx.result.reply = WithNotices(ctx, pending.clarification.question);
   Json c = ClarificationToJson(pending.clarification);
   c["id"] = pending.id;
   c["tool"] = pending.tool;
@@ -73,9 +104,8 @@ void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnP
 }
 
 void TurnPipeline::Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase) {
-  (void)phase.Advance(TurnPhase::kReviewing);
   (void)phase.Advance(TurnPhase::kDelivering);
-  ctx.result.reply = std::move(reply);
+  ctx.result.reply = WithNotices(ctx, std::move(reply));
   ctx.Emit("reply.final", {{"text", ctx.result.reply}});
   (void)phase.Advance(TurnPhase::kCompleted);
   ctx.result.status = TurnStatus::kCompleted;
@@ -95,6 +125,12 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
   ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
   if (Result<void> admitted = Admit(ctx); !admitted.ok()) co_return admitted;
   BuildContext(ctx);
+  if (std::optional<std::string> answer = Preempt(ctx)) {
+    ctx.history.push_back(Message::Assistant(*answer));
+    Deliver(ctx, std::move(*answer), phase);  // verbatim: rails never edit a safety message
+    ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+    co_return Result<void>{};
+  }
   (void)phase.Advance(TurnPhase::kRunningModel);
 
   LoopOutcome outcome = co_await loop_.Run(ctx, phase);
@@ -102,9 +138,14 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     case LoopOutcome::Kind::kClarification:
       Present(ctx, std::move(*outcome.clarification), phase);
       break;
-    case LoopOutcome::Kind::kReply:
-      Deliver(ctx, std::move(outcome.text), phase);
+    case LoopOutcome::Kind::kReply: {
+      (void)phase.Advance(TurnPhase::kReviewing);
+      std::string reviewed = Review(ctx, std::move(outcome.text));
+      // History keeps what the person was told, so the next turn's model sees it too.
+      if (!ctx.history.empty() && ctx.history.back().role == Role::kAssistant) ctx.history.back().text = reviewed;
+      Deliver(ctx, std::move(reviewed), phase);
       break;
+    }
     case LoopOutcome::Kind::kFailed:
       Fail(ctx, outcome.text, phase);
       break;

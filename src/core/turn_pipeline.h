@@ -2,12 +2,15 @@
 //
 //   Admit        validate the input; answer a pending clarification (policies hear it)
 //   BuildContext append the user's message, or the note naming the chosen option
+//   Preempt      a policy may answer without the model (safety override)
 //   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h)
 //   Present      a clarification: the system asks, with the tool's real options
-//   Deliver      the final reply
+//   Review       rails check and correct the final text
+//   Deliver      the final reply, with pending notices in front
 //
-// Later mechanisms add stages here (admission gate, rails, deferred execution) by
-// calling their policies; the executor itself does not change.
+// Deferred calls run after the pipeline, once the turn is in the store
+// (runtime.cc, deferred_runner.h). Later mechanisms add stages here (admission gate,
+// plan, audit) by calling their policies; the executor itself does not change.
 #pragma once
 
 #include "core/chain_executor.h"
@@ -31,6 +34,9 @@ class TurnPipeline {
   Result<void> Admit(TurnContext& ctx);
   void BuildContext(TurnContext& ctx);
   void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
+  std::optional<std::string> Preempt(TurnContext& ctx);
+  std::string Review(TurnContext& ctx, std::string reply);
+  std::string WithNotices(TurnContext& ctx, std::string reply);
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
 

@@ -10,7 +10,7 @@ namespace reins {
 namespace {
 
 bool IsToolEvent(const TraceEvent& e) {
-  return e.type == "tool.executed" || e.type == "tool.rejected" || e.type == "tool.skipped" || e.type == "tool.replaced";
+  return e.type == "tool.executed" || e.type == "tool.rejected" || e.type == "tool.skipped" || e.type == "tool.deferred";
 }
 
 bool StoppingResult(const TraceEvent& e) {

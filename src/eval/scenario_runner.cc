@@ -80,7 +80,7 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
 
   boost::asio::io_context io;
   boost::asio::co_spawn(io, RunTurns(s, **runtime, *model, *clock, run), boost::asio::detached);
-  io.run();
+  clock->RunVirtual(io);
 
   if (auto history = parts.store->LoadMessages(run.session_id); history.ok()) {
     run.history = std::move(history).value();

@@ -2,7 +2,10 @@
 // A policy is built once per agent config and shared read-only by every turn; the
 // per-turn and per-session state it needs lives in TurnContext / SessionState.
 //
-// Hooks return a verdict that says exactly what happens next:
+// Hooks, in the order a turn meets them: Preempt (answer the turn without the model),
+// ShapeCalls / Guard / Observe (each model response's calls), OnClarificationAnswered,
+// ReviewReply (rails on the final text). Call hooks return a verdict that says exactly
+// what happens next:
 //   Continue  - nothing to say; the next policy (or the stage) goes on;
 //   Reject    - the proposed call is refused; the model sees the reason as an error
 //               result it can repair from (a verdict in the trace, not an error);
@@ -13,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +61,11 @@ class Policy {
   virtual void Observe(TurnContext&, const ProposedCall&, const ResultEnvelope&) const {}
   // When the user answers a pending clarification by choosing `option_id`.
   virtual void OnClarificationAnswered(TurnContext&, const PendingClarification&, const std::string& /*option_id*/) const {}
+  // Before any model call: a policy may answer the turn itself (safety override) by
+  // returning the reply; it may add deferred calls to ctx.result.tools. First wins.
+  virtual std::optional<std::string> Preempt(TurnContext&) const { return std::nullopt; }
+  // On the final reply before delivery (rails). Returns true when it changed `reply`.
+  virtual bool ReviewReply(TurnContext&, std::string& /*reply*/) const { return false; }
 };
 
 using PolicyChain = std::vector<std::unique_ptr<Policy>>;

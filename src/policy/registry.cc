@@ -1,19 +1,34 @@
 // The one place that decides which governance mechanisms run, and in what order.
 #include "policy/clarify/clarify_truncation.h"
+#include "policy/deferral/deferral_policy.h"
 #include "policy/guards/call_shape_guard.h"
 #include "policy/policy.h"
 #include "policy/provenance/provenance_guard.h"
+#include "policy/rails/empathy_first.h"
+#include "policy/rails/honest_claims.h"
+#include "policy/rails/no_internal_names.h"
+#include "policy/safety/safety_override.h"
 #include "policy/schema/schema_guard.h"
 
 namespace reins {
 
 PolicyChain BuildPolicyChain(const AgentConfig& config) {
   PolicyChain chain;
-  // Shape first: later guards may assume a known tool and an argument object.
+  if (!config.rails.safety_override.empty()) chain.push_back(std::make_unique<SafetyOverride>(config));
+  // Guards first: later policies may assume a known tool, an argument object, valid
+  // arguments and known ids. Deferral comes after them: nothing invalid is queued.
   chain.push_back(std::make_unique<CallShapeGuard>());
   chain.push_back(std::make_unique<SchemaGuard>(config));
   chain.push_back(std::make_unique<ProvenanceGuard>(config));
+  chain.push_back(std::make_unique<DeferralPolicy>());
   chain.push_back(std::make_unique<ClarifyTruncation>());
+  // Rails, in the order they edit the reply: names first (later rails match titles),
+  // the opener, then corrections at the end.
+  if (!config.rails.no_internal_names.is_null()) chain.push_back(std::make_unique<NoInternalNames>(config));
+  if (!config.rails.empathy_first.is_null()) chain.push_back(std::make_unique<EmpathyFirst>(config.rails.empathy_first));
+  if (!config.rails.honest_claims.is_null()) {
+    chain.push_back(std::make_unique<HonestClaims>(config, config.rails.honest_claims));
+  }
   return chain;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/session_state.h"
@@ -31,6 +32,9 @@ struct TurnContext {
   std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
   TurnResult result;
   int response_index = 0;  // model responses so far in this turn
+  // Notices waiting for this turn's reply (earlier background failures): id, text.
+  std::vector<std::pair<int64_t, std::string>> pending_notices;
+  std::vector<int64_t> delivered_notices;
   // Set when this turn answers a pending clarification (`select`).
   std::optional<PendingClarification> answered;
   std::string chosen_option_id;

@@ -92,8 +92,40 @@ CREATE TABLE clarification_options (
 
 )sql";
 
+// v2: the deferred-call outbox (I12) and notices for the next reply.
+constexpr const char* kV2 = R"sql(
+CREATE TABLE outbox (
+  key TEXT PRIMARY KEY,              -- idempotency key: turn id + response + call position
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('await', 'background')),
+  status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT,                        -- the envelope of the last attempt
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_unfinished ON outbox(status) WHERE status <> 'done';
+CREATE INDEX outbox_by_session ON outbox(session_id);
+
+CREATE TABLE notices (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL,              -- the turn whose deferred call failed
+  text TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  delivered_turn_id TEXT              -- the turn whose reply carried it, NULL until then
+);
+CREATE INDEX notices_undelivered ON notices(session_id) WHERE delivered_turn_id IS NULL;
+
+ALTER TABLE tool_invocations ADD COLUMN idempotency_key TEXT;
+CREATE INDEX tool_invocations_by_key ON tool_invocations(idempotency_key) WHERE idempotency_key IS NOT NULL;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1};
+constexpr std::array kSteps = {kV1, kV2};
 
 }  // namespace
 

@@ -53,8 +53,8 @@ void AppendMessages(store::StatementCache& db, const TurnRecord& turn) {
 void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
   SQLite::Statement& q = db.Get(
                       "INSERT INTO tool_invocations (session_id, turn_id, response_index, position, call_id, "
-                      "name, args, status, reason, success, next_action, result, latency_ms, deferred, message) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                      "name, args, status, reason, success, next_action, result, latency_ms, deferred, message, "
+                      "idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (const ToolOutcome& t : turn.result.tools) {
     q.reset();
     q.clearBindings();  // the envelope columns stay NULL when there is no envelope
@@ -75,6 +75,35 @@ void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
     q.bind(13, t.latency_ms);
     q.bind(14, t.status == ToolOutcome::Status::kDeferred ? 1 : 0);
     q.bind(15, t.message);
+    if (!t.idempotency_key.empty()) q.bind(16, t.idempotency_key);
+    q.exec();
+  }
+}
+
+// Deferred calls enter the outbox with the turn, before its reply is delivered (I12).
+void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
+  for (const ToolOutcome& t : turn.result.tools) {
+    if (t.status != ToolOutcome::Status::kDeferred) continue;
+    SQLite::Statement& q = db.Get(
+        "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)");
+    q.bind(1, t.idempotency_key);
+    q.bind(2, turn.session_id);
+    q.bind(3, turn.result.turn_id);
+    q.bind(4, t.name);
+    q.bind(5, DumpJson(t.args));
+    q.bind(6, turn.deferred_mode);
+    q.bind(7, turn.created_at_ms);
+    q.bind(8, turn.created_at_ms);
+    q.exec();
+  }
+}
+
+void MarkNoticesDelivered(store::StatementCache& db, const TurnRecord& turn) {
+  for (int64_t id : turn.delivered_notices) {
+    SQLite::Statement& q = db.Get("UPDATE notices SET delivered_turn_id = ? WHERE id = ? AND delivered_turn_id IS NULL");
+    q.bind(1, turn.result.turn_id);
+    q.bind(2, id);
     q.exec();
   }
 }
@@ -169,6 +198,8 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
     InsertTurn(sc, turn);
     AppendMessages(sc, turn);
     InsertInvocations(sc, turn);
+    EnqueueDeferred(sc, turn);
+    MarkNoticesDelivered(sc, turn);
     // Answer before opening: a turn that answers one clarification and opens another
     // must not supersede the one it just answered.
     if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));

@@ -37,6 +37,12 @@ class SqliteStore final : public Store {
   Result<void> CommitTurn(const TurnRecord& turn) override;  // sqlite_commit.cc
   Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id) override;
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id) override;
+  // The outbox and notices: sqlite_outbox.cc
+  Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) override;
+  Result<void> RecordDeferredOutcome(const DeferredOutcome& outcome) override;
+  Result<std::vector<OutboxEntry>> UnfinishedOutbox() override;
+  Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) override;
+  Result<std::vector<Notice>> PendingNotices(const std::string& session_id) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<SQLite::Database> db);

@@ -63,12 +63,12 @@ class RuntimeTest : public ::testing::Test {
   Result<TurnResult> Say(const std::string& text) {
     TurnInput in;
     in.say = text;
-    return RunSync(runtime_->RunTurn(session_, in));
+    return RunSync(runtime_->RunTurn(session_, in), clock_.get());
   }
   Result<TurnResult> Select(const std::string& id) {
     TurnInput in;
     in.select = id;
-    return RunSync(runtime_->RunTurn(session_, in));
+    return RunSync(runtime_->RunTurn(session_, in), clock_.get());
   }
   int Calls(const std::string& tool) { return backends_[tool]->calls(); }
 

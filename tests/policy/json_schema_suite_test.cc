@@ -2,11 +2,11 @@
 // SchemaValidator. Every failing case must be listed in
 // json_schema_suite_known_failures.txt, and every listed case must still fail, so the
 // list (and docs/json-schema-support.md) stays honest.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "reins/store.h"
+#include "store/migrations.h"
 
 namespace reins {
 namespace {
@@ -298,7 +299,7 @@ TEST_F(SqliteStoreTest, FileDatabaseSurvivesReopenInWalMode) {
   EXPECT_EQ(store_->LoadSession("s1")->turn_count, 1);
   EXPECT_EQ(store_->LoadMessages("s1")->size(), 2u);
   EXPECT_EQ(Text("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(Int("PRAGMA user_version"), 1);
+  EXPECT_EQ(Int("PRAGMA user_version"), store::LatestSchemaVersion());
 }
 
 TEST_F(SqliteStoreTest, DatabaseFromANewerReinsIsRefused) {
@@ -310,7 +311,8 @@ TEST_F(SqliteStoreTest, DatabaseFromANewerReinsIsRefused) {
   auto opened = SqliteStore::Open(path_);
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(opened.status().message(), "database schema version 99 is newer than this reins (1); upgrade reins");
+  EXPECT_EQ(opened.status().message(), "database schema version 99 is newer than this reins (" +
+                                           std::to_string(store::LatestSchemaVersion()) + "); upgrade reins");
 }
 
 TEST_F(SqliteStoreTest, CorruptMessageRowIsAnInternalErrorNotACrash) {

@@ -9,18 +9,24 @@
 #include <boost/asio/io_context.hpp>
 
 #include "reins/async.h"
+#include "reins/clock.h"
 
 namespace reins::testing {
 
+// With a VirtualClock, virtual sleeps are driven to completion (clock->RunVirtual).
 template <typename T>
-T RunSync(Task<T> task) {
+T RunSync(Task<T> task, VirtualClock* clock = nullptr) {
   boost::asio::io_context io;
   std::optional<T> out;
   auto body = [&]() -> Task<void> { out.emplace(co_await std::move(task)); };
   boost::asio::co_spawn(io, body(), [](std::exception_ptr e) {
     if (e) std::rethrow_exception(e);
   });
-  io.run();
+  if (clock != nullptr) {
+    clock->RunVirtual(io);
+  } else {
+    io.run();
+  }
   return std::move(*out);
 }
 

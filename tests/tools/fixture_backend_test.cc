@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "reins/envelope.h"
 #include "support/run_sync.h"
+#include "tools/tool_router.h"
 
 namespace reins {
 namespace {
@@ -17,13 +19,13 @@ TEST(FixtureBackendTest, FirstMatchingEntryAnswersAndTimesRunOut) {
     {"when": {"args": {"query": "John"}}, "result": {"data": "john"}, "times": 1},
     {"when": {"args": {"query": "John"}}, "error": "db down"},
     {"result": {"data": "anyone"}}])"), clock);
-  auto first = RunSync(fixture.Invoke(Call({{"query", "John"}, {"limit", 5}})));
+  auto first = RunSync(fixture.Invoke(Call({{"query", "John"}, {"limit", 5}})), &clock);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ((*first)["data"], "john");
-  auto second = RunSync(fixture.Invoke(Call({{"query", "John"}})));
+  auto second = RunSync(fixture.Invoke(Call({{"query", "John"}})), &clock);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(), "db down");
-  auto other = RunSync(fixture.Invoke(Call({{"query", "Jane"}})));
+  auto other = RunSync(fixture.Invoke(Call({{"query", "Jane"}})), &clock);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ((*other)["data"], "anyone");
   EXPECT_EQ(fixture.calls(), 3);
@@ -32,14 +34,14 @@ TEST(FixtureBackendTest, FirstMatchingEntryAnswersAndTimesRunOut) {
 TEST(FixtureBackendTest, LatencyMovesTheVirtualClock) {
   VirtualClock clock(1000);
   FixtureBackend fixture("lookup", Json::parse(R"([{"result": {}, "latency_ms": 250}])"), clock);
-  ASSERT_TRUE(RunSync(fixture.Invoke(Call(Json::object()))).ok());
+  ASSERT_TRUE(RunSync(fixture.Invoke(Call(Json::object())), &clock).ok());
   EXPECT_EQ(clock.NowMs(), 1250);
 }
 
 TEST(FixtureBackendTest, NoMatchingEntryIsAnErrorNamingTheArguments) {
   VirtualClock clock(0);
   FixtureBackend fixture("lookup", Json::parse(R"([{"when": {"args": {"query": "John"}}, "result": {}}])"), clock);
-  auto r = RunSync(fixture.Invoke(Call({{"query", "Zed"}})));
+  auto r = RunSync(fixture.Invoke(Call({{"query", "Zed"}})), &clock);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(R"({"query":"Zed"})"), std::string::npos);
 }
@@ -49,6 +51,30 @@ TEST(FixtureBackendTest, SubsetMatchIsRecursiveAndNumericAware) {
   EXPECT_FALSE(JsonSubsetMatch(Json::parse(R"({"a": {"b": 1}})"), Json::parse(R"({"a": {"c": 1}})")));
   EXPECT_FALSE(JsonSubsetMatch(Json::parse(R"({"a": [1]})"), Json::parse(R"({"a": [1, 2]})")));
   EXPECT_TRUE(JsonSubsetMatch(Json::object(), Json::parse(R"({"x": 1})")));
+}
+
+}  // namespace
+}  // namespace reins
+
+namespace reins {
+namespace {
+
+TEST(BuiltinEchoTest, ReturnsItsArgumentsAsData) {
+  AgentConfig config;
+  ToolDef echo;
+  echo.name = "echo";
+  echo.backend.kind = ToolBackendConfig::Kind::kBuiltin;
+  echo.backend.spec = "echo";
+  config.tools = {echo};
+  VirtualClock clock(0);
+  ToolRouter router = BuildToolRouter(config, clock);
+  ASSERT_NE(router.Find("echo"), nullptr);
+  EXPECT_EQ(router.Find("missing"), nullptr);
+  auto r = testing::RunSync(router.Find("echo")->Invoke({"echo", {{"text", "hi"}}, "s", "t", "k"}));
+  ASSERT_TRUE(r.ok());
+  ResultEnvelope e = NormaliseToolResult(*r);
+  EXPECT_TRUE(e.success);
+  EXPECT_EQ(e.data, (Json{{"text", "hi"}}));
 }
 
 }  // namespace

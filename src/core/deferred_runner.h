@@ -1,0 +1,62 @@
+// DeferredRunner: runs deferred (write-behind) calls from the outbox after their
+// turn's reply is final (I4), each under its idempotency key (I12), and makes sure a
+// failure reaches the person (I5): as a note on the reply when the turn still waits
+// (`await`), otherwise as a notice put in front of the next reply.
+//
+// A call that outlives the await budget (deferred.timeout_ms) is not abandoned: it
+// goes on, bounded by its tool's timeout_ms, and records its own outcome.
+//
+// Lifetime: detached calls reference the runner, its store and tools; the io_context
+// running them must be drained or stopped before the Runtime that owns them goes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "reins/agent_config.h"
+#include "reins/async.h"
+#include "reins/clock.h"
+#include "reins/store.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+struct DeferredResult {
+  OutboxEntry entry;
+  ResultEnvelope result;
+  int64_t latency_ms = 0;
+  TraceEvent event;  // deferred.executed
+};
+
+class DeferredRunner {
+ public:
+  DeferredRunner(const AgentConfig& config, const ToolRouter& tools, Store& store, Clock& clock)
+      : config_(config), tools_(tools), store_(store), clock_(clock) {}
+
+  // Runs `entries` concurrently and waits at most deferred.timeout_ms. Returns the
+  // results that arrived in time, NOT yet recorded (the caller adds the failure notes
+  // to the reply, then records them). Later arrivals record themselves.
+  Task<std::vector<DeferredResult>> RunAwait(std::vector<OutboxEntry> entries, int turn_number,
+                                             std::string mode = "await");
+  // Runs each entry detached and records its outcome; a failure becomes a notice.
+  void Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries, int turn_number,
+             std::string mode);
+  // Records a result that nobody waits for: failure -> notice (and its event).
+  void RecordUnattended(const DeferredResult& r);
+
+  const std::string& FailureNote(const std::string& tool) const;
+
+ private:
+  // Claims and runs one entry; nullopt when another worker already finished it.
+  Task<std::optional<DeferredResult>> Run(OutboxEntry entry, int turn_number, std::string mode);
+
+  const AgentConfig& config_;
+  const ToolRouter& tools_;
+  Store& store_;
+  Clock& clock_;
+};
+
+}  // namespace reins

@@ -1,0 +1,56 @@
+#include "policy/rails/rail_text.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace reins {
+
+std::vector<std::unique_ptr<RE2>> CompilePatterns(const Json& list) {
+  std::vector<std::unique_ptr<RE2>> out;
+  if (!list.is_array()) return out;
+  for (const Json& p : list) {
+    if (!p.is_string()) continue;
+    auto re = std::make_unique<RE2>(p.get<std::string>(), RE2::Quiet);
+    if (re->ok()) out.push_back(std::move(re));
+  }
+  return out;
+}
+
+bool AnyMatches(const std::vector<std::unique_ptr<RE2>>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::unique_ptr<RE2>& re) { return RE2::PartialMatch(text, *re); });
+}
+
+uint64_t StableHash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::vector<std::string> Sentences(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    bool end = c == '\n' || ((c == '.' || c == '!' || c == '?') &&
+                             (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1]))));
+    if (!end) continue;
+    if (i + 1 > start) out.push_back(text.substr(start, i + 1 - start));
+    start = i + 1;
+  }
+  if (start < text.size()) out.push_back(text.substr(start));
+  return out;
+}
+
+bool ContainsIgnoringCase(const std::string& haystack, const std::string& needle) {
+  if (needle.empty()) return false;
+  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+  return it != haystack.end();
+}
+
+}  // namespace reins

@@ -1,0 +1,26 @@
+// Small text helpers shared by the rails.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "reins/json.h"
+
+namespace reins {
+
+// Compiles a JSON list of RE2 patterns (validated by the config loader); patterns
+// that do not compile are skipped.
+std::vector<std::unique_ptr<RE2>> CompilePatterns(const Json& list);
+bool AnyMatches(const std::vector<std::unique_ptr<RE2>>& patterns, const std::string& text);
+// FNV-1a: stable across runs and platforms, unlike std::hash.
+uint64_t StableHash(const std::string& text);
+// Sentences of a reply: split after . ! ? followed by whitespace, and at line breaks.
+std::vector<std::string> Sentences(const std::string& text);
+// Case-insensitive substring test.
+bool ContainsIgnoringCase(const std::string& haystack, const std::string& needle);
+
+}  // namespace reins

@@ -1,0 +1,149 @@
+// SqliteStore's outbox and notices: the durable half of deferred tools (I12).
+//
+// A deferred call's row is inserted with its turn (sqlite_commit.cc). A worker claims
+// it (pending -> running, attempts + 1), runs it with the row's key as idempotency key,
+// then records the outcome here: the row is done, the tool invocation gets its result,
+// the turn gets the trace events, and a failure becomes a note on the reply or a
+// notice for the next one, all in one transaction.
+#include "store/sqlite_store.h"
+#include "store/sqlite_util.h"
+
+namespace reins {
+namespace {
+
+using store::ColumnJson;
+using store::DumpJson;
+using store::Guarded;
+
+constexpr const char* kOutboxColumns =
+    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result FROM outbox";
+
+OutboxEntry OutboxFromRow(SQLite::Statement& q) {
+  OutboxEntry e;
+  e.key = q.getColumn(0).getString();
+  e.session_id = q.getColumn(1).getString();
+  e.turn_id = q.getColumn(2).getString();
+  e.tool = q.getColumn(3).getString();
+  e.args = ColumnJson(q.getColumn(4), "the arguments of outbox entry '" + e.key + "'");
+  e.mode = q.getColumn(5).getString();
+  e.status = q.getColumn(6).getString();
+  e.attempts = q.getColumn(7).getInt();
+  e.result = ColumnJson(q.getColumn(8), "the result of outbox entry '" + e.key + "'");
+  return e;
+}
+
+}  // namespace
+
+Result<bool> SqliteStore::ClaimOutbox(const std::string& key, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot claim outbox entry '" + key + "'", [&]() -> Result<bool> {
+    SQLite::Statement& q = statements_->Get(
+        "UPDATE outbox SET status = 'running', attempts = attempts + 1, updated_at = ? "
+        "WHERE key = ? AND status <> 'done'");
+    q.bind(1, now_ms);
+    q.bind(2, key);
+    return q.exec() == 1;
+  });
+}
+
+Result<void> SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot record the outcome of deferred call '" + o.key + "'", [&]() -> Result<void> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    store::ResetOnExit reset(*statements_);
+    store::StatementCache& sc = *statements_;
+    SQLite::Statement& find = sc.Get("SELECT session_id, turn_id FROM outbox WHERE key = ?");
+    find.bind(1, o.key);
+    if (!find.executeStep()) return NotFound("outbox entry '" + o.key + "' does not exist");
+    const std::string session_id = find.getColumn(0).getString();
+    const std::string turn_id = find.getColumn(1).getString();
+    const std::string envelope = DumpJson(EnvelopeToJson(o.result));
+
+    SQLite::Statement& done = sc.Get("UPDATE outbox SET status = 'done', result = ?, updated_at = ? WHERE key = ?");
+    done.bind(1, envelope);
+    done.bind(2, o.at_ms);
+    done.bind(3, o.key);
+    done.exec();
+
+    SQLite::Statement& call = sc.Get(
+        "UPDATE tool_invocations SET success = ?, next_action = ?, result = ?, latency_ms = ?, message = ? "
+        "WHERE idempotency_key = ?");
+    call.bind(1, o.result.success ? 1 : 0);
+    call.bind(2, std::string(NextActionName(o.result.next_action)));
+    call.bind(3, envelope);
+    call.bind(4, o.latency_ms);
+    call.bind(5, o.result.success ? std::string() : o.result.error);
+    call.bind(6, o.key);
+    call.exec();
+
+    if (!o.events.empty()) {
+      // json_insert with '$[#]' appends to the stored array without rewriting it here.
+      SQLite::Statement& events = sc.Get("UPDATE turns SET events = json_insert(events, '$[#]', json(?)) WHERE id = ?");
+      for (const TraceEvent& e : o.events) {
+        events.reset();
+        events.bind(1, DumpJson(TraceEventToJson(e)));
+        events.bind(2, turn_id);
+        events.exec();
+      }
+    }
+    if (!o.reply.empty()) {
+      SQLite::Statement& reply = sc.Get("UPDATE turns SET reply = ?, result = json_set(result, '$.reply', ?) WHERE id = ?");
+      reply.bind(1, o.reply);
+      reply.bind(2, o.reply);
+      reply.bind(3, turn_id);
+      reply.exec();
+    }
+    if (!o.notice.empty()) {
+      SQLite::Statement& notice = sc.Get("INSERT INTO notices (session_id, turn_id, text, created_at) VALUES (?, ?, ?, ?)");
+      notice.bind(1, session_id);
+      notice.bind(2, turn_id);
+      notice.bind(3, o.notice);
+      notice.bind(4, o.at_ms);
+      notice.exec();
+    }
+    tx.commit();
+    return {};
+  });
+}
+
+Result<std::vector<OutboxEntry>> SqliteStore::UnfinishedOutbox() {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot read the outbox", [&]() -> Result<std::vector<OutboxEntry>> {
+    SQLite::Statement& q = statements_->Get(std::string(kOutboxColumns) + " WHERE status <> 'done' ORDER BY created_at, key");
+    std::vector<OutboxEntry> out;
+    while (q.executeStep()) out.push_back(OutboxFromRow(q));
+    return out;
+  });
+}
+
+Result<std::vector<OutboxEntry>> SqliteStore::LoadOutbox(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot read the outbox of session '" + session_id + "'", [&]() -> Result<std::vector<OutboxEntry>> {
+    SQLite::Statement& q = statements_->Get(std::string(kOutboxColumns) + " WHERE session_id = ? ORDER BY created_at, key");
+    q.bind(1, session_id);
+    std::vector<OutboxEntry> out;
+    while (q.executeStep()) out.push_back(OutboxFromRow(q));
+    return out;
+  });
+}
+
+Result<std::vector<Notice>> SqliteStore::PendingNotices(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot read the notices of session '" + session_id + "'", [&]() -> Result<std::vector<Notice>> {
+    SQLite::Statement& q = statements_->Get(
+        "SELECT id, session_id, turn_id, text FROM notices WHERE session_id = ? AND delivered_turn_id IS NULL ORDER BY id");
+    q.bind(1, session_id);
+    std::vector<Notice> out;
+    while (q.executeStep()) {
+      out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                     q.getColumn(3).getString()});
+    }
+    return out;
+  });
+}
+
+}  // namespace reins
