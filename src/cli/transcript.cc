@@ -35,6 +35,20 @@ void PrintToolEvents(std::ostream& out, const TurnRun& t, const Term& term) {
           << term.Dim(Short(d.value("message", ""), 110)) << "\n";
     } else if (e.type == "tool.skipped") {
       out << "    " << term.Dim("skipped " + d.value("name", "") + " [" + d.value("reason", "") + "]") << "\n";
+    } else if (e.type == "tool.deferred") {
+      out << "    " << term.Cyan("deferred") << " " << d.value("name", "") << " "
+          << term.Dim("(model sees: " + Short(d.value("instruction", ""), 70) + ")") << "\n";
+    } else if (e.type == "deferred.executed") {
+      std::string what = d.value("success", false) ? term.Green("ran after reply") : term.Red("failed after reply");
+      out << "    " << what << " " << d.value("name", "") << " [" << d.value("mode", "") << "]";
+      if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
+      out << "\n";
+    } else if (e.type == "rail.fired") {
+      out << "    " << term.Yellow("rail " + d.value("rail", "")) << " changed the reply\n";
+    } else if (e.type == "safety.override") {
+      out << "    " << term.Yellow("safety override") << " " << term.Dim("(no model call)") << "\n";
+    } else if (e.type == "notice.created") {
+      out << "    " << term.Yellow("notice for the next reply:") << " " << d.value("text", "") << "\n";
     } else if (e.type == "clarification.answered") {
       out << "    " << term.Dim("choice recorded: " + d.value("option_id", "") + " for " + d.value("entity_type", "")) << "\n";
     }
@@ -51,6 +65,7 @@ void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const
 
 void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& term, bool with_trace) {
   out << term.Bold(run.id) << "  " << run.title << "  " << term.Dim(run.file) << "\n";
+  if (!run.greeting.empty()) out << "  " << term.Cyan("reins (greeting):") << " " << run.greeting << "\n";
   for (const TurnRun& t : run.turns) {
     std::string said = t.input.say ? *t.input.say : t.input.select ? "(selects " + *t.input.select + ")" : "(approval)";
     out << "  " << term.Bold("turn " + std::to_string(t.number)) << "  " << t.input.speaker << ": " << said << "\n";

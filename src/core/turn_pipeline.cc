@@ -79,7 +79,7 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply) {
   if (ctx.pending_notices.empty()) return reply;
   std::string front;
   for (const auto& [id, text] : ctx.pending_notices) {
-    front += text + " ";
+    front += (front.empty() ? "" : " ") + text;
     ctx.result.notices.push_back(text);
     ctx.delivered_notices.push_back(id);
     ctx.Emit("notice", {{"id", id}, {"text", text}});

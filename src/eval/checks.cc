@@ -42,6 +42,18 @@ std::vector<const ToolOutcome*> Outcomes(const std::vector<const TurnRun*>& turn
   return out;
 }
 
+// Calls that really ran: executed in the loop, or deferred and run after the reply.
+std::vector<const ToolOutcome*> Ran(const std::vector<const TurnRun*>& turns, bool deferred_only) {
+  std::vector<const ToolOutcome*> out;
+  for (const TurnRun* t : turns) {
+    for (const ToolOutcome& o : t->result.tools) {
+      bool ran_deferred = o.status == ToolOutcome::Status::kDeferred && o.result.has_value();
+      if (ran_deferred || (!deferred_only && o.status == ToolOutcome::Status::kExecuted)) out.push_back(&o);
+    }
+  }
+  return out;
+}
+
 std::string Names(const std::vector<const ToolOutcome*>& outcomes) {
   std::string s;
   for (const ToolOutcome* o : outcomes) s += (s.empty() ? "" : ", ") + o->name;
@@ -102,13 +114,13 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     std::string first = FirstSentence(last.result.reply);
     r.passed = MatchesRegex(pattern, first) == (k == "first_sentence_matches");
     r.detail = "first sentence was " + Quote(first);
-  } else if (k == "tools_executed") {
+  } else if (k == "tools_executed" || k == "tools_deferred") {
     std::string missing;
-    auto executed = Outcomes(turns, ToolOutcome::Status::kExecuted);
-    r.passed = AllMatch(v, executed, &missing);
-    r.detail = "not executed: " + missing + "; executed: " + Names(executed);
+    auto ran = Ran(turns, k == "tools_deferred");
+    r.passed = AllMatch(v, ran, &missing);
+    r.detail = "did not run: " + missing + "; ran: " + Names(ran);
   } else if (k == "tools_not_executed") {
-    auto executed = Outcomes(turns, ToolOutcome::Status::kExecuted);
+    auto executed = Ran(turns, false);
     r.passed = true;
     for (const std::string& name : Strings(v)) {
       for (const ToolOutcome* o : executed) {
@@ -144,12 +156,34 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     if (v.is_number_integer()) r.passed = calls == v.get<int>();
     else if (v.is_object() && v.contains("max")) r.passed = calls <= v["max"].get<int>();
     r.detail = std::to_string(calls) + " model calls";
+  } else if (k == "rails_fired") {
+    std::vector<std::string> want = Strings(v), seen;
+    for (const TurnRun* t : turns) seen.insert(seen.end(), t->result.rails.begin(), t->result.rails.end());
+    std::sort(want.begin(), want.end());
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    r.passed = v.is_array() && want == seen;
+    std::string list;
+    for (const std::string& x : seen) list += (list.empty() ? "" : ", ") + x;
+    r.detail = "rails fired: " + (list.empty() ? "none" : list);
+  } else if (k == "notice_contains") {
+    // A notice this turn's deferred calls created, or one its reply carried.
+    std::vector<std::string> notices;
+    for (const TurnRun* t : turns) {
+      notices.insert(notices.end(), t->result.notices.begin(), t->result.notices.end());
+      for (const TraceEvent& e : t->result.events) {
+        if (e.type == "notice.created") notices.push_back(e.data.value("text", ""));
+      }
+    }
+    r.passed = std::any_of(notices.begin(), notices.end(),
+                           [&](const std::string& n) { return Lower(n).find(Lower(pattern)) != std::string::npos; });
+    r.detail = std::to_string(notices.size()) + " notices";
   } else if (k == "error_contains") {
     std::string error = last.refused ? last.refusal : last.result.error;
     r.passed = v.is_string() && Lower(error).find(Lower(v.get<std::string>())) != std::string::npos;
     r.detail = "error was " + Quote(error);
   } else if (k == "invocations" && whole) {
-    auto executed = Outcomes(turns, ToolOutcome::Status::kExecuted);
+    auto executed = Ran(turns, false);
     r.passed = v.is_object();
     for (const auto& [tool, count] : v.items()) {
       int seen = static_cast<int>(std::count_if(executed.begin(), executed.end(), [&](const ToolOutcome* o) { return o->name == tool; }));

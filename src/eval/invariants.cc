@@ -1,5 +1,6 @@
 #include "eval/invariants.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -152,21 +153,88 @@ void CheckSchema(const AgentConfig& config, const TurnRun& t, std::vector<Invari
   }
 }
 
+// I4: a deferred call runs only after the reply is final, and the model saw only the
+// synthetic instruction in its place.
+void CheckDeferral(const AgentConfig& config, const TurnRun& t, const std::vector<Message>& history,
+                   std::vector<InvariantViolation>& out) {
+  bool reply_final = false;
+  for (const TraceEvent& e : t.result.events) {
+    if (e.type == "reply.final") reply_final = true;
+    if (e.type == "deferred.executed" && !reply_final) {
+      out.push_back({"I4", t.number, "deferred " + e.data.value("name", "") + " ran before the reply was final"});
+    }
+    if (e.type != "tool.deferred") continue;
+    const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+    std::string call_id = e.data.value("call_id", "");
+    for (const Message& m : history) {
+      if (m.role != Role::kTool || m.tool_call_id != call_id || tool == nullptr) continue;
+      if (m.text != tool->deferred_instruction) {
+        out.push_back({"I4", t.number, "the model saw \"" + m.text.substr(0, 60) + "\" for deferred " + tool->name +
+                                           " instead of its deferred_instruction"});
+      }
+    }
+  }
+}
+
+// I5: a failed deferred call's failure note reaches the person: on this turn's reply
+// (await) or as a notice (background, or past the await budget).
+void CheckHonesty(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
+  for (const TraceEvent& e : t.result.events) {
+    if (e.type != "deferred.executed" || e.data.value("success", true)) continue;
+    const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+    std::string note = tool != nullptr ? tool->failure_note : "";
+    bool told = !note.empty() && t.result.reply.find(note) != std::string::npos;
+    for (const TraceEvent& n : t.result.events) {
+      if (n.type == "notice.created" && n.data.value("text", "") == note) told = true;
+    }
+    if (!told) out.push_back({"I5", t.number, "deferred " + e.data.value("name", "") + " failed and its failure note reached nobody"});
+  }
+}
+
+// I12: every deferred call was stored in the outbox with its turn, ran exactly once per
+// idempotency key, and its outcome is recorded.
+void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEntry>& outbox,
+                  std::vector<InvariantViolation>& out) {
+  for (const TurnRun& t : turns) {
+    std::map<std::string, int> runs;
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type == "deferred.executed") ++runs[e.data.value("idempotency_key", "")];
+    }
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type != "tool.deferred") continue;
+      std::string key = e.data.value("idempotency_key", "");
+      auto row = std::find_if(outbox.begin(), outbox.end(), [&](const OutboxEntry& o) { return o.key == key; });
+      if (row == outbox.end()) {
+        out.push_back({"I12", t.number, "deferred " + e.data.value("name", "") + " (" + key + ") has no outbox row"});
+      } else if (row->status != "done" || row->result.is_null()) {
+        out.push_back({"I12", t.number, "outbox row " + key + " is " + row->status + " with no recorded outcome"});
+      }
+      if (runs[key] != 1) {
+        out.push_back({"I12", t.number, "deferred call " + key + " ran " + std::to_string(runs[key]) + " times"});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& CheckedInvariants() {
-  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I10", "I11"};
+  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I10", "I11", "I12"};
   return kIds;
 }
 
 std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const std::vector<TurnRun>& turns,
-                                                const std::vector<Message>& history) {
+                                                const std::vector<Message>& history,
+                                                const std::vector<OutboxEntry>& outbox) {
   std::vector<InvariantViolation> out;
   for (const TurnRun& t : turns) {
     CheckStop(t, out);
     CheckTruncate(config, t, out);
     CheckSchema(config, t, out);
+    CheckDeferral(config, t, history, out);
+    CheckHonesty(config, t, out);
   }
+  CheckDurable(turns, outbox, out);
   CheckProvenance(config, turns, out);
   CheckPairing(history, out);
   return out;

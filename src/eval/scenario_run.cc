@@ -57,6 +57,7 @@ Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace) {
             {"title", run.title},
             {"file", run.file},
             {"session_id", run.session_id},
+            {"greeting", run.greeting},
             {"passed", run.Passed()},
             {"checks_passed", run.ChecksPassed()},
             {"checks_failed", run.ChecksFailed()},

@@ -40,6 +40,7 @@ struct ScenarioRun {
   std::string title;
   std::string file;
   std::string session_id;
+  std::string greeting;  // sent at session start, before turn 1
   std::string error;  // the run itself failed (e.g. the scripted model had no reply)
   std::vector<TurnRun> turns;
   std::vector<CheckResult> final_checks;

@@ -4,15 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include "config/agent_config_loader.h"
-#include "model/scripted_model.h"
-#include "support/run_sync.h"
-#include "tools/fixture_backend.h"
+#include "support/runtime_harness.h"
 
 namespace reins {
 namespace {
 
-using testing::RunSync;
 
 constexpr const char* kAgent = R"(name: t
 system_prompt: Be brief.
@@ -35,48 +31,12 @@ constexpr const char* kTwoJohns = R"([{"result": {"success": true, "next_action"
   "clarification": {"type": "contact", "question": "Which John?",
     "options": [{"id": "u_doe", "title": "John Doe"}, {"id": "u_smith", "title": "John Smith"}]}}}])";
 
-class RuntimeTest : public ::testing::Test {
+class RuntimeTest : public testing::RuntimeHarness {
  protected:
-  void Build(const std::string& replies, std::map<std::string, std::string> fixtures, std::string store_url = "sqlite::memory:") {
-    Diagnostics diag;
-    LocatedDoc doc = ParseYaml(kAgent, "agent.yaml", diag);
-    AgentConfig config;
-    ASSERT_TRUE(ParseAgentConfig(doc, "", ".", diag, &config)) << diag.Format();
-    clock_ = std::make_shared<VirtualClock>(0);
-    model_ = std::make_shared<ScriptedModel>(Json::parse(replies));
-    RuntimeParts parts;
-    parts.model = model_;
-    parts.clock = clock_;
-    auto store = OpenStore(store_url);
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    parts.store = std::move(store).value();
-    for (auto& [tool, entries] : fixtures) {
-      auto backend = std::make_shared<FixtureBackend>(tool, Json::parse(entries), *clock_);
-      backends_[tool] = backend;
-      parts.tool_backends[tool] = backend;
-    }
-    auto runtime = Runtime::Create(config, parts);
-    ASSERT_TRUE(runtime.ok()) << runtime.status().message();
-    runtime_ = std::move(runtime).value();
-    session_ = runtime_->CreateSession().value();
+  void Build(const std::string& replies, const std::map<std::string, std::string>& fixtures,
+             const std::string& store_url = "sqlite::memory:") {
+    RuntimeHarness::Build(kAgent, replies, fixtures, store_url);
   }
-  Result<TurnResult> Say(const std::string& text) {
-    TurnInput in;
-    in.say = text;
-    return RunSync(runtime_->RunTurn(session_, in), clock_.get());
-  }
-  Result<TurnResult> Select(const std::string& id) {
-    TurnInput in;
-    in.select = id;
-    return RunSync(runtime_->RunTurn(session_, in), clock_.get());
-  }
-  int Calls(const std::string& tool) { return backends_[tool]->calls(); }
-
-  std::shared_ptr<VirtualClock> clock_;
-  std::shared_ptr<ScriptedModel> model_;
-  std::map<std::string, std::shared_ptr<FixtureBackend>> backends_;
-  std::unique_ptr<Runtime> runtime_;
-  std::string session_;
 };
 
 TEST_F(RuntimeTest, ClarificationStopsTheChainAndTheTurnWithoutAnotherModelCall) {

@@ -10,6 +10,24 @@ constexpr const char* kDefaultClaims =
 constexpr const char* kDefaultCorrection =
     "(Correction: I was not able to complete the {title} just now. Please try again or contact us directly.)";
 
+// Does `sentence` talk about `tool`? Its name, its title, or a distinctive word of the
+// title ("appointment" for "appointment booking"); generic words do not count.
+bool Mentions(const std::string& sentence, const ToolDef& tool) {
+  if (sentence.find(tool.name) != std::string::npos || ContainsIgnoringCase(sentence, tool.title)) return true;
+  static const char* kGeneric[] = {"request", "information", "details", "search", "lookup", "message", "follow-up"};
+  size_t start = 0;
+  while (start <= tool.title.size()) {
+    size_t end = tool.title.find(' ', start);
+    if (end == std::string::npos) end = tool.title.size();
+    std::string word = tool.title.substr(start, end - start);
+    bool generic = false;
+    for (const char* g : kGeneric) generic = generic || word == g;
+    if (word.size() >= 5 && !generic && ContainsIgnoringCase(sentence, word)) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 bool Succeeded(const TurnContext& ctx, const std::string& tool) {
   for (const ToolOutcome& o : ctx.result.tools) {
     if (o.name != tool) continue;
@@ -34,8 +52,7 @@ bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
     if (Succeeded(ctx, tool.name)) continue;
     bool claimed = false;
     for (const std::string& s : sentences) {
-      bool names_tool = ContainsIgnoringCase(s, tool.title) || s.find(tool.name) != std::string::npos;
-      if (names_tool && AnyMatches(claims_, s)) claimed = true;
+      if (Mentions(s, tool) && AnyMatches(claims_, s)) claimed = true;
     }
     if (!claimed) continue;
     std::string text = correction_;

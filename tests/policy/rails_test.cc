@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include "policy/rails/empathy_first.h"
+#include "policy/rails/honest_claims.h"
+#include "policy/rails/no_internal_names.h"
+#include "policy/rails/rail_text.h"
+#include "policy/safety/safety_override.h"
+
+namespace reins {
+namespace {
+
+class RailsTest : public ::testing::Test {
+ protected:
+  RailsTest() : clock_(0), ctx_(config_, clock_, state_, history_) {
+    ToolDef prayer;
+    prayer.name = "submit_prayer_request";
+    prayer.title = "prayer request";
+    ToolDef booking;
+    booking.name = "book_appointment";
+    booking.title = "appointment booking";
+    config_.tools = {prayer, booking};
+    ctx_.turn_id = "t_1";
+  }
+  void Outcome(const std::string& tool, ToolOutcome::Status status, bool success) {
+    ToolOutcome o;
+    o.name = tool;
+    o.status = status;
+    if (status == ToolOutcome::Status::kExecuted) o.result = success ? ResultEnvelope{} : ResultEnvelope::Failure("x");
+    ctx_.result.tools.push_back(o);
+  }
+
+  AgentConfig config_;
+  VirtualClock clock_;
+  SessionState state_;
+  std::vector<Message> history_;
+  TurnContext ctx_;
+};
+
+Json EmpathyConfig() {
+  return Json::parse(R"J({"emotional_patterns": ["(?i)\\b(pray|scared|loss)"],
+                          "result_opener_patterns": ["(?i)^(your )?prayer request.{0,20}(submitted|saved)"],
+                          "openers": ["I'm so sorry.", "That sounds so hard."]})J");
+}
+
+TEST_F(RailsTest, EmpathyFirstPrependsAnOpenerOnlyWhenBothPatternsMatch) {
+  EmpathyFirst rail(EmpathyConfig());
+  ctx_.user_text = "I'm scared, please pray";
+  std::string reply = "Your prayer request has been submitted.";
+  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
+  EXPECT_TRUE(reply.rfind("I'm so sorry. ", 0) == 0 || reply.rfind("That sounds so hard. ", 0) == 0) << reply;
+  EXPECT_NE(reply.find("Your prayer request has been submitted."), std::string::npos);
+
+  std::string again = "Your prayer request has been submitted.";
+  rail.ReviewReply(ctx_, again);
+  EXPECT_EQ(again, reply);  // deterministic: same message, same opener
+
+  std::string empathic = "I'm sorry you're scared. Your prayer request has been submitted.";
+  EXPECT_FALSE(rail.ReviewReply(ctx_, empathic));
+  ctx_.user_text = "What time is service?";
+  std::string informational = "Your prayer request has been submitted.";
+  EXPECT_FALSE(rail.ReviewReply(ctx_, informational));
+}
+
+TEST_F(RailsTest, NoInternalNamesUsesTitlesForWholeNamesOnly) {
+  NoInternalNames rail(config_);
+  std::string reply = "I used `submit_prayer_request` and book_appointment; submit_prayer_requests is another word.";
+  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
+  EXPECT_EQ(reply, "I used prayer request and appointment booking; submit_prayer_requests is another word.");
+  std::string clean = "Nothing internal here.";
+  EXPECT_FALSE(rail.ReviewReply(ctx_, clean));
+}
+
+TEST_F(RailsTest, HonestClaimsCorrectsClaimsOfActionsThatDidNotSucceed) {
+  HonestClaims rail(config_, Json::object());
+  std::string reply = "I've booked your appointment for Tuesday. See you then!";
+  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));  // never called
+  EXPECT_NE(reply.find("(Correction: I was not able to complete the appointment booking"), std::string::npos) << reply;
+
+  Outcome("book_appointment", ToolOutcome::Status::kExecuted, true);
+  std::string ok = "I've booked your appointment for Tuesday.";
+  EXPECT_FALSE(rail.ReviewReply(ctx_, ok));  // it did succeed
+
+  Outcome("submit_prayer_request", ToolOutcome::Status::kDeferred, true);
+  std::string pending = "Your prayer request has been submitted.";
+  EXPECT_FALSE(rail.ReviewReply(ctx_, pending));  // pending in the outbox: the failure note's job
+
+  ctx_.result.tools.clear();
+  Outcome("book_appointment", ToolOutcome::Status::kExecuted, false);
+  std::string failed = "Your appointment is scheduled.";
+  EXPECT_TRUE(rail.ReviewReply(ctx_, failed));
+}
+
+TEST_F(RailsTest, HonestClaimsUsesConfiguredWordsAndCorrection) {
+  HonestClaims rail(config_, Json::parse(R"J({"claim_patterns": ["(?i)all set"], "correction": "[{title} failed]"})J"));
+  std::string reply = "Your appointment is all set.";
+  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
+  EXPECT_EQ(reply, "Your appointment is all set. [appointment booking failed]");
+}
+
+TEST(RailTextTest, SentencesAndHashAreStable) {
+  EXPECT_EQ(Sentences("One. Two! Three?\nFour"), (std::vector<std::string>{"One.", " Two!", " Three?", "\n", "Four"}));
+  EXPECT_EQ(Sentences("A. B").size(), 2u);
+  EXPECT_EQ(StableHash("abc"), StableHash("abc"));
+  EXPECT_NE(StableHash("abc"), StableHash("abd"));
+}
+
+TEST(SafetyOverrideTest, FlagToolGetsTheTextUnderItsTextLikeProperty) {
+  ToolDef flag;
+  flag.name = "flag";
+  flag.input_schema = Json::parse(R"({"type": "object", "properties": {"message": {"type": "string"}}})");
+  EXPECT_EQ(FlagToolArgs(flag, "help"), (Json{{"message", "help"}}));
+  flag.input_schema = Json::parse(R"({"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]})");
+  EXPECT_EQ(FlagToolArgs(flag, "help"), (Json{{"note", "help"}}));
+  flag.input_schema = Json::parse(R"({"type": "object"})");
+  EXPECT_EQ(FlagToolArgs(flag, "help"), (Json{{"text", "help"}}));
+}
+
+}  // namespace
+}  // namespace reins
