@@ -8,6 +8,7 @@
 // and are not counted as logical model calls.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,7 +35,8 @@ struct ToolSpec {
 struct ModelRequest {
   Purpose purpose = Purpose::kChat;
   std::vector<Message> messages;  // system prompt first
-  std::vector<ToolSpec> tools;
+  // The tools the model may call: built once per agent and shared by every request.
+  std::shared_ptr<const std::vector<ToolSpec>> tools;
   ToolChoice tool_choice;
   std::optional<Json> response_schema;  // structured output (plan, audit)
   // Where in the conversation this call happens: the scripted model matches on these.

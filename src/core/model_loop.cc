@@ -11,7 +11,17 @@ Json CallsToJson(const std::vector<ToolCall>& calls) {
 
 }  // namespace
 
-ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice) {
+std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& config) {
+  auto specs = std::make_shared<std::vector<ToolSpec>>();
+  for (const ToolDef& t : config.tools) specs->push_back({t.name, t.description, t.input_schema});
+  return specs;
+}
+
+ModelLoop::ModelLoop(const AgentConfig& config, ModelProvider& model, ChainExecutor& executor)
+    : model_(model), executor_(executor), tools_(ToolSpecsOf(config)) {}
+
+ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                               std::shared_ptr<const std::vector<ToolSpec>> tools) {
   ModelRequest request;
   request.purpose = purpose;
   request.tool_choice = std::move(choice);
@@ -24,15 +34,14 @@ ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoi
   request.messages.reserve(ctx.history.size() + 1);
   request.messages.push_back(Message::System(std::move(system)));
   request.messages.insert(request.messages.end(), ctx.history.begin(), ctx.history.end());
-  request.tools.reserve(ctx.config.tools.size());
-  for (const ToolDef& t : ctx.config.tools) request.tools.push_back({t.name, t.description, t.input_schema});
+  request.tools = std::move(tools);
   return request;
 }
 
 Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
   ctx.Emit("model.call", {{"purpose", "chat"}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}});
   ++ctx.result.model_calls;
-  Result<ModelResponse> response = co_await model_.Complete(BuildModelRequest(ctx, Purpose::kChat, choice));
+  Result<ModelResponse> response = co_await model_.Complete(BuildModelRequest(ctx, Purpose::kChat, choice, tools_));
   if (!response.ok()) {
     ctx.Emit("model.error", {{"message", response.status().message()}});
     co_return response;

@@ -21,7 +21,7 @@ struct LoopOutcome {
 
 class ModelLoop {
  public:
-  ModelLoop(ModelProvider& model, ChainExecutor& executor) : model_(model), executor_(executor) {}
+  ModelLoop(const AgentConfig& config, ModelProvider& model, ChainExecutor& executor);
   Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase);
 
  private:
@@ -31,9 +31,14 @@ class ModelLoop {
 
   ModelProvider& model_;
   ChainExecutor& executor_;
+  std::shared_ptr<const std::vector<ToolSpec>> tools_;
 };
 
+// The tools of `config` as the model sees them.
+std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& config);
+
 // The request for one model call: system prompt (+ page context) and the history.
-ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice);
+ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                               std::shared_ptr<const std::vector<ToolSpec>> tools);
 
 }  // namespace reins

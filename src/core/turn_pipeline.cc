@@ -3,7 +3,7 @@
 namespace reins {
 
 TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools)
-    : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(model, executor_) {}
+    : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(config, model, executor_) {}
 
 Result<void> TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;

@@ -190,11 +190,8 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
     store::ResetOnExit reset(*statements_);  // before tx ends: no open cursor at rollback
     store::StatementCache& sc = *statements_;
     if (!store::SessionExists(sc, turn.session_id)) return store::SessionNotFound(turn.session_id);
-    SQLite::Statement& dup = sc.Get("SELECT 1 FROM turns WHERE id = ?");
-    dup.bind(1, turn.result.turn_id);
-    if (dup.executeStep()) {
-      return Status(StatusCode::kAlreadyExists, "turn '" + turn.result.turn_id + "' already exists");
-    }
+    // A duplicate turn id fails the primary key here, which Guarded() maps to
+    // AlreadyExists; checking first would cost a query on every turn.
     InsertTurn(sc, turn);
     AppendMessages(sc, turn);
     InsertInvocations(sc, turn);
