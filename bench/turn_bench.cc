@@ -72,6 +72,8 @@ class DiscardingStore final : public Store {
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override { return std::vector<OutboxEntry>{}; }
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string&) override { return std::vector<OutboxEntry>{}; }
   Result<std::vector<Notice>> PendingNotices(const std::string&) override { return std::vector<Notice>{}; }
+  Result<Lease> LoadLease(const std::string&) override { return Lease{}; }
+  Result<int64_t> SetLease(const std::string&, const Lease&, int64_t v) override { return v + 1; }
 };
 
 std::unique_ptr<Runtime> MakeRuntime(bool sqlite) {

@@ -6,9 +6,10 @@
 // A turn's deferred calls run after it is committed: RunTurn waits for them in
 // `await` mode (up to deferred.timeout_ms), or leaves them running in `background`.
 //
-// Threading: RunTurn is a coroutine; run it on one executor. Turns of one session must
-// not overlap (the HTTP server serialises them per session); turns of different
-// sessions may interleave on the same executor. Drain or stop that executor before
+// Threading: RunTurn is a coroutine; run it on one executor. Turns of one session are
+// queued and run one at a time in arrival order (a turn that waited longer than
+// floor.max_queue_age_ms is recorded as blocked: stale); turns of different sessions
+// interleave freely. Drain or stop that executor before
 // destroying the Runtime: background deferred calls reference it.
 #pragma once
 
@@ -64,6 +65,7 @@ class Runtime {
  private:
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
+  Task<Result<TurnResult>> RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms);
   Task<void> RunDeferred(TurnRecord& record);
   std::unique_ptr<Impl> impl_;
 };

@@ -75,6 +75,10 @@ struct TurnRecord {
   std::string answered_clarification_id;  // set when this turn answered one ...
   std::string chosen_option_id;           // ... with this option
   std::vector<int64_t> delivered_notices;  // notices this turn's reply carried
+  // A lease opened or released by this turn, written only if the stored lease still
+  // has `lease_expected_version` (compare-and-set); otherwise nothing is written.
+  std::optional<Lease> lease_change;
+  int64_t lease_expected_version = 0;
   int64_t created_at_ms = 0;
   // Deferred calls (result.tools with status deferred) enter the outbox in this mode.
   std::string deferred_mode = "await";
@@ -133,6 +137,13 @@ class Store {
   virtual Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) = 0;
   // Notices not yet carried by a reply, oldest first.
   virtual Result<std::vector<Notice>> PendingNotices(const std::string& session_id) = 0;
+
+  // Floor leases (I6). LoadLease gives owner "" and version 0 when there never was one.
+  virtual Result<Lease> LoadLease(const std::string& session_id) = 0;
+  // Compare-and-set: stores `lease` (owner "" releases it) only if the stored version
+  // is `expected_version`, and returns the new version; FailedPrecondition when another
+  // writer changed it first. One statement, so it holds across replicas of a shared store.
+  virtual Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) = 0;
 };
 
 // Opens a store from a URL: "sqlite:PATH" or "sqlite::memory:".

@@ -48,6 +48,15 @@ struct ToolOutcome {
 };
 std::string_view ToolOutcomeStatusName(ToolOutcome::Status s);
 
+// A floor lease: while active, only `owner` is admitted to the session (I6).
+struct Lease {
+  std::string owner;  // "" when there is none
+  std::string domain;
+  int64_t expires_at_ms = 0;
+  int64_t version = 0;  // store version, for compare-and-set
+  bool ActiveAt(int64_t now_ms) const { return !owner.empty() && now_ms < expires_at_ms; }
+};
+
 struct PendingClarification {
   std::string id;
   Clarification clarification;
@@ -62,6 +71,8 @@ struct TurnResult {
   TurnStatus status = TurnStatus::kCompleted;
   std::string reply;
   std::string error;  // failed turns: why, in a plain sentence
+  std::string blocked_reason;  // blocked turns: who holds the floor, for what, until when
+  std::optional<Lease> lease;  // the lease active after this turn
   std::optional<PendingClarification> clarification;
   std::vector<ToolOutcome> tools;
   std::vector<std::string> rails;

@@ -47,6 +47,8 @@ void PrintToolEvents(std::ostream& out, const TurnRun& t, const Term& term) {
       out << "    " << term.Yellow("rail " + d.value("rail", "")) << " changed the reply\n";
     } else if (e.type == "safety.override") {
       out << "    " << term.Yellow("safety override") << " " << term.Dim("(no model call)") << "\n";
+    } else if (e.type == "lease.opened" || e.type == "lease.released") {
+      out << "    " << term.Dim(e.type + ": " + d.value("owner", "") + " (" + d.value("domain", "") + ")") << "\n";
     } else if (e.type == "notice.created") {
       out << "    " << term.Yellow("notice for the next reply:") << " " << d.value("text", "") << "\n";
     } else if (e.type == "clarification.answered") {
@@ -73,8 +75,12 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
       out << "    " << term.Yellow("input refused: " + t.refusal) << "\n";
     } else {
       PrintToolEvents(out, t, term);
-      out << "    " << term.Cyan("reins:") << " " << t.result.reply << "  "
-          << term.Dim("[" + std::string(TurnStatusName(t.result.status)) + "]") << "\n";
+      if (t.result.status == TurnStatus::kBlocked) {
+        out << "    " << term.Yellow("blocked at the gate: " + t.result.blocked_reason) << "\n";
+      } else {
+        out << "    " << term.Cyan("reins:") << " " << t.result.reply << "  "
+            << term.Dim("[" + std::string(TurnStatusName(t.result.status)) + "]") << "\n";
+      }
       if (t.result.clarification) {
         std::string options;
         for (const auto& o : t.result.clarification->clarification.options) options += (options.empty() ? "" : " | ") + o.id + " " + o.title;

@@ -28,6 +28,7 @@ ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoi
   request.turn = ctx.result.turn_number;
   request.user_text = ctx.user_text;
   std::string system = ctx.config.system_prompt;
+  for (const std::string& note : ctx.system_notes) system += "\n\n" + note;
   if (!ctx.input.page_context.is_null()) {
     system += "\n\nPage context (what the user is looking at): " + ctx.input.page_context.dump();
   }

@@ -8,6 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "core/deferred_runner.h"
+#include "core/session_queue.h"
 #include "core/turn_pipeline.h"
 #include "policy/session_state.h"
 #include "tools/tool_router.h"
@@ -20,6 +21,7 @@ struct Runtime::Impl {
   ToolRouter tools;
   std::unique_ptr<TurnPipeline> pipeline;
   std::unique_ptr<DeferredRunner> deferred;
+  SessionQueue queue;
   std::mutex mu;  // guards rng and sessions
   std::mt19937_64 rng;
 
@@ -98,6 +100,15 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
 }
 
 Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInput input) {
+  // One turn of a session at a time, in arrival order.
+  const int64_t arrived_ms = impl_->parts.clock->NowMs();
+  co_await impl_->queue.Acquire(session_id);
+  Result<TurnResult> result = co_await RunAdmittedTurn(session_id, std::move(input), arrived_ms);
+  impl_->queue.Release(session_id);
+  co_return result;
+}
+
+Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms) {
   Result<std::shared_ptr<Impl::CachedSession>> loaded = impl_->Load(session_id);
   if (!loaded.ok()) co_return loaded.status();
   Impl::CachedSession& session = **loaded;
@@ -118,8 +129,27 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
   if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
     for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
   }
+  const AgentConfig& config = impl_->config;
+  if (config.floor.enabled) {
+    Result<Lease> lease = impl_->parts.store->LoadLease(session_id);
+    if (!lease.ok()) co_return lease.status();
+    ctx.lease = *lease;
+  }
 
-  Result<void> ran = co_await impl_->pipeline->Run(ctx);
+  Result<void> ran = Status();
+  const int64_t waited_ms = impl_->parts.clock->NowMs() - arrived_ms;
+  if (config.floor.enabled && waited_ms > config.floor.max_queue_age_ms) {
+    // Stale: it waited behind other turns for too long; replaying it now would answer
+    // a moment that has passed (seed 002's "stale deferred turns").
+    ctx.result.status = TurnStatus::kBlocked;
+    ctx.result.blocked_reason = "stale: waited " + std::to_string(waited_ms) + " ms in the queue (max " +
+                                std::to_string(config.floor.max_queue_age_ms) + " ms)";
+    ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
+    ctx.Emit("turn.blocked", {{"reason", ctx.result.blocked_reason}, {"stale", true}});
+    ctx.Emit("turn.completed", {{"status", "blocked"}});
+  } else {
+    ran = co_await impl_->pipeline->Run(ctx);
+  }
   if (!ran.ok()) {
     roll_back();
     co_return ran.status();
@@ -138,6 +168,10 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
     record.chosen_option_id = ctx.chosen_option_id;
   }
   record.delivered_notices = ctx.delivered_notices;
+  record.lease_change = ctx.lease_change;
+  record.lease_expected_version = ctx.lease.version;
+  const Lease& after = ctx.lease_change ? *ctx.lease_change : ctx.lease;
+  if (after.ActiveAt(impl_->parts.clock->NowMs())) record.result.lease = after;
   record.deferred_mode = impl_->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
   Result<void> committed = impl_->parts.store->CommitTurn(record);

@@ -1,5 +1,7 @@
 #include "reins/turn.h"
 
+#include "reins/clock.h"
+
 namespace reins {
 
 std::string_view TurnStatusName(TurnStatus s) {
@@ -53,6 +55,10 @@ Json TurnResultToJson(const TurnResult& r) {
             {"rails", r.rails},
             {"notices", r.notices}};
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.blocked_reason.empty()) j["blocked_reason"] = r.blocked_reason;
+  if (r.lease) {
+    j["lease"] = {{"owner", r.lease->owner}, {"domain", r.lease->domain}, {"expires_at", FormatIsoTime(r.lease->expires_at_ms)}};
+  }
   if (r.clarification) {
     Json c = ClarificationToJson(r.clarification->clarification);
     c["id"] = r.clarification->id;

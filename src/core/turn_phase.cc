@@ -11,6 +11,8 @@ std::string_view TurnPhaseName(TurnPhase p) {
     case TurnPhase::kDelivering: return "delivering";
     case TurnPhase::kCompleted: return "completed";
     case TurnPhase::kAwaitingClarification: return "awaiting_clarification";
+    case TurnPhase::kBlocked: return "blocked";
+    case TurnPhase::kCancelled: return "cancelled";
     case TurnPhase::kFailed: return "failed";
   }
   return "failed";
@@ -19,7 +21,9 @@ std::string_view TurnPhaseName(TurnPhase p) {
 bool CanAdvance(TurnPhase from, TurnPhase to) {
   using P = TurnPhase;
   switch (from) {
-    case P::kAdmitting: return to == P::kRunningModel || to == P::kDelivering || to == P::kFailed;
+    case P::kAdmitting:
+      return to == P::kRunningModel || to == P::kDelivering || to == P::kBlocked || to == P::kCancelled ||
+             to == P::kFailed;
     case P::kRunningModel: return to == P::kExecutingTools || to == P::kReviewing || to == P::kFailed;
     case P::kExecutingTools:
       return to == P::kRunningModel || to == P::kAwaitingClarification || to == P::kFailed;
@@ -27,6 +31,8 @@ bool CanAdvance(TurnPhase from, TurnPhase to) {
     case P::kDelivering: return to == P::kCompleted;
     case P::kCompleted:
     case P::kAwaitingClarification:
+    case P::kBlocked:
+    case P::kCancelled:
     case P::kFailed: return false;
   }
   return false;
@@ -36,6 +42,8 @@ std::optional<TurnStatus> StatusOf(TurnPhase p) {
   switch (p) {
     case TurnPhase::kCompleted: return TurnStatus::kCompleted;
     case TurnPhase::kAwaitingClarification: return TurnStatus::kAwaitingClarification;
+    case TurnPhase::kBlocked: return TurnStatus::kBlocked;
+    case TurnPhase::kCancelled: return TurnStatus::kCancelled;
     case TurnPhase::kFailed: return TurnStatus::kFailed;
     default: return std::nullopt;
   }

@@ -2,14 +2,14 @@
 // along the transitions of this table (anything else is a bug, reported as internal):
 //
 //   Admitting      -> RunningModel | Delivering (answered without the model: safety
-//                     override) | Failed              (later: Blocked | Cancelled)
+//                     override) | Blocked | Cancelled (the admission gate) | Failed
 //   RunningModel   -> ExecutingTools | Reviewing | Failed
 //   ExecutingTools -> RunningModel | AwaitingClarification | Failed
 //   Reviewing      -> Delivering | Failed
 //   Delivering     -> Completed
 //
-// Terminal phases: Completed, AwaitingClarification, Failed (and later Blocked,
-// Cancelled, AwaitingApproval). Each maps to the TurnStatus the caller sees.
+// Terminal phases: Completed, AwaitingClarification, Blocked, Cancelled, Failed (and
+// later AwaitingApproval). Each maps to the TurnStatus the caller sees.
 #pragma once
 
 #include <optional>
@@ -27,6 +27,8 @@ enum class TurnPhase {
   kDelivering,
   kCompleted,
   kAwaitingClarification,
+  kBlocked,
+  kCancelled,
   kFailed,
 };
 

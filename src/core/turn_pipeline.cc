@@ -5,6 +5,43 @@ namespace reins {
 TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools)
     : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(config, model, executor_) {}
 
+bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
+  AdmitVerdict verdict;
+  for (const auto& policy : policies_) {
+    verdict = policy->Admit(ctx);
+    if (verdict.kind != AdmitVerdict::Kind::kAdmit) break;
+  }
+  if (verdict.kind == AdmitVerdict::Kind::kBlock) {
+    // Reaches neither the model nor any tool, and leaves no trace in the model's history.
+    (void)phase.Advance(TurnPhase::kBlocked);
+    ctx.result.status = TurnStatus::kBlocked;
+    ctx.result.blocked_reason = verdict.reason;
+    ctx.Emit("turn.blocked", {{"reason", verdict.reason}});
+    return true;
+  }
+  if (verdict.kind == AdmitVerdict::Kind::kCancel) {
+    (void)phase.Advance(TurnPhase::kCancelled);
+    if (ctx.session.pending_clarification) {
+      ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
+      ctx.session.pending_clarification.reset();
+    }
+    ctx.lease_change = Lease{};
+    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
+    ctx.result.status = TurnStatus::kCancelled;
+    ctx.result.reply = "Okay, I've stopped that.";
+    ctx.history.push_back(Message::User(ctx.input.say.value_or(""), ctx.input.speaker));
+    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+    ctx.Emit("turn.cancelled", {{"speaker", ctx.input.speaker}});
+    return true;
+  }
+  return false;
+}
+
+void TurnPipeline::EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase) {
+  for (const auto& policy : policies_) policy->OnTurnEnd(ctx);
+  ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+}
+
 Result<void> TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;
   int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
@@ -123,12 +160,16 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
   TurnPhaseMachine phase;
   // Emitted first; if admission refuses the input, the whole turn is discarded.
   ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
+  if (Gate(ctx, phase)) {
+    ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+    co_return Result<void>{};
+  }
   if (Result<void> admitted = Admit(ctx); !admitted.ok()) co_return admitted;
   BuildContext(ctx);
   if (std::optional<std::string> answer = Preempt(ctx)) {
     ctx.history.push_back(Message::Assistant(*answer));
     Deliver(ctx, std::move(*answer), phase);  // verbatim: rails never edit a safety message
-    ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+    EndTurn(ctx, phase);
     co_return Result<void>{};
   }
   (void)phase.Advance(TurnPhase::kRunningModel);
@@ -150,7 +191,7 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
       Fail(ctx, outcome.text, phase);
       break;
   }
-  ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+  EndTurn(ctx, phase);
   co_return Result<void>{};
 }
 

@@ -1,5 +1,6 @@
 // TurnPipeline: the life of a turn as a short sequence of named stages.
 //
+//   Gate         the admission gate: may this speaker's turn enter at all (floor lease)
 //   Admit        validate the input; answer a pending clarification (policies hear it)
 //   BuildContext append the user's message, or the note naming the chosen option
 //   Preempt      a policy may answer without the model (safety override)
@@ -31,7 +32,10 @@ class TurnPipeline {
   Task<Result<void>> Run(TurnContext& ctx);
 
  private:
+  // True when the gate ended the turn (blocked or cancelled).
+  bool Gate(TurnContext& ctx, TurnPhaseMachine& phase);
   Result<void> Admit(TurnContext& ctx);
+  void EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase);
   void BuildContext(TurnContext& ctx);
   void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
   std::optional<std::string> Preempt(TurnContext& ctx);

@@ -178,6 +178,14 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = std::any_of(notices.begin(), notices.end(),
                            [&](const std::string& n) { return Lower(n).find(Lower(pattern)) != std::string::npos; });
     r.detail = std::to_string(notices.size()) + " notices";
+  } else if (k == "lease") {
+    const std::optional<Lease>& lease = last.result.lease;
+    if (v.is_string() && v.get<std::string>() == "none") {
+      r.passed = !lease.has_value();
+    } else if (v.is_object() && lease) {
+      r.passed = v.value("owner", lease->owner) == lease->owner && v.value("domain", lease->domain) == lease->domain;
+    }
+    r.detail = lease ? "lease held by " + lease->owner + " (" + lease->domain + ")" : "no lease";
   } else if (k == "error_contains") {
     std::string error = last.refused ? last.refusal : last.result.error;
     r.passed = v.is_string() && Lower(error).find(Lower(v.get<std::string>())) != std::string::npos;

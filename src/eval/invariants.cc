@@ -115,6 +115,31 @@ void CheckProvenance(const AgentConfig& config, const std::vector<TurnRun>& turn
   }
 }
 
+// I6: while a lease is active, another speaker's turn is blocked and reaches neither
+// the model nor a tool. The lease in force at a turn's start is the one the previous
+// turn left, unless it expired by then.
+void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
+  std::optional<Lease> lease;
+  for (const TurnRun& t : turns) {
+    if (t.refused) continue;
+    int64_t started = t.result.events.empty() ? 0 : t.result.events.front().at_ms;
+    bool held = lease && lease->ActiveAt(started) && lease->owner != t.input.speaker;
+    if (held) {
+      if (t.result.status != TurnStatus::kBlocked) {
+        out.push_back({"I6", t.number, t.input.speaker + "'s turn was " + std::string(TurnStatusName(t.result.status)) +
+                                           " while " + lease->owner + " held the floor"});
+      }
+      for (const TraceEvent& e : t.result.events) {
+        if (e.type == "model.call" || e.type == "tool.executed" || e.type == "tool.deferred") {
+          out.push_back({"I6", t.number, e.type + " during " + t.input.speaker + "'s turn while " + lease->owner +
+                                             " held the floor"});
+        }
+      }
+    }
+    if (t.result.status != TurnStatus::kBlocked) lease = t.result.lease;
+  }
+}
+
 // I10: every tool call in history is answered by exactly one tool message, in order,
 // right after the assistant message that made it; no tool message answers nothing.
 void CheckPairing(const std::vector<Message>& history, std::vector<InvariantViolation>& out) {
@@ -219,7 +244,7 @@ void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEnt
 }  // namespace
 
 const std::vector<std::string>& CheckedInvariants() {
-  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I10", "I11", "I12"};
+  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "I12"};
   return kIds;
 }
 
@@ -235,6 +260,7 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
     CheckHonesty(config, t, out);
   }
   CheckDurable(turns, outbox, out);
+  CheckFloor(turns, out);
   CheckProvenance(config, turns, out);
   CheckPairing(history, out);
   return out;

@@ -35,6 +35,17 @@ struct ProposedCall {
   bool truncated = false;         // set by ShapeCalls: do not run in this round (I2)
 };
 
+// What the admission gate says about a turn, before anything else happens (I6).
+struct AdmitVerdict {
+  enum class Kind { kAdmit, kBlock, kCancel };
+  Kind kind = Kind::kAdmit;
+  std::string reason;  // kBlock: who holds the floor, for what, until when
+
+  static AdmitVerdict Admit() { return {}; }
+  static AdmitVerdict Block(std::string reason) { return {Kind::kBlock, std::move(reason)}; }
+  static AdmitVerdict Cancel() { return {Kind::kCancel, ""}; }
+};
+
 struct CallVerdict {
   enum class Kind { kContinue, kReject, kReplace };
   Kind kind = Kind::kContinue;
@@ -61,6 +72,10 @@ class Policy {
   virtual void Observe(TurnContext&, const ProposedCall&, const ResultEnvelope&) const {}
   // When the user answers a pending clarification by choosing `option_id`.
   virtual void OnClarificationAnswered(TurnContext&, const PendingClarification&, const std::string& /*option_id*/) const {}
+  // First of all: may this speaker's turn enter at all? The first non-admit wins.
+  virtual AdmitVerdict Admit(TurnContext&) const { return AdmitVerdict::Admit(); }
+  // At the end of a turn that ran: may open or release a lease (ctx.lease_change).
+  virtual void OnTurnEnd(TurnContext&) const {}
   // Before any model call: a policy may answer the turn itself (safety override) by
   // returning the reply; it may add deferred calls to ctx.result.tools. First wins.
   virtual std::optional<std::string> Preempt(TurnContext&) const { return std::nullopt; }

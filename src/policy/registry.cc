@@ -1,6 +1,7 @@
 // The one place that decides which governance mechanisms run, and in what order.
 #include "policy/clarify/clarify_truncation.h"
 #include "policy/deferral/deferral_policy.h"
+#include "policy/floor/floor_policy.h"
 #include "policy/guards/call_shape_guard.h"
 #include "policy/policy.h"
 #include "policy/provenance/provenance_guard.h"
@@ -14,6 +15,8 @@ namespace reins {
 
 PolicyChain BuildPolicyChain(const AgentConfig& config) {
   PolicyChain chain;
+  // The gate decides before anything else whether a turn may enter at all.
+  if (config.floor.enabled) chain.push_back(std::make_unique<FloorPolicy>(config));
   if (!config.rails.safety_override.empty()) chain.push_back(std::make_unique<SafetyOverride>(config));
   // Guards first: later policies may assume a known tool, an argument object, valid
   // arguments and known ids. Deferral comes after them: nothing invalid is queued.

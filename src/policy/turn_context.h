@@ -32,6 +32,12 @@ struct TurnContext {
   std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
   TurnResult result;
   int response_index = 0;  // model responses so far in this turn
+  // The floor lease as stored when the turn began, and the change this turn makes.
+  Lease lease;
+  std::optional<Lease> lease_change;
+  std::optional<LeaseRequest> lease_request;  // a result asked for the floor this turn
+  // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
+  std::vector<std::string> system_notes;
   // Notices waiting for this turn's reply (earlier background failures): id, text.
   std::vector<std::pair<int64_t, std::string>> pending_notices;
   std::vector<int64_t> delivered_notices;

@@ -124,8 +124,20 @@ ALTER TABLE tool_invocations ADD COLUMN idempotency_key TEXT;
 CREATE INDEX tool_invocations_by_key ON tool_invocations(idempotency_key) WHERE idempotency_key IS NOT NULL;
 )sql";
 
+// v3: floor leases (I6). One row per session once it ever had a lease; `version`
+// grows with every change, so writers can compare-and-set across replicas.
+constexpr const char* kV3 = R"sql(
+CREATE TABLE leases (
+  session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+  owner TEXT NOT NULL,                -- '' when released
+  domain TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  version INTEGER NOT NULL
+);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2};
+constexpr std::array kSteps = {kV1, kV2, kV3};
 
 }  // namespace
 

@@ -202,6 +202,11 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
     if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));
     if (turn.result.clarification) OpenClarification(sc, turn, *turn.result.clarification);
     UpdateSession(sc, turn);
+    if (turn.lease_change) {
+      Result<int64_t> version = store::CompareAndSetLease(sc, turn.session_id, *turn.lease_change,
+                                                          turn.lease_expected_version);
+      if (!version.ok()) return version.status();  // another writer moved the floor: nothing is written
+    }
     tx.commit();
     return {};
   });

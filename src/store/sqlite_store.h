@@ -43,6 +43,9 @@ class SqliteStore final : public Store {
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override;
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) override;
   Result<std::vector<Notice>> PendingNotices(const std::string& session_id) override;
+  // Floor leases: sqlite_lease.cc
+  Result<Lease> LoadLease(const std::string& session_id) override;
+  Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<SQLite::Database> db);

@@ -16,6 +16,7 @@
 #include "reins/json.h"
 #include "reins/status.h"
 #include "reins/trace.h"
+#include "reins/turn.h"
 
 namespace reins::store {
 
@@ -69,6 +70,9 @@ class ResetOnExit {
 };
 
 bool SessionExists(StatementCache& db, const std::string& session_id);
+// The lease compare-and-set, inside the caller's transaction (sqlite_lease.cc).
+Result<int64_t> CompareAndSetLease(StatementCache& sc, const std::string& session_id, const Lease& lease,
+                                   int64_t expected_version);
 Status SessionNotFound(const std::string& session_id);
 
 // Runs `body` (returning a Result) and turns any exception into an error Status.

@@ -1,0 +1,64 @@
+#include "policy/floor/floor_policy.h"
+
+#include "policy/rails/rail_text.h"
+
+namespace reins {
+
+AdmitVerdict DecideAdmission(const Lease& lease, const std::string& speaker, const std::string& text, int64_t now_ms,
+                             const std::vector<std::unique_ptr<RE2>>& cancel_patterns) {
+  if (!lease.ActiveAt(now_ms)) return AdmitVerdict::Admit();
+  if (speaker != lease.owner) {
+    return AdmitVerdict::Block("floor held by " + lease.owner + " (" + lease.domain + ") until " +
+                               FormatIsoTime(lease.expires_at_ms));
+  }
+  if (AnyMatches(cancel_patterns, text)) return AdmitVerdict::Cancel();
+  return AdmitVerdict::Admit();
+}
+
+FloorPolicy::FloorPolicy(const AgentConfig& config) : config_(config) {
+  Json patterns = Json::array();
+  for (const std::string& p : config.floor.cancel_patterns) patterns.push_back(p);
+  cancel_patterns_ = CompilePatterns(patterns);
+}
+
+AdmitVerdict FloorPolicy::Admit(TurnContext& ctx) const {
+  int64_t now = ctx.clock.NowMs();
+  if (!ctx.lease.owner.empty() && !ctx.lease.ActiveAt(now)) {
+    ctx.Emit("lease.expired", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}});
+  }
+  AdmitVerdict verdict =
+      DecideAdmission(ctx.lease, ctx.input.speaker, ctx.input.say.value_or(""), now, cancel_patterns_);
+  if (verdict.kind == AdmitVerdict::Kind::kAdmit && ctx.lease.ActiveAt(now) && config_.floor.owner_note) {
+    ctx.system_notes.push_back("Floor: " + ctx.lease.owner + " holds the floor for " + ctx.lease.domain + " until " +
+                               FormatIsoTime(ctx.lease.expires_at_ms) + "; you are answering " + ctx.lease.owner +
+                               "'s follow-up.");
+  }
+  return verdict;
+}
+
+void FloorPolicy::Observe(TurnContext& ctx, const ProposedCall& call, const ResultEnvelope& result) const {
+  if (result.lease) {
+    ctx.lease_request = result.lease;
+  } else if (result.next_action == NextAction::kClarificationNeeded && call.tool != nullptr && call.tool->lease) {
+    ctx.lease_request = LeaseRequest{call.tool->lease->first, call.tool->lease->second};
+  }
+}
+
+void FloorPolicy::OnTurnEnd(TurnContext& ctx) const {
+  int64_t now = ctx.clock.NowMs();
+  if (ctx.lease_request) {
+    int ttl_s = ctx.lease_request->ttl_s > 0 ? ctx.lease_request->ttl_s : config_.floor.default_ttl_s;
+    ctx.lease_change = Lease{ctx.input.speaker, ctx.lease_request->domain, now + int64_t{ttl_s} * 1000, 0};
+    ctx.Emit("lease.opened", {{"owner", ctx.input.speaker},
+                              {"domain", ctx.lease_request->domain},
+                              {"expires_at", FormatIsoTime(ctx.lease_change->expires_at_ms)}});
+    return;
+  }
+  // The owner's follow-up completed: the floor is free again.
+  if (ctx.lease.ActiveAt(now) && ctx.lease.owner == ctx.input.speaker && ctx.result.status == TurnStatus::kCompleted) {
+    ctx.lease_change = Lease{};
+    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "resolved"}});
+  }
+}
+
+}  // namespace reins
