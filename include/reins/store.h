@@ -93,7 +93,7 @@ struct StoredTurn {
   std::string reply;
   int64_t created_at_ms = 0;
   Json input;
-  Json result;  // TurnResultToJson of the turn
+  Json result;  // TurnResultToJson of the turn without its tools (LoadInvocations has them)
   std::vector<TraceEvent> events;
 };
 

@@ -83,7 +83,7 @@ struct TurnResult {
 
 Json TurnInputToJson(const TurnInput& in);
 
-// The TurnResult JSON of the HTTP API (events are not included).
-Json TurnResultToJson(const TurnResult& r);
+// The TurnResult JSON of the HTTP API (events are not included; tools only when asked).
+Json TurnResultToJson(const TurnResult& r, bool with_tools = true);
 
 }  // namespace reins

@@ -1,5 +1,6 @@
 #include "core/chain_executor.h"
 
+#include "core/json_text.h"
 #include "policy/provenance/provenance_guard.h"
 
 namespace reins {
@@ -115,7 +116,7 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
     for (const auto& policy : policies_) policy->Observe(ctx, p, result);
 
     Json envelope = EnvelopeToJson(result);
-    ctx.history.push_back(Message::Tool(p.call->id, name, envelope.dump(), !result.success));
+    ctx.history.push_back(Message::Tool(p.call->id, name, JsonText(envelope), !result.success));
     Json data = CallEventData(ctx, p);
     data["result"] = std::move(envelope);
     data["success"] = result.success;

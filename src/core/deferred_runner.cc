@@ -79,7 +79,7 @@ void DeferredRunner::RecordUnattended(const DeferredResult& r) {
   }
   // A failed write here leaves the entry unfinished: a restart runs it again under the
   // same key, which the backend de-duplicates.
-  (void)store_.RecordDeferredOutcome(o);
+  if (store_.RecordDeferredOutcome(o).ok() && !o.notice.empty() && on_notice) on_notice(r.entry.session_id);
 }
 
 void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries,

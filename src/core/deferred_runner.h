@@ -10,6 +10,7 @@
 // running them must be drained or stopped before the Runtime that owns them goes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ class DeferredRunner {
   void RecordUnattended(const DeferredResult& r);
 
   const std::string& FailureNote(const std::string& tool) const;
+
+  // Called with the session id whenever a failure was stored as a notice.
+  std::function<void(const std::string& session_id)> on_notice;
 
  private:
   // Claims and runs one entry; nullopt when another worker already finished it.

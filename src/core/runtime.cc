@@ -30,6 +30,9 @@ struct Runtime::Impl {
     SessionState state;
     std::vector<Message> history;
     int turn_count = 0;
+    // False once we know the session has no undelivered notice; a deferred failure
+    // recorded by this runtime sets it again. Saves a query on almost every turn.
+    bool may_have_notices = true;
   };
   std::map<std::string, std::shared_ptr<CachedSession>> sessions;
 
@@ -79,6 +82,11 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
   impl->pipeline = std::make_unique<TurnPipeline>(impl->config, *impl->parts.model, impl->tools);
   impl->deferred = std::make_unique<DeferredRunner>(impl->config, impl->tools, *impl->parts.store, *impl->parts.clock);
+  Impl* raw = impl.get();
+  impl->deferred->on_notice = [raw](const std::string& session_id) {
+    std::lock_guard lock(raw->mu);
+    if (auto it = raw->sessions.find(session_id); it != raw->sessions.end()) it->second->may_have_notices = true;
+  };
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
@@ -95,7 +103,9 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
   record.state = SessionState{}.ToJson();
   REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
   std::lock_guard lock(impl_->mu);
-  impl_->sessions[record.id] = std::make_shared<Impl::CachedSession>();
+  auto fresh = std::make_shared<Impl::CachedSession>();
+  fresh->may_have_notices = false;  // a new session has nothing waiting
+  impl_->sessions[record.id] = std::move(fresh);
   return record.id;
 }
 
@@ -126,8 +136,11 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   ctx.input = std::move(input);
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
-  if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
-    for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
+  if (session.may_have_notices) {
+    if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
+      for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
+      session.may_have_notices = !notices->empty();
+    }
   }
   const AgentConfig& config = impl_->config;
   if (config.floor.enabled) {

@@ -35,9 +35,10 @@ Json TurnInputToJson(const TurnInput& in) {
   return j;
 }
 
-Json TurnResultToJson(const TurnResult& r) {
+Json TurnResultToJson(const TurnResult& r, bool with_tools) {
   Json tools = Json::array();
-  for (const ToolOutcome& t : r.tools) {
+  for (size_t i = 0; with_tools && i < r.tools.size(); ++i) {
+    const ToolOutcome& t = r.tools[i];
     Json jt = {{"name", t.name}, {"args", t.args}, {"status", ToolOutcomeStatusName(t.status)}};
     if (!t.reason.empty()) jt["reason"] = t.reason;
     if (!t.message.empty()) jt["message"] = t.message;

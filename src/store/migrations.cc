@@ -136,8 +136,19 @@ CREATE TABLE leases (
 );
 )sql";
 
+// v4: a turn's messages live in its row, a JSON array in order: they are always
+// written and read together, and one row per message cost more than the rest of the
+// turn's commit. Existing messages move over in order.
+constexpr const char* kV4 = R"sql(
+ALTER TABLE turns ADD COLUMN messages TEXT NOT NULL DEFAULT '[]';
+UPDATE turns SET messages = (
+  SELECT COALESCE(json_group_array(json(content)), '[]')
+  FROM (SELECT content FROM messages m WHERE m.turn_id = turns.id ORDER BY m.seq));
+DROP TABLE messages;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4};
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 // Each step below throws (SQLiteCpp) or returns a non-OK Status; either way the
 // Transaction is destroyed uncommitted and rolls back, so the database holds the whole
 // turn or none of it.
+#include <sqlite3.h>
+
 #include <string>
 
 #include "store/sqlite_store.h"
@@ -17,7 +19,7 @@ void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   const TurnResult& r = turn.result;
   SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
-                      "error, events, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                      "error, events, created_at, messages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, r.turn_id);
   q.bind(2, turn.session_id);
   q.bind(3, r.turn_number);
@@ -25,29 +27,19 @@ void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   q.bind(5, std::string(TurnStatusName(r.status)));
   q.bind(6, r.reply);
   q.bind(7, DumpJson(turn.input));
-  q.bind(8, DumpJson(TurnResultToJson(r)));
+  // The tools live in tool_invocations; the stored result is the rest of the TurnResult.
+  q.bind(8, DumpJson(TurnResultToJson(r, /*with_tools=*/false)));
   q.bind(9, r.error);
   // One row per turn rather than per event: a turn's events are always read together.
   q.bind(10, store::DumpEvents(r.events));
   q.bind(11, turn.created_at_ms);
-  q.exec();
-}
-
-void AppendMessages(store::StatementCache& db, const TurnRecord& turn) {
-  SQLite::Statement& max_seq = db.Get("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?");
-  max_seq.bind(1, turn.session_id);
-  max_seq.executeStep();
-  int64_t seq = max_seq.getColumn(0).getInt64();
-  SQLite::Statement& q = db.Get("INSERT INTO messages (session_id, seq, turn_id, role, content) VALUES (?, ?, ?, ?, ?)");
+  std::string messages = "[";
   for (const Message& m : turn.new_messages) {
-    q.reset();
-    q.bind(1, turn.session_id);
-    q.bind(2, ++seq);
-    q.bind(3, turn.result.turn_id);
-    q.bind(4, std::string(RoleName(m.role)));
-    q.bind(5, DumpJson(MessageToJson(m)));
-    q.exec();
+    if (messages.size() > 1) messages += ',';
+    messages += DumpJson(MessageToJson(m));
   }
+  q.bind(12, messages + "]");
+  q.exec();
 }
 
 void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
@@ -184,16 +176,17 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
   std::lock_guard lock(mu_);
   const std::string what = "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
   return store::Guarded(what, [&]() -> Result<void> {
-    // IMMEDIATE takes the write lock up front: another process writing the same file
-    // makes us wait (busy_timeout) now instead of failing at the first write.
-    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    store::ResetOnExit reset(*statements_);  // before tx ends: no open cursor at rollback
+    store::ResetOnExit reset(*statements_);
+    store::CachedTransaction tx(*statements_);
     store::StatementCache& sc = *statements_;
-    if (!store::SessionExists(sc, turn.session_id)) return store::SessionNotFound(turn.session_id);
-    // A duplicate turn id fails the primary key here, which Guarded() maps to
-    // AlreadyExists; checking first would cost a query on every turn.
-    InsertTurn(sc, turn);
-    AppendMessages(sc, turn);
+    // The keys check instead of extra queries: an unknown session fails the turn's
+    // foreign key, a duplicate turn id its primary key (Guarded maps it to AlreadyExists).
+    try {
+      InsertTurn(sc, turn);
+    } catch (const SQLite::Exception& e) {
+      if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) return store::SessionNotFound(turn.session_id);
+      throw;
+    }
     InsertInvocations(sc, turn);
     EnqueueDeferred(sc, turn);
     MarkNoticesDelivered(sc, turn);
@@ -207,7 +200,7 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
                                                           turn.lease_expected_version);
       if (!version.ok()) return version.status();  // another writer moved the floor: nothing is written
     }
-    tx.commit();
+    tx.Commit();
     return {};
   });
 }

@@ -7,19 +7,22 @@
 #include "store/migrations.h"
 #include "store/sqlite_util.h"
 
+#include "core/json_text.h"
+
 namespace reins {
 namespace store {
 
-std::string DumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string DumpJson(const Json& j) { return JsonText(j); }
 
 std::string DumpEvents(const std::vector<TraceEvent>& events) {
   std::string out = "[";
+  out.reserve(events.size() * 256);
   for (const TraceEvent& e : events) {
     if (out.size() > 1) out += ',';
     out += R"({"type":)";
-    out += DumpJson(Json(e.type));
+    AppendJsonText(out, Json(e.type));
     out += R"(,"turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
-    out += DumpJson(e.data);
+    AppendJsonText(out, e.data);
     out += '}';
   }
   return out + "]";
@@ -62,6 +65,28 @@ void StatementCache::ResetAll() noexcept {
       // reset() reports the error of the last step again; the statement is reset anyway.
     }
   }
+}
+
+CachedTransaction::CachedTransaction(StatementCache& cache) : cache_(cache) {
+  // IMMEDIATE takes the write lock up front: another process writing the same file
+  // makes us wait (busy_timeout) now instead of failing at the first write.
+  cache_.Get("BEGIN IMMEDIATE").exec();
+}
+
+CachedTransaction::~CachedTransaction() {
+  if (done_) return;
+  try {
+    cache_.ResetAll();  // no statement may be mid-step at rollback
+    cache_.Get("ROLLBACK").exec();
+  } catch (const SQLite::Exception&) {
+    // The connection rolls back by itself when a statement failed hard; nothing to add.
+  }
+}
+
+void CachedTransaction::Commit() {
+  cache_.ResetAll();
+  cache_.Get("COMMIT").exec();
+  done_ = true;
 }
 
 bool SessionExists(StatementCache& db, const std::string& session_id) {
@@ -172,18 +197,24 @@ Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& sessio
   return Guarded("cannot load the messages of session '" + session_id + "'",
                  [&]() -> Result<std::vector<Message>> {
     if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
-    SQLite::Statement& q = statements_->Get("SELECT seq, content FROM messages WHERE session_id = ? ORDER BY seq");
+    SQLite::Statement& q = statements_->Get("SELECT number, messages FROM turns WHERE session_id = ? ORDER BY number");
     q.bind(1, session_id);
     std::vector<Message> out;
     while (q.executeStep()) {
-      const int64_t seq = q.getColumn(0).getInt64();
-      Json j = Json::parse(q.getColumn(1).getString(), nullptr, /*allow_exceptions=*/false);
-      Message m;
-      if (j.is_discarded() || !MessageFromJson(j, &m)) {
-        return Internal("message " + std::to_string(seq) + " of session '" + session_id +
-                        "' is corrupt: it is not a valid message JSON");
+      const int64_t number = q.getColumn(0).getInt64();
+      Json list = Json::parse(q.getColumn(1).getString(), nullptr, /*allow_exceptions=*/false);
+      if (list.is_discarded() || !list.is_array()) {
+        return Internal("the messages of turn " + std::to_string(number) + " of session '" + session_id +
+                        "' are corrupt: not a JSON list");
       }
-      out.push_back(std::move(m));
+      for (size_t i = 0; i < list.size(); ++i) {
+        Message m;
+        if (!MessageFromJson(list[i], &m)) {
+          return Internal("message " + std::to_string(i + 1) + " of turn " + std::to_string(number) + " of session '" +
+                          session_id + "' is corrupt: it is not a valid message JSON");
+        }
+        out.push_back(std::move(m));
+      }
     }
     return out;
   });

@@ -57,6 +57,22 @@ class StatementCache {
   std::unordered_map<std::string, std::unique_ptr<SQLite::Statement>> statements_;
 };
 
+// BEGIN IMMEDIATE ... COMMIT with cached statements (SQLite::Transaction parses its
+// SQL on every use, which showed in the per-turn commit cost). Rolls back unless
+// Commit() was called.
+class CachedTransaction {
+ public:
+  explicit CachedTransaction(StatementCache& cache);
+  ~CachedTransaction();
+  void Commit();
+  CachedTransaction(const CachedTransaction&) = delete;
+  CachedTransaction& operator=(const CachedTransaction&) = delete;
+
+ private:
+  StatementCache& cache_;
+  bool done_ = false;
+};
+
 // Resets every cached statement when a store call ends, however it ends.
 class ResetOnExit {
  public:
