@@ -4,23 +4,25 @@
 
 #include "policy/clarify/clarify_truncation.h"
 #include "policy/guards/call_shape_guard.h"
+#include "support/policy_context.h"
 
 namespace reins {
 namespace {
 
+std::vector<ToolDef> LookupAndSend() {
+  ToolDef lookup;
+  lookup.name = "lookup";
+  lookup.may_clarify = true;
+  lookup.produces["contact"] = "$.data.contacts[*].id";
+  ToolDef send;
+  send.name = "send";
+  send.consumes["to"] = "contact";
+  return {lookup, send};
+}
+
 class ProvenanceGuardTest : public ::testing::Test {
  protected:
-  ProvenanceGuardTest() : clock_(0), ctx_(config_, clock_, state_, history_) {
-    ToolDef lookup;
-    lookup.name = "lookup";
-    lookup.may_clarify = true;
-    lookup.produces["contact"] = "$.data.contacts[*].id";
-    ToolDef send;
-    send.name = "send";
-    send.consumes["to"] = "contact";
-    config_.tools = {lookup, send};
-    ctx_.result.turn_number = 1;
-  }
+  ProvenanceGuardTest() : p_(LookupAndSend()), config_(p_.config), state_(p_.state), ctx_(p_.ctx) {}
 
   CallVerdict GuardSend(const Json& to) {
     ToolCall call;
@@ -37,11 +39,10 @@ class ProvenanceGuardTest : public ::testing::Test {
     guard.Observe(ctx_, {&call, config_.FindTool("lookup"), 0, false}, NormaliseToolResult(Json::parse(result_json)));
   }
 
-  AgentConfig config_;
-  VirtualClock clock_;
-  SessionState state_;
-  std::vector<Message> history_;
-  TurnContext ctx_;
+  testing::PolicyContext p_;
+  AgentConfig& config_;
+  SessionState& state_;
+  TurnContext& ctx_;
 };
 
 TEST_F(ProvenanceGuardTest, RefusesAnIdNoToolProduced) {
@@ -95,26 +96,18 @@ TEST(ClarifyTruncationTest, CallsAfterAMayClarifyToolAreTruncated) {
   send.name = "send";
   ToolCall a, b, c;
   std::vector<ProposedCall> calls = {{&a, &send, 0, false}, {&b, &lookup, 1, false}, {&c, &send, 2, false}};
-  AgentConfig config;
-  VirtualClock clock(0);
-  SessionState state;
-  std::vector<Message> history;
-  TurnContext ctx(config, clock, state, history);
-  ClarifyTruncation().ShapeCalls(ctx, calls);
+  testing::PolicyContext p;
+  ClarifyTruncation().ShapeCalls(p.ctx, calls);
   EXPECT_FALSE(calls[0].truncated);
   EXPECT_FALSE(calls[1].truncated);
   EXPECT_TRUE(calls[2].truncated);
 }
 
 TEST(CallShapeGuardTest, RefusesUnknownToolsAndNonObjectArguments) {
-  AgentConfig config;
   ToolDef send;
   send.name = "send";
-  config.tools = {send};
-  VirtualClock clock(0);
-  SessionState state;
-  std::vector<Message> history;
-  TurnContext ctx(config, clock, state, history);
+  testing::PolicyContext p({send});
+  TurnContext& ctx = p.ctx;
   CallShapeGuard guard;
   ToolCall unknown;
   unknown.name = "send_sms";

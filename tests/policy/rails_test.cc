@@ -5,22 +5,24 @@
 #include "policy/rails/no_internal_names.h"
 #include "policy/rails/rail_text.h"
 #include "policy/safety/safety_override.h"
+#include "support/policy_context.h"
 
 namespace reins {
 namespace {
 
+std::vector<ToolDef> PrayerAndBooking() {
+  ToolDef prayer;
+  prayer.name = "submit_prayer_request";
+  prayer.title = "prayer request";
+  ToolDef booking;
+  booking.name = "book_appointment";
+  booking.title = "appointment booking";
+  return {prayer, booking};
+}
+
 class RailsTest : public ::testing::Test {
  protected:
-  RailsTest() : clock_(0), ctx_(config_, clock_, state_, history_) {
-    ToolDef prayer;
-    prayer.name = "submit_prayer_request";
-    prayer.title = "prayer request";
-    ToolDef booking;
-    booking.name = "book_appointment";
-    booking.title = "appointment booking";
-    config_.tools = {prayer, booking};
-    ctx_.turn_id = "t_1";
-  }
+  RailsTest() : p_(PrayerAndBooking()), config_(p_.config), ctx_(p_.ctx) {}
   void Outcome(const std::string& tool, ToolOutcome::Status status, bool success) {
     ToolOutcome o;
     o.name = tool;
@@ -29,11 +31,9 @@ class RailsTest : public ::testing::Test {
     ctx_.result.tools.push_back(o);
   }
 
-  AgentConfig config_;
-  VirtualClock clock_;
-  SessionState state_;
-  std::vector<Message> history_;
-  TurnContext ctx_;
+  testing::PolicyContext p_;
+  AgentConfig& config_;
+  TurnContext& ctx_;
 };
 
 Json EmpathyConfig() {
