@@ -74,6 +74,7 @@ struct TurnRecord {
   Json session_state;               // the session state after the turn
   std::string answered_clarification_id;  // set when this turn answered one ...
   std::string chosen_option_id;           // ... with this option
+  std::string withdrawn_clarification_id; // a pending one this turn superseded or cancelled
   std::vector<int64_t> delivered_notices;  // notices this turn's reply carried
   // A lease opened or released by this turn, written only if the stored lease still
   // has `lease_expected_version` (compare-and-set); otherwise nothing is written.

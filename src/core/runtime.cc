@@ -113,9 +113,12 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
   // One turn of a session at a time, in arrival order.
   const int64_t arrived_ms = impl_->parts.clock->NowMs();
   co_await impl_->queue.Acquire(session_id);
-  Result<TurnResult> result = co_await RunAdmittedTurn(session_id, std::move(input), arrived_ms);
-  impl_->queue.Release(session_id);
-  co_return result;
+  struct Leave {  // the next turn in line goes on however this one ends
+    SessionQueue& queue;
+    const std::string& session_id;
+    ~Leave() { queue.Release(session_id); }
+  } leave{impl_->queue, session_id};
+  co_return co_await RunAdmittedTurn(session_id, std::move(input), arrived_ms);
 }
 
 Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms) {
@@ -180,6 +183,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     record.answered_clarification_id = ctx.answered->id;
     record.chosen_option_id = ctx.chosen_option_id;
   }
+  record.withdrawn_clarification_id = ctx.withdrawn_clarification_id;
   record.delivered_notices = ctx.delivered_notices;
   record.lease_change = ctx.lease_change;
   record.lease_expected_version = ctx.lease.version;

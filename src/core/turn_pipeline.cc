@@ -23,6 +23,7 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
     (void)phase.Advance(TurnPhase::kCancelled);
     if (ctx.session.pending_clarification) {
       ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
+      ctx.withdrawn_clarification_id = ctx.session.pending_clarification->id;
       ctx.session.pending_clarification.reset();
     }
     ctx.lease_change = Lease{};
@@ -73,6 +74,7 @@ Result<void> TurnPipeline::Admit(TurnContext& ctx) {
   if (pending) {
     // A new request instead of an answer: the old question no longer applies.
     ctx.Emit("clarification.superseded", {{"id", pending->id}});
+    ctx.withdrawn_clarification_id = pending->id;
     pending.reset();
   }
   ctx.user_text = *in.say;

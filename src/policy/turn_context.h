@@ -43,6 +43,7 @@ struct TurnContext {
   std::vector<int64_t> delivered_notices;
   // Set when this turn answers a pending clarification (`select`).
   std::optional<PendingClarification> answered;
+  std::string withdrawn_clarification_id;  // superseded by a new request, or cancelled
   std::string chosen_option_id;
 
   void Emit(std::string type, Json data = Json::object()) {

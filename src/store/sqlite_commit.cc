@@ -91,6 +91,14 @@ void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
   }
 }
 
+void WithdrawClarification(store::StatementCache& db, const TurnRecord& turn) {
+  SQLite::Statement& q = db.Get(
+      "UPDATE clarifications SET status = 'superseded' WHERE id = ? AND session_id = ? AND status = 'pending'");
+  q.bind(1, turn.withdrawn_clarification_id);
+  q.bind(2, turn.session_id);
+  q.exec();
+}
+
 void MarkNoticesDelivered(store::StatementCache& db, const TurnRecord& turn) {
   for (int64_t id : turn.delivered_notices) {
     SQLite::Statement& q = db.Get("UPDATE notices SET delivered_turn_id = ? WHERE id = ? AND delivered_turn_id IS NULL");
@@ -190,6 +198,7 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
     InsertInvocations(sc, turn);
     EnqueueDeferred(sc, turn);
     MarkNoticesDelivered(sc, turn);
+    if (!turn.withdrawn_clarification_id.empty()) WithdrawClarification(sc, turn);
     // Answer before opening: a turn that answers one clarification and opens another
     // must not supersede the one it just answered.
     if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));

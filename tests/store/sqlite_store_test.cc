@@ -363,3 +363,19 @@ TEST(OpenStoreTest, UnsupportedUrlsAreRefusedWithAReason) {
 
 }  // namespace
 }  // namespace reins
+
+namespace reins {
+namespace {
+
+TEST_F(SqliteStoreTest, AWithdrawnClarificationIsNoLongerPending) {
+  TurnRecord first = Turn(1, "t1");
+  first.result.clarification = Clarify("cl_1");
+  ASSERT_TRUE(store_->CommitTurn(first).ok());
+  TurnRecord second = Turn(2, "t2");
+  second.withdrawn_clarification_id = "cl_1";  // the owner said stop, or asked something else
+  ASSERT_TRUE(store_->CommitTurn(second).ok());
+  EXPECT_EQ(Text("SELECT status FROM clarifications WHERE id = 'cl_1'"), "superseded");
+}
+
+}  // namespace
+}  // namespace reins
