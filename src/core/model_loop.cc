@@ -17,8 +17,9 @@ std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& conf
   return specs;
 }
 
-ModelLoop::ModelLoop(const AgentConfig& config, ModelProvider& model, ChainExecutor& executor)
-    : model_(model), executor_(executor), tools_(ToolSpecsOf(config)) {}
+ModelLoop::ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model,
+                     ChainExecutor& executor)
+    : policies_(policies), model_(model), executor_(executor), tools_(ToolSpecsOf(config)) {}
 
 ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                std::shared_ptr<const std::vector<ToolSpec>> tools) {
@@ -56,12 +57,25 @@ Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice)
 
 Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
   const int max_rounds = ctx.config.max_rounds;
+  ToolChoice choice = ToolChoice::Auto();
   for (int round = 1; round <= max_rounds; ++round) {
-    Result<ModelResponse> response = co_await Call(ctx, ToolChoice::Auto());
+    Result<ModelResponse> response = co_await Call(ctx, choice);
+    choice = ToolChoice::Auto();
     if (!response.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + response.status().message(), {}};
     if (response->tool_calls.empty()) {
       if (response->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}};
       ctx.history.push_back(Message::Assistant(response->text));
+      std::optional<std::string> required;
+      for (const auto& policy : policies_) {
+        if ((required = policy->RequiredToolMissing(ctx))) break;
+      }
+      if (required && round < max_rounds) {
+        // One more round, naming the missing tool and forcing the model to call it.
+        ctx.history.push_back(Message::User("Before answering, call " + *required +
+                                            ": this request needs its result. Then answer again."));
+        choice = ToolChoice::Named(*required);
+        continue;
+      }
       co_return LoopOutcome{LoopOutcome::Kind::kReply, response->text, {}};
     }
     ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));

@@ -2,6 +2,8 @@
 // calls to the ChainExecutor, and repeats until the model answers with text, a tool
 // asks the user to clarify, or limits.max_rounds is reached (a clear failure, never a
 // hang). After a `complete` result it makes one last call with tool choice `none`.
+// When a policy says a required tool is missing from a text answer (intents), it asks
+// once more with tool choice forced to that tool.
 #pragma once
 
 #include <string>
@@ -21,7 +23,7 @@ struct LoopOutcome {
 
 class ModelLoop {
  public:
-  ModelLoop(const AgentConfig& config, ModelProvider& model, ChainExecutor& executor);
+  ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model, ChainExecutor& executor);
   Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase);
 
  private:
@@ -29,6 +31,7 @@ class ModelLoop {
   // by the caller.
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
 
+  const PolicyChain& policies_;
   ModelProvider& model_;
   ChainExecutor& executor_;
   std::shared_ptr<const std::vector<ToolSpec>> tools_;

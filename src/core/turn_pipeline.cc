@@ -3,7 +3,7 @@
 namespace reins {
 
 TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools)
-    : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(config, model, executor_) {}
+    : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(config, policies_, model, executor_) {}
 
 bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
   AdmitVerdict verdict;

@@ -79,6 +79,9 @@ class Policy {
   // Before any model call: a policy may answer the turn itself (safety override) by
   // returning the reply; it may add deferred calls to ctx.result.tools. First wins.
   virtual std::optional<std::string> Preempt(TurnContext&) const { return std::nullopt; }
+  // The model answered with text. A policy may insist on a tool first: it returns the
+  // tool's name, and the loop asks once more with tool choice forced to it.
+  virtual std::optional<std::string> RequiredToolMissing(TurnContext&) const { return std::nullopt; }
   // On the final reply before delivery (rails). Returns true when it changed `reply`.
   virtual bool ReviewReply(TurnContext&, std::string& /*reply*/) const { return false; }
 };

@@ -3,6 +3,7 @@
 #include "policy/deferral/deferral_policy.h"
 #include "policy/floor/floor_policy.h"
 #include "policy/guards/call_shape_guard.h"
+#include "policy/intents/intent_policy.h"
 #include "policy/policy.h"
 #include "policy/provenance/provenance_guard.h"
 #include "policy/rails/empathy_first.h"
@@ -25,6 +26,7 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   chain.push_back(std::make_unique<ProvenanceGuard>(config));
   chain.push_back(std::make_unique<DeferralPolicy>());
   chain.push_back(std::make_unique<ClarifyTruncation>());
+  if (!config.intents.empty()) chain.push_back(std::make_unique<IntentPolicy>(config));
   // Rails, in the order they edit the reply: names first (later rails match titles),
   // the opener, then corrections at the end.
   if (!config.rails.no_internal_names.is_null()) chain.push_back(std::make_unique<NoInternalNames>(config));

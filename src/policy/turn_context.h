@@ -4,6 +4,7 @@
 // (src/core) advances the turn's phase.
 #pragma once
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,8 @@ struct TurnContext {
   Lease lease;
   std::optional<Lease> lease_change;
   std::optional<LeaseRequest> lease_request;  // a result asked for the floor this turn
+  // Bounded extras already spent in this turn, by name (e.g. "intent:prayer").
+  std::set<std::string> retries_used;
   // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
   std::vector<std::string> system_notes;
   // Notices waiting for this turn's reply (earlier background failures): id, text.

@@ -1,0 +1,42 @@
+#include "policy/intents/intent_policy.h"
+
+#include <algorithm>
+
+namespace reins {
+
+std::vector<std::string> MissingTools(const TurnContext& ctx, const std::vector<std::string>& required) {
+  std::vector<std::string> missing;
+  for (const std::string& tool : required) {
+    bool ran = std::any_of(ctx.result.tools.begin(), ctx.result.tools.end(), [&](const ToolOutcome& o) {
+      return o.name == tool && (o.status == ToolOutcome::Status::kDeferred ||
+                                (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success));
+    });
+    if (!ran) missing.push_back(tool);
+  }
+  return missing;
+}
+
+IntentPolicy::IntentPolicy(const AgentConfig& config) {
+  for (const IntentConfig& intent : config.intents) {
+    auto re = std::make_unique<RE2>(intent.match, RE2::Quiet);
+    if (re->ok()) intents_.push_back({&intent, std::move(re)});
+  }
+}
+
+std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) const {
+  for (const Intent& intent : intents_) {
+    if (!RE2::PartialMatch(ctx.user_text, *intent.match)) continue;
+    std::vector<std::string> missing = MissingTools(ctx, intent.config->required_tools);
+    if (missing.empty()) continue;
+    const std::string key = "intent:" + intent.config->name;
+    bool first_time = ctx.retries_used.insert(key).second;
+    ctx.Emit("intent.missing", {{"intent", intent.config->name},
+                                {"missing", missing},
+                                {"enforcement", intent.config->enforcement},
+                                {"retry", first_time && intent.config->enforcement == "force"}});
+    if (first_time && intent.config->enforcement == "force") return missing.front();
+  }
+  return std::nullopt;
+}
+
+}  // namespace reins

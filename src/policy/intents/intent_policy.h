@@ -1,0 +1,36 @@
+// IntentPolicy: evidence bundles. An intent whose pattern matches the person's text
+// names the tools a good answer needs. When the model answers without having run them:
+//   force - the loop asks once more with tool choice forced to the first missing tool
+//           (seed 000's "no tool called": a prayer need with no prayer request);
+//   audit - recorded for the audit pass (a later issue) to act on;
+//   off   - recorded only.
+// At most one forced retry per intent per turn (I9).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "policy/policy.h"
+
+namespace reins {
+
+class IntentPolicy final : public Policy {
+ public:
+  explicit IntentPolicy(const AgentConfig& config);
+  std::string_view Name() const override { return "intents"; }
+  std::optional<std::string> RequiredToolMissing(TurnContext& ctx) const override;
+
+ private:
+  struct Intent {
+    const IntentConfig* config;
+    std::unique_ptr<RE2> match;
+  };
+  std::vector<Intent> intents_;
+};
+
+// The required tools of `intent` that did not run (or get queued) in this turn.
+std::vector<std::string> MissingTools(const TurnContext& ctx, const std::vector<std::string>& required);
+
+}  // namespace reins

@@ -1,0 +1,54 @@
+#include "policy/intents/intent_policy.h"
+
+#include <gtest/gtest.h>
+
+#include "support/policy_context.h"
+
+namespace reins {
+namespace {
+
+TEST(IntentPolicyTest, ForcesTheFirstMissingToolOncePerTurn) {
+  ToolDef prayer;
+  prayer.name = "submit_prayer_request";
+  testing::PolicyContext p({prayer});
+  p.config.intents = {{"prayer", "(?i)\\bpray", {"submit_prayer_request"}, "force"}};
+  IntentPolicy policy(p.config);
+  p.ctx.user_text = "Please pray for my dad";
+  EXPECT_EQ(policy.RequiredToolMissing(p.ctx), "submit_prayer_request");
+  EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());  // one retry only (I9)
+}
+
+TEST(IntentPolicyTest, SatisfiedByADeferredOrSuccessfulCallNotByAFailedOne) {
+  ToolDef prayer;
+  prayer.name = "submit_prayer_request";
+  testing::PolicyContext p({prayer});
+  ToolOutcome failed;
+  failed.name = "submit_prayer_request";
+  failed.result = ResultEnvelope::Failure("db down");
+  p.ctx.result.tools = {failed};
+  EXPECT_EQ(MissingTools(p.ctx, {"submit_prayer_request"}).size(), 1u);
+  ToolOutcome queued = failed;
+  queued.status = ToolOutcome::Status::kDeferred;
+  queued.result.reset();
+  p.ctx.result.tools.push_back(queued);
+  EXPECT_TRUE(MissingTools(p.ctx, {"submit_prayer_request"}).empty());
+}
+
+TEST(IntentPolicyTest, AuditAndOffOnlyRecord) {
+  ToolDef group;
+  group.name = "find_small_group";
+  testing::PolicyContext p({group});
+  p.config.intents = {{"groups", "(?i)group", {"find_small_group"}, "audit"}};
+  IntentPolicy policy(p.config);
+  p.ctx.user_text = "any small groups?";
+  EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());
+  ASSERT_FALSE(p.ctx.result.events.empty());
+  EXPECT_EQ(p.ctx.result.events.back().type, "intent.missing");
+  p.ctx.user_text = "what time is service?";
+  size_t before = p.ctx.result.events.size();
+  EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());
+  EXPECT_EQ(p.ctx.result.events.size(), before);  // no match, nothing recorded
+}
+
+}  // namespace
+}  // namespace reins
