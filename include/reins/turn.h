@@ -65,6 +65,14 @@ struct PendingClarification {
   std::string request_text; // the user's request the clarification interrupted
 };
 
+// A call that waits for a person's approval (tool `approval: required`, I8).
+struct PendingApproval {
+  std::string id;
+  std::string tool;
+  Json args;
+  std::string request_text;  // the request the call was made for
+};
+
 struct TurnResult {
   std::string turn_id;
   int turn_number = 0;
@@ -74,6 +82,7 @@ struct TurnResult {
   std::string blocked_reason;  // blocked turns: who holds the floor, for what, until when
   std::optional<Lease> lease;  // the lease active after this turn
   std::optional<PendingClarification> clarification;
+  std::optional<PendingApproval> approval;  // pending after this turn
   std::vector<ToolOutcome> tools;
   std::vector<std::string> rails;
   std::vector<std::string> notices;

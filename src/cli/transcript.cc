@@ -43,6 +43,10 @@ void PrintToolEvents(std::ostream& out, const TurnRun& t, const Term& term) {
       out << "    " << what << " " << d.value("name", "") << " [" << d.value("mode", "") << "]";
       if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
       out << "\n";
+    } else if (e.type == "approval.requested") {
+      out << "    " << term.Yellow("paused") << " " << d.value("name", "") << " " << term.Dim("(needs the person's approval)") << "\n";
+    } else if (e.type == "approval.granted" || e.type == "approval.denied") {
+      out << "    " << term.Dim(e.type + " by " + d.value("by", "") + " for " + d.value("tool", "")) << "\n";
     } else if (e.type == "rail.fired") {
       out << "    " << term.Yellow("rail " + d.value("rail", "")) << " changed the reply\n";
     } else if (e.type == "safety.override") {
@@ -69,7 +73,9 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
   out << term.Bold(run.id) << "  " << run.title << "  " << term.Dim(run.file) << "\n";
   if (!run.greeting.empty()) out << "  " << term.Cyan("reins (greeting):") << " " << run.greeting << "\n";
   for (const TurnRun& t : run.turns) {
-    std::string said = t.input.say ? *t.input.say : t.input.select ? "(selects " + *t.input.select + ")" : "(approval)";
+    std::string said = t.input.say      ? *t.input.say
+                       : t.input.select ? "(selects " + *t.input.select + ")"
+                                        : (t.input.approve.value_or(false) ? "(approves)" : "(denies)");
     out << "  " << term.Bold("turn " + std::to_string(t.number)) << "  " << t.input.speaker << ": " << said << "\n";
     if (t.refused) {
       out << "    " << term.Yellow("input refused: " + t.refusal) << "\n";

@@ -96,6 +96,22 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       outcome.stop = ChainStop::kError;
       continue;
     }
+    if (verdict.kind == CallVerdict::Kind::kPause) {
+      // Not run: it waits for a person. Calls after it wait too (skipped), so the model
+      // can propose them again once the decision is known.
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+      o.reason = "awaiting_approval";
+      o.message = verdict.message;
+      PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text};
+      Json data = CallEventData(ctx, p);
+      data["approval_id"] = pending.id;
+      ctx.Emit("approval.requested", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
+      ctx.result.tools.push_back(std::move(o));
+      outcome.stop = ChainStop::kApproval;
+      outcome.approval = std::move(pending);
+      continue;
+    }
     if (verdict.kind == CallVerdict::Kind::kReplace) {
       // Deferred: the model sees only the synthetic result; the real call waits in the
       // outbox under a key stable across retries (turn, response, position).

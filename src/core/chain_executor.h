@@ -15,11 +15,12 @@
 
 namespace reins {
 
-enum class ChainStop { kNone, kClarification, kComplete, kError };
+enum class ChainStop { kNone, kClarification, kComplete, kError, kApproval };
 
 struct ChainOutcome {
   ChainStop stop = ChainStop::kNone;
   std::optional<PendingClarification> clarification;
+  std::optional<PendingApproval> approval;
 };
 
 class ChainExecutor {

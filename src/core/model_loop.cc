@@ -61,9 +61,9 @@ Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
   for (int round = 1; round <= max_rounds; ++round) {
     Result<ModelResponse> response = co_await Call(ctx, choice);
     choice = ToolChoice::Auto();
-    if (!response.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + response.status().message(), {}};
+    if (!response.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + response.status().message(), {}, {}};
     if (response->tool_calls.empty()) {
-      if (response->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}};
+      if (response->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
       ctx.history.push_back(Message::Assistant(response->text));
       std::optional<std::string> required;
       for (const auto& policy : policies_) {
@@ -76,34 +76,37 @@ Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
         choice = ToolChoice::Named(*required);
         continue;
       }
-      co_return LoopOutcome{LoopOutcome::Kind::kReply, response->text, {}};
+      co_return LoopOutcome{LoopOutcome::Kind::kReply, response->text, {}, {}};
     }
     ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
     (void)phase.Advance(TurnPhase::kExecutingTools);
     ChainOutcome chain = co_await executor_.Run(ctx, response->tool_calls);
     if (chain.stop == ChainStop::kClarification) {
       co_return LoopOutcome{LoopOutcome::Kind::kClarification, chain.clarification->clarification.question,
-                            chain.clarification};
+                            chain.clarification, std::nullopt};
+    }
+    if (chain.stop == ChainStop::kApproval) {
+      co_return LoopOutcome{LoopOutcome::Kind::kApproval, "", std::nullopt, chain.approval};
     }
     (void)phase.Advance(TurnPhase::kRunningModel);
     if (chain.stop == ChainStop::kComplete) {
       // I1: after `complete`, exactly one more call, with tools off, composes the reply.
       Result<ModelResponse> last = co_await Call(ctx, ToolChoice::None());
-      if (!last.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + last.status().message(), {}};
+      if (!last.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + last.status().message(), {}, {}};
       if (!last->tool_calls.empty()) {
         // Tool choice was `none`: calls proposed anyway never run and never enter history.
         ctx.Emit("model.calls_ignored", {{"response", ctx.response_index}, {"tool_calls", CallsToJson(last->tool_calls)},
                                          {"reason", "tool_choice none"}});
       }
-      if (last->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}};
+      if (last->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
       ctx.history.push_back(Message::Assistant(last->text));
-      co_return LoopOutcome{LoopOutcome::Kind::kReply, last->text, {}};
+      co_return LoopOutcome{LoopOutcome::Kind::kReply, last->text, {}, {}};
     }
   }
   co_return LoopOutcome{LoopOutcome::Kind::kFailed,
                         "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) +
                             " model calls",
-                        {}};
+                        {}, {}};
 }
 
 }  // namespace reins

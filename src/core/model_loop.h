@@ -15,10 +15,11 @@
 namespace reins {
 
 struct LoopOutcome {
-  enum class Kind { kReply, kClarification, kFailed };
+  enum class Kind { kReply, kClarification, kApproval, kFailed };
   Kind kind = Kind::kFailed;
   std::string text;   // kReply: the candidate reply; kFailed: why
   std::optional<PendingClarification> clarification;
+  std::optional<PendingApproval> approval;
 };
 
 class ModelLoop {

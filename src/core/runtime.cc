@@ -184,6 +184,11 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     record.chosen_option_id = ctx.chosen_option_id;
   }
   record.withdrawn_clarification_id = ctx.withdrawn_clarification_id;
+  if (ctx.decided_approval) {
+    record.decided_approval_id = ctx.decided_approval->id;
+    record.approval_decision = ctx.approval_granted ? "granted" : "denied";
+  }
+  record.cancelled_approval_id = ctx.cancelled_approval_id;
   record.delivered_notices = ctx.delivered_notices;
   record.lease_change = ctx.lease_change;
   record.lease_expected_version = ctx.lease.version;

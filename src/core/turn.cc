@@ -60,6 +60,7 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
   if (r.lease) {
     j["lease"] = {{"owner", r.lease->owner}, {"domain", r.lease->domain}, {"expires_at", FormatIsoTime(r.lease->expires_at_ms)}};
   }
+  if (r.approval) j["approval"] = {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}};
   if (r.clarification) {
     Json c = ClarificationToJson(r.clarification->clarification);
     c["id"] = r.clarification->id;

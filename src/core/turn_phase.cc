@@ -11,6 +11,7 @@ std::string_view TurnPhaseName(TurnPhase p) {
     case TurnPhase::kDelivering: return "delivering";
     case TurnPhase::kCompleted: return "completed";
     case TurnPhase::kAwaitingClarification: return "awaiting_clarification";
+    case TurnPhase::kAwaitingApproval: return "awaiting_approval";
     case TurnPhase::kBlocked: return "blocked";
     case TurnPhase::kCancelled: return "cancelled";
     case TurnPhase::kFailed: return "failed";
@@ -26,11 +27,13 @@ bool CanAdvance(TurnPhase from, TurnPhase to) {
              to == P::kFailed;
     case P::kRunningModel: return to == P::kExecutingTools || to == P::kReviewing || to == P::kFailed;
     case P::kExecutingTools:
-      return to == P::kRunningModel || to == P::kAwaitingClarification || to == P::kFailed;
+      return to == P::kRunningModel || to == P::kAwaitingClarification || to == P::kAwaitingApproval ||
+             to == P::kFailed;
     case P::kReviewing: return to == P::kDelivering || to == P::kFailed;
     case P::kDelivering: return to == P::kCompleted;
     case P::kCompleted:
     case P::kAwaitingClarification:
+    case P::kAwaitingApproval:
     case P::kBlocked:
     case P::kCancelled:
     case P::kFailed: return false;
@@ -42,6 +45,7 @@ std::optional<TurnStatus> StatusOf(TurnPhase p) {
   switch (p) {
     case TurnPhase::kCompleted: return TurnStatus::kCompleted;
     case TurnPhase::kAwaitingClarification: return TurnStatus::kAwaitingClarification;
+    case TurnPhase::kAwaitingApproval: return TurnStatus::kAwaitingApproval;
     case TurnPhase::kBlocked: return TurnStatus::kBlocked;
     case TurnPhase::kCancelled: return TurnStatus::kCancelled;
     case TurnPhase::kFailed: return TurnStatus::kFailed;

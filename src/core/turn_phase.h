@@ -4,12 +4,12 @@
 //   Admitting      -> RunningModel | Delivering (answered without the model: safety
 //                     override) | Blocked | Cancelled (the admission gate) | Failed
 //   RunningModel   -> ExecutingTools | Reviewing | Failed
-//   ExecutingTools -> RunningModel | AwaitingClarification | Failed
+//   ExecutingTools -> RunningModel | AwaitingClarification | AwaitingApproval | Failed
 //   Reviewing      -> Delivering | Failed
 //   Delivering     -> Completed
 //
-// Terminal phases: Completed, AwaitingClarification, Blocked, Cancelled, Failed (and
-// later AwaitingApproval). Each maps to the TurnStatus the caller sees.
+// Terminal phases: Completed, AwaitingClarification, AwaitingApproval, Blocked,
+// Cancelled, Failed. Each maps to the TurnStatus the caller sees.
 #pragma once
 
 #include <optional>
@@ -27,6 +27,7 @@ enum class TurnPhase {
   kDelivering,
   kCompleted,
   kAwaitingClarification,
+  kAwaitingApproval,
   kBlocked,
   kCancelled,
   kFailed,

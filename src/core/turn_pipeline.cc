@@ -26,6 +26,11 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
       ctx.withdrawn_clarification_id = ctx.session.pending_clarification->id;
       ctx.session.pending_clarification.reset();
     }
+    if (ctx.session.pending_approval) {
+      ctx.Emit("approval.cancelled", {{"id", ctx.session.pending_approval->id}});
+      ctx.cancelled_approval_id = ctx.session.pending_approval->id;
+      ctx.session.pending_approval.reset();
+    }
     ctx.lease_change = Lease{};
     ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
     ctx.result.status = TurnStatus::kCancelled;
@@ -47,7 +52,24 @@ Result<void> TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;
   int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
   if (given != 1) return InvalidArgument("a turn needs exactly one of say, select or approve");
-  if (in.approve) return Unimplemented("approvals are not supported yet: no tool in this build pauses for approval");
+  std::optional<PendingApproval>& approval = ctx.session.pending_approval;
+  if (in.approve) {
+    if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
+    ctx.decided_approval = std::move(approval);
+    approval.reset();
+    ctx.approval_granted = *in.approve;
+    ctx.user_text = ctx.decided_approval->request_text;
+    ctx.Emit(ctx.approval_granted ? "approval.granted" : "approval.denied",
+             {{"id", ctx.decided_approval->id}, {"tool", ctx.decided_approval->tool},
+              {"args", ctx.decided_approval->args}, {"by", in.speaker}});
+    return {};
+  }
+  if (approval) {
+    // A pending approval holds the session: nothing new reaches the model until the
+    // person decides (or, with floor control on, cancels).
+    return FailedPrecondition("an approval is pending for " + approval->tool +
+                              ": answer it with approve: true or approve: false first");
+  }
   std::optional<PendingClarification>& pending = ctx.session.pending_clarification;
   if (in.select) {
     if (!pending) return FailedPrecondition("there is no pending clarification to answer with select");
@@ -81,7 +103,64 @@ Result<void> TurnPipeline::Admit(TurnContext& ctx) {
   return {};
 }
 
+namespace {
+
+// The decided call re-enters history as its own call/result pair, so every call still
+// has exactly one result (I10) and the model sees what happened. (Plain functions, not
+// coroutines: GCC 12 miscompiles some initialisers inside coroutine bodies.)
+ToolCall PrepareReplay(TurnContext& ctx) {
+  const PendingApproval& a = *ctx.decided_approval;
+  ctx.history.push_back(Message::User(std::string("The user ") + (ctx.approval_granted ? "approved" : "denied") +
+                                          " running " + a.tool + " with " + a.args.dump() + ".",
+                                      ctx.input.speaker));
+  ToolCall call{"approved_" + a.id, a.tool, a.args.dump(), a.args, true};
+  ctx.history.push_back(Message::Assistant("", {call}));
+  return call;
+}
+
+ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
+  ToolOutcome o;
+  o.call_id = call.id;
+  o.name = call.name;
+  o.args = call.args;
+  o.status = ToolOutcome::Status::kRejected;
+  o.reason = "denied";
+  o.message = "denied by user";
+  ctx.Emit("tool.rejected", {{"call_id", call.id}, {"name", call.name}, {"args", call.args},
+                             {"response", ctx.response_index}, {"position", 0}, {"reason", "denied"},
+                             {"message", o.message}});
+  Json content = {{"success", false}, {"next_action", "error"}, {"error", "rejected: denied by user"}};
+  ctx.history.push_back(Message::Tool(call.id, call.name, content.dump(), true));
+  ctx.result.tools.push_back(std::move(o));
+  return ChainOutcome{ChainStop::kError, std::nullopt, std::nullopt};
+}
+
+}  // namespace
+
+Task<ChainOutcome> TurnPipeline::ReplayDecision(TurnContext& ctx) {
+  ToolCall call = PrepareReplay(ctx);
+  if (!ctx.approval_granted) co_return RecordDenial(ctx, call);
+  ctx.approved_call_id = call.id;  // exactly this call, these arguments (I8)
+  std::vector<ToolCall> calls;
+  calls.push_back(std::move(call));
+  co_return co_await executor_.Run(ctx, calls);
+}
+
+void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase) {
+  (void)phase.Advance(TurnPhase::kAwaitingApproval);
+  const ToolDef* tool = ctx.FindTool(approval.tool);
+  std::string title = tool != nullptr ? tool->title : approval.tool;
+  std::string question = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
+  ctx.history.push_back(Message::Assistant(question));
+  ctx.result.status = TurnStatus::kAwaitingApproval;
+  ctx.result.reply = WithNotices(ctx, question);
+  ctx.result.approval = approval;
+  ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
+  ctx.session.pending_approval = std::move(approval);
+}
+
 void TurnPipeline::BuildContext(TurnContext& ctx) {
+  if (ctx.decided_approval) return;  // ReplayDecision writes this turn's context
   if (ctx.answered) {
     const ClarificationOption* chosen = nullptr;
     for (const ClarificationOption& o : ctx.answered->clarification.options) {
@@ -175,11 +254,24 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     co_return Result<void>{};
   }
   (void)phase.Advance(TurnPhase::kRunningModel);
+  if (ctx.decided_approval) {
+    (void)phase.Advance(TurnPhase::kExecutingTools);
+    ChainOutcome replay = co_await ReplayDecision(ctx);
+    if (replay.stop == ChainStop::kClarification) {
+      Present(ctx, std::move(*replay.clarification), phase);
+      EndTurn(ctx, phase);
+      co_return Result<void>{};
+    }
+    (void)phase.Advance(TurnPhase::kRunningModel);
+  }
 
   LoopOutcome outcome = co_await loop_.Run(ctx, phase);
   switch (outcome.kind) {
     case LoopOutcome::Kind::kClarification:
       Present(ctx, std::move(*outcome.clarification), phase);
+      break;
+    case LoopOutcome::Kind::kApproval:
+      PresentApproval(ctx, std::move(*outcome.approval), phase);
       break;
     case LoopOutcome::Kind::kReply: {
       (void)phase.Advance(TurnPhase::kReviewing);

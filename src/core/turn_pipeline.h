@@ -5,7 +5,9 @@
 //   BuildContext append the user's message, or the note naming the chosen option
 //   Preempt      a policy may answer without the model (safety override)
 //   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h)
-//   Present      a clarification: the system asks, with the tool's real options
+//   (Replay)     after `approve`: the decided call runs, or is refused, exactly as proposed
+//   Present      a clarification: the system asks, with the tool's real options; or an
+//                approval: the system asks the person to approve the paused call
 //   Review       rails check and correct the final text
 //   Deliver      the final reply, with pending notices in front
 //
@@ -38,6 +40,9 @@ class TurnPipeline {
   void EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase);
   void BuildContext(TurnContext& ctx);
   void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
+  void PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase);
+  // Runs (approved) or refuses (denied) the call a person just decided on.
+  Task<ChainOutcome> ReplayDecision(TurnContext& ctx);
   std::optional<std::string> Preempt(TurnContext& ctx);
   std::string Review(TurnContext& ctx, std::string reply);
   std::string WithNotices(TurnContext& ctx, std::string reply);

@@ -178,6 +178,10 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = std::any_of(notices.begin(), notices.end(),
                            [&](const std::string& n) { return Lower(n).find(Lower(pattern)) != std::string::npos; });
     r.detail = std::to_string(notices.size()) + " notices";
+  } else if (k == "approval") {
+    const auto& a = last.result.approval;
+    r.passed = a.has_value() && (!v.is_object() || v.value("tool", a->tool) == a->tool);
+    r.detail = a ? "approval pending for " + a->tool : "no approval is pending";
   } else if (k == "lease") {
     const std::optional<Lease>& lease = last.result.lease;
     if (v.is_string() && v.get<std::string>() == "none") {

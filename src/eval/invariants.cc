@@ -140,6 +140,25 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
   }
 }
 
+// I8: a tool with `approval: required` runs only after an explicit approval of that very
+// call (same tool, same arguments) in the same turn.
+void CheckApproval(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
+  std::vector<Json> granted;
+  for (const TraceEvent& e : t.result.events) {
+    if (e.type == "approval.granted") granted.push_back({{"tool", e.data["tool"]}, {"args", e.data["args"]}});
+    if (e.type != "tool.executed" && e.type != "deferred.executed") continue;
+    const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+    if (tool == nullptr || !tool->approval_required) continue;
+    Json call = {{"tool", e.data["name"]}, {"args", e.data["args"]}};
+    auto it = std::find(granted.begin(), granted.end(), call);
+    if (it == granted.end()) {
+      out.push_back({"I8", t.number, Describe(e) + " ran without an approval of that call"});
+    } else {
+      granted.erase(it);  // one approval, one run
+    }
+  }
+}
+
 // I10: every tool call in history is answered by exactly one tool message, in order,
 // right after the assistant message that made it; no tool message answers nothing.
 void CheckPairing(const std::vector<Message>& history, std::vector<InvariantViolation>& out) {
@@ -244,7 +263,7 @@ void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEnt
 }  // namespace
 
 const std::vector<std::string>& CheckedInvariants() {
-  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "I12"};
+  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I8", "I10", "I11", "I12"};
   return kIds;
 }
 
@@ -258,6 +277,7 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
     CheckSchema(config, t, out);
     CheckDeferral(config, t, history, out);
     CheckHonesty(config, t, out);
+    CheckApproval(config, t, out);
   }
   CheckDurable(turns, outbox, out);
   CheckFloor(turns, out);

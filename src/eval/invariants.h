@@ -3,7 +3,7 @@
 // the executor, so a bug in the executor shows up here as a violation.
 //
 // Checked now: I1 stop, I2 truncate, I3 provenance, I4 deferral, I5 honesty,
-// I6 floor, I10 pairing, I11 schema, I12 durable.
+// I6 floor, I8 approval, I10 pairing, I11 schema, I12 durable.
 #pragma once
 
 #include <vector>

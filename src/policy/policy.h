@@ -10,7 +10,8 @@
 //   Reject    - the proposed call is refused; the model sees the reason as an error
 //               result it can repair from (a verdict in the trace, not an error);
 //   Replace   - the call does not run now; the model sees `synthetic` instead
-//               (deferred tools).
+//               (deferred tools);
+//   Pause     - the call waits for a person's approval; the turn ends awaiting it.
 // Adding a mechanism adds a folder under src/policy/ and one line in
 // BuildPolicyChain() (registry.cc); the executor does not change.
 #pragma once
@@ -47,7 +48,7 @@ struct AdmitVerdict {
 };
 
 struct CallVerdict {
-  enum class Kind { kContinue, kReject, kReplace };
+  enum class Kind { kContinue, kReject, kReplace, kPause };
   Kind kind = Kind::kContinue;
   std::string reason;   // kReject: short code (schema, provenance, unknown_tool, invalid_json)
   std::string message;  // kReject: what the model should do; kReplace: the synthetic result
@@ -57,6 +58,7 @@ struct CallVerdict {
     return {Kind::kReject, std::move(reason), std::move(message)};
   }
   static CallVerdict Replace(std::string synthetic) { return {Kind::kReplace, "", std::move(synthetic)}; }
+  static CallVerdict Pause(std::string why) { return {Kind::kPause, "awaiting_approval", std::move(why)}; }
 };
 
 class Policy {

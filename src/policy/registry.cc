@@ -1,4 +1,5 @@
 // The one place that decides which governance mechanisms run, and in what order.
+#include "policy/approval/approval_policy.h"
 #include "policy/clarify/clarify_truncation.h"
 #include "policy/deferral/deferral_policy.h"
 #include "policy/floor/floor_policy.h"
@@ -24,6 +25,7 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   chain.push_back(std::make_unique<CallShapeGuard>());
   chain.push_back(std::make_unique<SchemaGuard>(config));
   chain.push_back(std::make_unique<ProvenanceGuard>(config));
+  chain.push_back(std::make_unique<ApprovalPolicy>());
   chain.push_back(std::make_unique<DeferralPolicy>());
   chain.push_back(std::make_unique<ClarifyTruncation>());
   if (!config.intents.empty()) chain.push_back(std::make_unique<IntentPolicy>(config));

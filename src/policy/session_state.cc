@@ -65,6 +65,10 @@ std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) 
 Json SessionState::ToJson() const {
   Json j = {{"entities", entities.ToJson()}};
   if (pending_clarification) j["pending_clarification"] = PendingClarificationToJson(*pending_clarification);
+  if (pending_approval) {
+    j["pending_approval"] = {{"id", pending_approval->id}, {"tool", pending_approval->tool},
+                             {"args", pending_approval->args}, {"request_text", pending_approval->request_text}};
+  }
   return j;
 }
 
@@ -73,6 +77,10 @@ SessionState SessionState::FromJson(const Json& j) {
   if (!j.is_object()) return s;
   if (auto e = j.find("entities"); e != j.end()) s.entities = EntityLedger::FromJson(*e);
   if (auto p = j.find("pending_clarification"); p != j.end()) s.pending_clarification = PendingClarificationFromJson(*p);
+  if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
+    s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
+                                         a->value("request_text", "")};
+  }
   return s;
 }
 

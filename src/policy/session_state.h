@@ -34,6 +34,7 @@ class EntityLedger {
 struct SessionState {
   EntityLedger entities;
   std::optional<PendingClarification> pending_clarification;
+  std::optional<PendingApproval> pending_approval;
 
   Json ToJson() const;
   static SessionState FromJson(const Json& j);

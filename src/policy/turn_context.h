@@ -47,6 +47,11 @@ struct TurnContext {
   // Set when this turn answers a pending clarification (`select`).
   std::optional<PendingClarification> answered;
   std::string withdrawn_clarification_id;  // superseded by a new request, or cancelled
+  // Set when this turn answers a pending approval (`approve`).
+  std::optional<PendingApproval> decided_approval;
+  bool approval_granted = false;
+  std::string approved_call_id;  // the one call the approval covers
+  std::string cancelled_approval_id;
   std::string chosen_option_id;
 
   void Emit(std::string type, Json data = Json::object()) {

@@ -147,8 +147,24 @@ UPDATE turns SET messages = (
 DROP TABLE messages;
 )sql";
 
+// v5: approvals (I8): the paused call, and who decided what, when.
+constexpr const char* kV5 = R"sql(
+CREATE TABLE approvals (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'granted', 'denied', 'cancelled')),
+  decided_by TEXT,
+  decided_turn_id TEXT,
+  decided_at INTEGER
+);
+CREATE INDEX approvals_by_session ON approvals(session_id, status);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5};
 
 }  // namespace
 

@@ -99,6 +99,34 @@ void WithdrawClarification(store::StatementCache& db, const TurnRecord& turn) {
   q.exec();
 }
 
+// Approvals: the one this turn opened, and the decision or cancellation it made.
+void RecordApprovals(store::StatementCache& db, const TurnRecord& turn) {
+  if (const auto& a = turn.result.approval) {
+    SQLite::Statement& q = db.Get(
+        "INSERT INTO approvals (id, session_id, turn_id, tool, args, status) VALUES (?, ?, ?, ?, ?, 'pending')");
+    q.bind(1, a->id);
+    q.bind(2, turn.session_id);
+    q.bind(3, turn.result.turn_id);
+    q.bind(4, a->tool);
+    q.bind(5, DumpJson(a->args));
+    q.exec();
+  }
+  for (const auto& [id, status] : {std::make_pair(turn.decided_approval_id, turn.approval_decision),
+                                   std::make_pair(turn.cancelled_approval_id, std::string("cancelled"))}) {
+    if (id.empty()) continue;
+    SQLite::Statement& q = db.Get(
+        "UPDATE approvals SET status = ?, decided_by = ?, decided_turn_id = ?, decided_at = ? "
+        "WHERE id = ? AND session_id = ? AND status = 'pending'");
+    q.bind(1, status);
+    q.bind(2, turn.speaker);
+    q.bind(3, turn.result.turn_id);
+    q.bind(4, turn.created_at_ms);
+    q.bind(5, id);
+    q.bind(6, turn.session_id);
+    q.exec();
+  }
+}
+
 void MarkNoticesDelivered(store::StatementCache& db, const TurnRecord& turn) {
   for (int64_t id : turn.delivered_notices) {
     SQLite::Statement& q = db.Get("UPDATE notices SET delivered_turn_id = ? WHERE id = ? AND delivered_turn_id IS NULL");
@@ -198,6 +226,7 @@ Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
     InsertInvocations(sc, turn);
     EnqueueDeferred(sc, turn);
     MarkNoticesDelivered(sc, turn);
+    RecordApprovals(sc, turn);
     if (!turn.withdrawn_clarification_id.empty()) WithdrawClarification(sc, turn);
     // Answer before opening: a turn that answers one clarification and opens another
     // must not supersede the one it just answered.
