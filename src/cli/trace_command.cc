@@ -46,8 +46,9 @@ int TraceCommand(const std::string& store_url, const std::string& session_id, bo
   std::cout << term.Bold("session " + session_id) << "  created " << FormatIsoTime(session->created_at_ms) << ", "
             << turns->size() << " turns\n";
   for (const StoredTurn& t : *turns) {
-    std::string said = t.input.contains("say") ? t.input["say"].get<std::string>()
-                                               : "(selects " + t.input.value("select", std::string("?")) + ")";
+    std::string said = t.input.contains("say")      ? t.input["say"].get<std::string>()
+                       : t.input.contains("select") ? "(selects " + t.input["select"].get<std::string>() + ")"
+                                                    : (t.input.value("approve", false) ? "(approves)" : "(denies)");
     std::cout << "  " << term.Bold("turn " + std::to_string(t.turn_number)) << " " << t.turn_id << "  "
               << t.speaker << ": " << said << "\n";
     PrintEvents(std::cout, t.events, term);

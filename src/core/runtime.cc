@@ -199,7 +199,8 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   Result<void> committed = impl_->parts.store->CommitTurn(record);
   if (!committed.ok()) {
     roll_back();
-    co_return Internal("the turn could not be stored: " + committed.status().message());
+    // Keep the store's code: a lease moved by another writer is a conflict, not a crash.
+    co_return Status(committed.status().code(), "the turn could not be stored: " + committed.status().message());
   }
   session.turn_count = record.result.turn_number;
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
