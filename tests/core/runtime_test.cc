@@ -157,3 +157,22 @@ TEST_F(RuntimeTest, SessionSurvivesARestartOnAFileStore) {
 
 }  // namespace
 }  // namespace reins
+
+namespace reins {
+namespace {
+
+TEST(RuntimeCreateTest, RefusesMechanismsThisBuildDoesNotHave) {
+  AgentConfig config;
+  config.name = "x";
+  config.plan.enabled = true;
+  RuntimeParts parts;
+  parts.model = std::make_shared<ScriptedModel>(Json::array());
+  parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
+  auto runtime = Runtime::Create(config, parts);
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_EQ(runtime.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(runtime.status().message().find("plan.enabled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reins
