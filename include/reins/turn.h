@@ -73,6 +73,21 @@ struct PendingApproval {
   std::string request_text;  // the request the call was made for
 };
 
+// One step of a plan (plan-execute mode, seed 003, I7).
+struct PlanStep {
+  std::string id;
+  std::string description;
+  std::string step_type = "reasoning";  // tool | reasoning (no stepType: reasoning)
+  std::vector<std::string> required_tools;
+  std::string expected_outcome;
+  std::string validation_mode;          // strict | lenient | off (per step, else the plan's)
+  std::string status = "pending";       // completed | completed_unvalidated | failed | interrupted
+  std::string validation_status;        // passed | failed | unvalidated | skipped
+  std::vector<std::string> actual_tool_calls;
+  int retries = 0;
+  std::string outcome;                  // the step's text answer
+};
+
 struct TurnResult {
   std::string turn_id;
   int turn_number = 0;
@@ -83,6 +98,7 @@ struct TurnResult {
   std::optional<Lease> lease;  // the lease active after this turn
   std::optional<PendingClarification> clarification;
   std::optional<PendingApproval> approval;  // pending after this turn
+  std::vector<PlanStep> plan;               // plan-execute mode
   std::vector<ToolOutcome> tools;
   std::vector<std::string> rails;
   std::vector<std::string> notices;

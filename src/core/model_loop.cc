@@ -41,9 +41,22 @@ ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoi
 }
 
 Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
-  ctx.Emit("model.call", {{"purpose", "chat"}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}});
+  std::vector<Message> no_extra;
+  Result<ModelResponse> response = co_await CallOnce(ctx, ctx.purpose, choice, std::move(no_extra), std::nullopt);
+  co_return response;
+}
+
+Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                                std::vector<Message> extra, std::optional<Json> schema) {
+  Json call = {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}};
+  if (!ctx.step_id.empty()) call["step"] = ctx.step_id;
+  ctx.Emit("model.call", std::move(call));
   ++ctx.result.model_calls;
-  Result<ModelResponse> response = co_await model_.Complete(BuildModelRequest(ctx, Purpose::kChat, choice, tools_));
+  ModelRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
+  request.step_id = ctx.step_id;
+  request.response_schema = std::move(schema);
+  for (Message& m : extra) request.messages.push_back(std::move(m));
+  Result<ModelResponse> response = co_await model_.Complete(request);
   if (!response.ok()) {
     ctx.Emit("model.error", {{"message", response.status().message()}});
     co_return response;
@@ -55,10 +68,11 @@ Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice)
   co_return response;
 }
 
-Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
+Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
   const int max_rounds = ctx.config.max_rounds;
-  ToolChoice choice = ToolChoice::Auto();
-  for (int round = 1; round <= max_rounds; ++round) {
+  ToolChoice choice = std::move(first);
+  while (ctx.loop_rounds < max_rounds) {
+    const int round = ++ctx.loop_rounds;
     Result<ModelResponse> response = co_await Call(ctx, choice);
     choice = ToolChoice::Auto();
     if (!response.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + response.status().message(), {}, {}};

@@ -25,7 +25,12 @@ struct LoopOutcome {
 class ModelLoop {
  public:
   ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model, ChainExecutor& executor);
-  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase);
+  // Rounds count against limits.max_rounds for the whole turn (ctx.loop_rounds), so a
+  // plan's steps share one budget (I9). `first` is the first call's tool choice.
+  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first);
+  // One model call outside the loop (plan, synthesis), recorded like the loop's.
+  Task<Result<ModelResponse>> CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                       std::vector<Message> extra, std::optional<Json> schema = std::nullopt);
 
  private:
   // One logical model call, recorded in the trace; the response is appended to history

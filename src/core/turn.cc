@@ -60,6 +60,16 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
   if (r.lease) {
     j["lease"] = {{"owner", r.lease->owner}, {"domain", r.lease->domain}, {"expires_at", FormatIsoTime(r.lease->expires_at_ms)}};
   }
+  if (!r.plan.empty()) {
+    Json steps = Json::array();
+    for (const PlanStep& st : r.plan) {
+      steps.push_back({{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
+                       {"requiredTools", st.required_tools}, {"status", st.status},
+                       {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
+                       {"retries", st.retries}});
+    }
+    j["plan"] = {{"steps", std::move(steps)}};
+  }
   if (r.approval) j["approval"] = {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}};
   if (r.clarification) {
     Json c = ClarificationToJson(r.clarification->clarification);

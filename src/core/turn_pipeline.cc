@@ -3,7 +3,11 @@
 namespace reins {
 
 TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools)
-    : policies_(BuildPolicyChain(config)), executor_(policies_, tools), loop_(config, policies_, model, executor_) {}
+    : policies_(BuildPolicyChain(config)),
+      executor_(policies_, tools),
+      loop_(config, policies_, model, executor_),
+      plan_(loop_),
+      plan_mode_(config.plan.enabled) {}
 
 bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
   AdmitVerdict verdict;
@@ -265,7 +269,12 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     (void)phase.Advance(TurnPhase::kRunningModel);
   }
 
-  LoopOutcome outcome = co_await loop_.Run(ctx, phase);
+  LoopOutcome outcome;  // if/else, not ?: - GCC 12 miscompiles co_await inside a conditional
+  if (plan_mode_) {
+    outcome = co_await plan_.Run(ctx, phase);
+  } else {
+    outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
+  }
   switch (outcome.kind) {
     case LoopOutcome::Kind::kClarification:
       Present(ctx, std::move(*outcome.clarification), phase);

@@ -4,7 +4,8 @@
 //   Admit        validate the input; answer a pending clarification (policies hear it)
 //   BuildContext append the user's message, or the note naming the chosen option
 //   Preempt      a policy may answer without the model (safety override)
-//   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h)
+//   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h);
+//                with plan.enabled, PlanRunner: plan, one governed loop per step, synthesis
 //   (Replay)     after `approve`: the decided call runs, or is refused, exactly as proposed
 //   Present      a clarification: the system asks, with the tool's real options; or an
 //                approval: the system asks the person to approve the paused call
@@ -18,6 +19,7 @@
 
 #include "core/chain_executor.h"
 #include "core/model_loop.h"
+#include "core/plan_runner.h"
 #include "core/turn_phase.h"
 #include "policy/policy.h"
 #include "reins/model_provider.h"
@@ -52,6 +54,8 @@ class TurnPipeline {
   PolicyChain policies_;
   ChainExecutor executor_;
   ModelLoop loop_;
+  PlanRunner plan_;
+  bool plan_mode_;
 };
 
 }  // namespace reins

@@ -178,6 +178,16 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = std::any_of(notices.begin(), notices.end(),
                            [&](const std::string& n) { return Lower(n).find(Lower(pattern)) != std::string::npos; });
     r.detail = std::to_string(notices.size()) + " notices";
+  } else if (k == "plan") {
+    const std::vector<PlanStep>& steps = last.result.plan;
+    std::vector<std::string> statuses;
+    for (const PlanStep& st : steps) statuses.push_back(st.status);
+    r.passed = v.is_object() && !steps.empty();
+    if (v.contains("steps") && static_cast<int>(steps.size()) != v["steps"].get<int>()) r.passed = false;
+    if (v.contains("statuses") && Strings(v["statuses"]) != statuses) r.passed = false;
+    std::string seen;
+    for (const std::string& st : statuses) seen += (seen.empty() ? "" : ", ") + st;
+    r.detail = std::to_string(steps.size()) + " steps: " + (seen.empty() ? "none" : seen);
   } else if (k == "approval") {
     const auto& a = last.result.approval;
     r.passed = a.has_value() && (!v.is_object() || v.value("tool", a->tool) == a->tool);

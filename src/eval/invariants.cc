@@ -140,6 +140,49 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
   }
 }
 
+// I7: a plan step reported completed with validation passed had each of its required
+// tools run successfully (or queued) between its start and its end.
+void CheckRequiredTools(const TurnRun& t, std::vector<InvariantViolation>& out) {
+  std::vector<std::string> ran;
+  for (const TraceEvent& e : t.result.events) {
+    if (e.type == "plan.step.started") ran.clear();
+    bool ok = (e.type == "tool.executed" && e.data.value("success", false)) || e.type == "tool.deferred";
+    if (ok) ran.push_back(e.data.value("name", ""));
+    if (e.type != "plan.step.finished" || e.data.value("status", "") != "completed" ||
+        e.data.value("validationStatus", "") != "passed") {
+      continue;
+    }
+    for (const Json& tool : e.data.value("requiredTools", Json::array())) {
+      if (std::find(ran.begin(), ran.end(), tool.get<std::string>()) == ran.end()) {
+        out.push_back({"I7", t.number, "step " + e.data.value("step", "") + " is completed but " +
+                                           tool.get<std::string>() + " never ran successfully inside it"});
+      }
+    }
+  }
+}
+
+// I9: model calls stay bounded: the loop within limits.max_rounds plus its extras (one
+// tools-off call after `complete`, forced retries), at most two plan calls and one synthesis.
+void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
+  int loop = 0, plan = 0, forced = 0, completes = 0;
+  for (const TraceEvent& e : t.result.events) {
+    if (e.type == "model.call") {
+      std::string purpose = e.data.value("purpose", "");
+      if (purpose == "plan") ++plan;
+      else if (purpose == "chat" || purpose == "step") ++loop;
+    }
+    if (e.type == "plan.step.retry" || (e.type == "intent.missing" && e.data.value("retry", false))) ++forced;
+    if (e.type == "tool.executed" && e.data.value("next_action", "") == "complete") ++completes;
+  }
+  int synthesis = t.result.plan.empty() ? 0 : 1;
+  int bound = config.max_rounds + completes + synthesis;
+  if (loop > bound || plan > 2) {
+    out.push_back({"I9", t.number, std::to_string(loop) + " loop calls (bound " + std::to_string(bound) + ") and " +
+                                       std::to_string(plan) + " plan calls (bound 2); " + std::to_string(forced) +
+                                       " forced retries"});
+  }
+}
+
 // I8: a tool with `approval: required` runs only after an explicit approval of that very
 // call (same tool, same arguments) in the same turn.
 void CheckApproval(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
@@ -263,7 +306,7 @@ void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEnt
 }  // namespace
 
 const std::vector<std::string>& CheckedInvariants() {
-  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I8", "I10", "I11", "I12"};
+  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12"};
   return kIds;
 }
 
@@ -278,6 +321,8 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
     CheckDeferral(config, t, history, out);
     CheckHonesty(config, t, out);
     CheckApproval(config, t, out);
+    CheckRequiredTools(t, out);
+    CheckBounded(config, t, out);
   }
   CheckDurable(turns, outbox, out);
   CheckFloor(turns, out);

@@ -3,7 +3,8 @@
 // the executor, so a bug in the executor shows up here as a violation.
 //
 // Checked now: I1 stop, I2 truncate, I3 provenance, I4 deferral, I5 honesty,
-// I6 floor, I8 approval, I10 pairing, I11 schema, I12 durable.
+// I6 floor, I7 required, I8 approval, I9 bounded, I10 pairing, I11 schema, I12 durable.
+// All twelve.
 #pragma once
 
 #include <vector>

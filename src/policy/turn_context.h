@@ -13,6 +13,7 @@
 #include "reins/agent_config.h"
 #include "reins/clock.h"
 #include "reins/message.h"
+#include "reins/model_provider.h"
 #include "reins/turn.h"
 
 namespace reins {
@@ -33,6 +34,9 @@ struct TurnContext {
   std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
   TurnResult result;
   int response_index = 0;  // model responses so far in this turn
+  int loop_rounds = 0;     // model calls of the governed loop so far (limits.max_rounds)
+  Purpose purpose = Purpose::kChat;  // what the loop's model calls are for right now
+  std::string step_id;               // plan mode: the step being run
   // The floor lease as stored when the turn began, and the change this turn makes.
   Lease lease;
   std::optional<Lease> lease_change;

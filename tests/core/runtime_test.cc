@@ -164,14 +164,14 @@ namespace {
 TEST(RuntimeCreateTest, RefusesMechanismsThisBuildDoesNotHave) {
   AgentConfig config;
   config.name = "x";
-  config.plan.enabled = true;
+  config.audit.enabled = true;
   RuntimeParts parts;
   parts.model = std::make_shared<ScriptedModel>(Json::array());
   parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
   auto runtime = Runtime::Create(config, parts);
   ASSERT_FALSE(runtime.ok());
   EXPECT_EQ(runtime.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(runtime.status().message().find("plan.enabled"), std::string::npos);
+  EXPECT_NE(runtime.status().message().find("audit.enabled"), std::string::npos);
 }
 
 }  // namespace

@@ -4,10 +4,10 @@
 
 namespace reins {
 
-std::vector<std::string> MissingTools(const TurnContext& ctx, const std::vector<std::string>& required) {
+std::vector<std::string> MissingTools(const std::vector<ToolOutcome>& outcomes, const std::vector<std::string>& required) {
   std::vector<std::string> missing;
   for (const std::string& tool : required) {
-    bool ran = std::any_of(ctx.result.tools.begin(), ctx.result.tools.end(), [&](const ToolOutcome& o) {
+    bool ran = std::any_of(outcomes.begin(), outcomes.end(), [&](const ToolOutcome& o) {
       return o.name == tool && (o.status == ToolOutcome::Status::kDeferred ||
                                 (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success));
     });
@@ -26,7 +26,7 @@ IntentPolicy::IntentPolicy(const AgentConfig& config) {
 std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) const {
   for (const Intent& intent : intents_) {
     if (!RE2::PartialMatch(ctx.user_text, *intent.match)) continue;
-    std::vector<std::string> missing = MissingTools(ctx, intent.config->required_tools);
+    std::vector<std::string> missing = MissingTools(ctx.result.tools, intent.config->required_tools);
     if (missing.empty()) continue;
     const std::string key = "intent:" + intent.config->name;
     bool first_time = ctx.retries_used.insert(key).second;

@@ -30,7 +30,7 @@ class IntentPolicy final : public Policy {
   std::vector<Intent> intents_;
 };
 
-// The required tools of `intent` that did not run (or get queued) in this turn.
-std::vector<std::string> MissingTools(const TurnContext& ctx, const std::vector<std::string>& required);
+// The `required` tools with no successful (or queued) call among `outcomes`.
+std::vector<std::string> MissingTools(const std::vector<ToolOutcome>& outcomes, const std::vector<std::string>& required);
 
 }  // namespace reins
