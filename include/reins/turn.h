@@ -88,6 +88,9 @@ struct PlanStep {
   std::string outcome;                  // the step's text answer
 };
 
+Json PlanStepToJson(const PlanStep& step);
+PlanStep PlanStepFromJson(const Json& j);
+
 struct TurnResult {
   std::string turn_id;
   int turn_number = 0;

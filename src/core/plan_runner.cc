@@ -96,33 +96,53 @@ Task<std::vector<PlanStep>> PlanRunner::MakePlan(TurnContext& ctx) {
   co_return std::vector<PlanStep>{fallback};
 }
 
-Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step) {
+Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step,
+                                                     bool resuming) {
   ctx.step_id = step.id;
-  ctx.Emit("plan.step.started", {{"step", step.id}, {"stepType", step.step_type}, {"requiredTools", step.required_tools}});
-  std::string brief = "Step " + step.id + ": " + step.description;
-  if (!step.expected_outcome.empty()) brief += " Expected outcome: " + step.expected_outcome + ".";
-  if (!step.required_tools.empty()) brief += " Use: " + Join(step.required_tools) + ".";
-  ctx.history.push_back(Message::User(brief));
-  const size_t first_tool = ctx.result.tools.size();
+  ctx.Emit("plan.step.started", {{"step", step.id}, {"stepType", step.step_type},
+                                 {"requiredTools", step.required_tools}, {"resumed", resuming}});
+  if (!resuming) {
+    std::string brief = "Step " + step.id + ": " + step.description;
+    if (!step.expected_outcome.empty()) brief += " Expected outcome: " + step.expected_outcome + ".";
+    if (!step.required_tools.empty()) brief += " Use: " + Join(step.required_tools) + ".";
+    ctx.history.push_back(Message::User(brief));
+  }
+  // Resuming, this turn's calls so far (the approved call) ran inside the step, and so
+  // did what the step ran before it paused.
+  const size_t first_tool = resuming ? 0 : ctx.result.tools.size();
+  const std::vector<std::string> ran_before = resuming ? step.actual_tool_calls : std::vector<std::string>{};
   ToolChoice choice = ToolChoice::Auto();
   const bool validated = step.step_type == "tool" && !step.required_tools.empty() && step.validation_mode != "off";
   while (true) {
     LoopOutcome outcome = co_await loop_.Run(ctx, phase, choice);
     if (outcome.kind != LoopOutcome::Kind::kReply) {
-      step.status = "interrupted";
+      // Keep what already ran inside the step for when it resumes.
+      for (size_t i = first_tool; i < ctx.result.tools.size(); ++i) {
+        const ToolOutcome& o = ctx.result.tools[i];
+        if (o.status == ToolOutcome::Status::kDeferred ||
+            (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success)) {
+          step.actual_tool_calls.push_back(o.name);
+        }
+      }
+      step.status = outcome.kind == LoopOutcome::Kind::kFailed ? "failed" : "paused";
       co_return outcome;
     }
     step.outcome = outcome.text;
     // What ran inside this step only (I7).
     std::vector<ToolOutcome> inside(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool),
                                     ctx.result.tools.end());
-    step.actual_tool_calls.clear();
+    step.actual_tool_calls = ran_before;
     for (const ToolOutcome& o : inside) {
-      if (o.status == ToolOutcome::Status::kExecuted || o.status == ToolOutcome::Status::kDeferred) {
-        step.actual_tool_calls.push_back(o.name);
+      bool ran = o.status == ToolOutcome::Status::kDeferred ||
+                 (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success);
+      if (ran) step.actual_tool_calls.push_back(o.name);
+    }
+    std::vector<std::string> missing;
+    for (const std::string& tool : step.required_tools) {
+      if (std::find(step.actual_tool_calls.begin(), step.actual_tool_calls.end(), tool) == step.actual_tool_calls.end()) {
+        missing.push_back(tool);
       }
     }
-    std::vector<std::string> missing = MissingTools(inside, step.required_tools);
     if (!validated) {
       step.status = "completed";
       step.validation_status = "skipped";
@@ -138,7 +158,11 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
       step.validation_status = "unvalidated";
       break;
     }
-    if (step.retries >= ctx.config.plan.max_step_retries) {
+    // A person said no to a required call: asking again would only ask them again.
+    bool denied = std::any_of(inside.begin(), inside.end(), [&](const ToolOutcome& o) {
+      return o.reason == "denied" && std::find(missing.begin(), missing.end(), o.name) != missing.end();
+    });
+    if (denied || step.retries >= ctx.config.plan.max_step_retries) {
       step.status = "failed";
       step.validation_status = "failed";
       break;
@@ -158,14 +182,31 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
 }
 
 Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
-  std::vector<PlanStep> steps = co_await MakePlan(ctx);
-  Json summary = Json::array();
-  for (const PlanStep& s : steps) summary.push_back({{"id", s.id}, {"stepType", s.step_type}, {"requiredTools", s.required_tools}});
-  ctx.Emit("plan", {{"steps", summary}});
+  std::vector<PlanStep> steps;
+  size_t start = 0;
+  const bool resuming = !ctx.session.pending_plan.empty();
+  if (resuming) {
+    steps = std::move(ctx.session.pending_plan);
+    start = ctx.session.pending_plan_step;
+    ctx.session.pending_plan.clear();
+    ctx.Emit("plan.resumed", {{"step", steps[start].id}});
+  } else {
+    steps = co_await MakePlan(ctx);
+    Json summary = Json::array();
+    for (const PlanStep& s : steps) {
+      summary.push_back({{"id", s.id}, {"stepType", s.step_type}, {"requiredTools", s.required_tools}});
+    }
+    ctx.Emit("plan", {{"steps", summary}});
+  }
   ctx.purpose = Purpose::kStep;
-  for (PlanStep& step : steps) {
-    std::optional<LoopOutcome> stopped = co_await RunStep(ctx, phase, step);
+  for (size_t i = start; i < steps.size(); ++i) {
+    std::optional<LoopOutcome> stopped = co_await RunStep(ctx, phase, steps[i], resuming && i == start);
     if (stopped) {
+      if (stopped->kind != LoopOutcome::Kind::kFailed) {
+        // Waiting for the person: the plan goes on from this step once they answer.
+        ctx.session.pending_plan = steps;
+        ctx.session.pending_plan_step = i;
+      }
       ctx.result.plan = steps;
       co_return std::move(*stopped);
     }

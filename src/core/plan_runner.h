@@ -7,7 +7,8 @@
 // successfully inside it (I7); in strict mode a step that skipped them is retried with
 // tool choice forced to the missing tool, up to plan.max_step_retries. One synthesis call
 // then composes the reply from the steps' recorded outcomes; a failed step is named as
-// not done and its text is never presented as a finding.
+// not done and its text is never presented as a finding. A clarification or approval
+// inside a step pauses the plan in the session; the person's answer resumes it there.
 #pragma once
 
 #include "core/model_loop.h"
@@ -24,7 +25,9 @@ class PlanRunner {
  private:
   Task<std::vector<PlanStep>> MakePlan(TurnContext& ctx);
   // Runs one step; a non-reply outcome ends the plan.
-  Task<std::optional<LoopOutcome>> RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step);
+  // `resuming`: the step was interrupted in an earlier turn (approval, clarification)
+  // and goes on after the person's answer.
+  Task<std::optional<LoopOutcome>> RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step, bool resuming);
 
   ModelLoop& loop_;
 };

@@ -26,6 +26,31 @@ std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
   return "skipped";
 }
 
+Json PlanStepToJson(const PlanStep& st) {
+  return {{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
+          {"requiredTools", st.required_tools}, {"expectedOutcome", st.expected_outcome},
+          {"toolValidationMode", st.validation_mode}, {"status", st.status},
+          {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
+          {"retries", st.retries}, {"outcome", st.outcome}};
+}
+
+PlanStep PlanStepFromJson(const Json& j) {
+  PlanStep st;
+  if (!j.is_object()) return st;
+  st.id = j.value("id", "");
+  st.description = j.value("description", "");
+  st.step_type = j.value("stepType", "reasoning");
+  st.required_tools = j.value("requiredTools", std::vector<std::string>{});
+  st.expected_outcome = j.value("expectedOutcome", "");
+  st.validation_mode = j.value("toolValidationMode", "strict");
+  st.status = j.value("status", "pending");
+  st.validation_status = j.value("validationStatus", "");
+  st.actual_tool_calls = j.value("actualToolCalls", std::vector<std::string>{});
+  st.retries = j.value("retries", 0);
+  st.outcome = j.value("outcome", "");
+  return st;
+}
+
 Json TurnInputToJson(const TurnInput& in) {
   Json j = {{"speaker", in.speaker}};
   if (in.say) j["say"] = *in.say;
@@ -62,12 +87,7 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
   }
   if (!r.plan.empty()) {
     Json steps = Json::array();
-    for (const PlanStep& st : r.plan) {
-      steps.push_back({{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
-                       {"requiredTools", st.required_tools}, {"status", st.status},
-                       {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
-                       {"retries", st.retries}});
-    }
+    for (const PlanStep& st : r.plan) steps.push_back(PlanStepToJson(st));
     j["plan"] = {{"steps", std::move(steps)}};
   }
   if (r.approval) j["approval"] = {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}};

@@ -35,6 +35,7 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
       ctx.cancelled_approval_id = ctx.session.pending_approval->id;
       ctx.session.pending_approval.reset();
     }
+    ctx.session.pending_plan.clear();
     ctx.lease_change = Lease{};
     ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
     ctx.result.status = TurnStatus::kCancelled;
@@ -96,6 +97,11 @@ Result<void> TurnPipeline::Admit(TurnContext& ctx) {
                                         {"entity_type", ctx.answered->entity_type},
                                         {"tool", ctx.answered->tool}});
     return {};
+  }
+  if (!ctx.session.pending_plan.empty()) {
+    // A new request: the paused plan is abandoned, not resumed.
+    ctx.Emit("plan.abandoned", {{"step", ctx.session.pending_plan[ctx.session.pending_plan_step].id}});
+    ctx.session.pending_plan.clear();
   }
   if (pending) {
     // A new request instead of an answer: the old question no longer applies.

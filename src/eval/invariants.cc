@@ -145,7 +145,8 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
 void CheckRequiredTools(const TurnRun& t, std::vector<InvariantViolation>& out) {
   std::vector<std::string> ran;
   for (const TraceEvent& e : t.result.events) {
-    if (e.type == "plan.step.started") ran.clear();
+    // A resumed step keeps what ran since the turn began (the call the person approved).
+    if (e.type == "plan.step.started" && !e.data.value("resumed", false)) ran.clear();
     bool ok = (e.type == "tool.executed" && e.data.value("success", false)) || e.type == "tool.deferred";
     if (ok) ran.push_back(e.data.value("name", ""));
     if (e.type != "plan.step.finished" || e.data.value("status", "") != "completed" ||

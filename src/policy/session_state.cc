@@ -69,6 +69,11 @@ Json SessionState::ToJson() const {
     j["pending_approval"] = {{"id", pending_approval->id}, {"tool", pending_approval->tool},
                              {"args", pending_approval->args}, {"request_text", pending_approval->request_text}};
   }
+  if (!pending_plan.empty()) {
+    Json steps = Json::array();
+    for (const PlanStep& st : pending_plan) steps.push_back(PlanStepToJson(st));
+    j["pending_plan"] = {{"steps", std::move(steps)}, {"step", pending_plan_step}};
+  }
   return j;
 }
 
@@ -77,6 +82,11 @@ SessionState SessionState::FromJson(const Json& j) {
   if (!j.is_object()) return s;
   if (auto e = j.find("entities"); e != j.end()) s.entities = EntityLedger::FromJson(*e);
   if (auto p = j.find("pending_clarification"); p != j.end()) s.pending_clarification = PendingClarificationFromJson(*p);
+  if (auto p = j.find("pending_plan"); p != j.end() && p->is_object() && p->contains("steps")) {
+    for (const Json& st : (*p)["steps"]) s.pending_plan.push_back(PlanStepFromJson(st));
+    s.pending_plan_step = p->value("step", size_t{0});
+    if (s.pending_plan_step >= s.pending_plan.size()) s.pending_plan.clear();
+  }
   if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
     s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
                                          a->value("request_text", "")};

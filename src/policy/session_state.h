@@ -35,6 +35,10 @@ struct SessionState {
   EntityLedger entities;
   std::optional<PendingClarification> pending_clarification;
   std::optional<PendingApproval> pending_approval;
+  // A plan interrupted by a clarification or an approval: its steps and the step it
+  // stopped in, resumed once the person answers.
+  std::vector<PlanStep> pending_plan;
+  size_t pending_plan_step = 0;
 
   Json ToJson() const;
   static SessionState FromJson(const Json& j);
