@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "policy/intents/intent_policy.h"
 #include "policy/schema/schema_validator.h"
 
 namespace reins {
