@@ -207,7 +207,11 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   session.turn_count = record.result.turn_number;
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
+  const std::string delivered = record.result.reply;
   co_await RunDeferred(record);
+  if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
+    session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
+  }
   co_return std::move(record.result);
 }
 

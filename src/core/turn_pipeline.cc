@@ -213,6 +213,10 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply) {
     ctx.Emit("notice", {{"id", id}, {"text", text}});
   }
   ctx.pending_notices.clear();
+  // The model's history says what the person was told, notices included.
+  if (!ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {
+    ctx.history.back().text = front + "\n\n" + ctx.history.back().text;
+  }
   return front + "\n\n" + reply;
 }
 

@@ -88,10 +88,14 @@ Result<void> SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
       }
     }
     if (!o.reply.empty()) {
-      SQLite::Statement& reply = sc.Get("UPDATE turns SET reply = ?, result = json_set(result, '$.reply', ?) WHERE id = ?");
+      // The reply, its copy in the result, and the turn's last assistant message (what
+      // the model will read next) all carry the note.
+      SQLite::Statement& reply = sc.Get(
+          "UPDATE turns SET reply = ?1, result = json_set(result, '$.reply', ?1), "
+          "messages = CASE WHEN json_extract(messages, '$[#-1].role') = 'assistant' "
+          "THEN json_set(messages, '$[#-1].text', ?1) ELSE messages END WHERE id = ?2");
       reply.bind(1, o.reply);
-      reply.bind(2, o.reply);
-      reply.bind(3, turn_id);
+      reply.bind(2, turn_id);
       reply.exec();
     }
     if (!o.notice.empty()) {

@@ -2,6 +2,7 @@
 // the real result (I4); writes run after the reply under their idempotency key and are
 // stored first (I12); failures reach the person (I5); a crash between the reply and the
 // write loses nothing and runs nothing twice.
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <sys/wait.h>
@@ -84,6 +85,17 @@ TEST_F(DeferralTest, AFailedWriteAppendsItsNoteOnce) {
   ASSERT_TRUE(calls.ok());
   EXPECT_EQ((*calls)[0].success, false);
   EXPECT_TRUE((*calls)[0].deferred);
+  // The model's history says what the person was told: the next call sees the note,
+  // in memory and as stored.
+  auto stored = runtime_->store().LoadMessages(session_);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->back().text, r->reply);
+  ASSERT_TRUE(Say("Thank you").ok());
+  const std::vector<Message>& next = recorder_->requests[2].messages;
+  bool seen = std::any_of(next.begin(), next.end(), [](const Message& m) {
+    return m.role == Role::kAssistant && m.text.find("(Note - the prayer request was not saved.)") != std::string::npos;
+  });
+  EXPECT_TRUE(seen);
 }
 
 TEST_F(DeferralTest, TheBackendGetsTheIdempotencyKey) {
