@@ -102,6 +102,7 @@ struct TurnResult {
   std::optional<PendingClarification> clarification;
   std::optional<PendingApproval> approval;  // pending after this turn
   std::vector<PlanStep> plan;               // plan-execute mode
+  Json audit;                               // {repair, verdict, error?} when the audit ran
   std::vector<ToolOutcome> tools;
   std::vector<std::string> rails;
   std::vector<std::string> notices;

@@ -53,9 +53,24 @@ Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpos
   ctx.Emit("model.call", std::move(call));
   ++ctx.result.model_calls;
   ModelRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
+  for (Message& m : extra) request.messages.push_back(std::move(m));
+  co_return co_await Send(ctx, std::move(request), std::move(schema));
+}
+
+Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                                std::vector<Message> messages, std::optional<Json> schema,
+                                                std::shared_ptr<const std::vector<ToolSpec>> tools) {
+  Json call = {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}};
+  ctx.Emit("model.call", std::move(call));
+  ++ctx.result.model_calls;
+  ModelRequest request = BuildModelRequest(ctx, purpose, choice, std::move(tools));
+  request.messages = std::move(messages);
+  co_return co_await Send(ctx, std::move(request), std::move(schema));
+}
+
+Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema) {
   request.step_id = ctx.step_id;
   request.response_schema = std::move(schema);
-  for (Message& m : extra) request.messages.push_back(std::move(m));
   Result<ModelResponse> response = co_await model_.Complete(request);
   if (!response.ok()) {
     ctx.Emit("model.error", {{"message", response.status().message()}});

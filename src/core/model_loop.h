@@ -31,11 +31,18 @@ class ModelLoop {
   // One model call outside the loop (plan, synthesis), recorded like the loop's.
   Task<Result<ModelResponse>> CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                        std::vector<Message> extra, std::optional<Json> schema = std::nullopt);
+  // A call with its own messages and tools instead of the turn's (the audit, a gather
+  // round restricted to some tools); recorded like every other call.
+  Task<Result<ModelResponse>> CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                       std::vector<Message> messages, std::optional<Json> schema,
+                                       std::shared_ptr<const std::vector<ToolSpec>> tools);
+  const std::shared_ptr<const std::vector<ToolSpec>>& tools() const { return tools_; }
 
  private:
   // One logical model call, recorded in the trace; the response is appended to history
   // by the caller.
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
+  Task<Result<ModelResponse>> Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema);
 
   const PolicyChain& policies_;
   ModelProvider& model_;

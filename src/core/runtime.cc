@@ -74,8 +74,6 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   if (!parts.model) return InvalidArgument("a runtime needs a model provider");
   if (!parts.store) return InvalidArgument("a runtime needs a store");
   if (!parts.clock) parts.clock = std::make_shared<SystemClock>();
-  // Refuse loudly rather than run a config whose governance would silently not apply.
-  if (config.audit.enabled) return Unimplemented("the audit pass (audit.enabled) is not available in this build yet");
   auto impl = std::make_unique<Impl>();
   impl->config = std::move(config);
   impl->parts = std::move(parts);

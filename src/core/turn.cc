@@ -90,6 +90,7 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
     for (const PlanStep& st : r.plan) steps.push_back(PlanStepToJson(st));
     j["plan"] = {{"steps", std::move(steps)}};
   }
+  if (!r.audit.is_null()) j["audit"] = r.audit;
   if (r.approval) j["approval"] = {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}};
   if (r.clarification) {
     Json c = ClarificationToJson(r.clarification->clarification);

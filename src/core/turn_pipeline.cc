@@ -7,7 +7,9 @@ TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, cons
       executor_(policies_, tools),
       loop_(config, policies_, model, executor_),
       plan_(loop_),
-      plan_mode_(config.plan.enabled) {}
+      audit_(config, loop_, executor_),
+      plan_mode_(config.plan.enabled),
+      audit_on_(config.audit.enabled) {}
 
 bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
   AdmitVerdict verdict;
@@ -294,7 +296,13 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
       break;
     case LoopOutcome::Kind::kReply: {
       (void)phase.Advance(TurnPhase::kReviewing);
-      std::string reviewed = Review(ctx, std::move(outcome.text));
+      std::string candidate = std::move(outcome.text);
+      if (audit_on_) {
+        std::string audited = co_await audit_.Run(ctx, candidate);
+        if (audited != candidate) ctx.history.push_back(Message::Assistant(audited));
+        candidate = std::move(audited);
+      }
+      std::string reviewed = Review(ctx, std::move(candidate));
       // History keeps what the person was told, so the next turn's model sees it too.
       if (!ctx.history.empty() && ctx.history.back().role == Role::kAssistant) ctx.history.back().text = reviewed;
       Deliver(ctx, std::move(reviewed), phase);

@@ -9,6 +9,7 @@
 //   (Replay)     after `approve`: the decided call runs, or is refused, exactly as proposed
 //   Present      a clarification: the system asks, with the tool's real options; or an
 //                approval: the system asks the person to approve the paused call
+//   Audit        with audit.enabled: one audit call over the trace, one bounded repair
 //   Review       rails check and correct the final text
 //   Deliver      the final reply, with pending notices in front
 //
@@ -17,6 +18,7 @@
 // plan, audit) by calling their policies; the executor itself does not change.
 #pragma once
 
+#include "core/audit_stage.h"
 #include "core/chain_executor.h"
 #include "core/model_loop.h"
 #include "core/plan_runner.h"
@@ -55,7 +57,9 @@ class TurnPipeline {
   ChainExecutor executor_;
   ModelLoop loop_;
   PlanRunner plan_;
+  AuditStage audit_;
   bool plan_mode_;
+  bool audit_on_;
 };
 
 }  // namespace reins

@@ -188,6 +188,10 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     std::string seen;
     for (const std::string& st : statuses) seen += (seen.empty() ? "" : ", ") + st;
     r.detail = std::to_string(steps.size()) + " steps: " + (seen.empty() ? "none" : seen);
+  } else if (k == "audit") {
+    const Json& audit = last.result.audit;
+    r.passed = !audit.is_null() && (!v.is_object() || v.value("repair", audit.value("repair", "")) == audit.value("repair", ""));
+    r.detail = audit.is_null() ? "no audit ran" : "repair was " + audit.value("repair", "");
   } else if (k == "approval") {
     const auto& a = last.result.approval;
     r.passed = a.has_value() && (!v.is_object() || v.value("tool", a->tool) == a->tool);

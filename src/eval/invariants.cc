@@ -165,18 +165,26 @@ void CheckRequiredTools(const TurnRun& t, std::vector<InvariantViolation>& out) 
 // I9: model calls stay bounded: the loop within limits.max_rounds plus its extras (one
 // tools-off call after `complete`, forced retries), at most two plan calls and one synthesis.
 void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
-  int loop = 0, plan = 0, forced = 0, completes = 0;
+  int loop = 0, plan = 0, forced = 0, completes = 0, audit = 0, rewrite = 0, gather = 0;
   for (const TraceEvent& e : t.result.events) {
     if (e.type == "model.call") {
       std::string purpose = e.data.value("purpose", "");
       if (purpose == "plan") ++plan;
       else if (purpose == "chat" || purpose == "step") ++loop;
+      else if (purpose == "audit") ++audit;
+      else if (purpose == "rewrite") ++rewrite;
+      else if (purpose == "gather") ++gather;
     }
     if (e.type == "plan.step.retry" || (e.type == "intent.missing" && e.data.value("retry", false))) ++forced;
     if (e.type == "tool.executed" && e.data.value("next_action", "") == "complete") ++completes;
   }
-  int synthesis = t.result.plan.empty() ? 0 : 1;
+  // One synthesis after a plan, and one after an audit's gather round.
+  int synthesis = (t.result.plan.empty() ? 0 : 1) + (gather > 0 ? 1 : 0);
   int bound = config.max_rounds + completes + synthesis;
+  if (audit > 2 || rewrite > 1 || gather > 1) {
+    out.push_back({"I9", t.number, std::to_string(audit) + " audit, " + std::to_string(rewrite) + " rewrite and " +
+                                       std::to_string(gather) + " gather calls (bounds 2, 1, 1)"});
+  }
   if (loop > bound || plan > 2) {
     out.push_back({"I9", t.number, std::to_string(loop) + " loop calls (bound " + std::to_string(bound) + ") and " +
                                        std::to_string(plan) + " plan calls (bound 2); " + std::to_string(forced) +

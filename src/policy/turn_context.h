@@ -41,6 +41,8 @@ struct TurnContext {
   Lease lease;
   std::optional<Lease> lease_change;
   std::optional<LeaseRequest> lease_request;  // a result asked for the floor this turn
+  // When not empty, only these tools may run (an audit's gather round).
+  std::set<std::string> allowed_tools;
   // Bounded extras already spent in this turn, by name (e.g. "intent:prayer").
   std::set<std::string> retries_used;
   // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).

@@ -52,15 +52,6 @@ TEST(ChecksTest, ToolChecksMatchNamesAndArgumentSubsets) {
   EXPECT_FALSE(EvaluateTurnCheck(MakeCheck("tools_not_executed", Json::array({"send"})), t).passed);
 }
 
-TEST(ChecksTest, MechanismsNotBuiltYetNeverPass) {
-  TurnRun t = Turn("ok");
-  for (const char* kind : {"audit"}) {
-    CheckResult r = EvaluateTurnCheck(MakeCheck(kind, Json::array()), t);
-    EXPECT_FALSE(r.passed) << kind;
-    EXPECT_EQ(r.detail, "not supported yet") << kind;
-  }
-}
-
 TEST(ChecksTest, ModelCallsExactOrMax) {
   TurnRun t = Turn("ok");
   t.result.model_calls = 3;

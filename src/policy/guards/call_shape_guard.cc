@@ -10,6 +10,11 @@ CallVerdict CallShapeGuard::Guard(TurnContext& ctx, const ProposedCall& proposed
     return CallVerdict::Reject("unknown_tool", "there is no tool named '" + call.name +
                                                    "'. Use only the tools you were given: " + names + ".");
   }
+  if (!ctx.allowed_tools.empty() && !ctx.allowed_tools.count(call.name)) {
+    std::string names;
+    for (const std::string& t : ctx.allowed_tools) names += (names.empty() ? "" : ", ") + t;
+    return CallVerdict::Reject("not_allowed", call.name + " is not part of this round; only " + names + " may be called.");
+  }
   if (!call.args_valid) {
     std::string excerpt = call.arguments_text.substr(0, 80);
     return CallVerdict::Reject("invalid_json", "the arguments of " + call.name +

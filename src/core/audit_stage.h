@@ -1,0 +1,41 @@
+// AuditStage (seed 004): one audit call over the execution trace after the loop has a
+// candidate answer, with a strict JSON verdict and exactly one bounded repair (I9):
+//   accept                       - deliver the candidate;
+//   rewrite_once                 - one tools-off call rewrites it using the critique;
+//   gather_missing_evidence_once - one round restricted to the missing tools (tool
+//                                  choice required), then one synthesis;
+//   answer_insufficient          - say plainly what could not be established.
+// Deterministic evidence first: an intent with `enforcement: audit` whose tools did not
+// run goes straight to the gather repair without asking a model. An invalid verdict
+// gets one retry, then audit.on_invalid_verdict decides; a failing audit model fails
+// open (the candidate is delivered) and the trace says so.
+#pragma once
+
+#include <string>
+
+#include "core/chain_executor.h"
+#include "core/model_loop.h"
+
+namespace reins {
+
+class AuditStage {
+ public:
+  AuditStage(const AgentConfig& config, ModelLoop& loop, ChainExecutor& executor);
+  // Returns the reply to deliver; records ctx.result.audit.
+  Task<std::string> Run(TurnContext& ctx, std::string candidate);
+
+ private:
+  Task<std::string> Gather(TurnContext& ctx, const std::vector<std::string>& tools, const std::string& why);
+  std::string RenderPrompt(const TurnContext& ctx, const std::string& candidate) const;
+
+  const AgentConfig& config_;
+  ModelLoop& loop_;
+  ChainExecutor& executor_;
+  std::string catalog_;  // built once per config, capped at audit.catalog_max_chars
+};
+
+// The verdict schema (strict), and the tool catalog line list.
+const Json& AuditVerdictSchema();
+std::string ToolCatalog(const AgentConfig& config, size_t max_chars);
+
+}  // namespace reins
