@@ -4,6 +4,7 @@
 
 #include "core/json_text.h"
 #include "policy/intents/intent_policy.h"
+#include "policy/rails/ui_allowlist.h"
 #include "policy/schema/schema_validator.h"
 
 namespace reins {
@@ -134,6 +135,22 @@ Task<std::string> AuditStage::Run(TurnContext& ctx, std::string candidate) {
     std::string gathered = co_await Gather(ctx, missing, "the " + intent.name + " question needs it");
     ctx.result.audit = record;
     co_return gathered.empty() ? candidate : gathered;
+  }
+  // UI the reply names that is not on the user's screen: rewrite, no verdict needed.
+  if (!config_.rails.ui_allowlist.is_null()) {
+    std::vector<std::string> unknown = UnknownUiElements(config_.rails.ui_allowlist, candidate, ctx.input.page_context);
+    if (!unknown.empty()) {
+      std::string list;
+      for (const std::string& u : unknown) list += (list.empty() ? "" : ", ") + u;
+      record = {{"repair", "rewrite_once"}, {"reason", "ui_allowlist"}, {"unknown_ui", unknown}};
+      ctx.Emit("audit", record);
+      ctx.result.audit = record;
+      ctx.result.rails.push_back("ui_allowlist");
+      ctx.history.push_back(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
+                                          list + ". Point only to what is there."));
+      Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
+      co_return rewrite.ok() && !rewrite->text.empty() ? rewrite->text : candidate;
+    }
   }
   std::vector<Message> prompt = {Message::System(RenderPrompt(ctx, candidate)),
                                  Message::User("Give your verdict as JSON.")};

@@ -117,3 +117,21 @@ TEST(SafetyOverrideTest, FlagToolGetsTheTextUnderItsTextLikeProperty) {
 
 }  // namespace
 }  // namespace reins
+
+#include "policy/rails/ui_allowlist.h"
+
+namespace reins {
+namespace {
+
+TEST(UiAllowlistTest, FlagsNamedElementsThatAreNotOnScreen) {
+  Json page = {{"ui_elements", {"Nodes tab", "Map", "Alerts"}}};
+  EXPECT_EQ(UnknownUiElements(Json::object(), "Open the Latency Heatmap panel to see why.", page),
+            std::vector<std::string>{"Latency Heatmap panel"});
+  EXPECT_TRUE(UnknownUiElements(Json::object(), "The Nodes tab lists them.", page).empty());
+  EXPECT_TRUE(UnknownUiElements(Json::object(), "No UI mentioned here.", page).empty());
+  Json custom = {{"element_patterns", {"(?i)the (\\w+) drawer"}}};
+  EXPECT_EQ(UnknownUiElements(custom, "Check the settings drawer.", page), std::vector<std::string>{"settings"});
+}
+
+}  // namespace
+}  // namespace reins

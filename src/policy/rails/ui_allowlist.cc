@@ -1,0 +1,50 @@
+#include "policy/rails/ui_allowlist.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <re2/re2.h>
+
+namespace reins {
+namespace {
+
+constexpr const char* kDefaultPattern =
+    R"(\b((?:[A-Z][\w-]*\s+)+(?:panel|tab|view|button|page|widget|chart|menu|screen)s?)\b)";
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> UnknownUiElements(const Json& rail_config, const std::string& reply, const Json& page_context) {
+  std::vector<std::string> known;
+  if (page_context.is_object()) {
+    for (const Json& e : page_context.value("ui_elements", Json::array())) {
+      if (e.is_string()) known.push_back(Lower(e.get<std::string>()));
+    }
+  }
+  Json patterns = rail_config.is_object() ? rail_config.value("element_patterns", Json::array()) : Json::array();
+  if (patterns.empty()) patterns.push_back(kDefaultPattern);
+  std::vector<std::string> unknown;
+  for (const Json& p : patterns) {
+    RE2 re(p.get<std::string>(), RE2::Quiet);
+    if (!re.ok() || re.NumberOfCapturingGroups() < 1) continue;
+    re2::StringPiece input(reply);
+    std::string element;
+    while (RE2::FindAndConsume(&input, re, &element)) {
+      // "The Nodes tab" at the start of a sentence names the "Nodes tab".
+      for (const char* article : {"The ", "A ", "An ", "This ", "Your "}) {
+        if (element.rfind(article, 0) == 0) element.erase(0, std::string(article).size());
+      }
+      std::string name = Lower(element);
+      while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+      bool on_screen = std::find(known.begin(), known.end(), name) != known.end();
+      if (!on_screen && std::find(unknown.begin(), unknown.end(), element) == unknown.end()) unknown.push_back(element);
+    }
+  }
+  return unknown;
+}
+
+}  // namespace reins
