@@ -1,6 +1,6 @@
 // Expectation checks of scenario files (docs/scenarios.md): each takes what a turn (or
-// the whole conversation) produced and says PASS or FAIL with what it saw. Checks for
-// mechanisms this build does not have yet fail with "not supported yet", never pass.
+// the whole conversation) produced and says PASS or FAIL with what it saw. A check this
+// build cannot evaluate fails with "not supported yet", never passes.
 #pragma once
 
 #include <vector>
