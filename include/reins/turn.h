@@ -45,6 +45,12 @@ struct ToolOutcome {
   int response_index = 0;  // which model response of the turn proposed it (1-based)
   int position = 0;        // 0-based position in that response
   std::string idempotency_key;  // deferred calls: turn id + response + position
+
+  // Ran successfully in the loop, or is queued to run after the reply (a deferred call
+  // counts as done for what the turn needed; its honesty is the failure note's job).
+  bool SucceededOrQueued() const {
+    return status == Status::kDeferred || (status == Status::kExecuted && result && result->success);
+  }
 };
 std::string_view ToolOutcomeStatusName(ToolOutcome::Status s);
 

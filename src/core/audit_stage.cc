@@ -85,7 +85,13 @@ std::string ToolCatalog(const AgentConfig& config, size_t max_chars) {
 
 AuditStage::AuditStage(const AgentConfig& config, ModelLoop& loop, ChainExecutor& executor)
     : config_(config), loop_(loop), executor_(executor),
-      catalog_(ToolCatalog(config, static_cast<size_t>(config.audit.catalog_max_chars))) {}
+      catalog_(ToolCatalog(config, static_cast<size_t>(config.audit.catalog_max_chars))) {
+  for (const IntentConfig& intent : config.intents) {
+    if (intent.enforcement != "audit") continue;
+    auto re = std::make_unique<RE2>(intent.match, RE2::Quiet);
+    if (re->ok()) bundles_.emplace_back(&intent, std::move(re));
+  }
+}
 
 std::string AuditStage::RenderPrompt(const TurnContext& ctx, const std::string& candidate) const {
   std::string trace;
@@ -125,14 +131,14 @@ Task<std::string> AuditStage::Gather(TurnContext& ctx, const std::vector<std::st
 Task<std::string> AuditStage::Run(TurnContext& ctx, std::string candidate) {
   Json record = {{"repair", "accept"}};
   // Deterministic evidence first: an unsatisfied evidence bundle needs no model to see.
-  for (const IntentConfig& intent : config_.intents) {
-    if (intent.enforcement != "audit" || !RE2::PartialMatch(ctx.user_text, RE2(intent.match, RE2::Quiet))) continue;
-    std::vector<std::string> missing = MissingTools(ctx.result.tools, intent.required_tools);
+  for (const auto& [intent, match] : bundles_) {
+    if (!RE2::PartialMatch(ctx.user_text, *match)) continue;
+    std::vector<std::string> missing = MissingTools(ctx.result.tools, intent->required_tools);
     if (missing.empty()) continue;
-    record = {{"repair", "gather_missing_evidence_once"}, {"reason", "evidence bundle '" + intent.name + "'"},
+    record = {{"repair", "gather_missing_evidence_once"}, {"reason", "evidence bundle '" + intent->name + "'"},
               {"missing", missing}};
     ctx.Emit("audit", record);
-    std::string gathered = co_await Gather(ctx, missing, "the " + intent.name + " question needs it");
+    std::string gathered = co_await Gather(ctx, missing, "the " + intent->name + " question needs it");
     ctx.result.audit = record;
     co_return gathered.empty() ? candidate : gathered;
   }

@@ -11,7 +11,12 @@
 // open (the candidate is delivered) and the trace says so.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <re2/re2.h>
 
 #include "core/chain_executor.h"
 #include "core/model_loop.h"
@@ -32,6 +37,8 @@ class AuditStage {
   ModelLoop& loop_;
   ChainExecutor& executor_;
   std::string catalog_;  // built once per config, capped at audit.catalog_max_chars
+  // Intents with enforcement `audit` and their compiled patterns.
+  std::vector<std::pair<const IntentConfig*, std::unique_ptr<RE2>>> bundles_;
 };
 
 // The verdict schema (strict), and the tool catalog line list.

@@ -114,28 +114,18 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
   const bool validated = step.step_type == "tool" && !step.required_tools.empty() && step.validation_mode != "off";
   while (true) {
     LoopOutcome outcome = co_await loop_.Run(ctx, phase, choice);
-    if (outcome.kind != LoopOutcome::Kind::kReply) {
-      // Keep what already ran inside the step for when it resumes.
-      for (size_t i = first_tool; i < ctx.result.tools.size(); ++i) {
-        const ToolOutcome& o = ctx.result.tools[i];
-        if (o.status == ToolOutcome::Status::kDeferred ||
-            (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success)) {
-          step.actual_tool_calls.push_back(o.name);
-        }
-      }
-      step.status = outcome.kind == LoopOutcome::Kind::kFailed ? "failed" : "paused";
-      co_return outcome;
-    }
-    step.outcome = outcome.text;
-    // What ran inside this step only (I7).
+    // What ran inside this step only (I7), kept for a resume if the step pauses.
     std::vector<ToolOutcome> inside(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool),
                                     ctx.result.tools.end());
     step.actual_tool_calls = ran_before;
     for (const ToolOutcome& o : inside) {
-      bool ran = o.status == ToolOutcome::Status::kDeferred ||
-                 (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success);
-      if (ran) step.actual_tool_calls.push_back(o.name);
+      if (o.SucceededOrQueued()) step.actual_tool_calls.push_back(o.name);
     }
+    if (outcome.kind != LoopOutcome::Kind::kReply) {
+      step.status = outcome.kind == LoopOutcome::Kind::kFailed ? "failed" : "paused";
+      co_return outcome;
+    }
+    step.outcome = outcome.text;
     std::vector<std::string> missing;
     for (const std::string& tool : step.required_tools) {
       if (std::find(step.actual_tool_calls.begin(), step.actual_tool_calls.end(), tool) == step.actual_tool_calls.end()) {

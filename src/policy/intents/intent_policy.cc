@@ -8,8 +8,7 @@ std::vector<std::string> MissingTools(const std::vector<ToolOutcome>& outcomes, 
   std::vector<std::string> missing;
   for (const std::string& tool : required) {
     bool ran = std::any_of(outcomes.begin(), outcomes.end(), [&](const ToolOutcome& o) {
-      return o.name == tool && (o.status == ToolOutcome::Status::kDeferred ||
-                                (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success));
+      return o.name == tool && o.SucceededOrQueued();
     });
     if (!ran) missing.push_back(tool);
   }

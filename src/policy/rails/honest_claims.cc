@@ -31,8 +31,7 @@ bool Mentions(const std::string& sentence, const ToolDef& tool) {
 bool Succeeded(const TurnContext& ctx, const std::string& tool) {
   for (const ToolOutcome& o : ctx.result.tools) {
     if (o.name != tool) continue;
-    if (o.status == ToolOutcome::Status::kDeferred) return true;  // pending: the failure note's job
-    if (o.status == ToolOutcome::Status::kExecuted && o.result && o.result->success) return true;
+    if (o.SucceededOrQueued()) return true;  // a pending deferred call: the failure note's job
   }
   return false;
 }
