@@ -25,6 +25,8 @@ enum class StatusCode {
   kUnavailable,         // a backend or provider could not be reached
   kUnimplemented,
   kInternal,
+  kResourceExhausted,   // a size cap or rate limit was hit
+  kAborted,             // stopped part-way (a stream cut mid-response)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -53,6 +55,8 @@ inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std
 inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
+inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 
 // Either a T or a non-OK Status.
 template <typename T>

@@ -13,6 +13,8 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kUnimplemented: return "unimplemented";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kResourceExhausted: return "resource_exhausted";
+    case StatusCode::kAborted: return "aborted";
   }
   return "unknown";
 }

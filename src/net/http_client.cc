@@ -1,0 +1,345 @@
+#include "net/http_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <openssl/ssl.h>
+
+#include "net/url.h"
+
+namespace reins {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// One open connection, plain or TLS.
+struct Connection {
+  std::string key;
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+};
+
+// The deadline arithmetic of one exchange: each phase waits for its own timeout or
+// what is left of the total, whichever is shorter.
+class Deadlines {
+ public:
+  explicit Deadlines(const HttpTimeouts& t) : t_(t), end_(Clock::now() + std::chrono::milliseconds(t.total_ms)) {}
+  void Arm(beast::tcp_stream& s, int phase_ms, const char* phase) {
+    auto phase_end = Clock::now() + std::chrono::milliseconds(phase_ms);
+    total_is_shorter_ = end_ < phase_end;
+    phase_ = phase;
+    phase_ms_ = phase_ms;
+    s.expires_at(std::min(phase_end, end_));
+  }
+  std::string Describe() const {
+    if (total_is_shorter_) return "total timeout of " + std::to_string(t_.total_ms) + " ms";
+    return std::string(phase_) + " timeout of " + std::to_string(phase_ms_) + " ms";
+  }
+  const HttpTimeouts& timeouts() const { return t_; }
+
+ private:
+  HttpTimeouts t_;
+  Clock::time_point end_;
+  bool total_is_shorter_ = false;
+  const char* phase_ = "";
+  int phase_ms_ = 0;
+};
+
+http::verb Verb(const std::string& method) {
+  http::verb v = http::string_to_verb(method);
+  return v == http::verb::unknown ? http::verb::post : v;
+}
+
+http::request<http::string_body> BuildRequest(const HttpRequest& r, const Url& url) {
+  http::request<http::string_body> req{Verb(r.method), url.target, 11};
+  bool default_port = url.port == (url.tls() ? "443" : "80");
+  req.set(http::field::host, default_port ? url.host : url.host + ":" + url.port);
+  req.set(http::field::user_agent, "reins/0.1");
+  req.keep_alive(true);
+  bool has_type = false;
+  for (const HttpHeaderField& h : r.headers) {
+    req.set(h.name, h.value);
+    has_type = has_type || EqualsNoCase(h.name, "content-type");
+  }
+  if (!r.body.empty() && !has_type) req.set(http::field::content_type, "application/json");
+  req.body() = r.body;
+  req.prepare_payload();
+  return req;
+}
+
+}  // namespace
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+  Options options;
+  ssl::context tls_context{ssl::context::tls_client};
+  std::mutex mu;
+  std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;
+  int opened = 0;
+
+  explicit Impl(Options o) : options(std::move(o)) {
+    tls_context.set_default_verify_paths();
+    if (!options.ca_file.empty()) tls_context.load_verify_file(options.ca_file);
+    tls_context.set_verify_mode(ssl::verify_peer);
+  }
+
+  std::unique_ptr<Connection> TakeIdle(const std::string& key) {
+    std::lock_guard lock(mu);
+    auto it = idle.find(key);
+    if (it == idle.end() || it->second.empty()) return nullptr;
+    auto c = std::move(it->second.back());
+    it->second.pop_back();
+    return c;
+  }
+
+  void GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c);
+
+  // Pooled sockets must not outlive their io_context: drop them when it shuts down.
+  void DropContext(asio::execution_context* context) {
+    std::vector<std::unique_ptr<Connection>> doomed;
+    std::lock_guard lock(mu);
+    watched.erase(context);
+    std::string suffix = "@" + std::to_string(reinterpret_cast<uintptr_t>(context));
+    for (auto it = idle.begin(); it != idle.end();) {
+      if (it->first.ends_with(suffix)) {
+        for (auto& c : it->second) doomed.push_back(std::move(c));
+        it = idle.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  std::set<asio::execution_context*> watched;
+
+  Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, std::string key, Deadlines& deadlines);
+  Task<Result<HttpResponse>> Exchange(HttpRequest request, const BodyChunkFn* on_chunk);
+  template <typename AsyncStream>
+  Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, http::request<http::string_body>& req,
+                                       const std::string& what, Deadlines& deadlines, const BodyChunkFn* on_chunk,
+                                       bool* reusable, bool* got_bytes);
+};
+
+namespace {
+
+// An io_context service that tells every client with pooled connections on that
+// context to drop them when the context shuts down (before its socket service does).
+class PoolWatch final : public asio::execution_context::service {
+ public:
+  static asio::execution_context::id id;
+  explicit PoolWatch(asio::execution_context& context) : service(context) {}
+  void Add(std::function<void()> on_shutdown) {
+    std::lock_guard lock(mu_);
+    callbacks_.push_back(std::move(on_shutdown));
+  }
+
+ private:
+  void shutdown() override {
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::lock_guard lock(mu_);
+      callbacks.swap(callbacks_);
+    }
+    for (auto& f : callbacks) f();
+  }
+  std::mutex mu_;
+  std::vector<std::function<void()>> callbacks_;
+};
+asio::execution_context::id PoolWatch::id;
+
+}  // namespace
+
+void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c) {
+  bool watch = false;
+  {
+    std::lock_guard lock(mu);
+    auto& list = idle[c->key];
+    if (list.size() >= options.max_idle_per_origin) return;
+    list.push_back(std::move(c));
+    watch = watched.insert(context).second;
+  }
+  if (watch) {
+    std::weak_ptr<Impl> self = shared_from_this();
+    asio::use_service<PoolWatch>(*context).Add([self, context] {
+      if (auto impl = self.lock()) impl->DropContext(context);
+    });
+  }
+}
+
+Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url, std::string key, Deadlines& deadlines) {
+  auto executor = co_await asio::this_coro::executor;
+  auto c = std::make_unique<Connection>();
+  c->key = std::move(key);
+  tcp::resolver resolver(executor);
+  auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
+  if (rec) co_return Unavailable("cannot resolve " + url.host + ": " + rec.message());
+  if (url.tls()) {
+    c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, tls_context);
+  } else {
+    c->plain = std::make_unique<beast::tcp_stream>(executor);
+  }
+  deadlines.Arm(c->lowest(), deadlines.timeouts().connect_ms, "connect");
+  auto [cec, ep] = co_await c->lowest().async_connect(endpoints, kNoThrow);
+  if (cec == beast::error::timeout) co_return DeadlineExceeded("connect to " + url.Origin() + ": " + deadlines.Describe());
+  if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
+  if (c->tls) {
+    // SNI, and verification that the certificate names this host.
+    if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
+      co_return Unavailable("TLS to " + url.Origin() + ": cannot set server name");
+    }
+    c->tls->set_verify_callback(ssl::host_name_verification(url.host));
+    auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
+    if (hec == beast::error::timeout) co_return DeadlineExceeded("TLS handshake with " + url.Origin() + ": " + deadlines.Describe());
+    if (hec) co_return Unavailable("TLS handshake with " + url.Origin() + ": " + hec.message());
+  }
+  {
+    std::lock_guard lock(mu);
+    ++opened;
+  }
+  co_return std::move(c);
+}
+
+template <typename AsyncStream>
+Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Connection& c,
+                                                       http::request<http::string_body>& req, const std::string& what,
+                                                       Deadlines& deadlines, const BodyChunkFn* on_chunk,
+                                                       bool* reusable, bool* got_bytes) {
+  const HttpTimeouts& t = deadlines.timeouts();
+  deadlines.Arm(c.lowest(), t.idle_ms, "send");
+  auto [wec, written] = co_await http::async_write(stream, req, kNoThrow);
+  if (wec == beast::error::timeout) co_return DeadlineExceeded(what + ": " + deadlines.Describe());
+  if (wec) co_return Unavailable(what + ": sending the request failed: " + wec.message());
+
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(options.max_response_bytes);
+  deadlines.Arm(c.lowest(), t.first_byte_ms, "first byte");
+  auto [hec, hn] = co_await http::async_read_header(stream, c.buffer, parser, kNoThrow);
+  if (hec == beast::error::timeout) co_return DeadlineExceeded(what + ": no response within the " + deadlines.Describe());
+  if (hec) co_return Unavailable(what + ": the connection closed before a response: " + hec.message());
+  *got_bytes = true;
+
+  HttpResponse response;
+  response.status = static_cast<int>(parser.get().result_int());
+  for (const auto& field : parser.get()) {
+    response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+  }
+  bool streaming = on_chunk != nullptr && response.status >= 200 && response.status < 300;
+  std::vector<char> buf(16 * 1024);
+  while (!parser.is_done()) {
+    parser.get().body().data = buf.data();
+    parser.get().body().size = buf.size();
+    deadlines.Arm(c.lowest(), t.idle_ms, "idle");
+    auto [rec, rn] = co_await http::async_read_some(stream, c.buffer, parser, kNoThrow);
+    if (rec == http::error::need_buffer) rec = {};
+    size_t got = buf.size() - parser.get().body().size;
+    if (got > 0) {
+      std::string_view piece(buf.data(), got);
+      if (streaming) {
+        if (Status s = (*on_chunk)(piece); !s.ok()) co_return s;
+      } else {
+        response.body.append(piece);
+      }
+    }
+    if (rec == http::error::body_limit) {
+      co_return ResourceExhausted(what + ": the response is larger than " + std::to_string(options.max_response_bytes) + " bytes");
+    }
+    if (rec == beast::error::timeout) co_return DeadlineExceeded(what + ": the response stalled: " + deadlines.Describe());
+    if (rec) co_return Aborted(what + ": the connection failed mid-response: " + rec.message());
+  }
+  *reusable = parser.keep_alive();
+  co_return response;
+}
+
+Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const BodyChunkFn* on_chunk) {
+  Result<Url> parsed = ParseUrl(request.url);
+  if (!parsed.ok()) co_return parsed.status();
+  const Url& url = *parsed;
+  std::string what = request.method + " " + request.url;
+  if (request.body.size() > options.max_request_bytes) {
+    co_return ResourceExhausted(what + ": the request body (" + std::to_string(request.body.size()) +
+                                " bytes) is larger than the cap of " + std::to_string(options.max_request_bytes));
+  }
+  auto executor = co_await asio::this_coro::executor;
+  // Connections belong to the io_context they were opened on.
+  auto& context = asio::query(executor, asio::execution::context);
+  std::string key = url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
+  auto req = BuildRequest(request, url);
+  Deadlines deadlines(request.timeouts);
+
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(key) : nullptr;
+    bool pooled = c != nullptr;
+    if (!c) {
+      auto opened_conn = co_await Open(url, key, deadlines);
+      if (!opened_conn.ok()) co_return opened_conn.status();
+      c = std::move(*opened_conn);
+    }
+    bool reusable = false, got_bytes = false;
+    std::optional<Result<HttpResponse>> exchanged;
+    if (c->tls) {
+      exchanged.emplace(co_await Roundtrip(*c->tls, *c, req, what, deadlines, on_chunk, &reusable, &got_bytes));
+    } else {
+      exchanged.emplace(co_await Roundtrip(*c->plain, *c, req, what, deadlines, on_chunk, &reusable, &got_bytes));
+    }
+    Result<HttpResponse>& r = *exchanged;
+    // A kept-alive connection the server closed meanwhile fails before any byte:
+    // open a fresh one once. The request never reached a handler, so this is safe.
+    if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable) continue;
+    if (r.ok() && reusable) GiveBack(&context, std::move(c));
+    co_return std::move(r);
+  }
+}
+
+std::string HttpResponse::Header(std::string_view name) const {
+  for (const HttpHeaderField& h : headers) {
+    if (EqualsNoCase(h.name, name)) return h.value;
+  }
+  return "";
+}
+
+HttpClient::HttpClient() : HttpClient(Options{}) {}
+HttpClient::HttpClient(Options options) : impl_(std::make_shared<Impl>(std::move(options))) {}
+HttpClient::~HttpClient() = default;
+
+Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
+  auto impl = impl_;  // keeps the pool alive while the exchange runs
+  co_return co_await impl->Exchange(std::move(request), nullptr);
+}
+
+Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk) {
+  auto impl = impl_;
+  co_return co_await impl->Exchange(std::move(request), &on_chunk);
+}
+
+int HttpClient::connections_opened() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->opened;
+}
+
+}  // namespace reins

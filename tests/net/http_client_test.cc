@@ -1,0 +1,260 @@
+// The HTTP client against the local mock upstream (tests/support/mock_upstream.h):
+// real sockets on loopback, every fault the providers must survive.
+#include "net/http_client.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <variant>
+
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "support/mock_upstream.h"
+#include "support/run_sync.h"
+
+namespace reins {
+namespace {
+
+using testing::MockReply;
+using testing::MockUpstream;
+using testing::RunSync;
+
+HttpRequest Post(const MockUpstream& up, std::string path, std::string body = "{\"q\":1}") {
+  HttpRequest r;
+  r.url = up.base_url() + path;
+  r.body = std::move(body);
+  r.headers.push_back({"Authorization", "Bearer test"});
+  return r;
+}
+
+TEST(HttpClient, SendsAndReadsAWholeResponse) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(200, R"({"ok":true})"));
+  HttpClient client;
+  auto r = RunSync(client.Send(Post(up, "/v1/chat/completions")));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, R"({"ok":true})");
+  EXPECT_EQ(r->Header("content-type"), "application/json");
+  auto seen = up.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].method, "POST");
+  EXPECT_EQ(seen[0].target, "/v1/chat/completions");
+  EXPECT_EQ(seen[0].headers["authorization"], "Bearer test");
+  EXPECT_EQ(seen[0].headers["content-type"], "application/json");
+  EXPECT_EQ(seen[0].body, "{\"q\":1}");
+}
+
+TEST(HttpClient, ReusesAKeptAliveConnection) {
+  MockUpstream up;
+  for (int i = 0; i < 3; ++i) up.Enqueue(MockUpstream::Json(200, "{}"));
+  HttpClient client;
+  boost::asio::io_context io;
+  int ok = 0;
+  auto three = [&]() -> Task<void> {
+    for (int i = 0; i < 3; ++i) ok += (co_await client.Send(Post(up, "/x"))).ok();
+  };
+  boost::asio::co_spawn(io, three(), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(ok, 3);
+  EXPECT_EQ(client.connections_opened(), 1);
+  EXPECT_EQ(up.connections_accepted(), 1);
+}
+
+TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(200, "{\"n\":1}"));
+  MockReply drop;
+  drop.close_without_reply = true;
+  up.Enqueue(drop);
+  up.Enqueue(MockUpstream::Json(200, "{\"n\":2}"));
+  HttpClient client;
+  boost::asio::io_context io;
+  std::string second;
+  auto two = [&]() -> Task<void> {
+    (void)co_await client.Send(Post(up, "/x"));
+    auto r = co_await client.Send(Post(up, "/x"));
+    second = r.ok() ? r->body : r.status().message();
+  };
+  boost::asio::co_spawn(io, two(), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(second, "{\"n\":2}");
+  EXPECT_EQ(client.connections_opened(), 2);
+}
+
+TEST(HttpClient, StreamsA2xxBodyAsItArrives) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Sse({"data: one\n\n", "data: two\n\n", "data: [DONE]\n\n"}));
+  HttpClient client;
+  std::string seen;
+  int pieces = 0;
+  auto r = RunSync(client.Stream(Post(up, "/s"), [&](std::string_view piece) {
+    seen.append(piece);
+    ++pieces;
+    return OkStatus();
+  }));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(seen, "data: one\n\ndata: two\n\ndata: [DONE]\n\n");
+  EXPECT_GE(pieces, 1);
+  EXPECT_TRUE(r->body.empty());
+}
+
+TEST(HttpClient, ReadsAnErrorBodyWholeInsteadOfStreamingIt) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(429, R"({"error":{"message":"slow down"}})", {{"Retry-After", "1"}}));
+  HttpClient client;
+  bool called = false;
+  auto r = RunSync(client.Stream(Post(up, "/s"), [&](std::string_view) {
+    called = true;
+    return OkStatus();
+  }));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(r->Header("retry-after"), "1");
+  EXPECT_NE(r->body.find("slow down"), std::string::npos);
+  EXPECT_FALSE(called);
+}
+
+TEST(HttpClient, AConnectionClosedBeforeAnyByteIsUnavailable) {
+  MockUpstream up;
+  MockReply drop;
+  drop.close_without_reply = true;
+  up.Enqueue(drop);
+  HttpClient client;
+  auto r = RunSync(client.Send(Post(up, "/x")));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(r.status().message().find("POST " + up.base_url() + "/x"), std::string::npos) << r.status().message();
+}
+
+TEST(HttpClient, AStreamCutMidwayIsAborted) {
+  MockUpstream up;
+  MockReply cut = MockUpstream::Sse({"data: one\n\n", "data: tw"});
+  cut.cut_after_chunks = true;
+  up.Enqueue(cut);
+  HttpClient client;
+  std::string seen;
+  auto r = RunSync(client.Stream(Post(up, "/s"), [&](std::string_view piece) {
+    seen.append(piece);
+    return OkStatus();
+  }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kAborted) << r.status().ToString();
+  EXPECT_EQ(seen.rfind("data: one\n\n", 0), 0u);
+}
+
+TEST(HttpClient, ASlowFirstByteTimesOut) {
+  MockUpstream up;
+  MockReply slow = MockUpstream::Json(200, "{}");
+  slow.first_byte_delay_ms = 2000;
+  up.Enqueue(slow);
+  HttpClient client;
+  HttpRequest req = Post(up, "/x");
+  req.timeouts.first_byte_ms = 100;
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunSync(client.Send(req));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("first byte timeout of 100 ms"), std::string::npos) << r.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+}
+
+TEST(HttpClient, AnEndlessStreamStopsAtTheTotalTimeout) {
+  MockUpstream up;
+  MockReply endless = MockUpstream::Sse({"data: start\n\n"});
+  endless.endless = true;
+  endless.chunk_delay_ms = 10;
+  up.Enqueue(endless);
+  HttpClient client;
+  HttpRequest req = Post(up, "/s");
+  req.timeouts.total_ms = 300;
+  int pieces = 0;
+  auto r = RunSync(client.Stream(req, [&](std::string_view) {
+    ++pieces;
+    return OkStatus();
+  }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("total timeout of 300 ms"), std::string::npos) << r.status().message();
+  EXPECT_GT(pieces, 1);
+}
+
+TEST(HttpClient, AnEndlessStreamStopsAtTheResponseCap) {
+  MockUpstream up;
+  MockReply endless = MockUpstream::Sse({"data: start\n\n"});
+  endless.endless = true;
+  endless.endless_chunk = std::string(512, 'x');
+  endless.chunk_delay_ms = 1;
+  up.Enqueue(endless);
+  HttpClient client(HttpClient::Options{.max_response_bytes = 8 * 1024});
+  auto r = RunSync(client.Stream(Post(up, "/s"), [](std::string_view) { return OkStatus(); }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+}
+
+TEST(HttpClient, RefusesAnOversizedRequestBeforeSendingIt) {
+  MockUpstream up;
+  HttpClient client(HttpClient::Options{.max_request_bytes = 16});
+  auto r = RunSync(client.Send(Post(up, "/x", std::string(100, 'a'))));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(up.requests().empty());
+}
+
+TEST(HttpClient, ACallbackErrorStopsTheStream) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Sse({"data: bad\n\n", "data: more\n\n"}));
+  HttpClient client;
+  auto r = RunSync(client.Stream(Post(up, "/s"), [](std::string_view) { return InvalidArgument("malformed chunk"); }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "malformed chunk");
+}
+
+TEST(HttpClient, ReportsRefusedConnectionsAndTlsFailures) {
+  int dead_port = 0;
+  {
+    MockUpstream up;
+    dead_port = up.port();
+  }
+  HttpClient client;
+  HttpRequest req;
+  req.url = "http://127.0.0.1:" + std::to_string(dead_port) + "/x";
+  auto refused = RunSync(client.Send(req));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("connect to"), std::string::npos) << refused.status().message();
+
+  // TLS spoken to a plain-HTTP server: the handshake fails, with certificate checks on.
+  MockUpstream plain;
+  req.url = "https://127.0.0.1:" + std::to_string(plain.port()) + "/x";
+  auto tls = RunSync(client.Send(req));
+  ASSERT_FALSE(tls.ok());
+  EXPECT_NE(tls.status().message().find("TLS handshake"), std::string::npos) << tls.status().message();
+}
+
+TEST(HttpClient, HonoursAsioCancellation) {
+  using namespace boost::asio::experimental::awaitable_operators;
+  MockUpstream up;
+  MockReply slow = MockUpstream::Json(200, "{}");
+  slow.first_byte_delay_ms = 3000;
+  up.Enqueue(slow);
+  HttpClient client;
+  boost::asio::io_context io;
+  bool timer_won = false;
+  auto race = [&]() -> Task<void> {
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(100));
+    auto winner = co_await (client.Send(Post(up, "/x")) || timer.async_wait(boost::asio::use_awaitable));
+    timer_won = winner.index() == 1;
+  };
+  auto start = std::chrono::steady_clock::now();
+  boost::asio::co_spawn(io, race(), boost::asio::detached);
+  io.run();
+  EXPECT_TRUE(timer_won);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
+}
+
+}  // namespace
+}  // namespace reins
