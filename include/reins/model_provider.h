@@ -8,6 +8,7 @@
 // and are not counted as logical model calls.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct ModelRequest {
   int turn = 0;
   std::string step_id;
   std::string user_text;
+  // When set, a streaming provider passes reply text up as it arrives (the text of a
+  // response that also calls tools included). The final text is still in the response.
+  std::function<void(std::string_view)> on_text_delta;
 };
 
 struct Usage {

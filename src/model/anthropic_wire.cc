@@ -1,0 +1,346 @@
+// Anthropic Messages (POST {base}/v1/messages, anthropic-version 2023-06-01), streamed
+// or not; the mapping is described in docs/providers.md. The stream
+// assembler rebuilds the whole-response JSON and runs it through the same parser as a
+// non-streamed body, so both paths give the same ModelResponse by construction.
+#include <algorithm>
+#include <map>
+
+#include "model/wire_common.h"
+#include "model/wire_format.h"
+
+namespace reins {
+namespace {
+
+using wire::Array;
+using wire::Find;
+using wire::Int;
+using wire::Object;
+using wire::String;
+
+// Structured output rides on a forced tool call: the tool's input is the answer.
+constexpr const char* kRespondTool = "respond";
+constexpr int kDefaultMaxTokens = 4096;  // the API requires max_tokens
+
+// ---- Request -------------------------------------------------------------------------
+
+// The API rejects empty and whitespace-only text blocks.
+bool Blank(std::string_view text) { return wire::Trim(text).empty(); }
+
+Json TextBlock(std::string text) { return {{"type", "text"}, {"text", std::move(text)}}; }
+
+// The system prompt is a top-level field, not a message.
+std::string SystemText(const std::vector<Message>& messages) {
+  std::string system;
+  for (const Message& m : messages) {
+    if (m.role != Role::kSystem || m.text.empty()) continue;
+    if (!system.empty()) system += "\n\n";
+    system += m.text;
+  }
+  return system;
+}
+
+// Builds `messages`, keeping user and assistant strictly alternating: consecutive
+// messages of one role (several tool results, a tool result and the next user text,
+// two user texts) share one API message.
+class Conversation {
+ public:
+  void Add(const Message& m) {
+    switch (m.role) {
+      case Role::kSystem: return;  // see SystemText
+      case Role::kUser: return AddUser(m);
+      case Role::kAssistant: return AddAssistant(m);
+      case Role::kTool: return AddToolResult(m);
+    }
+  }
+
+  Json Take() { return std::move(messages_); }
+
+ private:
+  // The content of the last message when it has `role`, else of a new one.
+  Json& Open(const char* role) {
+    if (messages_.empty() || String(messages_.back(), "role") != role) {
+      messages_.push_back({{"role", role}, {"content", Json::array()}});
+    }
+    return messages_.back()["content"];
+  }
+
+  void AddUser(const Message& m) {
+    std::string text = wire::UserText(m);
+    if (!Blank(text)) Open("user").push_back(TextBlock(std::move(text)));
+  }
+
+  // An assistant turn with neither text nor calls is skipped: the API has no valid
+  // encoding for it (empty content and blank text blocks are both rejected), and
+  // dropping it loses nothing the model could read.
+  void AddAssistant(const Message& m) {
+    if (Blank(m.text) && m.tool_calls.empty()) return;
+    Json& content = Open("assistant");
+    if (!Blank(m.text)) content.push_back(TextBlock(m.text));
+    for (const ToolCall& call : m.tool_calls) {
+      // Bad arguments were never run; the API needs an object here.
+      Json input = call.args_valid && call.args.is_object() ? call.args : Json::object();
+      content.push_back({{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", std::move(input)}});
+    }
+  }
+
+  // tool_result blocks must come first in their user message, before any text.
+  void AddToolResult(const Message& m) {
+    Json block = {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}};
+    if (!m.text.empty()) block["content"] = m.text;
+    if (m.is_error) block["is_error"] = true;
+    Json& content = Open("user");
+    auto first_other = std::find_if(content.begin(), content.end(),
+                                    [](const Json& b) { return String(b, "type") != "tool_result"; });
+    content.insert(first_other, std::move(block));
+  }
+
+  Json messages_ = Json::array();
+};
+
+Json ToolsJson(const ModelRequest& request) {
+  Json out = Json::array();
+  if (request.tools != nullptr) {
+    for (const ToolSpec& t : *request.tools) {
+      out.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", wire::InputSchema(t.input_schema)}});
+    }
+  }
+  if (request.response_schema) {
+    out.push_back({{"name", kRespondTool},
+                   {"description", "Return the response as a JSON object matching the schema."},
+                   {"input_schema", wire::InputSchema(*request.response_schema)}});
+  }
+  return out;
+}
+
+Json ToolChoiceJson(const ModelConfig& config, const ModelRequest& request) {
+  Json choice;
+  if (request.response_schema) {
+    choice = {{"type", "tool"}, {"name", kRespondTool}};
+  } else {
+    switch (request.tool_choice.mode) {
+      case ToolChoice::Mode::kAuto: choice = {{"type", "auto"}}; break;
+      case ToolChoice::Mode::kRequired: choice = {{"type", "any"}}; break;
+      case ToolChoice::Mode::kNone: return {{"type", "none"}};  // takes no parallel flag
+      case ToolChoice::Mode::kNamed: choice = {{"type", "tool"}, {"name", request.tool_choice.name}}; break;
+    }
+  }
+  // options.parallel_tool_calls: false (the OpenAI option) has an Anthropic equivalent.
+  if (auto parallel = wire::OptionBool(config, "parallel_tool_calls"); parallel && !*parallel) {
+    choice["disable_parallel_tool_use"] = true;
+  }
+  return choice;
+}
+
+std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream) {
+  Json body = {{"model", config.model},
+               {"max_tokens", wire::OptionInt(config, "max_tokens").value_or(kDefaultMaxTokens)}};
+  if (std::string system = SystemText(request.messages); !system.empty()) body["system"] = std::move(system);
+  Conversation conversation;
+  for (const Message& m : request.messages) conversation.Add(m);
+  body["messages"] = conversation.Take();
+  if (Json tools = ToolsJson(request); !tools.empty()) {
+    body["tools"] = std::move(tools);
+    body["tool_choice"] = ToolChoiceJson(config, request);
+  }
+  if (config.temperature) body["temperature"] = *config.temperature;
+  if (stream) body["stream"] = true;
+  return wire::Dump(body);
+}
+
+// ---- Response ------------------------------------------------------------------------
+
+// {"type":"error","error":{"type":T,"message":S}} → "T: S"; "" when there is none.
+std::string ErrorText(const Json& body) {
+  const Json* error = Object(body, "error");
+  if (error == nullptr) return "";
+  std::string type = String(*error, "type");
+  std::string message = String(*error, "message");
+  if (type.empty() || message.empty()) return type + message;
+  return type + ": " + message;
+}
+
+Status ErrorStatus(const Json& body) {
+  std::string said = ErrorText(body);
+  if (said.empty()) said = "error without a message: " + wire::Snippet(wire::Dump(body));
+  return Unavailable(said);
+}
+
+void AddBlock(const Json& block, bool structured, ModelResponse& response) {
+  std::string type = String(block, "type");
+  if (type == "text") {
+    response.text += String(block, "text");
+    return;
+  }
+  if (type != "tool_use") return;  // thinking, server tools...: nothing the runtime reads
+  const Json* input = Find(block, "input");
+  ToolCall call = wire::MakeToolCall(String(block, "id"), String(block, "name"), input ? *input : Json::object());
+  if (structured && call.name == kRespondTool) {
+    if (call.args_valid) response.json = std::move(call.args);
+    return;  // the structured answer, not a call to execute
+  }
+  response.tool_calls.push_back(std::move(call));
+}
+
+Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
+  if (!body.is_object()) return InvalidArgument("anthropic response is not a JSON object");
+  if (String(body, "type") == "error") return ErrorStatus(body);
+  const Json* content = Array(body, "content");
+  if (content == nullptr) return InvalidArgument("anthropic response has no content");
+  ModelResponse response;
+  for (const Json& block : *content) AddBlock(block, structured, response);
+  if (const Json* usage = Object(body, "usage")) {
+    response.usage.input_tokens = Int(*usage, "input_tokens");
+    response.usage.output_tokens = Int(*usage, "output_tokens");
+  }
+  // A model that answered in text instead of calling the respond tool.
+  if (structured && !response.json) response.json = wire::JsonObjectIn(response.text);
+  return response;
+}
+
+// ---- Stream --------------------------------------------------------------------------
+
+class AnthropicAssembler : public StreamAssembler {
+ public:
+  AnthropicAssembler(bool structured, TextDeltaFn on_text) : structured_(structured), on_text_(std::move(on_text)) {}
+
+  Status OnEvent(const SseEvent& event) override {
+    if (done_) return OkStatus();  // nothing after message_stop belongs to this response
+    if (wire::Trim(event.data).empty()) return OkStatus();
+    Json data = wire::Parse(event.data);
+    if (!data.is_object()) return InvalidArgument("malformed stream chunk: " + wire::Snippet(event.data));
+    // The payload's own type is authoritative; the SSE event name is only a fallback.
+    std::string type = String(data, "type");
+    if (type.empty()) type = event.event;
+    if (type == "error") return ErrorStatus(data);
+    if (type == "message_start") return MessageStart(data);
+    if (type == "content_block_start") return BlockStart(data);
+    if (type == "content_block_delta") return BlockDelta(data);
+    // content_block_stop needs nothing: a block's input is parsed once, in WholeBlock.
+    if (type == "message_delta") return MessageDelta(data);
+    if (type == "message_stop") done_ = true;
+    return OkStatus();  // ping and event types added later
+  }
+
+  bool Complete() const override { return done_; }
+
+  Result<ModelResponse> Finish() override {
+    if (!done_) return Aborted("stream ended before message_stop");
+    return ParseResponse(WholeResponse(), structured_);
+  }
+
+ private:
+  struct Block {
+    Json start = Json::object();  // content_block as started (type, id, name, input {})
+    std::string text;
+    std::string partial_json;
+  };
+
+  Status MessageStart(const Json& data) {
+    const Json* message = Object(data, "message");
+    if (const Json* usage = message != nullptr ? Object(*message, "usage") : nullptr) TakeUsage(*usage);
+    return OkStatus();
+  }
+
+  Status BlockStart(const Json& data) {
+    Block& block = blocks_[Int(data, "index")];
+    if (const Json* start = Object(data, "content_block")) block.start = *start;
+    // A text block starts with "" in practice; pass on whatever it carries.
+    if (String(block.start, "type") == "text") AppendText(block, String(block.start, "text"));
+    return OkStatus();
+  }
+
+  Status BlockDelta(const Json& data) {
+    const Json* delta = Object(data, "delta");
+    if (delta == nullptr) return OkStatus();
+    Block& block = blocks_[Int(data, "index")];
+    std::string type = String(*delta, "type");
+    if (type == "text_delta") {
+      if (!block.start.contains("type")) block.start["type"] = "text";  // delta without a start
+      AppendText(block, String(*delta, "text"));
+    } else if (type == "input_json_delta") {
+      block.partial_json += String(*delta, "partial_json");
+    }  // thinking, signature and citation deltas are not part of the reply
+    return OkStatus();
+  }
+
+  // Usage counts are cumulative: the latest value wins.
+  Status MessageDelta(const Json& data) {
+    if (const Json* usage = Object(data, "usage")) TakeUsage(*usage);
+    return OkStatus();
+  }
+
+  void TakeUsage(const Json& usage) {
+    for (const char* key : {"input_tokens", "output_tokens"}) {
+      if (const Json* n = Find(usage, key); n != nullptr && n->is_number_integer()) usage_[key] = *n;
+    }
+  }
+
+  void AppendText(Block& block, const std::string& text) {
+    if (text.empty()) return;
+    block.text += text;
+    if (on_text_) on_text_(text);
+  }
+
+  // The block as a non-streamed response would carry it. A tool_use input is the
+  // concatenated partial_json ("" means the {} it started with); text that is not a
+  // JSON object stays a string, which the parser reports as invalid arguments.
+  static Json WholeBlock(const Block& block) {
+    Json out = block.start;
+    std::string type = String(out, "type");
+    if (type == "text") out["text"] = block.text;
+    if (type != "tool_use" || wire::Trim(block.partial_json).empty()) return out;
+    Json input = wire::Parse(block.partial_json);
+    out["input"] = input.is_object() ? std::move(input) : Json(block.partial_json);
+    return out;
+  }
+
+  Json WholeResponse() const {
+    Json content = Json::array();
+    for (const auto& [index, block] : blocks_) content.push_back(WholeBlock(block));  // std::map: index order
+    return {{"type", "message"}, {"role", "assistant"}, {"content", std::move(content)}, {"usage", usage_}};
+  }
+
+  bool structured_;
+  TextDeltaFn on_text_;
+  bool done_ = false;
+  std::map<int, Block> blocks_;
+  Json usage_ = Json::object();
+};
+
+// ---- Format --------------------------------------------------------------------------
+
+class AnthropicWire : public WireFormat {
+ public:
+  std::string_view Provider() const override { return "anthropic"; }
+  std::string DefaultBaseUrl() const override { return "https://api.anthropic.com"; }
+  std::string Path() const override { return "/v1/messages"; }
+
+  std::vector<HttpHeader> Headers(const ModelConfig& config) const override {
+    std::vector<HttpHeader> headers;
+    if (!config.api_key.empty()) headers.push_back({"x-api-key", config.api_key});
+    headers.push_back({"anthropic-version", "2023-06-01"});
+    return headers;
+  }
+
+  std::string BuildBody(const ModelConfig& config, const ModelRequest& request, bool stream) const override {
+    return BuildRequestBody(config, request, stream);
+  }
+
+  Result<ModelResponse> ParseBody(std::string_view body, const ModelRequest& request) const override {
+    Json parsed = wire::Parse(body);
+    if (parsed.is_discarded()) return InvalidArgument("anthropic response is not JSON: " + wire::Snippet(body));
+    return ParseResponse(parsed, request.response_schema.has_value());
+  }
+
+  std::unique_ptr<StreamAssembler> NewAssembler(const ModelRequest& request, TextDeltaFn on_text) const override {
+    return std::make_unique<AnthropicAssembler>(request.response_schema.has_value(), std::move(on_text));
+  }
+
+  std::string ErrorMessage(std::string_view body) const override { return ErrorText(wire::Parse(body)); }
+};
+
+}  // namespace
+
+std::unique_ptr<WireFormat> MakeAnthropicWire() { return std::make_unique<AnthropicWire>(); }
+
+}  // namespace reins

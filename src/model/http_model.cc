@@ -1,0 +1,126 @@
+#include "model/http_model.h"
+
+#include <optional>
+#include <regex>
+
+namespace reins {
+
+struct HttpModel::Attempt {
+  std::unique_ptr<StreamAssembler> assembler;
+  bool emitted_text = false;  // once text reached the caller, a retry would repeat it
+};
+
+namespace {
+
+int OptionInt(const ModelConfig& c, const char* key, int fallback) {
+  const Json& v = c.options;
+  return v.is_object() && v.contains(key) && v[key].is_number_integer() ? v[key].get<int>() : fallback;
+}
+
+std::string JoinUrl(std::string base, const std::string& path) {
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base + path;
+}
+
+const char* Plural(int n) { return n == 1 ? "" : "s"; }
+
+}  // namespace
+
+HttpModel::HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::shared_ptr<HttpClient> client,
+                     std::shared_ptr<Clock> clock, uint64_t seed)
+    : config_(std::move(config)), wire_(std::move(wire)), client_(std::move(client)), clock_(std::move(clock)),
+      rng_(seed != 0 ? seed : std::random_device{}()) {
+  url_ = JoinUrl(config_.base_url.empty() ? wire_->DefaultBaseUrl() : config_.base_url, wire_->Path());
+  retry_.max_retries = config_.max_retries;
+  retry_.base_delay_ms = OptionInt(config_, "retry_base_ms", 500);
+  timeouts_.total_ms = config_.timeout_ms;
+  timeouts_.connect_ms = OptionInt(config_, "connect_timeout_ms", std::min(10000, config_.timeout_ms));
+  timeouts_.first_byte_ms = OptionInt(config_, "first_byte_timeout_ms", config_.timeout_ms);
+  timeouts_.idle_ms = OptionInt(config_, "idle_timeout_ms", std::min(30000, config_.timeout_ms));
+  stream_ = !(config_.options.is_object() && config_.options.value("stream", true) == false);
+}
+
+Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt) {
+  if (!stream_ || !request.on_text_delta) co_return co_await client_->Send(std::move(http));
+  attempt.assembler = wire_->NewAssembler(request, [&](std::string_view text) {
+    attempt.emitted_text = attempt.emitted_text || !text.empty();
+    request.on_text_delta(text);
+  });
+  SseParser parser;
+  Status failed;
+  auto on_chunk = [&](std::string_view bytes) -> Status {
+    parser.Feed(bytes, [&](SseEvent&& event) {
+      if (failed.ok()) failed = attempt.assembler->OnEvent(event);
+    });
+    return failed;
+  };
+  co_return co_await client_->Stream(std::move(http), on_chunk);
+}
+
+Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
+  const bool streaming = stream_ && request.on_text_delta != nullptr;
+  HttpRequest http;
+  http.url = url_;
+  http.timeouts = timeouts_;
+  for (HttpHeader& h : wire_->Headers(config_)) http.headers.push_back({std::move(h.name), std::move(h.value)});
+  if (streaming) http.headers.push_back({"Accept", "text/event-stream"});
+  http.body = wire_->BuildBody(config_, request, streaming);
+
+  Attempt attempt;
+  std::optional<Result<HttpResponse>> outcome;
+  for (int n = 0;; ++n) {
+    attempt = Attempt{};
+    outcome.emplace(co_await Exchange(http, request, attempt));
+    last_attempts_ = n + 1;
+    if (n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(*outcome)) break;
+    co_await clock_->Sleep(RetryDelayMs(retry_, n, *outcome, clock_->NowMs(), rng_));
+  }
+  if (!outcome->ok() || (*outcome)->status < 200 || (*outcome)->status >= 300) {
+    co_return Failure(*outcome, last_attempts_);
+  }
+  Result<ModelResponse> response = attempt.assembler ? attempt.assembler->Finish()
+                                                     : wire_->ParseBody((*outcome)->body, request);
+  if (!response.ok()) {
+    co_return Status(response.status().code(), std::string(Name()) + ": " + Redact(response.status().message()));
+  }
+  co_return response;
+}
+
+Status HttpModel::Failure(const Result<HttpResponse>& outcome, int attempts) const {
+  std::string after = " (after " + std::to_string(attempts) + " attempt" + Plural(attempts) + ")";
+  if (!outcome.ok()) {
+    return Status(outcome.status().code(), std::string(Name()) + ": " + Redact(outcome.status().message()) + after);
+  }
+  std::string said = wire_->ErrorMessage(outcome->body);
+  if (said.empty()) said = outcome->body.substr(0, 200);
+  std::string message = std::string(Name()) + ": HTTP " + std::to_string(outcome->status) + " from " + url_ + ": " +
+                        Redact(said) + after;
+  if (outcome->status == 401 || outcome->status == 403) message += "; check the API key in the agent config";
+  return IsRetryableHttpStatus(outcome->status) ? Unavailable(message) : InvalidArgument(message);
+}
+
+// Provider errors sometimes echo part of the key ("Incorrect API key provided: sk-ab***").
+std::string HttpModel::Redact(std::string text) const {
+  if (config_.api_key.size() >= 4) {
+    for (size_t at; (at = text.find(config_.api_key)) != std::string::npos;) text.replace(at, config_.api_key.size(), "[redacted]");
+  }
+  static const std::regex kKeyLike(R"((sk|key)-[A-Za-z0-9_\-*]{6,})");
+  return std::regex_replace(text, kKeyLike, "$1-[redacted]");
+}
+
+Result<std::shared_ptr<ModelProvider>> MakeHttpModel(const ModelConfig& config, std::shared_ptr<HttpClient> client,
+                                                     std::shared_ptr<Clock> clock) {
+  std::unique_ptr<WireFormat> wire;
+  if (config.provider == "openai") {
+    wire = MakeOpenAIWire();
+  } else if (config.provider == "anthropic") {
+    wire = MakeAnthropicWire();
+  } else {
+    return InvalidArgument("provider '" + config.provider + "' does not speak HTTP (expected openai or anthropic)");
+  }
+  if (config.model.empty()) return InvalidArgument("model: provider " + config.provider + " needs a model name");
+  return std::shared_ptr<ModelProvider>(
+      std::make_shared<HttpModel>(config, std::move(wire), std::move(client), std::move(clock)));
+}
+
+}  // namespace reins

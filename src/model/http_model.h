@@ -1,0 +1,59 @@
+// HttpModel: a ModelProvider that speaks one wire format (OpenAI Chat Completions,
+// Anthropic Messages) over the HTTP client, with retries. The wire format builds and
+// parses; this class sends, streams, retries and turns failures into clear errors
+// ("openai: HTTP 401: Incorrect API key provided (after 1 attempt)"), secrets redacted.
+//
+// Streaming is used when the request asks for text deltas (`on_text_delta`) and the
+// config does not say `stream: false`. Retries (net/retry.h) happen only while no text
+// has reached the caller; transport retries are not logical model calls.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <string>
+
+#include "model/wire_format.h"
+#include "net/http_client.h"
+#include "net/retry.h"
+#include "reins/agent_config.h"
+#include "reins/clock.h"
+#include "reins/model_provider.h"
+
+namespace reins {
+
+class HttpModel final : public ModelProvider {
+ public:
+  HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::shared_ptr<HttpClient> client,
+            std::shared_ptr<Clock> clock, uint64_t seed = 0);
+  std::string_view Name() const override { return wire_->Provider(); }
+  Task<Result<ModelResponse>> Complete(const ModelRequest& request) override;
+
+  // Attempts made by the last Complete() (1 + retries), for tests and metrics.
+  int last_attempts() const { return last_attempts_; }
+
+ private:
+  struct Attempt;
+  Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
+  Status Failure(const Result<HttpResponse>& outcome, int attempts) const;
+  std::string Redact(std::string text) const;
+
+  ModelConfig config_;
+  std::unique_ptr<WireFormat> wire_;
+  std::shared_ptr<HttpClient> client_;
+  std::shared_ptr<Clock> clock_;
+  std::string url_;
+  RetryPolicy retry_;
+  HttpTimeouts timeouts_;
+  bool stream_ = true;
+  std::mt19937_64 rng_;
+  int last_attempts_ = 0;
+};
+
+// The provider `config.provider` names when it speaks HTTP (openai, anthropic);
+// InvalidArgument for other names. Options read from `config.options`: stream,
+// max_tokens, parallel_tool_calls, retry_base_ms, connect_timeout_ms,
+// first_byte_timeout_ms, idle_timeout_ms.
+Result<std::shared_ptr<ModelProvider>> MakeHttpModel(const ModelConfig& config, std::shared_ptr<HttpClient> client,
+                                                     std::shared_ptr<Clock> clock);
+
+}  // namespace reins

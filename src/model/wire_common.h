@@ -1,0 +1,57 @@
+// Helpers shared by the OpenAI and Anthropic wire formats: reading provider JSON without
+// ever throwing (providers add fields, change types, and send garbage on bad days), and
+// the few mappings both formats make the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "reins/agent_config.h"
+#include "reins/message.h"
+
+namespace reins::wire {
+
+// The JSON value of `text`; a discarded value (is_discarded()) when it is not JSON.
+Json Parse(std::string_view text);
+
+// `text` without leading and trailing ASCII whitespace.
+std::string_view Trim(std::string_view text);
+
+// Compact JSON text; invalid UTF-8 in strings (user input can carry it) is replaced
+// instead of throwing.
+std::string Dump(const Json& value);
+
+// `obj[key]` when `obj` is an object that has it, else nullptr.
+const Json* Find(const Json& obj, const char* key);
+// The string / integer / object at `obj[key]`; ""/0/nullptr when absent or another type.
+std::string String(const Json& obj, const char* key);
+int Int(const Json& obj, const char* key);
+const Json* Object(const Json& obj, const char* key);
+const Json* Array(const Json& obj, const char* key);
+
+// config.options[key] when it has the right type.
+std::optional<int> OptionInt(const ModelConfig& config, const char* key);
+std::optional<bool> OptionBool(const ModelConfig& config, const char* key);
+
+// A user message as the model sees it: "[speaker]: text" in multi-speaker sessions.
+std::string UserText(const Message& m);
+
+// A tool's input schema; an empty object schema when the spec has none (both APIs
+// require one).
+Json InputSchema(const Json& schema);
+
+// A tool call from what the provider sent as its arguments: a JSON string (OpenAI),
+// an object (Anthropic), or anything else. Bad arguments give args_valid = false and
+// never fail the response. An empty string is an empty object.
+ToolCall MakeToolCall(std::string id, std::string name, const Json& arguments);
+
+// The JSON object a structured-output answer holds: the whole text, or the body of a
+// ```json fence around it (OpenAI-compatible servers that ignore response_format).
+std::optional<Json> JsonObjectIn(std::string_view text);
+
+// A printable prefix of untrusted bytes for an error message: ASCII only, so the
+// message stays valid UTF-8 wherever it is logged or written as JSON.
+std::string Snippet(std::string_view bytes);
+
+}  // namespace reins::wire

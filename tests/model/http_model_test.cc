@@ -1,0 +1,263 @@
+// The OpenAI and Anthropic providers end to end over real HTTP against the local mock
+// upstream: every feature and every injected fault, then whole governed turns whose
+// model is the mock, checking the session stays consistent when the model fails.
+#include "model/http_model.h"
+
+#include <gtest/gtest.h>
+
+#include "config/agent_config_loader.h"
+#include "reins/runtime.h"
+#include "support/mock_payloads.h"
+#include "support/mock_upstream.h"
+#include "support/run_sync.h"
+#include "tools/fixture_backend.h"
+
+namespace reins {
+namespace {
+
+using testing::MockCall;
+using testing::MockReply;
+using testing::MockTurn;
+using testing::MockUpstream;
+using testing::RunSync;
+
+constexpr const char* kKey = "sk-test-0123456789abcdef";
+
+std::shared_ptr<const std::vector<ToolSpec>> WeatherTool() {
+  return std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{
+      {"get_weather", "Weather for a city",
+       Json::parse(R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})")}});
+}
+
+ModelRequest AskWeather(bool stream, std::string* deltas = nullptr) {
+  ModelRequest r;
+  r.messages = {Message::System("be brief"), Message::User("Weather in Oslo and Bergen?")};
+  r.tools = WeatherTool();
+  if (stream) {
+    r.on_text_delta = [deltas](std::string_view piece) {
+      if (deltas) deltas->append(piece);
+    };
+  }
+  return r;
+}
+
+class HttpModelTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<HttpModel> Model(Json options = Json::object(), int max_retries = 3) {
+    ModelConfig c;
+    c.provider = GetParam();
+    c.model = "test-model";
+    c.base_url = provider() == "openai" ? up_.base_url() + "/v1" : up_.base_url();
+    c.api_key = kKey;
+    c.max_retries = max_retries;
+    c.timeout_ms = 5000;
+    options["retry_base_ms"] = 1;
+    c.options = options;
+    auto wire = provider() == "openai" ? MakeOpenAIWire() : MakeAnthropicWire();
+    return std::make_unique<HttpModel>(c, std::move(wire), client_, std::make_shared<SystemClock>(), 7);
+  }
+  std::string provider() const { return GetParam(); }
+  MockReply Whole(const MockTurn& t) {
+    return MockUpstream::Json(200, provider() == "openai" ? testing::OpenAIResponse(t) : testing::AnthropicResponse(t));
+  }
+  MockReply Streamed(const MockTurn& t, size_t fragment = 3) {
+    return MockUpstream::Sse(provider() == "openai" ? testing::OpenAIStream(t, fragment) : testing::AnthropicStream(t, fragment));
+  }
+  MockReply Error(int status, const std::string& message) {
+    return MockUpstream::Json(status, provider() == "openai" ? testing::OpenAIError(message, "server_error", "x")
+                                                             : testing::AnthropicError("api_error", message));
+  }
+  Result<ModelResponse> Complete(HttpModel& m, const ModelRequest& r) { return RunSync(m.Complete(r)); }
+
+  MockUpstream up_;
+  std::shared_ptr<HttpClient> client_ = std::make_shared<HttpClient>();
+};
+
+const MockTurn kTwoCalls{"Checking both.",
+                         {{"call_1", "get_weather", R"({"city":"Oslo"})"}, {"call_2", "get_weather", R"({"city":"Bergen"})"}}};
+
+TEST_P(HttpModelTest, SendsTheWireFormatAndParsesToolCalls) {
+  up_.Enqueue(Whole(kTwoCalls));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text, "Checking both.");
+  ASSERT_EQ(r->tool_calls.size(), 2u);
+  EXPECT_EQ(r->tool_calls[1].id, "call_2");
+  EXPECT_EQ(r->tool_calls[1].args["city"], "Bergen");
+  EXPECT_EQ(r->usage.input_tokens, 10);
+  auto seen = up_.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  Json body = Json::parse(seen[0].body);
+  EXPECT_EQ(body["model"], "test-model");
+  if (provider() == "openai") {
+    EXPECT_EQ(seen[0].target, "/v1/chat/completions");
+    EXPECT_EQ(seen[0].headers["authorization"], std::string("Bearer ") + kKey);
+    EXPECT_EQ(body["tools"][0]["function"]["name"], "get_weather");
+  } else {
+    EXPECT_EQ(seen[0].target, "/v1/messages");
+    EXPECT_EQ(seen[0].headers["x-api-key"], kKey);
+    EXPECT_EQ(seen[0].headers["anthropic-version"], "2023-06-01");
+    EXPECT_EQ(body["system"], "be brief");
+  }
+  EXPECT_FALSE(body.contains("stream") && body["stream"] == true);
+}
+
+TEST_P(HttpModelTest, StreamsTextDeltasAndAssemblesToolCalls) {
+  MockTurn t = kTwoCalls;
+  t.text = "Grüße aus Oslo 🙏 — checking both cities now.";
+  up_.Enqueue(Streamed(t, 2));
+  auto model = Model();
+  std::string deltas;
+  auto r = Complete(*model, AskWeather(true, &deltas));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text, t.text);
+  EXPECT_EQ(deltas, t.text);
+  ASSERT_EQ(r->tool_calls.size(), 2u);
+  EXPECT_EQ(r->tool_calls[0].args["city"], "Oslo");
+  EXPECT_EQ(r->tool_calls[1].args["city"], "Bergen");
+  Json body = Json::parse(up_.requests()[0].body);
+  EXPECT_EQ(body["stream"], true);
+  EXPECT_EQ(up_.requests()[0].headers["accept"], "text/event-stream");
+}
+
+TEST_P(HttpModelTest, RetriesA429HonouringRetryAfter) {
+  up_.Enqueue(MockUpstream::Json(429, "{}", {{"retry-after-ms", "20"}}));
+  up_.Enqueue(Whole({"ok", {}}));
+  auto model = Model();
+  auto start = std::chrono::steady_clock::now();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text, "ok");
+  EXPECT_EQ(model->last_attempts(), 2);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+}
+
+TEST_P(HttpModelTest, Retries500ThenSucceeds) {
+  up_.Enqueue(Error(500, "boom"));
+  up_.Enqueue(Error(529, "overloaded"));
+  up_.Enqueue(Whole({"fine", {}}));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(model->last_attempts(), 3);
+}
+
+TEST_P(HttpModelTest, GivesUpAfterMaxRetriesWithAClearError) {
+  for (int i = 0; i < 3; ++i) up_.Enqueue(Error(503, "try later"));
+  auto model = Model(Json::object(), 2);
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  const std::string& m = r.status().message();
+  EXPECT_NE(m.find(provider() + ": HTTP 503"), std::string::npos) << m;
+  EXPECT_NE(m.find("try later"), std::string::npos) << m;
+  EXPECT_NE(m.find("after 3 attempts"), std::string::npos) << m;
+}
+
+TEST_P(HttpModelTest, NeverRetriesAClientErrorAndRedactsTheKey) {
+  up_.Enqueue(Error(401, std::string("Incorrect API key provided: ") + kKey));
+  up_.Enqueue(Whole({"should not be reached", {}}));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(model->last_attempts(), 1);
+  const std::string& m = r.status().message();
+  EXPECT_NE(m.find("HTTP 401"), std::string::npos) << m;
+  EXPECT_NE(m.find("Incorrect API key provided"), std::string::npos) << m;
+  EXPECT_EQ(m.find("0123456789abcdef"), std::string::npos) << "the key leaked: " << m;
+  EXPECT_NE(m.find("check the API key"), std::string::npos) << m;
+}
+
+TEST_P(HttpModelTest, RetriesAConnectionResetBeforeAnyByte) {
+  MockReply drop;
+  drop.close_without_reply = true;
+  up_.Enqueue(drop);
+  up_.Enqueue(Whole({"after reset", {}}));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text, "after reset");
+}
+
+TEST_P(HttpModelTest, AStreamCutMidwayFailsWithoutRetrying) {
+  std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"a long answer", {}}, 2)
+                                                           : testing::AnthropicStream({"a long answer", {}}, 2);
+  events.resize(events.size() / 2);
+  MockReply cut = MockUpstream::Sse(events);
+  cut.cut_after_chunks = true;
+  up_.Enqueue(cut);
+  up_.Enqueue(Whole({"must not be used", {}}));
+  auto model = Model();
+  std::string deltas;
+  auto r = Complete(*model, AskWeather(true, &deltas));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kAborted) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(provider() + ":"), std::string::npos);
+  EXPECT_FALSE(deltas.empty());
+  EXPECT_EQ(up_.requests().size(), 1u);
+}
+
+TEST_P(HttpModelTest, AMalformedChunkFailsClearly) {
+  std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"hello there", {}}, 3)
+                                                           : testing::AnthropicStream({"hello there", {}}, 3);
+  events.insert(events.begin() + 2, provider() == "openai" ? "data: {\"choices\":[{\"delta\":{\"content\":\"x\"\n\n"
+                                                           : "event: content_block_delta\ndata: {not json}\n\n");
+  up_.Enqueue(MockUpstream::Sse(events));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(true));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("malformed"), std::string::npos) << r.status().message();
+  EXPECT_EQ(up_.requests().size(), 1u);
+}
+
+TEST_P(HttpModelTest, ToolArgumentsThatAreNotJsonAreMarkedNotFatal) {
+  MockTurn t{"", {{"call_9", "get_weather", R"({"city": "Oslo)"}}};
+  up_.Enqueue(Streamed(t));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(true));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_calls.size(), 1u);
+  EXPECT_FALSE(r->tool_calls[0].args_valid);
+  EXPECT_EQ(r->tool_calls[0].name, "get_weather");
+}
+
+TEST_P(HttpModelTest, ASlowFirstByteTimesOut) {
+  MockReply slow = Whole({"late", {}});
+  slow.first_byte_delay_ms = 3000;
+  up_.Enqueue(slow);
+  auto model = Model(Json{{"first_byte_timeout_ms", 100}});
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("first byte"), std::string::npos) << r.status().message();
+}
+
+TEST_P(HttpModelTest, AnEndlessStreamHitsTheTotalTimeout) {
+  std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"never ends", {}}, 3)
+                                                           : testing::AnthropicStream({"never ends", {}}, 3);
+  events.resize(2);
+  MockReply endless = MockUpstream::Sse(events);
+  endless.endless = true;
+  endless.chunk_delay_ms = 20;
+  up_.Enqueue(endless);
+  // timeout_ms bounds the whole exchange, however steadily the chunks arrive.
+  auto model = [&] {
+    ModelConfig cfg;
+    cfg.provider = provider();
+    cfg.model = "m";
+    cfg.base_url = provider() == "openai" ? up_.base_url() + "/v1" : up_.base_url();
+    cfg.timeout_ms = 300;
+    return std::make_unique<HttpModel>(cfg, provider() == "openai" ? MakeOpenAIWire() : MakeAnthropicWire(), client_,
+                                       std::make_shared<SystemClock>(), 1);
+  }();
+  auto r = Complete(*model, AskWeather(true));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, HttpModelTest, ::testing::Values("openai", "anthropic"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace reins

@@ -1,0 +1,455 @@
+// OpenAI Chat Completions wire format: request bodies, whole responses, streams. The
+// payloads are our own, written from the field notes in wire-formats.md section 1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/wire_format.h"
+
+namespace reins {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::shared_ptr<const std::vector<ToolSpec>> WeatherTools() {
+  return std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{
+      {"get_weather", "Current weather", Json::parse(R"({"type":"object","properties":{"city":{"type":"string"}}})")},
+      {"get_time", "Local time", Json()},  // no schema: an empty object schema is sent
+  });
+}
+
+ModelRequest Request(std::vector<Message> messages, std::shared_ptr<const std::vector<ToolSpec>> tools = nullptr,
+                     ToolChoice choice = ToolChoice::Auto()) {
+  ModelRequest r;
+  r.messages = std::move(messages);
+  r.tools = std::move(tools);
+  r.tool_choice = std::move(choice);
+  return r;
+}
+
+ModelConfig Config() {
+  ModelConfig c;
+  c.provider = "openai";
+  c.model = "gpt-test";
+  return c;
+}
+
+Json Body(const ModelRequest& request, const ModelConfig& config = Config(), bool stream = false) {
+  return Json::parse(MakeOpenAIWire()->BuildBody(config, request, stream));
+}
+
+ToolCall Call(std::string id, std::string name, std::string arguments_text, Json args = Json::object(),
+              bool valid = true) {
+  return ToolCall{std::move(id), std::move(name), std::move(arguments_text), std::move(args), valid};
+}
+
+void ExpectSameResponse(const ModelResponse& a, const ModelResponse& b) {
+  EXPECT_EQ(a.text, b.text);
+  EXPECT_EQ(a.json, b.json);
+  EXPECT_EQ(a.usage.input_tokens, b.usage.input_tokens);
+  EXPECT_EQ(a.usage.output_tokens, b.usage.output_tokens);
+  ASSERT_EQ(a.tool_calls.size(), b.tool_calls.size());
+  for (size_t i = 0; i < a.tool_calls.size(); ++i) {
+    EXPECT_EQ(a.tool_calls[i].id, b.tool_calls[i].id);
+    EXPECT_EQ(a.tool_calls[i].name, b.tool_calls[i].name);
+    EXPECT_EQ(a.tool_calls[i].arguments_text, b.tool_calls[i].arguments_text);
+    EXPECT_EQ(a.tool_calls[i].args, b.tool_calls[i].args);
+    EXPECT_EQ(a.tool_calls[i].args_valid, b.tool_calls[i].args_valid);
+  }
+}
+
+// ---- Requests --------------------------------------------------------------------------
+
+TEST(OpenAIWireTest, EndpointAndHeaders) {
+  auto wire = MakeOpenAIWire();
+  EXPECT_EQ(wire->Provider(), "openai");
+  EXPECT_EQ(wire->DefaultBaseUrl(), "https://api.openai.com/v1");
+  EXPECT_EQ(wire->Path(), "/chat/completions");
+  ModelConfig config = Config();
+  EXPECT_TRUE(wire->Headers(config).empty());  // local compatible servers need no key
+  config.api_key = "sk-test";
+  auto headers = wire->Headers(config);
+  ASSERT_EQ(headers.size(), 1u);
+  EXPECT_EQ(headers[0].name, "Authorization");
+  EXPECT_EQ(headers[0].value, "Bearer sk-test");
+}
+
+TEST(OpenAIWireTest, BuildsTheWholeRequestBody) {
+  ModelConfig config = Config();
+  config.temperature = 0.25;
+  config.options = {{"max_tokens", 300}, {"parallel_tool_calls", false}, {"unrelated", "x"}};
+  ModelRequest request = Request({Message::System("Be brief."), Message::User("Weather in Oslo?", "Ana"),
+                                  Message::User("And Bergen?")},
+                                 WeatherTools());
+  EXPECT_EQ(Body(request, config), Json::parse(R"({
+    "model": "gpt-test",
+    "messages": [
+      {"role": "system", "content": "Be brief."},
+      {"role": "user", "content": "[Ana]: Weather in Oslo?"},
+      {"role": "user", "content": "And Bergen?"}],
+    "tools": [
+      {"type": "function", "function": {"name": "get_weather", "description": "Current weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+      {"type": "function", "function": {"name": "get_time", "description": "Local time",
+        "parameters": {"type": "object", "properties": {}}}}],
+    "tool_choice": "auto",
+    "temperature": 0.25,
+    "max_tokens": 300,
+    "parallel_tool_calls": false})"));
+}
+
+TEST(OpenAIWireTest, MapsEveryToolChoiceMode) {
+  const std::vector<std::pair<ToolChoice, Json>> cases = {
+      {ToolChoice::Auto(), "auto"},
+      {ToolChoice::Required(), "required"},
+      {ToolChoice::None(), "none"},
+      {ToolChoice::Named("get_time"), Json::parse(R"({"type":"function","function":{"name":"get_time"}})")},
+  };
+  for (const auto& [choice, expected] : cases) {
+    Json body = Body(Request({Message::User("hi")}, WeatherTools(), choice));
+    EXPECT_EQ(body["tool_choice"], expected) << choice.ToString();
+  }
+}
+
+TEST(OpenAIWireTest, OmitsToolsAndToolOptionsWithoutTools) {
+  ModelConfig config = Config();
+  config.options = {{"parallel_tool_calls", true}};  // rejected by the API without tools
+  for (auto tools : {std::shared_ptr<const std::vector<ToolSpec>>(),
+                     std::make_shared<const std::vector<ToolSpec>>()}) {
+    Json body = Body(Request({Message::User("hi")}, tools, ToolChoice::Required()), config);
+    EXPECT_FALSE(body.contains("tools"));
+    EXPECT_FALSE(body.contains("tool_choice"));
+    EXPECT_FALSE(body.contains("parallel_tool_calls"));
+    EXPECT_FALSE(body.contains("temperature"));
+    EXPECT_FALSE(body.contains("max_tokens"));
+    EXPECT_FALSE(body.contains("stream"));
+    EXPECT_FALSE(body.contains("response_format"));
+  }
+}
+
+TEST(OpenAIWireTest, PairsEachToolCallWithItsResultInCallOrder) {
+  ModelRequest request = Request({
+      Message::User("Weather in Oslo and the time?"),
+      Message::Assistant("", {Call("call_1", "get_weather", R"({"city": "Oslo"})", {{"city", "Oslo"}}),
+                              Call("call_2", "get_time", "", {{"tz", "CET"}}),
+                              Call("call_3", "get_weather", "{city:", Json::object(), false)}),
+      Message::Tool("call_1", "get_weather", R"({"success":true,"data":{"temp":12}})", false),
+      Message::Tool("call_2", "get_time", "clock is down", true),
+      Message::Tool("call_3", "get_weather", R"({"success":false,"next_action":"error","error":"bad arguments"})",
+                    true),
+      Message::Assistant("It is 12 degrees."),
+      Message::Assistant(""),
+  });
+  EXPECT_EQ(Body(request)["messages"], Json::parse(R"([
+    {"role": "user", "content": "Weather in Oslo and the time?"},
+    {"role": "assistant", "content": null, "tool_calls": [
+      {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}},
+      {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "{\"tz\":\"CET\"}"}},
+      {"id": "call_3", "type": "function", "function": {"name": "get_weather", "arguments": "{city:"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":true,\"data\":{\"temp\":12}}"},
+    {"role": "tool", "tool_call_id": "call_2", "content": "{\"error\":\"clock is down\"}"},
+    {"role": "tool", "tool_call_id": "call_3",
+     "content": "{\"success\":false,\"next_action\":\"error\",\"error\":\"bad arguments\"}"},
+    {"role": "assistant", "content": "It is 12 degrees."},
+    {"role": "assistant", "content": ""}])"));
+}
+
+TEST(OpenAIWireTest, ErrorResultWithoutAnErrorKeyIsWrapped) {
+  ModelRequest request = Request({Message::Tool("call_1", "t", R"({"success":false})", true)});
+  EXPECT_EQ(Body(request)["messages"][0]["content"], R"({"error":"{\"success\":false}"})");
+}
+
+TEST(OpenAIWireTest, StreamingAsksForUsage) {
+  Json body = Body(Request({Message::User("hi")}), Config(), /*stream=*/true);
+  EXPECT_EQ(body["stream"], true);
+  EXPECT_EQ(body["stream_options"], Json::parse(R"({"include_usage": true})"));
+}
+
+TEST(OpenAIWireTest, StructuredOutputAsksForTheSchema) {
+  ModelRequest request = Request({Message::User("plan")});
+  request.response_schema = Json::parse(R"({"type":"object","required":["steps"]})");
+  EXPECT_EQ(Body(request)["response_format"], Json::parse(R"({"type": "json_schema", "json_schema":
+      {"name": "response", "schema": {"type":"object","required":["steps"]}, "strict": false}})"));
+}
+
+TEST(OpenAIWireTest, InvalidUtf8InHistoryDoesNotThrow) {
+  std::string bad = "caf\xC3";
+  std::string body = MakeOpenAIWire()->BuildBody(Config(), Request({Message::User(bad)}), false);
+  EXPECT_TRUE(Json::accept(body));
+}
+
+// ---- Whole responses -------------------------------------------------------------------
+
+TEST(OpenAIWireTest, ParsesTextAndUsageIgnoringUnknownFields) {
+  auto r = MakeOpenAIWire()->ParseBody(R"({"id":"chatcmpl-1","object":"chat.completion","new_field":{"x":1},
+    "choices":[{"index":0,"finish_reason":"stop","logprobs":null,
+      "message":{"role":"assistant","content":"Grüße 🙏","refusal":null,"annotations":[]}}],
+    "usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15,
+             "prompt_tokens_details":{"cached_tokens":0}}})",
+                                       Request({}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->text, "Grüße 🙏");
+  EXPECT_TRUE(r->tool_calls.empty());
+  EXPECT_FALSE(r->json.has_value());
+  EXPECT_EQ(r->usage.input_tokens, 11);
+  EXPECT_EQ(r->usage.output_tokens, 4);
+}
+
+TEST(OpenAIWireTest, RefusalIsTheTextWhenThereIsNoContent) {
+  auto r = MakeOpenAIWire()->ParseBody(
+      R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't help with that."}}]})",
+      Request({}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->text, "I can't help with that.");
+  EXPECT_EQ(r->usage.input_tokens, 0);
+}
+
+TEST(OpenAIWireTest, ParsesParallelCallsAndKeepsBadArgumentsAsInvalid) {
+  auto r = MakeOpenAIWire()->ParseBody(R"({"choices":[{"finish_reason":"tool_calls","message":{
+    "role":"assistant","content":null,"tool_calls":[
+      {"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}},
+      {"id":"call_b","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Ber"}},
+      {"id":"call_c","type":"function","function":{"name":"get_time","arguments":"[1,2]"}},
+      {"id":"call_d","type":"function","function":{"name":"get_time","arguments":""}},
+      {"id":"call_e","type":"function","function":{"name":"get_time","arguments":7}},
+      "not a call"]}}]})",
+                                       Request({}, WeatherTools()));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->text, "");
+  ASSERT_EQ(r->tool_calls.size(), 5u);
+  const ToolCall& a = r->tool_calls[0];
+  EXPECT_EQ(a.id, "call_a");
+  EXPECT_EQ(a.name, "get_weather");
+  EXPECT_EQ(a.arguments_text, R"({"city":"Oslo"})");
+  EXPECT_EQ(a.args, Json::parse(R"({"city":"Oslo"})"));
+  EXPECT_TRUE(a.args_valid);
+  const ToolCall& b = r->tool_calls[1];
+  EXPECT_EQ(b.id, "call_b");
+  EXPECT_EQ(b.arguments_text, R"({"city": "Ber)");
+  EXPECT_FALSE(b.args_valid);
+  EXPECT_EQ(b.args, Json::object());
+  EXPECT_FALSE(r->tool_calls[2].args_valid);  // JSON, but not an object
+  EXPECT_EQ(r->tool_calls[2].args, Json::object());
+  EXPECT_TRUE(r->tool_calls[3].args_valid);  // no arguments at all: {}
+  EXPECT_EQ(r->tool_calls[3].args, Json::object());
+  EXPECT_FALSE(r->tool_calls[4].args_valid);
+  EXPECT_EQ(r->tool_calls[4].arguments_text, "7");
+}
+
+TEST(OpenAIWireTest, StructuredOutputGoesToJson) {
+  ModelRequest request = Request({Message::User("plan")});
+  request.response_schema = Json::parse(R"({"type":"object"})");
+  auto wire = MakeOpenAIWire();
+  auto ok = wire->ParseBody(R"({"choices":[{"message":{"content":"{\"steps\":[{\"id\":\"s1\"}]}"}}]})", request);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->json, Json::parse(R"({"steps":[{"id":"s1"}]})"));
+  EXPECT_EQ(ok->text, R"({"steps":[{"id":"s1"}]})");
+  auto fenced = wire->ParseBody(R"({"choices":[{"message":{"content":"```json\n{\"a\":1}\n```"}}]})", request);
+  ASSERT_TRUE(fenced.ok());
+  EXPECT_EQ(fenced->json, Json::parse(R"({"a":1})"));
+  auto bad = wire->ParseBody(R"({"choices":[{"message":{"content":"Here is the plan: {steps"}}]})", request);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->json.has_value());
+  EXPECT_EQ(bad->text, "Here is the plan: {steps");
+  // Without a schema the text is only text.
+  auto plain = wire->ParseBody(R"({"choices":[{"message":{"content":"{\"a\":1}"}}]})", Request({}));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->json.has_value());
+}
+
+TEST(OpenAIWireTest, MalformedBodiesAreErrorsNotCrashes) {
+  auto wire = MakeOpenAIWire();
+  const std::vector<std::string> bodies = {
+      "", "not json", "[1,2]", "{}", R"({"choices":[]})", R"({"choices":"x"})", R"({"choices":[1]})",
+      R"({"choices":[{"message":"hi"}]})", "{\"choices\":[{\"message\":{\"content\":\"\xC3\"}}]}",
+  };
+  for (const std::string& body : bodies) {
+    auto r = wire->ParseBody(body, Request({}));
+    EXPECT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << body;
+  }
+  // Wrong types inside an otherwise fine response are ignored, not fatal.
+  auto r = wire->ParseBody(R"({"choices":[{"message":{"content":5,"refusal":[],"tool_calls":{"x":1}}}],
+                               "usage":{"prompt_tokens":"many","completion_tokens":-3}})",
+                           Request({}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->text, "");
+  EXPECT_TRUE(r->tool_calls.empty());
+  EXPECT_EQ(r->usage.input_tokens, 0);
+}
+
+TEST(OpenAIWireTest, ErrorBodies) {
+  auto wire = MakeOpenAIWire();
+  const char* body =
+      R"({"error":{"message":"Rate limit reached for gpt-test","type":"requests","param":null,"code":"rate_limit_exceeded"}})";
+  EXPECT_EQ(wire->ErrorMessage(body), "Rate limit reached for gpt-test");
+  EXPECT_EQ(wire->ErrorMessage(R"({"error":"model not loaded"})"), "model not loaded");
+  EXPECT_EQ(wire->ErrorMessage("<html>502 Bad Gateway</html>"), "");
+  EXPECT_EQ(wire->ErrorMessage(R"({"choices":[]})"), "");
+  EXPECT_EQ(wire->ErrorMessage(R"({"error":{"code":5}})"), "");
+  EXPECT_EQ(wire->ErrorMessage("[]"), "");
+  auto parsed = wire->ParseBody(body, Request({}));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(parsed.status().message(), "Rate limit reached for gpt-test");
+}
+
+// ---- Streams ---------------------------------------------------------------------------
+
+// An SSE body of `data:` events with CRLF line endings, so that pieces split "\r\n".
+std::string Sse(const std::vector<std::string>& data) {
+  std::string out = ": keep-alive comment\r\n\r\n";
+  for (const std::string& d : data) out += "data: " + d + "\r\n\r\n";
+  return out;
+}
+
+struct Streamed {
+  Status status;      // the first failed OnEvent
+  std::string text;   // what on_text received, concatenated
+  int text_calls = 0;
+  bool complete = false;
+  Result<ModelResponse> response = Status(StatusCode::kInternal, "not finished");
+};
+
+// Feeds `sse` through SseParser in pieces of `piece` bytes, stopping at the first error.
+Streamed Stream(const ModelRequest& request, std::string_view sse, size_t piece) {
+  Streamed out;
+  auto assembler = MakeOpenAIWire()->NewAssembler(request, [&](std::string_view text) {
+    EXPECT_FALSE(text.empty());
+    out.text += text;
+    ++out.text_calls;
+  });
+  SseParser parser;
+  for (size_t at = 0; at < sse.size() && out.status.ok(); at += piece) {
+    parser.Feed(sse.substr(at, piece), [&](SseEvent&& event) {
+      if (out.status.ok()) out.status = assembler->OnEvent(event);
+    });
+  }
+  out.complete = assembler->Complete();
+  out.response = assembler->Finish();
+  return out;
+}
+
+const std::vector<std::string> kTextAndToolsStream = {
+    R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null})",
+    R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Grü"},"finish_reason":null}]})",
+    R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"ße \ud83d\ude4f"},"finish_reason":null}]})",
+    R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" — checking 🙏"},"finish_reason":null}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"get_time","arguments":"{\"tz"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\":\"CET\"}"}},{"index":0,"function":{"arguments":" \"Zürich\""}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"call_3","function":{"name":"get_time","arguments":"{bad"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+    R"({"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":42,"completion_tokens":17,"total_tokens":59}})",
+    "[DONE]",
+};
+
+// The same response as one body.
+const char* kTextAndToolsWhole = R"({"choices":[{"index":0,"message":{"role":"assistant",
+  "content":"Grüße 🙏 — checking 🙏","tool_calls":[
+    {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Zürich\"}"}},
+    {"id":"call_2","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"CET\"}"}},
+    {"id":"call_3","type":"function","function":{"name":"get_time","arguments":"{bad"}}]}}],
+  "usage":{"prompt_tokens":42,"completion_tokens":17}})";
+
+TEST(OpenAIWireTest, StreamSplitAnywhereEqualsTheWholeResponse) {
+  ModelRequest request = Request({Message::User("hi")}, WeatherTools());
+  auto whole = MakeOpenAIWire()->ParseBody(kTextAndToolsWhole, request);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  std::string sse = Sse(kTextAndToolsStream);
+  for (size_t piece : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, sse.size()}) {
+    SCOPED_TRACE("piece " + std::to_string(piece));
+    Streamed s = Stream(request, sse, piece);
+    ASSERT_TRUE(s.status.ok()) << s.status.ToString();
+    EXPECT_TRUE(s.complete);
+    ASSERT_TRUE(s.response.ok()) << s.response.status().ToString();
+    ExpectSameResponse(*s.response, *whole);
+    EXPECT_EQ(s.text, "Grüße 🙏 — checking 🙏");
+    EXPECT_EQ(s.text, s.response->text);
+    EXPECT_EQ(s.text_calls, 3);  // one per content delta, in order
+    ASSERT_EQ(s.response->tool_calls.size(), 3u);
+    EXPECT_EQ(s.response->tool_calls[0].args, Json::parse(R"({"city":"Zürich"})"));
+    EXPECT_FALSE(s.response->tool_calls[2].args_valid);
+    EXPECT_EQ(s.response->usage.input_tokens, 42);
+    EXPECT_EQ(s.response->usage.output_tokens, 17);
+  }
+}
+
+TEST(OpenAIWireTest, TextDeltasReachTheCallerBeforeTheStreamEnds) {
+  auto assembler = MakeOpenAIWire()->NewAssembler(Request({}), nullptr);  // a null callback is allowed
+  ASSERT_TRUE(assembler->OnEvent({"", kTextAndToolsStream[1], ""}).ok());
+  std::string seen;
+  auto watched = MakeOpenAIWire()->NewAssembler(Request({}), [&](std::string_view t) { seen += t; });
+  ASSERT_TRUE(watched->OnEvent({"", kTextAndToolsStream[1], ""}).ok());
+  EXPECT_EQ(seen, "Grü");
+  EXPECT_FALSE(watched->Complete());
+}
+
+TEST(OpenAIWireTest, StreamedStructuredOutput) {
+  ModelRequest request = Request({Message::User("plan")});
+  request.response_schema = Json::parse(R"({"type":"object"})");
+  Streamed s = Stream(request,
+                      Sse({R"({"choices":[{"index":0,"delta":{"content":"{\"steps\":"}}]})",
+                           R"({"choices":[{"index":0,"delta":{"content":"[]}"}}]})", "[DONE]"}),
+                      5);
+  ASSERT_TRUE(s.response.ok());
+  EXPECT_EQ(s.response->json, Json::parse(R"({"steps":[]})"));
+  EXPECT_EQ(s.response->usage.input_tokens, 0);  // no usage chunk: an older server
+}
+
+TEST(OpenAIWireTest, StreamCutBeforeDoneIsAnError) {
+  std::vector<std::string> cut(kTextAndToolsStream.begin(), kTextAndToolsStream.end() - 1);
+  Streamed s = Stream(Request({}), Sse(cut), 3);
+  EXPECT_TRUE(s.status.ok());
+  EXPECT_FALSE(s.complete);
+  ASSERT_FALSE(s.response.ok());
+  EXPECT_THAT(s.response.status().message(), HasSubstr("stream ended before"));
+  // Cut inside the [DONE] event itself: the blank line that completes it never came.
+  std::string sse = Sse(kTextAndToolsStream);
+  Streamed mid = Stream(Request({}), sse.substr(0, sse.size() - 3), 2);
+  EXPECT_FALSE(mid.complete);
+  EXPECT_FALSE(mid.response.ok());
+}
+
+TEST(OpenAIWireTest, ErrorChunkMidStreamFailsWithTheProvidersMessage) {
+  Streamed s = Stream(Request({}),
+                      Sse({kTextAndToolsStream[1],
+                           R"({"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}})",
+                           kTextAndToolsStream[2], "[DONE]"}),
+                      7);
+  EXPECT_EQ(s.status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.status.message(), "The server had an error while processing your request.");
+  EXPECT_EQ(s.text, "Grü");
+  EXPECT_FALSE(s.complete);
+  EXPECT_FALSE(s.response.ok());
+}
+
+TEST(OpenAIWireTest, MalformedChunkIsInvalidArgument) {
+  for (const std::string& chunk :
+       std::vector<std::string>{R"({"choices":[{"index":0,"delta":{"content":"Hi"})", "[1]", "\"text\"", "nul"}) {
+    Streamed s = Stream(Request({}), Sse({kTextAndToolsStream[1], chunk, "[DONE]"}), 1);
+    EXPECT_EQ(s.status.code(), StatusCode::kInvalidArgument) << chunk;
+    EXPECT_THAT(s.status.message(), StartsWith("malformed stream chunk: ")) << chunk;
+  }
+}
+
+TEST(OpenAIWireTest, OddButValidChunksAreIgnored) {
+  Streamed s = Stream(Request({}),
+                      Sse({R"({"choices":null})", R"({"choices":[{"index":0,"delta":null}]})",
+                           R"({"choices":[{"index":1,"delta":{"content":"second choice"}}]})",
+                           R"({"choices":[{"index":0,"delta":{"content":"ok","tool_calls":[5,"x"],"refusal":null}}]})",
+                           R"({"choices":[],"usage":null})", "[DONE]",
+                           R"({"choices":[{"index":0,"delta":{"content":"after done"}}]})"}),
+                      4);
+  ASSERT_TRUE(s.status.ok()) << s.status.ToString();
+  ASSERT_TRUE(s.response.ok());
+  EXPECT_EQ(s.response->text, "ok");
+  EXPECT_EQ(s.text, "ok");
+  EXPECT_TRUE(s.response->tool_calls.empty());
+}
+
+}  // namespace
+}  // namespace reins
