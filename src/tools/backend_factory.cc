@@ -1,4 +1,7 @@
+#include <set>
+
 #include "tools/fixture_backend.h"
+#include "tools/http_backend.h"
 #include "tools/tool_router.h"
 
 namespace reins {
@@ -30,6 +33,8 @@ ToolBackend* ToolRouter::Find(const std::string& tool) const {
 
 ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
   ToolRouter router;
+  std::shared_ptr<HttpClient> http;  // one connection pool for every http tool
+  std::set<std::string> hosts = LiteralHttpToolHosts(config);
   for (const ToolDef& tool : config.tools) {
     switch (tool.backend.kind) {
       case ToolBackendConfig::Kind::kFixture:
@@ -39,7 +44,8 @@ ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
         router.Set(tool.name, std::make_shared<EchoBackend>());
         break;
       case ToolBackendConfig::Kind::kHttp:
-        router.Set(tool.name, std::make_shared<UnavailableBackend>("the http tool backend is not available in this build yet"));
+        if (!http) http = std::make_shared<HttpClient>();
+        router.Set(tool.name, std::make_shared<HttpBackend>(tool, hosts, http));
         break;
       case ToolBackendConfig::Kind::kMcp:
         router.Set(tool.name, std::make_shared<UnavailableBackend>("the mcp tool backend is not available in this build yet"));

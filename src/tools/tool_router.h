@@ -23,8 +23,8 @@ class ToolRouter {
 };
 
 // Backends for every tool of `config` that names one it can build here (fixture,
-// builtin). Tools whose backend kind arrives later (http, mcp) get a backend that
-// fails each call with a message saying so.
+// builtin, http; the http tools share one connection pool). MCP tools, whose backend
+// arrives later, get a backend that fails each call with a message saying so.
 ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock);
 
 }  // namespace reins

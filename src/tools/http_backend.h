@@ -1,0 +1,47 @@
+// HttpBackend: the `http` tool backend. A call becomes one request to the configured
+// URL: POST/PUT send the arguments as a JSON body (GET sends none); `{name}` in the
+// URL's path is replaced by that argument, percent-encoded. Deferred calls carry
+// their idempotency key as an `Idempotency-Key` header, so a retried write (crash
+// recovery) can be de-duplicated by the service.
+//
+// A 2xx response with a JSON body is the result (a full envelope or plain data; the
+// executor normalises it); 204 is a bare success. Any other status, or a 2xx body
+// that is not JSON, is an error result naming the status with a bounded snippet of
+// the body. A transport failure (refused, timeout) is a non-OK Status.
+//
+// The host allow-list: the URL's host must be one the config names (the tool's
+// `allowed_hosts`, else every host written literally in an http tool URL of the
+// agent), so an argument cannot point the tool elsewhere at run time.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "net/http_client.h"
+#include "reins/agent_config.h"
+#include "reins/tool_backend.h"
+
+namespace reins {
+
+class HttpBackend final : public ToolBackend {
+ public:
+  HttpBackend(const ToolDef& tool, std::set<std::string> allowed_hosts, std::shared_ptr<HttpClient> client);
+  Task<Result<Json>> Invoke(const ToolRequest& request) override;
+
+ private:
+  Result<std::string> ResolveUrl(const Json& args) const;
+
+  std::string tool_;
+  std::string url_template_;
+  std::string method_;
+  std::vector<HttpHeaderField> headers_;
+  int timeout_ms_;
+  std::set<std::string> allowed_hosts_;
+  std::shared_ptr<HttpClient> client_;
+};
+
+// Hosts named literally in the http tool URLs of `config` (the default allow-list).
+std::set<std::string> LiteralHttpToolHosts(const AgentConfig& config);
+
+}  // namespace reins
