@@ -13,7 +13,8 @@ std::string P(const std::string& base, const char* key) { return JoinPointer(bas
 
 void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
   if (!r.Mapping(ptr, {"provider", "model", "base_url", "api_key", "temperature", "timeout_ms", "max_retries",
-                       "replies", "seed", "intents", "faults", "max_tokens"},
+                       "replies", "seed", "intents", "faults", "max_tokens", "stream", "parallel_tool_calls",
+                       "retry_base_ms", "connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms"},
                  "model")) {
     return;
   }
@@ -25,8 +26,15 @@ void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
   if (auto v = r.Number(ptr, "temperature", 0, 2)) m->temperature = *v;
   if (auto v = r.Int(ptr, "timeout_ms", 1, 3600000)) m->timeout_ms = static_cast<int>(*v);
   if (auto v = r.Int(ptr, "max_retries", 0, 20)) m->max_retries = static_cast<int>(*v);
+  r.Int(ptr, "max_tokens", 1, 1000000);
+  r.Bool(ptr, "stream");
+  r.Bool(ptr, "parallel_tool_calls");
+  for (const char* key : {"retry_base_ms", "connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms"}) {
+    r.Int(ptr, key, 1, 3600000);
+  }
   const Json* whole = r.Get(ptr);
-  for (const char* key : {"replies", "seed", "intents", "faults", "max_tokens"}) {
+  for (const char* key : {"replies", "seed", "intents", "faults", "max_tokens", "stream", "parallel_tool_calls",
+                          "retry_base_ms", "connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms"}) {
     if (whole->contains(key)) m->options[key] = (*whole)[key];
   }
   if (m->provider != "scripted" && whole->contains("replies")) {

@@ -77,9 +77,12 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest reque
     co_return response;
   }
   ++ctx.response_index;
-  ctx.Emit("model.response", {{"response", ctx.response_index},
-                              {"text", response->text},
-                              {"tool_calls", CallsToJson(response->tool_calls)}});
+  Json event = {{"response", ctx.response_index}, {"text", response->text}, {"tool_calls", CallsToJson(response->tool_calls)}};
+  const Usage& usage = response->usage;
+  if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
+    event["usage"] = {{"input_tokens", usage.input_tokens}, {"output_tokens", usage.output_tokens}};
+  }
+  ctx.Emit("model.response", std::move(event));
   co_return response;
 }
 

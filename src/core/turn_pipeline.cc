@@ -247,10 +247,31 @@ void TurnPipeline::Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine
 
 void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase) {
   (void)phase.Advance(TurnPhase::kFailed);
+  WithdrawDeferred(ctx);
   ctx.result.status = TurnStatus::kFailed;
   ctx.result.error = why;
   ctx.result.reply = "Sorry, I could not complete that request just now.";
   ctx.Emit("turn.failed", {{"error", why}});
+}
+
+// A failed turn tells the person it could not complete the request, so the writes it
+// queued must not run behind that reply (nothing half-done): they are withdrawn before
+// the outbox is written, and the history says so, so the model does not later claim them.
+void TurnPipeline::WithdrawDeferred(TurnContext& ctx) {
+  const std::string why = "not run: the turn failed before a reply";
+  for (ToolOutcome& t : ctx.result.tools) {
+    if (t.status != ToolOutcome::Status::kDeferred) continue;
+    t.status = ToolOutcome::Status::kSkipped;
+    t.reason = "turn_failed";
+    t.message = why;
+    ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason}});
+    for (Message& m : ctx.history) {
+      if (m.role == Role::kTool && m.tool_call_id == t.call_id) {
+        m.text = Json{{"success", false}, {"next_action", "error"}, {"error", why}}.dump();
+        m.is_error = true;
+      }
+    }
+  }
 }
 
 Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {

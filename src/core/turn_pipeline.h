@@ -52,6 +52,7 @@ class TurnPipeline {
   std::string WithNotices(TurnContext& ctx, std::string reply);
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
+  static void WithdrawDeferred(TurnContext& ctx);
 
   PolicyChain policies_;
   ChainExecutor executor_;
