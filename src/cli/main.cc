@@ -42,6 +42,15 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "A guided run of the example scenarios with the scripted model (no API key)");
   demo->add_option("dir", demo_dir, "example folder")->capture_default_str();
 
+  reins::ChatFlags chat_flags;
+  auto* chat = app.add_subcommand("chat", "Talk to the configured model in the terminal, every turn governed by reins");
+  chat->add_option("--config", chat_flags.config, "agent YAML file")->required()->check(CLI::ExistingFile);
+  chat->add_option("--provider", chat_flags.provider, "override the model provider")->check(CLI::IsMember({"openai", "anthropic"}));
+  chat->add_option("--model", chat_flags.model, "override the model name");
+  chat->add_option("--base-url", chat_flags.base_url, "an OpenAI-compatible server (vLLM, llama.cpp, Ollama...)");
+  chat->add_option("--as", chat_flags.speaker, "who speaks first")->capture_default_str();
+  chat->add_option("--store", chat_flags.store, "sqlite:PATH to keep the session")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
 
   if (*check) return reins::CheckCommand(check_files);
@@ -49,5 +58,6 @@ int main(int argc, char** argv) {
   if (*eval) return reins::EvalCommand(eval_paths, min_pass, eval_json);
   if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
   if (*demo) return reins::DemoCommand(demo_dir);
+  if (*chat) return reins::ChatCommand(chat_flags);
   return 2;
 }

@@ -17,9 +17,10 @@ void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
   out << "\n";
 }
 
-// What happened to each call, from the trace: proposed, then executed / refused / skipped.
-void PrintToolEvents(std::ostream& out, const TurnRun& t, const Term& term) {
-  for (const TraceEvent& e : t.result.events) {
+}  // namespace
+
+void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
+  for (const TraceEvent& e : events) {
     const Json& d = e.data;
     if (e.type == "model.response" && !d["tool_calls"].empty()) {
       std::string calls;
@@ -61,8 +62,6 @@ void PrintToolEvents(std::ostream& out, const TurnRun& t, const Term& term) {
   }
 }
 
-}  // namespace
-
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
   for (const TraceEvent& e : events) {
     out << "      " << term.Cyan(e.type) << " " << term.Dim(Short(e.data.dump(), 200)) << "\n";
@@ -80,7 +79,7 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
     if (t.refused) {
       out << "    " << term.Yellow("input refused: " + t.refusal) << "\n";
     } else {
-      PrintToolEvents(out, t, term);
+      PrintToolEvents(out, t.result.events, term);
       if (t.result.status == TurnStatus::kBlocked) {
         out << "    " << term.Yellow("blocked at the gate: " + t.result.blocked_reason) << "\n";
       } else {

@@ -12,6 +12,9 @@ namespace reins {
 void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& term, bool with_trace);
 // One line: "PASS msg-001  title  (7 checks)" or FAIL with the count of failures.
 void PrintScenarioSummaryLine(std::ostream& out, const ScenarioRun& run, const Term& term);
+// What happened to each call, from a turn's trace, as short lines: proposed, then
+// ran / refused / skipped / deferred / paused, rails and notices.
+void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
 // The trace events of one turn, one per line.
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
 

@@ -1,0 +1,193 @@
+// `reins chat`: a terminal conversation with the configured model, every turn governed
+// by the runtime. Tool events print as short lines under each reply; slash commands
+// answer clarifications and approvals, change speaker, and show the trace.
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "cli/commands.h"
+#include "cli/term.h"
+#include "cli/transcript.h"
+#include "config/agent_config_loader.h"
+#include "model/http_model.h"
+#include "reins/runtime.h"
+
+namespace reins {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// Applies the command-line overrides, then, for an agent whose config scripts its
+// model, picks a real one from the environment. Returns false with advice when no
+// model can be reached.
+bool ChooseModel(const ChatFlags& flags, ModelConfig& m, std::string* advice) {
+  if (!flags.provider.empty()) m.provider = flags.provider;
+  if (m.provider == "scripted" || m.provider == "sim") {
+    if (!flags.base_url.empty() || !Env("OPENAI_API_KEY").empty()) {
+      m.provider = "openai";
+    } else if (!Env("ANTHROPIC_API_KEY").empty()) {
+      m.provider = "anthropic";
+    }
+    if (m.provider == "openai") m.model = "gpt-4o-mini";
+    if (m.provider == "anthropic") m.model = "claude-sonnet-4-5";
+  }
+  if (!flags.model.empty()) m.model = flags.model;
+  if (!flags.base_url.empty()) m.base_url = flags.base_url;
+  if (m.api_key.empty()) m.api_key = Env(m.provider == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+  if (m.provider != "openai" && m.provider != "anthropic") {
+    *advice =
+        "This agent's model is scripted (it replays scenario files), so there is no one to chat with yet.\n"
+        "  - set OPENAI_API_KEY (or ANTHROPIC_API_KEY) to chat with a hosted model, or\n"
+        "  - point at any OpenAI-compatible server: --base-url http://127.0.0.1:11434/v1 --model llama3.1 (Ollama)\n"
+        "  - or see a scripted conversation with no key at all: build/reins demo";
+    return false;
+  }
+  bool local = !m.base_url.empty() && m.base_url.find("api.openai.com") == std::string::npos &&
+               m.base_url.find("api.anthropic.com") == std::string::npos;
+  if (m.api_key.empty() && !local) {
+    *advice = std::string("No API key for ") + m.provider + ": set " +
+              (m.provider == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY") +
+              " (or write api_key: ${VAR} under model: in the agent config).\n"
+              "  For a scripted conversation with no key: build/reins demo";
+    return false;
+  }
+  return true;
+}
+
+void PrintHelp(const Term& term) {
+  std::cout << term.Dim(
+      "  /as NAME     speak as someone else (multi-speaker sessions)\n"
+      "  /select ID   answer the pending clarification with an option\n"
+      "  /approve     approve the pending call     /deny   deny it\n"
+      "  /trace       the full event trace of the last turn\n"
+      "  /quit        leave (Ctrl-D works too)\n");
+}
+
+void PrintResult(const TurnResult& r, const Term& term) {
+  PrintToolEvents(std::cout, r.events, term);
+  switch (r.status) {
+    case TurnStatus::kFailed:
+      std::cout << term.Red("  turn failed: ") << r.error << "\n";
+      return;
+    case TurnStatus::kBlocked:
+      std::cout << term.Yellow("  blocked: ") << r.blocked_reason << "\n";
+      return;
+    default:
+      break;
+  }
+  if (!r.reply.empty()) std::cout << term.Bold(term.Cyan("agent> ")) << r.reply << "\n";
+  if (r.clarification) {
+    for (const ClarificationOption& o : r.clarification->clarification.options) {
+      std::cout << "    " << term.Yellow("/select " + o.id) << "  " << o.title
+                << (o.subtitle.empty() ? "" : term.Dim("  " + o.subtitle)) << "\n";
+    }
+  }
+  if (r.approval) {
+    std::cout << "    " << term.Yellow("/approve") << " or " << term.Yellow("/deny") << "  " << r.approval->tool << " "
+              << term.Dim(r.approval->args.dump()) << "\n";
+  }
+}
+
+// Turns one typed line into a turn input; nullopt for a line handled here.
+std::optional<TurnInput> ParseLine(const std::string& line, std::string& speaker, const TurnResult* last,
+                                   const Term& term, bool* quit) {
+  TurnInput in;
+  in.speaker = speaker;
+  if (line.empty()) return std::nullopt;
+  if (line[0] != '/') {
+    in.say = line;
+    return in;
+  }
+  std::string cmd = line.substr(0, line.find(' '));
+  std::string arg = line.size() > cmd.size() + 1 ? line.substr(cmd.size() + 1) : "";
+  if (cmd == "/quit" || cmd == "/exit") {
+    *quit = true;
+  } else if (cmd == "/as" && !arg.empty()) {
+    speaker = arg;
+    std::cout << term.Dim("  now speaking as " + speaker) << "\n";
+  } else if (cmd == "/select" && !arg.empty()) {
+    in.select = arg;
+    return in;
+  } else if (cmd == "/approve" || cmd == "/deny") {
+    in.approve = cmd == "/approve";
+    return in;
+  } else if (cmd == "/trace") {
+    if (last != nullptr) PrintEvents(std::cout, last->events, term);
+  } else {
+    PrintHelp(term);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int ChatCommand(const ChatFlags& flags) {
+  Term term = Term::ForStdout();
+  Result<AgentConfig> config = LoadAgentConfigFile(flags.config);
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    if (config.status().message().find("environment variable") != std::string::npos) {
+      std::cerr << "Set that variable, or run build/reins demo for a scripted conversation with no key.\n";
+    }
+    return 2;
+  }
+  std::string advice;
+  if (!ChooseModel(flags, config->model, &advice)) {
+    std::cerr << advice << "\n";
+    return 2;
+  }
+  auto clock = std::make_shared<SystemClock>();
+  auto model = MakeHttpModel(config->model, std::make_shared<HttpClient>(), clock);
+  auto store = OpenStore(flags.store);
+  if (!model.ok() || !store.ok()) {
+    std::cerr << (model.ok() ? store.status() : model.status()).message() << "\n";
+    return 2;
+  }
+  RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
+  auto runtime = Runtime::Create(*config, std::move(parts));
+  if (!runtime.ok()) {
+    std::cerr << runtime.status().message() << "\n";
+    return 2;
+  }
+  auto session = (*runtime)->CreateSession();
+  if (!session.ok()) {
+    std::cerr << session.status().message() << "\n";
+    return 1;
+  }
+  std::cout << term.Bold("reins chat") << "  " << config->name << " with " << config->model.provider << " "
+            << config->model.model << term.Dim("   /help for commands") << "\n";
+  if (!(*runtime)->Greeting().empty()) std::cout << term.Bold(term.Cyan("agent> ")) << (*runtime)->Greeting() << "\n";
+
+  boost::asio::io_context io;
+  std::string speaker = flags.speaker;
+  std::optional<TurnResult> last;
+  for (bool quit = false; !quit;) {
+    std::cout << term.Bold(speaker + "> ") << std::flush;
+    std::string line;
+    if (!std::getline(std::cin, line)) break;
+    std::optional<TurnInput> in = ParseLine(line, speaker, last ? &*last : nullptr, term, &quit);
+    if (!in) continue;
+    Result<TurnResult> result = FailedPrecondition("the turn did not finish");
+    auto turn = [&]() -> Task<void> { result = co_await (*runtime)->RunTurn(*session, std::move(*in)); };
+    boost::asio::co_spawn(io, turn(), boost::asio::detached);
+    io.restart();
+    io.run();
+    if (!result.ok()) {
+      std::cout << term.Yellow("  " + result.status().message()) << "\n";
+      continue;
+    }
+    PrintResult(*result, term);
+    last = std::move(*result);
+  }
+  std::cout << "\n" << term.Dim("session " + *session + " (reins trace --store " + flags.store + " --session " + *session + ")") << "\n";
+  return 0;
+}
+
+}  // namespace reins
