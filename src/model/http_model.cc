@@ -78,6 +78,16 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
   if (!outcome->ok() || (*outcome)->status < 200 || (*outcome)->status >= 300) {
     co_return Failure(*outcome, last_attempts_);
   }
+  if (!attempt.assembler && (*outcome)->Header("content-type").starts_with("text/event-stream")) {
+    // Some compatible servers stream even when not asked to: read the stream whole.
+    attempt.assembler = wire_->NewAssembler(request, nullptr);
+    Status failed;
+    SseParser parser;
+    parser.Feed((*outcome)->body, [&](SseEvent&& event) {
+      if (failed.ok()) failed = attempt.assembler->OnEvent(event);
+    });
+    if (!failed.ok()) co_return Status(failed.code(), std::string(Name()) + ": " + Redact(failed.message()));
+  }
   Result<ModelResponse> response = attempt.assembler ? attempt.assembler->Finish()
                                                      : wire_->ParseBody((*outcome)->body, request);
   if (!response.ok()) {
