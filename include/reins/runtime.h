@@ -40,6 +40,10 @@ struct RuntimeParts {
   // Test hook: called right after a turn (and its outbox rows) is committed and before
   // any deferred call runs. Crash tests kill the process here.
   std::function<void(const std::string& turn_id)> after_commit;
+  // Every event of every session once it is durable: a turn's events when it is
+  // committed, then its deferred calls' events (and notices) as they finish. For
+  // session event streams (the server's GET .../events). Called on the executor.
+  std::function<void(const std::string& session_id, const TraceEvent& event)> on_event;
 };
 
 class Runtime {
@@ -66,7 +70,7 @@ class Runtime {
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
   Task<Result<TurnResult>> RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms);
-  Task<void> RunDeferred(TurnRecord& record);
+  Task<void> RunDeferred(TurnRecord& record, const std::function<void(const TraceEvent&)>& stream);
   std::unique_ptr<Impl> impl_;
 };
 

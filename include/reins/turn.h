@@ -1,6 +1,7 @@
 // A turn's input and its result (the TurnResult of docs/http-api.md).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +29,18 @@ struct TurnInput {
   std::optional<std::string> say;
   std::optional<std::string> select;  // option id answering the pending clarification
   std::optional<bool> approve;        // answers the pending approval
+  // Stops whatever is pending instead of saying anything (the API's DELETE .../lease):
+  // releases the floor, withdraws a pending clarification, approval or plan.
+  bool cancel = false;
   Json page_context;                  // null when absent
+  // Set by an API client so that a retried submission runs nothing twice; stored
+  // with the turn's input.
+  std::string idempotency_key;
+  // Streaming: receives the turn's events. Progress events (tools, model calls) arrive
+  // as they happen; the reply, clarification and approval events only once the turn is
+  // committed (I12: nothing is delivered before the writes it queued are durable);
+  // then the deferred calls' events as they run. Not stored.
+  std::function<void(const TraceEvent&)> on_event;
 };
 
 // What happened to one proposed tool call.

@@ -79,7 +79,11 @@ void DeferredRunner::RecordUnattended(const DeferredResult& r) {
   }
   // A failed write here leaves the entry unfinished: a restart runs it again under the
   // same key, which the backend de-duplicates.
-  if (store_.RecordDeferredOutcome(o).ok() && !o.notice.empty() && on_notice) on_notice(r.entry.session_id);
+  if (!store_.RecordDeferredOutcome(o).ok()) return;
+  if (!o.notice.empty() && on_notice) on_notice(r.entry.session_id);
+  for (const TraceEvent& e : o.events) {
+    if (on_event) on_event(r.entry.session_id, e);
+  }
 }
 
 void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries,

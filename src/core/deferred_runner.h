@@ -52,6 +52,8 @@ class DeferredRunner {
 
   // Called with the session id whenever a failure was stored as a notice.
   std::function<void(const std::string& session_id)> on_notice;
+  // Called with each event of a result nobody waits for, once it is recorded.
+  std::function<void(const std::string& session_id, const TraceEvent& event)> on_event;
 
  private:
   // Claims and runs one entry; nullopt when another worker already finished it.

@@ -15,6 +15,17 @@
 
 namespace reins {
 
+namespace {
+
+// Events a streaming caller may see while the turn runs: what the runtime is doing,
+// never what the person will be told (that waits for the commit, I12).
+bool IsProgressEvent(const std::string& type) {
+  return type == "turn.started" || type == "model.call" || type == "model.error" || type.starts_with("tool.") ||
+         type.starts_with("plan.") || type.starts_with("step.");
+}
+
+}  // namespace
+
 struct Runtime::Impl {
   AgentConfig config;
   RuntimeParts parts;
@@ -83,6 +94,9 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->pipeline = std::make_unique<TurnPipeline>(impl->config, *impl->parts.model, impl->tools);
   impl->deferred = std::make_unique<DeferredRunner>(impl->config, impl->tools, *impl->parts.store, *impl->parts.clock);
   Impl* raw = impl.get();
+  impl->deferred->on_event = [raw](const std::string& session_id, const TraceEvent& e) {
+    if (raw->parts.on_event) raw->parts.on_event(session_id, e);
+  };
   impl->deferred->on_notice = [raw](const std::string& session_id) {
     std::lock_guard lock(raw->mu);
     if (auto it = raw->sessions.find(session_id); it != raw->sessions.end()) it->second->may_have_notices = true;
@@ -137,6 +151,12 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   ctx.session_id = session_id;
   ctx.turn_id = impl_->NewId("t_");
   ctx.input = std::move(input);
+  const std::function<void(const TraceEvent&)> stream = std::move(ctx.input.on_event);
+  if (stream) {
+    ctx.on_emit = [&stream](const TraceEvent& e) {
+      if (IsProgressEvent(e.type)) stream(e);
+    };
+  }
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
   if (session.may_have_notices) {
@@ -205,15 +225,19 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   session.turn_count = record.result.turn_number;
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
+  for (const TraceEvent& e : record.result.events) {
+    if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable
+    if (impl_->parts.on_event) impl_->parts.on_event(session_id, e);
+  }
   const std::string delivered = record.result.reply;
-  co_await RunDeferred(record);
+  co_await RunDeferred(record, stream);
   if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
   }
   co_return std::move(record.result);
 }
 
-Task<void> Runtime::RunDeferred(TurnRecord& record) {
+Task<void> Runtime::RunDeferred(TurnRecord& record, const std::function<void(const TraceEvent&)>& stream) {
   std::vector<OutboxEntry> entries;
   for (const ToolOutcome& t : record.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
@@ -256,11 +280,14 @@ Task<void> Runtime::RunDeferred(TurnRecord& record) {
       result.events.push_back(note);
       events.push_back(note);
     }
-    DeferredOutcome o{r.entry.key, r.result, r.latency_ms, std::move(events), "", noted_reply,
-                      impl_->parts.clock->NowMs()};
+    DeferredOutcome o{r.entry.key, r.result, r.latency_ms, events, "", noted_reply, impl_->parts.clock->NowMs()};
     // If this write fails the entry stays unfinished and a restart runs it again under
     // the same key; the reply the person gets is already honest either way.
     (void)impl_->parts.store->RecordDeferredOutcome(o);
+    for (const TraceEvent& e : events) {
+      if (stream) stream(e);
+      if (impl_->parts.on_event) impl_->parts.on_event(record.session_id, e);
+    }
   }
 }
 

@@ -56,7 +56,9 @@ Json TurnInputToJson(const TurnInput& in) {
   if (in.say) j["say"] = *in.say;
   if (in.select) j["select"] = *in.select;
   if (in.approve) j["approve"] = *in.approve;
+  if (in.cancel) j["cancel"] = true;
   if (!in.page_context.is_null()) j["page_context"] = in.page_context;
+  if (!in.idempotency_key.empty()) j["idempotency_key"] = in.idempotency_key;
   return j;
 }
 

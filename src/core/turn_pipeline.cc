@@ -12,6 +12,10 @@ TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, cons
       audit_on_(config.audit.enabled) {}
 
 bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
+  if (ctx.input.cancel) {
+    Cancel(ctx, phase);
+    return true;
+  }
   AdmitVerdict verdict;
   for (const auto& policy : policies_) {
     verdict = policy->Admit(ctx);
@@ -26,28 +30,38 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
     return true;
   }
   if (verdict.kind == AdmitVerdict::Kind::kCancel) {
-    (void)phase.Advance(TurnPhase::kCancelled);
-    if (ctx.session.pending_clarification) {
-      ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
-      ctx.withdrawn_clarification_id = ctx.session.pending_clarification->id;
-      ctx.session.pending_clarification.reset();
-    }
-    if (ctx.session.pending_approval) {
-      ctx.Emit("approval.cancelled", {{"id", ctx.session.pending_approval->id}});
-      ctx.cancelled_approval_id = ctx.session.pending_approval->id;
-      ctx.session.pending_approval.reset();
-    }
-    ctx.session.pending_plan.clear();
-    ctx.lease_change = Lease{};
-    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
-    ctx.result.status = TurnStatus::kCancelled;
-    ctx.result.reply = "Okay, I've stopped that.";
-    ctx.history.push_back(Message::User(ctx.input.say.value_or(""), ctx.input.speaker));
-    ctx.history.push_back(Message::Assistant(ctx.result.reply));
-    ctx.Emit("turn.cancelled", {{"speaker", ctx.input.speaker}});
+    Cancel(ctx, phase);
     return true;
   }
   return false;
+}
+
+// "Stop": releases the floor and withdraws whatever was pending (a clarification, an
+// approval, the rest of a plan). Reached through a cancel pattern or TurnInput.cancel.
+void TurnPipeline::Cancel(TurnContext& ctx, TurnPhaseMachine& phase) {
+  (void)phase.Advance(TurnPhase::kCancelled);
+  if (ctx.session.pending_clarification) {
+    ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
+    ctx.withdrawn_clarification_id = ctx.session.pending_clarification->id;
+    ctx.session.pending_clarification.reset();
+  }
+  if (ctx.session.pending_approval) {
+    ctx.Emit("approval.cancelled", {{"id", ctx.session.pending_approval->id}});
+    ctx.cancelled_approval_id = ctx.session.pending_approval->id;
+    ctx.session.pending_approval.reset();
+  }
+  ctx.session.pending_plan.clear();
+  if (ctx.config.floor.enabled) {
+    ctx.lease_change = Lease{};
+    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
+  }
+  ctx.result.status = TurnStatus::kCancelled;
+  ctx.result.reply = "Okay, I've stopped that.";
+  if (ctx.input.say) {  // a spoken "stop" belongs to the conversation; an API cancel does not
+    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+  }
+  ctx.Emit("turn.cancelled", {{"speaker", ctx.input.speaker}});
 }
 
 void TurnPipeline::EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase) {

@@ -53,6 +53,7 @@ class TurnPipeline {
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
   static void WithdrawDeferred(TurnContext& ctx);
+  static void Cancel(TurnContext& ctx, TurnPhaseMachine& phase);
 
   PolicyChain policies_;
   ChainExecutor executor_;

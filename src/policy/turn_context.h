@@ -4,6 +4,7 @@
 // (src/core) advances the turn's phase.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -60,8 +61,12 @@ struct TurnContext {
   std::string cancelled_approval_id;
   std::string chosen_option_id;
 
+  // Set by the runtime when the caller streams the turn (TurnInput.on_event).
+  std::function<void(const TraceEvent&)> on_emit;
+
   void Emit(std::string type, Json data = Json::object()) {
     result.events.push_back({std::move(type), result.turn_number, clock.NowMs(), std::move(data)});
+    if (on_emit) on_emit(result.events.back());
   }
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
 };

@@ -39,6 +39,36 @@ constexpr const char* kTimes = R"([{"result": {"times": ["9:00", "11:00"]}}])";
 
 class DeferralTest : public testing::RuntimeHarness {};
 
+// A streaming caller sees progress as it happens, the reply only once the turn and its
+// outbox rows are durable (I12), then the deferred call's outcome; a session listener
+// sees the same durable events.
+TEST_F(DeferralTest, StreamsProgressLiveAndTheReplyOnlyAfterTheCommit) {
+  std::vector<std::string> seen;
+  std::vector<std::string> session_events;
+  Build(kAgent, kReplies, {{"save_prayer", kSaved}, {"service_times", kTimes}}, "sqlite::memory:",
+        [&](RuntimeParts& parts) {
+          parts.after_commit = [&](const std::string&) { seen.push_back("<commit>"); };
+          parts.on_event = [&](const std::string&, const TraceEvent& e) { session_events.push_back(e.type); };
+        });
+  TurnInput in;
+  in.say = "Please pray for my mother. When is service?";
+  in.on_event = [&](const TraceEvent& e) { seen.push_back(e.type); };
+  auto r = Run(std::move(in));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto at = [&](const std::string& type) { return std::find(seen.begin(), seen.end(), type) - seen.begin(); };
+  const auto commit = at("<commit>");
+  ASSERT_LT(commit, static_cast<std::ptrdiff_t>(seen.size()));
+  EXPECT_LT(at("turn.started"), commit);
+  EXPECT_LT(at("tool.deferred"), commit);
+  EXPECT_LT(at("tool.executed"), commit);
+  EXPECT_GT(at("reply.final"), commit);
+  EXPECT_LT(at("reply.final"), static_cast<std::ptrdiff_t>(seen.size()));
+  EXPECT_GT(at("deferred.executed"), at("reply.final"));
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), "turn.started"), 1);
+  EXPECT_NE(std::find(session_events.begin(), session_events.end(), "deferred.executed"), session_events.end());
+  EXPECT_EQ(session_events.size() + 1, seen.size());  // everything, minus the commit marker
+}
+
 TEST_F(DeferralTest, ModelSeesTheInstructionNeverTheRealResult) {
   Build(kAgent, kReplies, {{"save_prayer", kSaved}, {"service_times", kTimes}});
   auto r = Say("Please pray for my mother. When is service?");

@@ -55,6 +55,24 @@ TEST_F(RuntimeTest, ClarificationStopsTheChainAndTheTurnWithoutAnotherModelCall)
   EXPECT_EQ(r->clarification->entity_type, "contact");
 }
 
+TEST_F(RuntimeTest, ACancelInputWithdrawsThePendingClarification) {
+  Build(R"([{"tool_calls": [{"name": "lookup", "args": {"q": "John"}}]}])", {{"lookup", kTwoJohns}});
+  ASSERT_TRUE(Say("Tell John hi").ok());
+  TurnInput cancel;
+  cancel.speaker = "api";
+  cancel.cancel = true;
+  auto r = Run(cancel);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, TurnStatus::kCancelled);
+  EXPECT_EQ(recorder_->requests.size(), 1u);  // no model call
+  auto stale = Select("u_doe");
+  EXPECT_FALSE(stale.ok()) << "the clarification should be gone";
+  // The cancel is not a conversational turn: the history holds no empty user message.
+  auto messages = runtime_->store().LoadMessages(session_);
+  ASSERT_TRUE(messages.ok());
+  for (const Message& m : *messages) EXPECT_FALSE(m.role == Role::kUser && m.text.empty());
+}
+
 TEST_F(RuntimeTest, SelectBindsTheChosenIdAndRefusesTheOtherCandidate) {
   Build(R"([{"when": {"turn": 1}, "tool_calls": [{"name": "lookup", "args": {"q": "John"}}]},
             {"when": {"turn": 2, "last": "user"}, "tool_calls": [{"name": "send", "args": {"to": "u_smith"}}]},
