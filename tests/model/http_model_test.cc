@@ -121,6 +121,15 @@ TEST_P(HttpModelTest, StreamsTextDeltasAndAssemblesToolCalls) {
   EXPECT_EQ(up_.requests()[0].headers["accept"], "text/event-stream");
 }
 
+TEST_P(HttpModelTest, ReadsAStreamTheServerSentUnasked) {
+  up_.Enqueue(Streamed(kTwoCalls));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text, "Checking both.");
+  EXPECT_EQ(r->tool_calls.size(), 2u);
+}
+
 TEST_P(HttpModelTest, RetriesA429HonouringRetryAfter) {
   up_.Enqueue(MockUpstream::Json(429, "{}", {{"retry-after-ms", "20"}}));
   up_.Enqueue(Whole({"ok", {}}));
