@@ -55,7 +55,8 @@ class Runtime {
   // The agent's greeting, sent verbatim when a session starts ("" when none).
   const std::string& Greeting() const;
   // A non-OK Status means the input was refused (unknown session, `select` with no
-  // pending clarification...) and nothing was recorded. Everything else, including a
+  // pending clarification, an idempotency_key a turn already used: AlreadyExists...)
+  // and nothing was recorded. Everything else, including a
   // failed model call, is a TurnResult with a status.
   Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
 

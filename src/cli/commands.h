@@ -21,12 +21,27 @@ struct ChatFlags {
   std::string store = "sqlite::memory:";
 };
 
+struct ServeFlags {
+  std::string config;
+  std::string listen = "127.0.0.1:8080";
+  std::string store;  // default: the config's `store`
+  std::string keys;   // keys.yaml; none: loopback only, no auth
+  int threads = 0;    // 0: one per core
+  int shutdown_timeout_ms = 10000;
+  int heartbeat_ms = 15000;
+  double rate = 20;   // requests per second per key
+  double burst = 40;
+  size_t max_body_bytes = 1u << 20;
+};
+
 int CheckCommand(const std::vector<std::string>& files);
 int RunCommand(const std::string& file, const RunFlags& flags);
 int EvalCommand(const std::vector<std::string>& paths, double min_pass, bool json);
 int TraceCommand(const std::string& store_url, const std::string& session_id, bool json);
 int DemoCommand(const std::string& dir);
 int ChatCommand(const ChatFlags& flags);
+int ServeCommand(const ServeFlags& flags);
+int KeysAddCommand(const std::string& keys_file, const std::string& tenant);
 
 // Scenario files under `paths` (files given directly, or *.yaml found recursively
 // whose top level has `turns`), sorted.

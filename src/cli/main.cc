@@ -51,6 +51,27 @@ int main(int argc, char** argv) {
   chat->add_option("--as", chat_flags.speaker, "who speaks first")->capture_default_str();
   chat->add_option("--store", chat_flags.store, "sqlite:PATH to keep the session")->capture_default_str();
 
+  reins::ServeFlags serve_flags;
+  auto* serve = app.add_subcommand("serve", "Serve the HTTP API (sessions, turns, SSE, metrics) for one agent");
+  serve->add_option("--config", serve_flags.config, "agent YAML file")->required()->check(CLI::ExistingFile);
+  serve->add_option("--listen", serve_flags.listen, "HOST:PORT (port 0 picks a free one)")->capture_default_str();
+  serve->add_option("--store", serve_flags.store, "sqlite:PATH or sqlite::memory: (default: the config's store)");
+  serve->add_option("--keys", serve_flags.keys, "keys file (reins keys add); without it: loopback only, no auth");
+  serve->add_option("--threads", serve_flags.threads, "I/O threads (default: one per core)")->check(CLI::Range(0, 256));
+  serve->add_option("--shutdown-timeout-ms", serve_flags.shutdown_timeout_ms, "how long in-flight requests may finish")
+      ->capture_default_str();
+  serve->add_option("--heartbeat-ms", serve_flags.heartbeat_ms, "SSE heartbeat interval")->capture_default_str();
+  serve->add_option("--rate", serve_flags.rate, "requests per second per API key")->capture_default_str();
+  serve->add_option("--burst", serve_flags.burst, "requests a key may send at once")->capture_default_str();
+  serve->add_option("--max-body-bytes", serve_flags.max_body_bytes, "larger request bodies get 413")->capture_default_str();
+
+  std::string keys_file = "keys.yaml", keys_tenant;
+  auto* keys = app.add_subcommand("keys", "Manage API keys for reins serve");
+  keys->require_subcommand(1);
+  auto* keys_add = keys->add_subcommand("add", "Create a key for TENANT; prints it once, stores only its hash");
+  keys_add->add_option("tenant", keys_tenant, "tenant name ([A-Za-z0-9_-], up to 64)")->required();
+  keys_add->add_option("--keys", keys_file, "keys file")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
 
   if (*check) return reins::CheckCommand(check_files);
@@ -59,5 +80,7 @@ int main(int argc, char** argv) {
   if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
   if (*demo) return reins::DemoCommand(demo_dir);
   if (*chat) return reins::ChatCommand(chat_flags);
+  if (*serve) return reins::ServeCommand(serve_flags);
+  if (*keys_add) return reins::KeysAddCommand(keys_file, keys_tenant);
   return 2;
 }

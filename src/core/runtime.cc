@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <set>
 
 #include <boost/asio/this_coro.hpp>
 
@@ -44,6 +46,8 @@ struct Runtime::Impl {
     // False once we know the session has no undelivered notice; a deferred failure
     // recorded by this runtime sets it again. Saves a query on almost every turn.
     bool may_have_notices = true;
+    // Idempotency keys of the session's turns, read from the store on first need.
+    std::optional<std::set<std::string>> idempotency_keys;
   };
   std::map<std::string, std::shared_ptr<CachedSession>> sessions;
 
@@ -139,6 +143,21 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   Result<std::shared_ptr<Impl::CachedSession>> loaded = impl_->Load(session_id);
   if (!loaded.ok()) co_return loaded.status();
   Impl::CachedSession& session = **loaded;
+  if (!input.idempotency_key.empty()) {
+    // Checked inside the session's queue: a retry that arrives while the first try
+    // runs waits for it, then finds its key.
+    if (!session.idempotency_keys) {
+      Result<std::vector<StoredTurn>> turns = impl_->parts.store->LoadTurns(session_id);
+      if (!turns.ok()) co_return turns.status();
+      session.idempotency_keys.emplace();
+      for (const StoredTurn& t : *turns) {
+        if (t.input.is_object() && t.input.contains("idempotency_key")) session.idempotency_keys->insert(t.input.value("idempotency_key", ""));
+      }
+    }
+    if (session.idempotency_keys->contains(input.idempotency_key)) {
+      co_return AlreadyExists("a turn with idempotency_key '" + input.idempotency_key + "' already ran");
+    }
+  }
   // The turn works on the cached session in place. If it is refused or cannot be
   // committed, the state is restored and the history cut back, so the session is
   // exactly as it was (turns of one session never overlap; see runtime.h).
@@ -224,6 +243,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   }
   session.turn_count = record.result.turn_number;
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
+  if (session.idempotency_keys && !ctx.input.idempotency_key.empty()) session.idempotency_keys->insert(ctx.input.idempotency_key);
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
   for (const TraceEvent& e : record.result.events) {
     if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable

@@ -1,0 +1,146 @@
+// `reins serve`: the HTTP API (docs/http-api.md) over one agent. Network I/O runs on
+// `--threads` threads; the runtime runs on one strand (it assumes one executor), which
+// costs nothing while turns wait on models and tools. SIGINT/SIGTERM: stop accepting,
+// let in-flight turns finish up to --shutdown-timeout-ms, exit 0; writes still queued
+// stay in the outbox and run at the next start.
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "cli/commands.h"
+#include "config/agent_config_loader.h"
+#include "model/http_model.h"
+#include "model/scripted_model.h"
+#include "server/api.h"
+
+namespace reins {
+namespace {
+
+namespace asio = boost::asio;
+
+Result<std::shared_ptr<ModelProvider>> MakeModel(const ModelConfig& m, std::shared_ptr<Clock> clock) {
+  if (m.provider == "scripted") {
+    return std::shared_ptr<ModelProvider>(std::make_shared<ScriptedModel>(m.options.value("replies", Json::array())));
+  }
+  if (m.provider == "openai" || m.provider == "anthropic") return MakeHttpModel(m, std::make_shared<HttpClient>(), clock);
+  return InvalidArgument("provider '" + m.provider + "' cannot serve yet (use openai, anthropic or scripted)");
+}
+
+bool IsLoopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
+
+bool SplitListen(const std::string& listen, std::string* host, int* port) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
+  *host = listen.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[') *host = host->substr(1, host->size() - 2);
+  try {
+    *port = std::stoi(listen.substr(colon + 1));
+  } catch (...) {
+    return false;
+  }
+  if (*host == "localhost") *host = "127.0.0.1";
+  return *port >= 0 && *port < 65536;
+}
+
+Task<void> ResumeOutbox(Runtime& runtime) {
+  Result<int> ran = co_await runtime.ResumeOutbox();
+  if (ran.ok() && *ran > 0) std::cerr << "reins serve: ran " << *ran << " write(s) a previous run left in the outbox\n";
+}
+
+Task<void> ShutDownOnSignal(asio::signal_set& signals, Api& api, HttpServer& server, asio::io_context& io, int deadline_ms) {
+  auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
+  if (ec) co_return;
+  std::cerr << "reins serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": no new requests; waiting up to " << deadline_ms << " ms for those in flight\n";
+  api.BeginShutdown();
+  server.Stop();
+  co_await server.Drain(deadline_ms);
+  std::cerr << "reins serve: stopped (" << server.open_connections() << " connection(s) cut at the deadline)\n";
+  io.stop();
+}
+
+}  // namespace
+
+int ServeCommand(const ServeFlags& flags) {
+  Result<AgentConfig> config = LoadAgentConfigFile(flags.config);
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 2;
+  }
+  std::string host;
+  int port = 0;
+  if (!SplitListen(flags.listen, &host, &port)) {
+    std::cerr << "--listen must be HOST:PORT (e.g. 127.0.0.1:8080), got '" << flags.listen << "'\n";
+    return 2;
+  }
+  std::shared_ptr<const KeyStore> keys;
+  if (!flags.keys.empty()) {
+    Result<KeyStore> loaded = KeyStore::Load(flags.keys);
+    if (!loaded.ok()) {
+      std::cerr << loaded.status().message() << "\n(create keys with: reins keys add TENANT --keys " << flags.keys << ")\n";
+      return 2;
+    }
+    keys = std::make_shared<const KeyStore>(std::move(*loaded));
+  } else if (!IsLoopback(host)) {
+    std::cerr << "without --keys the server only listens on loopback (127.0.0.1 or ::1); create keys with "
+                 "reins keys add TENANT, then pass --keys keys.yaml\n";
+    return 2;
+  }
+  auto clock = std::make_shared<SystemClock>();
+  auto model = MakeModel(config->model, clock);
+  std::string store_url = flags.store.empty() ? config->store : flags.store;
+  auto store = OpenStore(store_url);
+  if (!model.ok() || !store.ok()) {
+    std::cerr << (model.ok() ? store.status() : model.status()).message() << "\n";
+    return 2;
+  }
+  Api* api_ptr = nullptr;  // set below; events only flow once the server runs
+  RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
+  parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
+    if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
+  };
+  auto runtime = Runtime::Create(*config, std::move(parts));
+  if (!runtime.ok()) {
+    std::cerr << runtime.status().message() << "\n";
+    return 2;
+  }
+  int exit_code = 0;
+  {
+    const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    asio::io_context io(threads);
+    auto strand = asio::make_strand(io);
+    Metrics metrics;
+    ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};
+    Api api(**runtime, strand, keys, metrics, options);
+    api_ptr = &api;
+    HttpServer server(io, {.host = host, .port = port, .max_body_bytes = flags.max_body_bytes},
+                      [&api](const ServerRequest& req, ServerResponse& res) { return api.Handle(req, res); });
+    if (Status s = server.Start(); !s.ok()) {
+      std::cerr << s.message() << "\n";
+      return 2;
+    }
+    asio::co_spawn(strand, ResumeOutbox(**runtime), asio::detached);
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    asio::co_spawn(io, ShutDownOnSignal(signals, api, server, io, flags.shutdown_timeout_ms), asio::detached);
+    std::cout << "reins serve: " << config->name << " listening on http://" << (host.find(':') != std::string::npos ? "[" + host + "]" : host)
+              << ":" << server.port() << (keys ? " (API keys required)" : " (loopback only, no API keys: pass --keys to require them)")
+              << (store_url == "sqlite::memory:" ? "; sessions are in memory (pass --store sqlite:reins.db to keep them)" : "")
+              << std::endl;
+    std::vector<std::thread> pool;
+    for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+    io.run();
+    for (std::thread& t : pool) t.join();
+    api_ptr = nullptr;
+  }
+  return exit_code;
+}
+
+}  // namespace reins

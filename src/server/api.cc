@@ -1,0 +1,590 @@
+#include "server/api.h"
+
+#include <chrono>
+#include <deque>
+#include <iostream>
+#include <optional>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "reins/json.h"
+#include "server/event_stream.h"
+
+namespace reins {
+namespace {
+
+namespace asio = boost::asio;
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A request the API refuses: status, code, message.
+struct ApiError {
+  int status;
+  std::string code;
+  std::string message;
+};
+
+Json ErrorJson(const ApiError& e) { return {{"error", {{"code", e.code}, {"message", e.message}}}}; }
+
+// (A plain function: GCC 12 miscompiles brace-initialised temporaries in coroutines.)
+ApiError Err(int status, const char* code, std::string message) { return ApiError{status, code, std::move(message)}; }
+
+// GCC 12 cannot compile a string literal inside a full-expression that also holds a
+// co_await ("array used as initializer"), so the coroutines below take their literal
+// values from these.
+constexpr const char* kJsonType = "application/json";
+constexpr const char* kPrometheusType = "text/plain; version=0.0.4; charset=utf-8";
+Json HealthJson() { return {{"status", "ok"}}; }
+Json ReadyJson(const std::string& agent) { return {{"status", "ready"}, {"agent", agent}}; }
+
+std::optional<ApiError> NotReady(bool shutting_down, const Status& store) {
+  if (shutting_down) return Err(503, "shutting_down", "the server is shutting down");
+  if (!store.ok()) return Err(503, "store_unavailable", store.message());
+  return std::nullopt;
+}
+
+// POST /v1/sessions: `{metadata?}`.
+std::optional<ApiError> ParseMetadata(const Json& j, Json* metadata) {
+  if (j.is_discarded() || !j.is_object()) return Err(400, "bad_request", "the body must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "metadata") return Err(400, "bad_request", "unknown field '" + key + "' (expected metadata)");
+    if (!value.is_object()) return Err(400, "bad_request", "'metadata' must be an object");
+  }
+  *metadata = j.value("metadata", Json::object());
+  return std::nullopt;
+}
+
+// Maps a runtime refusal to the API's statuses.
+ApiError FromStatus(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound: return {404, "not_found", s.message()};
+    case StatusCode::kFailedPrecondition: return {409, "conflict", s.message()};
+    case StatusCode::kInvalidArgument: return {422, "invalid", s.message()};
+    case StatusCode::kUnavailable: return {503, "unavailable", s.message()};
+    default: return {500, "internal", s.message()};
+  }
+}
+
+// "/v1/sessions/s_1/turns" -> {"v1", "sessions", "s_1", "turns"}
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > start) out.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+// The body of POST .../turns, checked field by field (400 names the field).
+std::optional<ApiError> ParseTurnInput(const std::string& body, TurnInput* in) {
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return ApiError{400, "bad_request", "the body must be a JSON object"};
+  for (const auto& [key, value] : j.items()) {
+    if (key == "speaker" || key == "say" || key == "select" || key == "idempotency_key") {
+      if (!value.is_string()) return ApiError{400, "bad_request", "'" + key + "' must be a string"};
+    } else if (key == "approve") {
+      if (!value.is_boolean()) return ApiError{400, "bad_request", "'approve' must be true or false"};
+    } else if (key == "page_context") {
+      if (!value.is_object()) return ApiError{400, "bad_request", "'page_context' must be an object"};
+    } else {
+      return ApiError{400, "bad_request", "unknown field '" + key + "' (expected speaker, say, select, approve, page_context, idempotency_key)"};
+    }
+  }
+  in->speaker = j.value("speaker", "user");
+  if (in->speaker.empty() || in->speaker.size() > 128) return ApiError{400, "bad_request", "'speaker' must be 1 to 128 characters"};
+  if (j.contains("say")) in->say = j["say"].get<std::string>();
+  if (j.contains("select")) in->select = j["select"].get<std::string>();
+  if (j.contains("approve")) in->approve = j["approve"].get<bool>();
+  if (j.contains("page_context")) in->page_context = j["page_context"];
+  in->idempotency_key = j.value("idempotency_key", "");
+  if (in->idempotency_key.size() > 200) return ApiError{400, "bad_request", "'idempotency_key' is longer than 200 characters"};
+  int given = (in->say ? 1 : 0) + (in->select ? 1 : 0) + (in->approve ? 1 : 0);
+  if (given != 1) return ApiError{400, "bad_request", "a turn needs exactly one of say, select or approve"};
+  return std::nullopt;
+}
+
+// A stored turn in the TurnResult shape (idempotent replays, the trace).
+Json StoredTurnJson(const StoredTurn& t, const std::vector<StoredInvocation>& invocations) {
+  Json j = t.result.is_object() ? t.result : Json::object();
+  Json tools = Json::array();
+  for (const StoredInvocation& inv : invocations) {
+    if (inv.turn_id != t.turn_id) continue;
+    Json jt = {{"name", inv.name}, {"args", inv.args}, {"status", inv.status}};
+    if (!inv.reason.empty()) jt["reason"] = inv.reason;
+    if (inv.success) {
+      jt["success"] = *inv.success;
+      jt["next_action"] = inv.next_action;
+      jt["latency_ms"] = inv.latency_ms;
+    }
+    tools.push_back(std::move(jt));
+  }
+  j["tools"] = std::move(tools);
+  return j;
+}
+
+Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
+  *out = co_await rt.RunTurn(id, std::move(in));
+}
+
+void Log(Json line) {
+  line["ts"] = FormatIsoTime(NowMs());
+  line["level"] = "info";
+  std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  std::cerr << text << std::flush;
+}
+
+ApiError WrongMethod(const std::string& used, const char* allowed) {
+  return Err(405, "method_not_allowed", used + " is not allowed here (use " + allowed + ")");
+}
+std::map<std::string, std::string> AllowHeader(const char* method) { return {{"Allow", method}}; }
+std::map<std::string, std::string> ReplayHeader() { return {{"Idempotent-Replay", "true"}}; }
+
+Json CreatedJson(const std::string& id, const std::string& greeting) {
+  Json body = {{"session_id", id}};
+  if (!greeting.empty()) body["greeting"] = greeting;
+  return body;
+}
+
+Result<Json> SessionJson(Store& store, const std::string& id) {
+  Result<SessionRecord> s = store.LoadSession(id);
+  if (!s.ok()) return s.status();
+  Json j = {{"session_id", s->id}, {"created_at", FormatIsoTime(s->created_at_ms)}, {"turns", s->turn_count}};
+  if (!s->metadata.empty()) j["metadata"] = s->metadata;
+  if (Result<Lease> lease = store.LoadLease(id); lease.ok() && lease->ActiveAt(NowMs())) {
+    j["lease"] = {{"owner", lease->owner}, {"domain", lease->domain}, {"expires_at", FormatIsoTime(lease->expires_at_ms)}};
+  }
+  for (const char* pending : {"pending_clarification", "pending_approval"}) {
+    if (s->state.contains(pending) && !s->state[pending].is_null()) j[pending] = s->state[pending];
+  }
+  return j;
+}
+
+Result<Json> TraceJson(Store& store, const std::string& id) {
+  Result<std::vector<StoredTurn>> turns = store.LoadTurns(id);
+  if (!turns.ok()) return turns.status();
+  Result<std::vector<StoredInvocation>> inv = store.LoadInvocations(id);
+  Json out = Json::array();
+  for (const StoredTurn& t : *turns) {
+    Json j = StoredTurnJson(t, inv.ok() ? *inv : std::vector<StoredInvocation>{});
+    j["turn_number"] = t.turn_number;
+    j["speaker"] = t.speaker;
+    j["input"] = t.input;
+    j["created_at"] = FormatIsoTime(t.created_at_ms);
+    Json events = Json::array();
+    for (const TraceEvent& e : t.events) events.push_back(TraceEventToJson(e));
+    j["events"] = std::move(events);
+    out.push_back(std::move(j));
+  }
+  return Json{{"session_id", id}, {"turns", std::move(out)}};
+}
+
+void LogTurn(const std::string& session_id, const TurnResult& r) {
+  Log({{"msg", "turn"}, {"session_id", session_id}, {"turn_id", r.turn_id}, {"status", TurnStatusName(r.status)},
+       {"model_calls", r.model_calls}, {"tools", r.tools.size()}});
+}
+
+}  // namespace
+
+struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
+  Runtime& runtime;
+  asio::any_io_executor strand;
+  std::shared_ptr<const KeyStore> keys;
+  Metrics& metrics;
+  ApiOptions options;
+  RateLimiter limiter;
+  std::atomic<bool> shutting_down{false};
+
+  std::mutex mu;  // guards subscribers and model_call_started
+  std::map<std::string, std::vector<std::weak_ptr<EventStream>>> subscribers;
+  std::map<std::string, std::pair<int64_t, std::string>> model_call_started;  // session -> (at_ms, purpose)
+
+  Impl(Runtime& r, asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
+      : runtime(r), strand(std::move(s)), keys(std::move(k)), metrics(m), options(o),
+        limiter(o.rate_per_second, o.rate_burst) {}
+
+  // Runs `work` on the runtime strand and returns its value on the caller's executor.
+  // (Through std::optional: Asio needs a default-constructible result, Result<T> is not.)
+  template <typename T>
+  Task<T> OnRuntime(std::function<Task<T>()> work) {
+    // Named, not a temporary in the co_await expression: GCC 12 destroys such
+    // temporaries wrongly in coroutines.
+    std::function<Task<std::optional<T>>()> wrapped = [work = std::move(work)]() -> Task<std::optional<T>> {
+      co_return co_await work();
+    };
+    std::optional<T> out = co_await asio::co_spawn(strand, std::move(wrapped), asio::use_awaitable);
+    co_return std::move(*out);
+  }
+
+  std::optional<ApiError> Admit(const ServerRequest& req, std::string* tenant, std::map<std::string, std::string>* extra);
+  void Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
+              std::chrono::steady_clock::duration took);
+  Task<void> Route(const ServerRequest& req, ServerResponse& res, const std::string& tenant, std::string* route);
+  Task<void> CreateSession(const ServerRequest& req, ServerResponse& res, const std::string& tenant);
+  Task<std::optional<ApiError>> CheckSession(const std::string& id, const std::string& tenant);
+  Task<void> GetSession(ServerResponse& res, const std::string& id);
+  Task<void> PostTurn(const ServerRequest& req, ServerResponse& res, const std::string& id);
+  Task<void> StreamTurn(ServerResponse& res, const std::string& id, TurnInput in);
+  Task<void> GetTrace(ServerResponse& res, const std::string& id);
+  Task<void> CancelLease(ServerResponse& res, const std::string& id);
+  Task<void> StreamEvents(ServerResponse& res, const std::string& id);
+  Task<void> RenderMetrics(ServerResponse& res);
+  Task<void> Ready(ServerResponse& res);
+  Task<std::optional<Json>> Replay(const std::string& id, const std::string& key);
+  void Count(const std::string& session_id, const TraceEvent& e);
+};
+
+namespace {
+
+// Arguments by value: a temporary bound to a reference across a co_await is what
+// GCC 12 gets wrong.
+Task<void> SendJson(ServerResponse& res, int status, Json body, std::map<std::string, std::string> headers = {}) {
+  std::string type = kJsonType;
+  std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  co_await res.Respond(status, std::move(type), std::move(text), std::move(headers));
+}
+
+Task<void> SendError(ServerResponse& res, ApiError e, std::map<std::string, std::string> headers = {}) {
+  co_await SendJson(res, e.status, ErrorJson(e), std::move(headers));
+}
+
+}  // namespace
+
+Api::Api(Runtime& runtime, asio::any_io_executor runtime_strand, std::shared_ptr<const KeyStore> keys, Metrics& metrics,
+         ApiOptions options)
+    : impl_(std::make_shared<Impl>(runtime, std::move(runtime_strand), std::move(keys), metrics, options)) {}
+
+Api::~Api() = default;
+
+void Api::BeginShutdown() {
+  impl_->shutting_down = true;
+  std::lock_guard lock(impl_->mu);
+  for (auto& [session, list] : impl_->subscribers) {
+    for (auto& weak : list) {
+      if (auto s = weak.lock()) s->Close();
+    }
+  }
+}
+
+Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
+  auto impl = impl_;
+  const auto start = std::chrono::steady_clock::now();
+  std::string route = "other";
+  std::string tenant;
+  std::map<std::string, std::string> extra;
+  std::optional<ApiError> refused = impl->Admit(req, &tenant, &extra);
+  if (refused) {
+    co_await SendError(res, *refused, extra);
+  } else {
+    co_await impl->Route(req, res, tenant, &route);
+  }
+  impl->Record(req, route, res.status(), tenant, std::chrono::steady_clock::now() - start);
+}
+
+// Shutdown, authentication and rate limiting, before any routing. (Plain functions
+// from here on build what the coroutines send: GCC 12 mishandles initializer lists and
+// literal temporaries in coroutine bodies.)
+std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, std::string* tenant,
+                                         std::map<std::string, std::string>* extra) {
+  if (req.path.rfind("/v1/", 0) != 0) return std::nullopt;  // probes and metrics need no key
+  if (shutting_down) return Err(503, "shutting_down", "the server is shutting down; retry against another instance");
+  std::string bucket = "local";
+  if (keys) {
+    std::string auth = req.Header("authorization");
+    std::string key = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
+    *tenant = key.empty() ? "" : keys->Authenticate(key);
+    if (key.empty()) return Err(401, "unauthorized", "send Authorization: Bearer <key> (create one with reins keys add TENANT)");
+    if (tenant->empty()) return Err(401, "unauthorized", "the API key is not valid");
+    bucket = Sha256Hex(key);
+  }
+  if (int64_t wait = limiter.Acquire(bucket, NowMs()); wait > 0) {
+    (*extra)["Retry-After"] = std::to_string((wait + 999) / 1000);
+    return Err(429, "rate_limited", "too many requests for this key; retry after the Retry-After delay");
+  }
+  return std::nullopt;
+}
+
+void Api::Impl::Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
+                       std::chrono::steady_clock::duration took) {
+  double seconds = std::chrono::duration<double>(took).count();
+  metrics.Inc("reins_http_requests_total", {{"route", route}, {"status", std::to_string(status)}});
+  metrics.Observe("reins_http_request_duration_seconds", {{"route", route}}, seconds);
+  if (route == "/healthz" || route == "/metrics") return;
+  Log({{"msg", "request"}, {"method", req.method}, {"path", req.path}, {"route", route}, {"status", status},
+       {"ms", static_cast<int64_t>(seconds * 1000)}, {"tenant", tenant}, {"remote", req.remote}});
+}
+
+namespace {
+
+enum class Endpoint { kNone, kHealth, kReady, kMetrics, kCreateSession, kSession, kTurns, kTrace, kLease, kEvents };
+
+struct Match {
+  Endpoint endpoint = Endpoint::kNone;
+  std::string route = "other";  // the metrics label: a pattern, never an id
+  std::string session_id;
+  const char* method = "GET";   // the one method the endpoint accepts
+};
+
+// Which endpoint a path names (a plain function: routing needs no suspension).
+Match MatchRoute(const std::string& path) {
+  std::vector<std::string> seg = Segments(path);
+  Match m;
+  if (seg.size() == 1 && seg[0] == "healthz") return {Endpoint::kHealth, "/healthz", "", "GET"};
+  if (seg.size() == 1 && seg[0] == "readyz") return {Endpoint::kReady, "/readyz", "", "GET"};
+  if (seg.size() == 1 && seg[0] == "metrics") return {Endpoint::kMetrics, "/metrics", "", "GET"};
+  if (seg.size() < 2 || seg.size() > 4 || seg[0] != "v1" || seg[1] != "sessions") return m;
+  if (seg.size() == 2) return {Endpoint::kCreateSession, "/v1/sessions", "", "POST"};
+  const std::string leaf = seg.size() == 4 ? seg[3] : "";
+  if (leaf.empty()) return {Endpoint::kSession, "/v1/sessions/{id}", seg[2], "GET"};
+  if (leaf == "turns") return {Endpoint::kTurns, "/v1/sessions/{id}/turns", seg[2], "POST"};
+  if (leaf == "trace") return {Endpoint::kTrace, "/v1/sessions/{id}/trace", seg[2], "GET"};
+  if (leaf == "lease") return {Endpoint::kLease, "/v1/sessions/{id}/lease", seg[2], "DELETE"};
+  if (leaf == "events") return {Endpoint::kEvents, "/v1/sessions/{id}/events", seg[2], "GET"};
+  return m;
+}
+
+}  // namespace
+
+Task<void> Api::Impl::Route(const ServerRequest& req, ServerResponse& res, const std::string& tenant, std::string* route) {
+  const Match match = MatchRoute(req.path);
+  *route = match.route;
+  if (match.endpoint == Endpoint::kNone) {
+    ApiError e = Err(404, "not_found", "no such endpoint: " + req.path);
+    co_return co_await SendError(res, e);
+  }
+  if (req.method != match.method) {
+    co_return co_await SendError(res, WrongMethod(req.method, match.method), AllowHeader(match.method));
+  }
+  switch (match.endpoint) {
+    case Endpoint::kHealth: co_return co_await SendJson(res, 200, HealthJson());
+    case Endpoint::kReady: co_return co_await Ready(res);
+    case Endpoint::kMetrics: co_return co_await RenderMetrics(res);
+    case Endpoint::kCreateSession: co_return co_await CreateSession(req, res, tenant);
+    default: break;
+  }
+  const std::string& id = match.session_id;
+  if (auto missing = co_await CheckSession(id, tenant)) co_return co_await SendError(res, *missing);
+  switch (match.endpoint) {
+    case Endpoint::kSession: co_return co_await GetSession(res, id);
+    case Endpoint::kTurns: co_return co_await PostTurn(req, res, id);
+    case Endpoint::kTrace: co_return co_await GetTrace(res, id);
+    case Endpoint::kLease: co_return co_await CancelLease(res, id);
+    default: co_return co_await StreamEvents(res, id);
+  }
+}
+
+Task<void> Api::Impl::CreateSession(const ServerRequest& req, ServerResponse& res, const std::string& tenant) {
+  Json metadata = Json::object();
+  if (!req.body.empty()) {
+    Json j = Json::parse(req.body, nullptr, false);
+    std::optional<ApiError> bad = ParseMetadata(j, &metadata);
+    if (bad) co_return co_await SendError(res, *bad);
+  }
+  Runtime& rt = runtime;
+  std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant]() -> Task<Result<std::string>> {
+    co_return rt.CreateSession(metadata, tenant);
+  };
+  Result<std::string> id = co_await OnRuntime<Result<std::string>>(std::move(work));
+  if (!id.ok()) co_return co_await SendError(res, FromStatus(id.status()));
+  metrics.Inc("reins_sessions_created_total");
+  co_await SendJson(res, 201, CreatedJson(*id, runtime.Greeting()));
+}
+
+// Another tenant's session is reported exactly like a missing one.
+Task<std::optional<ApiError>> Api::Impl::CheckSession(const std::string& id, const std::string& tenant) {
+  Runtime& rt = runtime;
+  std::function<Task<Result<SessionRecord>>()> work = [&rt, id]() -> Task<Result<SessionRecord>> {
+    co_return rt.store().LoadSession(id);
+  };
+  Result<SessionRecord> s = co_await OnRuntime<Result<SessionRecord>>(std::move(work));
+  if (!s.ok() || s->tenant != tenant) co_return ApiError{404, "not_found", "no session " + id};
+  co_return std::nullopt;
+}
+
+Task<void> Api::Impl::GetSession(ServerResponse& res, const std::string& id) {
+  Runtime& rt = runtime;
+  std::function<Task<Result<Json>>()> work = [&rt, id]() -> Task<Result<Json>> { co_return SessionJson(rt.store(), id); };
+  Result<Json> body = co_await OnRuntime<Result<Json>>(std::move(work));
+  if (!body.ok()) co_return co_await SendError(res, FromStatus(body.status()));
+  co_await SendJson(res, 200, *body);
+}
+
+// The stored result of the turn that already used `key`, if any.
+Task<std::optional<Json>> Api::Impl::Replay(const std::string& id, const std::string& key) {
+  Runtime& rt = runtime;
+  std::function<Task<std::optional<Json>>()> work = [&rt, id, key]() -> Task<std::optional<Json>> {
+    Result<std::vector<StoredTurn>> turns = rt.store().LoadTurns(id);
+    if (!turns.ok()) co_return std::nullopt;
+    for (const StoredTurn& t : *turns) {
+      if (t.input.is_object() && t.input.value("idempotency_key", "") == key) {
+        Result<std::vector<StoredInvocation>> inv = rt.store().LoadInvocations(id);
+        co_return StoredTurnJson(t, inv.ok() ? *inv : std::vector<StoredInvocation>{});
+      }
+    }
+    co_return std::nullopt;
+  };
+  co_return co_await OnRuntime<std::optional<Json>>(std::move(work));
+}
+
+Task<void> Api::Impl::PostTurn(const ServerRequest& req, ServerResponse& res, const std::string& id) {
+  TurnInput in;
+  if (auto bad = ParseTurnInput(req.body, &in)) co_return co_await SendError(res, *bad);
+  if (req.Header("accept").find("text/event-stream") != std::string::npos) co_return co_await StreamTurn(res, id, std::move(in));
+  const std::string key = in.idempotency_key;
+  Runtime& rt = runtime;
+  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
+    co_return co_await rt.RunTurn(id, std::move(in));
+  };
+  Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  if (!r.ok() && r.status().code() == StatusCode::kAlreadyExists && !key.empty()) {
+    if (std::optional<Json> first = co_await Replay(id, key)) {
+      co_return co_await SendJson(res, 200, *first, ReplayHeader());
+    }
+  }
+  if (!r.ok()) co_return co_await SendError(res, FromStatus(r.status()));
+  LogTurn(id, *r);
+  co_await SendJson(res, 200, TurnResultToJson(*r, true));
+}
+
+Task<void> Api::Impl::StreamTurn(ServerResponse& res, const std::string& id, TurnInput in) {
+  auto stream = std::make_shared<EventStream>(co_await asio::this_coro::executor);
+  in.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
+  const std::string key = in.idempotency_key;
+  auto result = std::make_shared<std::optional<Result<TurnResult>>>();
+  // The turn runs on the runtime strand whatever happens to this connection: a client
+  // that goes away mid-stream does not stop it (it is still stored, its writes still run).
+  asio::co_spawn(strand, RunStreamedTurn(runtime, id, std::move(in), result), [stream, result](std::exception_ptr e) {
+    if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
+    stream->Finish();
+  });
+  if (!(co_await res.StartStream()).ok()) co_return;
+  bool connected = co_await stream->Pump(res, options.heartbeat_ms);
+  if (!connected) co_return;
+  const Result<TurnResult>& r = **result;
+  Json done;
+  if (r.ok()) {
+    done = TurnResultToJson(*r, true);
+  } else if (r.status().code() == StatusCode::kAlreadyExists && !key.empty()) {
+    std::optional<Json> first = co_await Replay(id, key);
+    done = first ? *first : ErrorJson(FromStatus(r.status()));
+  } else {
+    done = ErrorJson(FromStatus(r.status()));
+  }
+  const std::string name = r.ok() || done.contains("turn_id") ? "turn.completed" : "error";
+  const std::string data = done.dump(-1, ' ', false, Json::error_handler_t::replace);
+  (void)co_await res.Send(name, data);
+}
+
+Task<void> Api::Impl::GetTrace(ServerResponse& res, const std::string& id) {
+  Runtime& rt = runtime;
+  std::function<Task<Result<Json>>()> work = [&rt, id]() -> Task<Result<Json>> { co_return TraceJson(rt.store(), id); };
+  Result<Json> body = co_await OnRuntime<Result<Json>>(std::move(work));
+  if (!body.ok()) co_return co_await SendError(res, FromStatus(body.status()));
+  co_await SendJson(res, 200, *body);
+}
+
+Task<void> Api::Impl::CancelLease(ServerResponse& res, const std::string& id) {
+  TurnInput in;
+  in.speaker = "api";
+  in.cancel = true;
+  Runtime& rt = runtime;
+  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
+    co_return co_await rt.RunTurn(id, std::move(in));
+  };
+  Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  if (!r.ok()) co_return co_await SendError(res, FromStatus(r.status()));
+  co_await res.Respond(204, std::string(), std::string());
+}
+
+Task<void> Api::Impl::StreamEvents(ServerResponse& res, const std::string& id) {
+  auto stream = std::make_shared<EventStream>(co_await asio::this_coro::executor);
+  {
+    std::lock_guard lock(mu);
+    subscribers[id].push_back(stream);
+  }
+  if ((co_await res.StartStream()).ok()) (void)co_await stream->Pump(res, options.heartbeat_ms);
+  std::lock_guard lock(mu);
+  auto& list = subscribers[id];
+  std::erase_if(list, [&](const std::weak_ptr<EventStream>& w) { return w.expired() || w.lock() == stream; });
+  if (list.empty()) subscribers.erase(id);
+}
+
+Task<void> Api::Impl::Ready(ServerResponse& res) {
+  Runtime& rt = runtime;
+  std::function<Task<Result<std::vector<OutboxEntry>>>()> work =
+      [&rt]() -> Task<Result<std::vector<OutboxEntry>>> { co_return rt.store().UnfinishedOutbox(); };
+  Result<std::vector<OutboxEntry>> probe = co_await OnRuntime<Result<std::vector<OutboxEntry>>>(std::move(work));
+  std::optional<ApiError> unready = NotReady(shutting_down, probe.ok() ? Status() : probe.status());
+  if (unready) co_return co_await SendError(res, *unready);
+  co_await SendJson(res, 200, ReadyJson(runtime.config().name));
+}
+
+Task<void> Api::Impl::RenderMetrics(ServerResponse& res) {
+  Runtime& rt = runtime;
+  std::function<Task<Result<std::vector<OutboxEntry>>>()> work =
+      [&rt]() -> Task<Result<std::vector<OutboxEntry>>> { co_return rt.store().UnfinishedOutbox(); };
+  Result<std::vector<OutboxEntry>> outbox = co_await OnRuntime<Result<std::vector<OutboxEntry>>>(std::move(work));
+  if (outbox.ok()) metrics.Set("reins_outbox_depth", {}, static_cast<double>(outbox->size()));
+  std::string type = kPrometheusType;
+  co_await res.Respond(200, std::move(type), metrics.Render());
+}
+
+void Api::OnRuntimeEvent(const std::string& session_id, const TraceEvent& event) {
+  impl_->Count(session_id, event);
+  std::vector<std::shared_ptr<EventStream>> targets;
+  {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->subscribers.find(session_id);
+    if (it == impl_->subscribers.end()) return;
+    for (auto& weak : it->second) {
+      if (auto s = weak.lock()) targets.push_back(std::move(s));
+    }
+  }
+  for (auto& s : targets) s->PushSessionEvent(event);
+}
+
+// Metrics from the durable event stream of every session.
+void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
+  const Json& d = e.data;
+  auto str = [&](const char* key) { return d.is_object() && d.contains(key) && d[key].is_string() ? d[key].get<std::string>() : ""; };
+  if (e.type == "turn.completed") {
+    metrics.Inc("reins_turns_total", {{"status", str("status")}});
+  } else if (e.type == "model.call") {
+    metrics.Inc("reins_model_calls_total", {{"purpose", str("purpose")}, {"provider", str("model")}});
+    std::lock_guard lock(mu);
+    model_call_started[session_id] = {e.at_ms, str("purpose")};
+  } else if (e.type == "model.response" || e.type == "model.error") {
+    std::lock_guard lock(mu);
+    if (auto it = model_call_started.find(session_id); it != model_call_started.end()) {
+      metrics.Observe("reins_model_call_duration_seconds",
+                      {{"purpose", it->second.second}, {"provider", runtime.config().model.provider}},
+                      static_cast<double>(e.at_ms - it->second.first) / 1000.0);
+      model_call_started.erase(it);
+    }
+  } else if (e.type == "tool.executed" || e.type == "deferred.executed") {
+    bool ok = d.is_object() && d.value("success", false);
+    metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
+                                           {"deferred", e.type == "deferred.executed" ? "true" : "false"}});
+  } else if (e.type == "tool.rejected" || e.type == "tool.skipped") {
+    metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", e.type.substr(5)}, {"deferred", "false"}});
+  } else if (e.type == "rail.fired") {
+    metrics.Inc("reins_rails_fired_total", {{"rail", str("rail")}});
+  } else if (e.type == "turn.blocked") {
+    metrics.Inc("reins_leases_blocked_total");
+  } else if (e.type == "audit") {
+    metrics.Inc("reins_audit_repairs_total", {{"repair", str("repair")}});
+  }
+}
+
+}  // namespace reins

@@ -1,0 +1,117 @@
+#include "server/event_stream.h"
+
+#include <chrono>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "reins/json.h"
+
+namespace reins {
+namespace {
+
+namespace asio = boost::asio;
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json ToolFinished(const TraceEvent& e, const char* status) {
+  Json d = e.data.is_object() ? e.data : Json::object();
+  d["status"] = status;
+  return d;
+}
+
+}  // namespace
+
+EventStream::EventStream(asio::any_io_executor connection) : wake_(std::move(connection)) {}
+
+void EventStream::PushTurnEvent(const TraceEvent& e) {
+  const std::string& t = e.type;
+  if (t == "turn.started" || t == "model.call" || t == "clarification" || t == "lease.opened" || t == "lease.released") {
+    Push(t, Dump(e.data));
+  } else if (t == "tool.executed") {
+    Push("tool.finished", Dump(ToolFinished(e, "executed")));
+  } else if (t == "tool.rejected") {
+    Push("tool.finished", Dump(ToolFinished(e, "rejected")));
+  } else if (t == "tool.skipped") {
+    Push("tool.finished", Dump(ToolFinished(e, "skipped")));
+  } else if (t == "tool.deferred") {
+    Push("tool.finished", Dump(ToolFinished(e, "deferred")));
+  } else if (t == "approval.requested") {
+    Push("approval", Dump(e.data));
+  } else if (t == "reply.final") {
+    // The governed reply is final as one piece; it is sent as one delta, then final.
+    Push("reply.delta", Dump(e.data));
+    Push("reply.final", Dump(e.data));
+  } else if (t == "deferred.executed") {
+    Push("deferred.finished", Dump(e.data));
+  } else if (t == "notice.created") {
+    Push("notice", Dump(e.data));
+  }
+}
+
+void EventStream::PushSessionEvent(const TraceEvent& e) {
+  const std::string& t = e.type;
+  Json d = e.data.is_object() ? e.data : Json::object();
+  d["turn"] = e.turn;
+  if (t == "notice.created") {
+    Push("notice", Dump(d));
+  } else if (t == "deferred.executed") {
+    Push("deferred.finished", Dump(d));
+  } else if (t == "lease.opened" || t == "lease.released" || t == "turn.completed" || t == "clarification") {
+    Push(t, Dump(d));
+  } else if (t == "approval.requested") {
+    Push("approval", Dump(d));
+  }
+}
+
+void EventStream::Push(std::string event, std::string data) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+    queue_.emplace_back(std::move(event), std::move(data));
+  }
+  // Wakes Pump on its own strand; Pump checks the queue before every wait, so a wake
+  // posted while it is writing is never lost.
+  asio::post(wake_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
+}
+
+void EventStream::Finish() {
+  {
+    std::lock_guard lock(mu_);
+    finished_ = true;
+  }
+  asio::post(wake_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
+}
+
+Task<bool> EventStream::Pump(ServerResponse& res, int heartbeat_ms) {
+  auto last_write = std::chrono::steady_clock::now();
+  for (;;) {
+    std::vector<std::pair<std::string, std::string>> batch;
+    bool finished;
+    {
+      std::lock_guard lock(mu_);
+      batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+      queue_.clear();
+      finished = finished_;
+    }
+    for (const auto& [event, data] : batch) {
+      if (!(co_await res.Send(event, data)).ok()) co_return false;
+      last_write = std::chrono::steady_clock::now();
+    }
+    if (finished) {
+      std::lock_guard lock(mu_);
+      if (queue_.empty()) co_return true;
+      continue;
+    }
+    if (std::chrono::steady_clock::now() - last_write >= std::chrono::milliseconds(heartbeat_ms)) {
+      if (!(co_await res.Heartbeat()).ok()) co_return false;
+      last_write = std::chrono::steady_clock::now();
+    }
+    wake_.expires_at(last_write + std::chrono::milliseconds(heartbeat_ms));
+    co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+}  // namespace reins

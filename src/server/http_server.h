@@ -1,0 +1,81 @@
+// HttpServer: the HTTP/1.1 transport of `reins serve`, on Boost.Beast with C++20
+// coroutines. One coroutine per connection (keep-alive), run by however many threads
+// run the io_context; a request waiting on a model or a tool holds no thread.
+//
+// The server reads a request (headers, then a body up to `max_body_bytes`, else 413),
+// hands it to the handler, and writes what the handler answers: a whole response, or
+// an SSE stream (ServerResponse::StartStream / Send) that ends when the handler
+// returns. Malformed HTTP gets a 400 and the connection is closed.
+//
+// Shutdown: Stop() closes the listener; connections finish the request in hand and
+// close; Drain() waits until none is left or the deadline passes.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "reins/async.h"
+#include "reins/status.h"
+
+namespace reins {
+
+struct ServerRequest {
+  std::string method;
+  std::string target;  // path and query
+  std::string path;    // without the query
+  std::map<std::string, std::string> headers;  // lower-cased names
+  std::string body;
+  std::string remote;  // peer address
+  std::string Header(const std::string& lower_name) const;
+};
+
+// What a handler writes back. Either Respond() once, or StartStream() then Send()s.
+class ServerResponse {
+ public:
+  virtual ~ServerResponse() = default;
+  virtual Task<void> Respond(int status, std::string content_type, std::string body,
+                             std::map<std::string, std::string> headers = {}) = 0;
+  // Sends the SSE response headers (200, text/event-stream).
+  virtual Task<Status> StartStream() = 0;
+  // One SSE event; a non-OK Status when the client has gone (the handler may go on).
+  virtual Task<Status> Send(std::string_view event, std::string_view data) = 0;
+  // A comment line, to keep idle streams (and proxies) alive.
+  virtual Task<Status> Heartbeat() = 0;
+  virtual int status() const = 0;
+};
+
+using RequestHandler = std::function<Task<void>(const ServerRequest&, ServerResponse&)>;
+
+class HttpServer {
+ public:
+  struct Options {
+    std::string host = "127.0.0.1";
+    int port = 8080;  // 0 picks a free port
+    size_t max_body_bytes = 1u << 20;
+    int idle_timeout_ms = 60000;  // a keep-alive connection with no request is closed
+  };
+  HttpServer(boost::asio::io_context& io, Options options, RequestHandler handler);
+  ~HttpServer();
+
+  // Binds and starts accepting. The bound port is port() afterwards.
+  Status Start();
+  int port() const;
+  // Stops accepting; in-flight requests finish.
+  void Stop();
+  // Completes when every connection has closed, or after `deadline_ms`.
+  Task<void> Drain(int deadline_ms);
+  int open_connections() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace reins

@@ -1,0 +1,132 @@
+#include "server/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace reins {
+namespace {
+
+constexpr double kBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+constexpr size_t kBucketCount = sizeof(kBuckets) / sizeof(kBuckets[0]);
+
+std::string Escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// {a="1",b="2"}, labels sorted by name so one label set is one series.
+std::string LabelText(Labels labels) {
+  if (labels.empty()) return "";
+  std::sort(labels.begin(), labels.end());
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    out += (i ? "," : "") + labels[i].first + "=\"" + Escape(labels[i].second) + "\"";
+  }
+  return out + "}";
+}
+
+// Adds a label to a rendered label set: {a="1"} + le="0.5" -> {a="1",le="0.5"}.
+std::string WithLabel(const std::string& set, const std::string& label) {
+  if (set.empty()) return "{" + label + "}";
+  return set.substr(0, set.size() - 1) + "," + label + "}";
+}
+
+std::string Number(double v) {
+  if (std::isinf(v)) return "+Inf";
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+Metrics::Metrics() {
+  Describe("reins_http_requests_total", /*unlabeled=*/false, Type::kCounter, "HTTP requests by route and status.");
+  Describe("reins_http_request_duration_seconds", /*unlabeled=*/false, Type::kHistogram, "HTTP request latency by route.");
+  Describe("reins_turns_total", /*unlabeled=*/false, Type::kCounter, "Turns by final status.");
+  Describe("reins_model_calls_total", /*unlabeled=*/false, Type::kCounter, "Model calls by purpose and provider.");
+  Describe("reins_model_call_duration_seconds", /*unlabeled=*/false, Type::kHistogram, "Model call latency.");
+  Describe("reins_tool_calls_total", /*unlabeled=*/false, Type::kCounter, "Tool calls by tool, status and whether deferred.");
+  Describe("reins_rails_fired_total", /*unlabeled=*/false, Type::kCounter, "Reply rails that changed a reply.");
+  Describe("reins_leases_blocked_total", /*unlabeled=*/true, Type::kCounter, "Turns blocked by a floor lease.");
+  Describe("reins_audit_repairs_total", /*unlabeled=*/false, Type::kCounter, "Audit outcomes by repair.");
+  Describe("reins_outbox_depth", /*unlabeled=*/true, Type::kGauge, "Deferred writes not yet finished.");
+  Describe("reins_sessions_created_total", /*unlabeled=*/true, Type::kCounter, "Sessions created by this process.");
+}
+
+void Metrics::Describe(std::string name, bool unlabeled, Type type, std::string help) {
+  Family& f = families_[std::move(name)];
+  f.type = type;
+  f.help = std::move(help);
+  f.unlabeled = unlabeled;
+}
+
+Metrics::Family& Metrics::Get(std::string_view name, Type type) {
+  auto it = families_.find(name);
+  if (it == families_.end()) it = families_.emplace(std::string(name), Family{type, "", {}, false}).first;
+  return it->second;
+}
+
+void Metrics::Inc(std::string_view name, const Labels& labels, double by) {
+  std::lock_guard lock(mu_);
+  Get(name, Type::kCounter).series[LabelText(labels)].value += by;
+}
+
+void Metrics::Set(std::string_view name, const Labels& labels, double value) {
+  std::lock_guard lock(mu_);
+  Get(name, Type::kGauge).series[LabelText(labels)].value = value;
+}
+
+void Metrics::Observe(std::string_view name, const Labels& labels, double seconds) {
+  std::lock_guard lock(mu_);
+  Series& s = Get(name, Type::kHistogram).series[LabelText(labels)];
+  if (s.buckets.empty()) s.buckets.assign(kBucketCount, 0);
+  for (size_t i = 0; i < kBucketCount; ++i) {
+    if (seconds <= kBuckets[i]) {
+      ++s.buckets[i];
+      break;
+    }
+  }
+  s.value += seconds;
+  ++s.count;
+}
+
+std::string Metrics::Render() const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const auto& [name, f] : families_) {
+    const char* type = f.type == Type::kCounter ? "counter" : f.type == Type::kGauge ? "gauge" : "histogram";
+    if (!f.help.empty()) out += "# HELP " + name + " " + f.help + "\n";
+    out += "# TYPE " + name + " " + type + "\n";
+    if (f.series.empty() && f.unlabeled) {
+      out += name + " 0\n";  // a described series without labels exists from the start
+      continue;
+    }
+    for (const auto& [labels, s] : f.series) {
+      if (f.type != Type::kHistogram) {
+        out += name + labels + " " + Number(s.value) + "\n";
+        continue;
+      }
+      uint64_t cumulative = 0;
+      for (size_t i = 0; i < kBucketCount; ++i) {
+        cumulative += s.buckets[i];
+        out += name + "_bucket" + WithLabel(labels, "le=\"" + Number(kBuckets[i]) + "\"") + " " + std::to_string(cumulative) + "\n";
+      }
+      out += name + "_bucket" + WithLabel(labels, "le=\"+Inf\"") + " " + std::to_string(s.count) + "\n";
+      out += name + "_sum" + labels + " " + Number(s.value) + "\n";
+      out += name + "_count" + labels + " " + std::to_string(s.count) + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace reins

@@ -1,0 +1,382 @@
+// `reins serve` end to end: the real binary on a free port, the scripted model and
+// fixture tools of tests/server/agent.yaml, talked to over real HTTP with reins' own
+// client. Every endpoint, every error status, SSE ordering, a client that goes away,
+// tenant isolation, idempotent retries, rate limits and graceful shutdown.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "net/http_client.h"
+#include "net/sse.h"
+#include "reins/json.h"
+#include "server/server_process.h"
+#include "support/run_sync.h"
+
+namespace reins {
+namespace {
+
+using testing::RunSync;
+using testing::ServerProcess;
+
+constexpr const char* kAgent = "tests/server/agent.yaml";
+
+struct Reply {
+  int status = 0;
+  Json body;
+  HttpResponse raw;
+};
+
+Reply Call(const std::string& method, const std::string& url, const std::string& body = "",
+           std::vector<HttpHeaderField> headers = {}) {
+  HttpClient client;
+  HttpRequest r;
+  r.method = method;
+  r.url = url;
+  r.body = body;
+  r.headers = std::move(headers);
+  auto out = RunSync(client.Send(r));
+  Reply reply;
+  if (!out.ok()) {
+    reply.body = Json{{"transport_error", out.status().message()}};
+    return reply;
+  }
+  reply.status = out->status;
+  reply.raw = *out;
+  reply.body = Json::parse(out->body, nullptr, false);
+  return reply;
+}
+
+// A streamed request: every SSE event until the server ends the stream.
+std::vector<SseEvent> StreamAll(const std::string& url, const std::string& body, std::vector<HttpHeaderField> headers = {}) {
+  HttpClient client;
+  HttpRequest r;
+  r.url = url;
+  r.body = body;
+  r.headers = std::move(headers);
+  r.headers.push_back({"Accept", "text/event-stream"});
+  SseParser parser;
+  std::vector<SseEvent> events;
+  auto out = RunSync(client.Stream(r, [&](std::string_view bytes) {
+    parser.Feed(bytes, [&](SseEvent&& e) { events.push_back(std::move(e)); });
+    return OkStatus();
+  }));
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return events;
+}
+
+std::string NewSession(const ServerProcess& s, std::vector<HttpHeaderField> headers = {}) {
+  Reply r = Call("POST", s.base_url() + "/v1/sessions", "{}", std::move(headers));
+  EXPECT_EQ(r.status, 201) << r.body.dump();
+  return r.body.value("session_id", "");
+}
+
+std::string Say(const std::string& text, const std::string& key = "") {
+  Json j = {{"speaker", "user"}, {"say", text}};
+  if (!key.empty()) j["idempotency_key"] = key;
+  return j.dump();
+}
+
+size_t IndexOf(const std::vector<SseEvent>& events, const std::string& name) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].event == name) return i;
+  }
+  return events.size();
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--config", kAgent, "--heartbeat-ms", "200"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<ServerProcess>(args);
+    ASSERT_GT(server_->port(), 0) << "the server did not start: " << server_->first_line() << server_->Log();
+  }
+  std::string url(const std::string& path) const { return server_->base_url() + path; }
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServeTest, HealthReadinessAndMetrics) {
+  Start();
+  EXPECT_NE(server_->first_line().find("loopback only"), std::string::npos) << server_->first_line();
+  EXPECT_EQ(Call("GET", url("/healthz")).status, 200);
+  Reply ready = Call("GET", url("/readyz"));
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(ready.body["agent"], "serve-test");
+  std::string id = NewSession(*server_);
+  ASSERT_EQ(Call("POST", url("/v1/sessions/" + id + "/turns"), Say("Please pray for my mother")).status, 200);
+  Reply metrics = Call("GET", url("/metrics"));
+  ASSERT_EQ(metrics.status, 200);
+  const std::string& text = metrics.raw.body;
+  EXPECT_NE(metrics.raw.Header("content-type").find("text/plain"), std::string::npos);
+  EXPECT_NE(text.find("reins_turns_total{status=\"completed\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("reins_http_requests_total{route=\"/v1/sessions\",status=\"201\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("reins_model_calls_total{"), std::string::npos) << text;
+  EXPECT_NE(text.find("reins_tool_calls_total{deferred=\"true\",status=\"success\",tool=\"save_prayer\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("reins_outbox_depth 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("reins_model_call_duration_seconds_bucket"), std::string::npos) << text;
+}
+
+TEST_F(ServeTest, ASessionFromGreetingToTrace) {
+  Start();
+  Reply created = Call("POST", url("/v1/sessions"), R"({"metadata":{"channel":"web"}})");
+  ASSERT_EQ(created.status, 201);
+  EXPECT_EQ(created.body["greeting"], "Hello! How can I help?");
+  std::string id = created.body["session_id"];
+  Reply turn = Call("POST", url("/v1/sessions/" + id + "/turns"), Say("Please pray for my mother"));
+  ASSERT_EQ(turn.status, 200) << turn.body.dump();
+  EXPECT_EQ(turn.body["status"], "completed");
+  EXPECT_EQ(turn.body["reply"], "I'm so sorry. The team will pray for her.");
+  ASSERT_EQ(turn.body["tools"].size(), 1u);
+  EXPECT_EQ(turn.body["tools"][0]["status"], "deferred");
+  EXPECT_EQ(turn.body["tools"][0]["success"], true);
+  Reply session = Call("GET", url("/v1/sessions/" + id));
+  ASSERT_EQ(session.status, 200);
+  EXPECT_EQ(session.body["turns"], 1);
+  EXPECT_EQ(session.body["metadata"]["channel"], "web");
+  EXPECT_TRUE(session.body.contains("created_at"));
+  Reply trace = Call("GET", url("/v1/sessions/" + id + "/trace"));
+  ASSERT_EQ(trace.status, 200);
+  ASSERT_EQ(trace.body["turns"].size(), 1u);
+  EXPECT_FALSE(trace.body["turns"][0]["events"].empty());
+  // Logs are JSON lines with ids; no prompt or reply text at info level.
+  std::string log = server_->Log();
+  EXPECT_NE(log.find("\"msg\":\"turn\""), std::string::npos) << log;
+  EXPECT_EQ(log.find("pray for her"), std::string::npos) << log;
+}
+
+TEST_F(ServeTest, EveryErrorStatusHasTheErrorBody) {
+  Start({"--max-body-bytes", "4096"});
+  std::string id = NewSession(*server_);
+  std::string turns = url("/v1/sessions/" + id + "/turns");
+  auto expect = [](const Reply& r, int status, const std::string& code) {
+    EXPECT_EQ(r.status, status) << r.body.dump();
+    EXPECT_EQ(r.body["error"]["code"], code) << r.body.dump();
+    EXPECT_FALSE(r.body["error"].value("message", "").empty());
+  };
+  expect(Call("POST", turns, "{not json"), 400, "bad_request");
+  expect(Call("POST", turns, R"({"speaker":"user"})"), 400, "bad_request");
+  expect(Call("POST", turns, R"({"say":"hi","select":"x"})"), 400, "bad_request");
+  expect(Call("POST", turns, R"({"say":42})"), 400, "bad_request");
+  expect(Call("POST", turns, R"({"say":"hi","colour":"red"})"), 400, "bad_request");
+  expect(Call("POST", turns, R"({"select":"u_doe"})"), 409, "conflict");
+  expect(Call("POST", url("/v1/sessions/s_nope/turns"), Say("hi")), 404, "not_found");
+  expect(Call("GET", url("/v1/sessions/s_nope")), 404, "not_found");
+  expect(Call("GET", url("/v1/nothing")), 404, "not_found");
+  expect(Call("PUT", turns, Say("hi")), 405, "method_not_allowed");
+  expect(Call("POST", turns, Say(std::string(8000, 'a'))), 413, "body_too_large");
+  // Nothing was half-applied: the session has no turn.
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + id)).body["turns"], 0);
+}
+
+TEST_F(ServeTest, TenantsOnlySeeTheirOwnSessions) {
+  std::string keys = "/tmp/reins-e2e-keys-" + std::to_string(getpid()) + ".yaml";
+  unlink(keys.c_str());
+  auto add = [&](const std::string& tenant) {
+    std::string cmd = std::string(REINS_BINARY) + " keys add " + tenant + " --keys " + keys + " 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[256] = {0};
+    std::string key = fgets(buf, sizeof buf, p) != nullptr ? buf : "";
+    pclose(p);
+    while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+    return key;
+  };
+  std::string alice = add("alice"), bob = add("bob");
+  ASSERT_FALSE(alice.empty());
+  Start({"--keys", keys});
+  EXPECT_NE(server_->first_line().find("API keys required"), std::string::npos);
+  EXPECT_EQ(Call("POST", url("/v1/sessions"), "{}").status, 401);
+  EXPECT_EQ(Call("POST", url("/v1/sessions"), "{}", {{"Authorization", "Bearer rk_wrong"}}).status, 401);
+  std::string id = NewSession(*server_, {{"Authorization", "Bearer " + alice}});
+  ASSERT_FALSE(id.empty());
+  Reply theirs = Call("GET", url("/v1/sessions/" + id), "", {{"Authorization", "Bearer " + bob}});
+  EXPECT_EQ(theirs.status, 404);
+  EXPECT_EQ(Call("POST", url("/v1/sessions/" + id + "/turns"), Say("hi"), {{"Authorization", "Bearer " + bob}}).status, 404);
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + id), "", {{"Authorization", "Bearer " + alice}}).status, 200);
+  EXPECT_EQ(Call("GET", url("/healthz")).status, 200);  // probes need no key
+  unlink(keys.c_str());
+}
+
+TEST_F(ServeTest, RateLimitedRequestsGet429WithRetryAfter) {
+  Start({"--rate", "1", "--burst", "2"});
+  int limited = 0;
+  std::string retry_after;
+  for (int i = 0; i < 4; ++i) {
+    Reply r = Call("POST", url("/v1/sessions"), "{}");
+    if (r.status == 429) {
+      ++limited;
+      retry_after = r.raw.Header("retry-after");
+      EXPECT_EQ(r.body["error"]["code"], "rate_limited");
+    }
+  }
+  EXPECT_GE(limited, 1);
+  EXPECT_FALSE(retry_after.empty());
+}
+
+TEST_F(ServeTest, ARetriedTurnWithTheSameKeyRunsNothingTwice) {
+  Start();
+  std::string id = NewSession(*server_);
+  std::string turns = url("/v1/sessions/" + id + "/turns");
+  Reply first = Call("POST", turns, Say("Please pray for my mother", "req-1"));
+  Reply again = Call("POST", turns, Say("Please pray for my mother", "req-1"));
+  ASSERT_EQ(first.status, 200);
+  ASSERT_EQ(again.status, 200) << again.body.dump();
+  EXPECT_EQ(again.body["turn_id"], first.body["turn_id"]);
+  EXPECT_EQ(again.raw.Header("idempotent-replay"), "true");
+  EXPECT_EQ(again.body["reply"], first.body["reply"]);
+  Reply trace = Call("GET", url("/v1/sessions/" + id + "/trace"));
+  EXPECT_EQ(trace.body["turns"].size(), 1u);
+  int writes = 0;
+  for (const Json& e : trace.body["turns"][0]["events"]) writes += e["type"] == "deferred.executed";
+  EXPECT_EQ(writes, 1);
+}
+
+TEST_F(ServeTest, AStreamedTurnDeliversTheReplyBeforeTheDeferredWrite) {
+  Start();
+  std::string id = NewSession(*server_);
+  auto events = StreamAll(url("/v1/sessions/" + id + "/turns"), Say("Please pray for my mother"));
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front().event, "turn.started");
+  EXPECT_EQ(events.back().event, "turn.completed");
+  size_t tool = IndexOf(events, "tool.finished"), delta = IndexOf(events, "reply.delta"),
+         final = IndexOf(events, "reply.final"), deferred = IndexOf(events, "deferred.finished");
+  ASSERT_LT(deferred, events.size());
+  EXPECT_LT(tool, delta);
+  EXPECT_LT(delta, final);
+  EXPECT_LT(final, deferred) << "the reply must reach the client before deferred tools run";
+  Json done = Json::parse(events.back().data);
+  EXPECT_EQ(done["status"], "completed");
+  EXPECT_EQ(done["tools"][0]["status"], "deferred");
+}
+
+TEST_F(ServeTest, ClarificationLeaseAndCancel) {
+  Start();
+  std::string id = NewSession(*server_);
+  Reply asked = Call("POST", url("/v1/sessions/" + id + "/turns"), Say("Tell John I'm late"));
+  ASSERT_EQ(asked.status, 200) << asked.body.dump();
+  EXPECT_EQ(asked.body["status"], "awaiting_clarification");
+  EXPECT_EQ(asked.body["clarification"]["options"].size(), 2u);
+  EXPECT_EQ(asked.body["lease"]["owner"], "user");
+  Reply held = Call("GET", url("/v1/sessions/" + id));
+  EXPECT_TRUE(held.body.contains("pending_clarification")) << held.body.dump();
+  EXPECT_TRUE(held.body.contains("lease")) << held.body.dump();
+  // Someone else is kept off the floor.
+  Reply other = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"speaker":"bob","say":"hi"})");
+  EXPECT_EQ(other.body["status"], "blocked") << other.body.dump();
+  Reply cancelled = Call("DELETE", url("/v1/sessions/" + id + "/lease"));
+  EXPECT_EQ(cancelled.status, 204);
+  Reply after = Call("GET", url("/v1/sessions/" + id));
+  EXPECT_FALSE(after.body.contains("pending_clarification")) << after.body.dump();
+  EXPECT_FALSE(after.body.contains("lease")) << after.body.dump();
+  EXPECT_EQ(Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"select":"u_doe"})").status, 409);
+}
+
+TEST_F(ServeTest, ApprovalPausesUntilApproved) {
+  Start();
+  std::string id = NewSession(*server_);
+  Reply paused = Call("POST", url("/v1/sessions/" + id + "/turns"), Say("show it"));
+  ASSERT_EQ(paused.status, 200);
+  EXPECT_EQ(paused.body["status"], "awaiting_approval");
+  EXPECT_EQ(paused.body["approval"]["tool"], "display_confirmation");
+  EXPECT_TRUE(Call("GET", url("/v1/sessions/" + id)).body.contains("pending_approval"));
+  Reply approved = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"speaker":"user","approve":true})");
+  ASSERT_EQ(approved.status, 200) << approved.body.dump();
+  EXPECT_EQ(approved.body["status"], "completed");
+  EXPECT_EQ(approved.body["tools"][0]["status"], "executed");
+}
+
+TEST_F(ServeTest, SessionEventsStreamWhatHappensInTheSession) {
+  Start();
+  std::string id = NewSession(*server_);
+  boost::asio::io_context io;
+  HttpClient client;
+  std::vector<SseEvent> events;
+  auto listen = [&]() -> Task<void> {
+    HttpRequest r;
+    r.method = "GET";
+    r.url = url("/v1/sessions/" + id + "/events");
+    r.headers.push_back({"Accept", "text/event-stream"});
+    SseParser parser;
+    bool done = false;
+    (void)co_await client.Stream(r, [&](std::string_view bytes) {
+      parser.Feed(bytes, [&](SseEvent&& e) {
+        done = done || e.event == "deferred.finished";  // the last thing the turn does
+        events.push_back(std::move(e));
+      });
+      return done ? Aborted("seen enough") : OkStatus();
+    });
+  };
+  auto talk = [&]() -> Task<void> {
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(200));
+    co_await t.async_wait(boost::asio::use_awaitable);
+    HttpRequest r;
+    r.url = url("/v1/sessions/" + id + "/turns");
+    r.body = Say("Please pray for my mother");
+    (void)co_await client.Send(r);
+  };
+  boost::asio::co_spawn(io, listen(), boost::asio::detached);
+  boost::asio::co_spawn(io, talk(), boost::asio::detached);
+  io.run_for(std::chrono::seconds(10));
+  EXPECT_LT(IndexOf(events, "turn.completed"), IndexOf(events, "deferred.finished"));
+  EXPECT_LT(IndexOf(events, "deferred.finished"), events.size());
+  // Another tenant (here: an unknown session) gets a 404, not a stream.
+  EXPECT_EQ(Call("GET", url("/v1/sessions/s_nope/events")).status, 404);
+}
+
+TEST_F(ServeTest, AClientThatGoesAwayMidStreamDoesNotStopTheTurn) {
+  Start();
+  std::string id = NewSession(*server_);
+  HttpClient client;
+  HttpRequest r;
+  r.url = url("/v1/sessions/" + id + "/turns");
+  r.body = Say("slow please");
+  r.headers.push_back({"Accept", "text/event-stream"});
+  SseParser parser;
+  auto out = RunSync(client.Stream(r, [&](std::string_view bytes) {
+    bool started = false;
+    parser.Feed(bytes, [&](SseEvent&& e) { started = started || e.event == "turn.started"; });
+    return started ? Aborted("hanging up") : OkStatus();
+  }));
+  EXPECT_FALSE(out.ok());
+  // The turn finishes and is stored although nobody listens.
+  Json trace;
+  for (int i = 0; i < 100; ++i) {
+    usleep(50000);
+    trace = Call("GET", url("/v1/sessions/" + id + "/trace")).body;
+    if (trace["turns"].size() == 1) break;
+  }
+  ASSERT_EQ(trace["turns"].size(), 1u) << trace.dump();
+  EXPECT_EQ(trace["turns"][0]["status"], "completed");
+}
+
+TEST_F(ServeTest, ShutdownLetsInFlightTurnsFinishThenExitsZero) {
+  Start({"--shutdown-timeout-ms", "5000"});
+  std::string id = NewSession(*server_);
+  boost::asio::io_context io;
+  HttpClient client;
+  int status = 0;
+  auto slow = [&]() -> Task<void> {
+    HttpRequest r;
+    r.url = url("/v1/sessions/" + id + "/turns");
+    r.body = Say("slow please");
+    auto out = co_await client.Send(r);
+    status = out.ok() ? out->status : -1;
+  };
+  auto stop = [&]() -> Task<void> {
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(200));
+    co_await t.async_wait(boost::asio::use_awaitable);
+    server_->Signal(SIGTERM);
+  };
+  boost::asio::co_spawn(io, slow(), boost::asio::detached);
+  boost::asio::co_spawn(io, stop(), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(status, 200) << "the in-flight turn was cut";
+  EXPECT_EQ(server_->Wait(), 0) << server_->Log();
+  EXPECT_NE(server_->Log().find("SIGTERM"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reins

@@ -1,0 +1,120 @@
+// The server's small parts: API keys, the rate limiter, the metrics registry.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/keys.h"
+#include "server/metrics.h"
+#include "server/rate_limiter.h"
+
+namespace reins {
+namespace {
+
+std::string TempPath(const char* name) { return "/tmp/reins-" + std::to_string(getpid()) + "-" + name; }
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Keys, Sha256MatchesTheKnownVector) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Keys, AddedKeysAuthenticateTheirTenantAndOnlyHashesAreStored) {
+  std::string path = TempPath("keys.yaml");
+  unlink(path.c_str());
+  auto alice = AddKey(path, "alice");
+  auto alice2 = AddKey(path, "alice");
+  auto bob = AddKey(path, "bob");
+  ASSERT_TRUE(alice.ok() && alice2.ok() && bob.ok()) << alice.status().message();
+  EXPECT_EQ(alice->rfind("rk_", 0), 0u);
+  EXPECT_EQ(alice->size(), 3u + 43u);
+  auto store = KeyStore::Load(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(store->size(), 3u);
+  EXPECT_EQ(store->Authenticate(*alice), "alice");
+  EXPECT_EQ(store->Authenticate(*alice2), "alice");
+  EXPECT_EQ(store->Authenticate(*bob), "bob");
+  EXPECT_EQ(store->Authenticate("rk_not_a_key"), "");
+  EXPECT_EQ(store->Authenticate(""), "");
+  std::string text = Slurp(path);
+  EXPECT_EQ(text.find(*alice), std::string::npos) << "a key was stored in clear";
+  EXPECT_NE(text.find(Sha256Hex(*bob)), std::string::npos);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  unlink(path.c_str());
+}
+
+TEST(Keys, RefusesBadTenantsAndMalformedFiles) {
+  std::string path = TempPath("bad.yaml");
+  EXPECT_FALSE(AddKey(path, "no spaces").ok());
+  EXPECT_FALSE(AddKey(path, "").ok());
+  EXPECT_EQ(KeyStore::Load(TempPath("missing.yaml")).status().code(), StatusCode::kNotFound);
+  for (const char* body : {"tenants: [1, 2]", "tenants: { a: nothash }", "tenants: { a: [zz] }", "{ unclosed"}) {
+    std::ofstream(path) << body;
+    auto loaded = KeyStore::Load(path);
+    EXPECT_FALSE(loaded.ok()) << body;
+    EXPECT_NE(loaded.status().message().find(path), std::string::npos) << loaded.status().message();
+  }
+  unlink(path.c_str());
+}
+
+TEST(RateLimiter, AllowsABurstThenAsksToWaitAndRefills) {
+  RateLimiter limiter(2, 3);  // 2 per second, bursts of 3
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Acquire("k", 1000), 0);
+  int64_t wait = limiter.Acquire("k", 1000);
+  EXPECT_GT(wait, 0);
+  EXPECT_LE(wait, 500);
+  EXPECT_EQ(limiter.Acquire("other", 1000), 0) << "keys are independent";
+  EXPECT_EQ(limiter.Acquire("k", 1000 + wait), 0) << "refilled after the announced wait";
+  EXPECT_GT(limiter.Acquire("k", 1000 + wait), 0);
+}
+
+TEST(Metrics, RendersCountersGaugesAndCumulativeHistograms) {
+  Metrics m;
+  m.Inc("reins_turns_total", {{"status", "completed"}});
+  m.Inc("reins_turns_total", {{"status", "completed"}}, 2);
+  m.Inc("reins_turns_total", {{"status", "failed"}});
+  m.Set("reins_outbox_depth", {}, 4);
+  m.Observe("reins_model_call_duration_seconds", {{"provider", "openai"}, {"purpose", "chat"}}, 0.2);
+  m.Observe("reins_model_call_duration_seconds", {{"purpose", "chat"}, {"provider", "openai"}}, 3);
+  m.Inc("reins_custom_total", {{"path", "a\"b\\c\nd"}});
+  std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE reins_turns_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("reins_turns_total{status=\"completed\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("reins_turns_total{status=\"failed\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("reins_outbox_depth 4\n"), std::string::npos);
+  EXPECT_NE(text.find("reins_leases_blocked_total 0\n"), std::string::npos);
+  const std::string h = "reins_model_call_duration_seconds";
+  EXPECT_NE(text.find(h + "_bucket{provider=\"openai\",purpose=\"chat\",le=\"0.1\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(h + "_bucket{provider=\"openai\",purpose=\"chat\",le=\"0.25\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find(h + "_bucket{provider=\"openai\",purpose=\"chat\",le=\"5\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find(h + "_bucket{provider=\"openai\",purpose=\"chat\",le=\"+Inf\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find(h + "_sum{provider=\"openai\",purpose=\"chat\"} 3.2\n"), std::string::npos);
+  EXPECT_NE(text.find(h + "_count{provider=\"openai\",purpose=\"chat\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("reins_custom_total{path=\"a\\\"b\\\\c\\nd\"} 1\n"), std::string::npos) << text;
+}
+
+TEST(Metrics, ConcurrentIncrementsAddUp) {
+  Metrics m;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) m.Inc("reins_http_requests_total", {{"route", "/x"}, {"status", "200"}});
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_NE(m.Render().find("reins_http_requests_total{route=\"/x\",status=\"200\"} 4000\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reins
