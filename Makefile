@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo test-asan bench clean
+.PHONY: all deps configure build test demo test-asan bench load clean
 
 all: build
 
@@ -35,6 +35,12 @@ bench: deps
 	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
 	@cmake --build build-release -j $(JOBS) --target reins_bench
 	@build-release/bench/reins_bench --benchmark_min_time=1
+
+# The bounded load test of reins serve (loopback, mock upstream with a 200 ms model delay).
+load: deps
+	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
+	@cmake --build build-release -j $(JOBS) --target reins_load reins
+	@build-release/bench/reins_load 1000 10000
 
 clean:
 	@rm -rf $(BUILD) build-asan build-release

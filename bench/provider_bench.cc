@@ -60,7 +60,7 @@ void StreamPerToken(benchmark::State& state, std::unique_ptr<WireFormat> wire, c
     benchmark::DoNotOptimize(response);
   }
   state.SetItemsProcessed(state.iterations() * kTokens);
-  state.counters["ns_per_token"] = benchmark::Counter(static_cast<double>(state.iterations()) * kTokens,
+  state.counters["per_token"] = benchmark::Counter(static_cast<double>(state.iterations()) * kTokens,
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 

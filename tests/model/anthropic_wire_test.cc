@@ -1,31 +1,21 @@
 // Anthropic Messages wire format: request bodies, whole responses, streams. The payloads
-// are our own, written from the field notes in wire-formats.md section 2.
+// are our own, written from the wire-format notes (see docs/providers.md).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "model/wire_format.h"
+#include "model/wire_test_util.h"
 
 namespace reins {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-std::shared_ptr<const std::vector<ToolSpec>> WeatherTools() {
-  return std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{
-      {"get_weather", "Current weather", Json::parse(R"({"type":"object","properties":{"city":{"type":"string"}}})")},
-      {"get_time", "Local time", Json()},  // no schema: an empty object schema is sent
-  });
-}
-
-ModelRequest Request(std::vector<Message> messages, std::shared_ptr<const std::vector<ToolSpec>> tools = nullptr,
-                     ToolChoice choice = ToolChoice::Auto()) {
-  ModelRequest r;
-  r.messages = std::move(messages);
-  r.tools = std::move(tools);
-  r.tool_choice = std::move(choice);
-  return r;
-}
+using wire_test::Call;
+using wire_test::ExpectSameResponse;
+using wire_test::Request;
+using wire_test::Streamed;
+using wire_test::WeatherTools;
 
 ModelRequest Structured(std::vector<Message> messages = {Message::User("plan")}) {
   ModelRequest r = Request(std::move(messages), nullptr, ToolChoice::None());
@@ -42,26 +32,6 @@ ModelConfig Config() {
 
 Json Body(const ModelRequest& request, const ModelConfig& config = Config(), bool stream = false) {
   return Json::parse(MakeAnthropicWire()->BuildBody(config, request, stream));
-}
-
-ToolCall Call(std::string id, std::string name, std::string arguments_text, Json args = Json::object(),
-              bool valid = true) {
-  return ToolCall{std::move(id), std::move(name), std::move(arguments_text), std::move(args), valid};
-}
-
-void ExpectSameResponse(const ModelResponse& a, const ModelResponse& b) {
-  EXPECT_EQ(a.text, b.text);
-  EXPECT_EQ(a.json, b.json);
-  EXPECT_EQ(a.usage.input_tokens, b.usage.input_tokens);
-  EXPECT_EQ(a.usage.output_tokens, b.usage.output_tokens);
-  ASSERT_EQ(a.tool_calls.size(), b.tool_calls.size());
-  for (size_t i = 0; i < a.tool_calls.size(); ++i) {
-    EXPECT_EQ(a.tool_calls[i].id, b.tool_calls[i].id);
-    EXPECT_EQ(a.tool_calls[i].name, b.tool_calls[i].name);
-    EXPECT_EQ(a.tool_calls[i].arguments_text, b.tool_calls[i].arguments_text);
-    EXPECT_EQ(a.tool_calls[i].args, b.tool_calls[i].args);
-    EXPECT_EQ(a.tool_calls[i].args_valid, b.tool_calls[i].args_valid);
-  }
 }
 
 // ---- Requests --------------------------------------------------------------------------
@@ -317,31 +287,8 @@ std::string Sse(const std::vector<std::string>& data) {
   return out;
 }
 
-struct Streamed {
-  Status status;     // the first failed OnEvent
-  std::string text;  // what on_text received, concatenated
-  int text_calls = 0;
-  bool complete = false;
-  Result<ModelResponse> response = Status(StatusCode::kInternal, "not finished");
-};
-
-// Feeds `sse` through SseParser in pieces of `piece` bytes, stopping at the first error.
 Streamed Stream(const ModelRequest& request, std::string_view sse, size_t piece) {
-  Streamed out;
-  auto assembler = MakeAnthropicWire()->NewAssembler(request, [&](std::string_view text) {
-    EXPECT_FALSE(text.empty());
-    out.text += text;
-    ++out.text_calls;
-  });
-  SseParser parser;
-  for (size_t at = 0; at < sse.size() && out.status.ok(); at += piece) {
-    parser.Feed(sse.substr(at, piece), [&](SseEvent&& event) {
-      if (out.status.ok()) out.status = assembler->OnEvent(event);
-    });
-  }
-  out.complete = assembler->Complete();
-  out.response = assembler->Finish();
-  return out;
+  return wire_test::Stream(*MakeAnthropicWire(), request, sse, piece);
 }
 
 const std::vector<std::string> kTextAndToolsStream = {

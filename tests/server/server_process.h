@@ -58,6 +58,7 @@ class ServerProcess {
   }
 
   int port() const { return port_; }
+  int pid() const { return pid_; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& first_line() const { return first_line_; }
 

@@ -1,0 +1,155 @@
+// A bounded load test of `reins serve`: the real binary on loopback, its model a local
+// mock upstream (OpenAI wire format) that answers after an artificial delay. For each
+// N it opens N sessions, then runs one turn in each, all N in flight at once, and
+// reports turns/s, the latency reins adds on top of the model's delay (p50, p99), the
+// server's peak RSS and its RSS per open session.
+//
+//   build-release/bench/reins_load [--delay-ms 200] [N ...]      (default: 1000 10000)
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "net/http_client.h"
+#include "reins/json.h"
+#include "server/server_process.h"
+#include "support/mock_payloads.h"
+#include "support/mock_upstream.h"
+
+namespace {
+
+using namespace reins;
+using Clock = std::chrono::steady_clock;
+
+// VmRSS / VmHWM of a process, in KiB.
+long StatusKiB(int pid, const char* field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(line.find(':') + 1));
+  }
+  return -1;
+}
+
+void RaiseFileLimit() {
+  rlimit want{200000, 200000};
+  if (setrlimit(RLIMIT_NOFILE, &want) != 0) {  // not root: take what the hard limit allows
+    rlimit have{};
+    getrlimit(RLIMIT_NOFILE, &have);
+    have.rlim_cur = have.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &have);
+  }
+}
+
+// Runs `n` requests with at most `width` in flight; returns each one's latency (ms).
+std::vector<double> RunAll(int n, int width, const std::function<HttpRequest(int)>& make, std::vector<Json>* bodies) {
+  boost::asio::io_context io;
+  HttpClient::Options options;
+  options.max_idle_per_origin = static_cast<size_t>(width);
+  HttpClient client(options);
+  std::vector<double> latency(n, -1);
+  if (bodies) bodies->assign(n, Json());
+  int next = 0;
+  auto worker = [&]() -> Task<void> {
+    while (next < n) {
+      int i = next++;
+      auto start = Clock::now();
+      auto r = co_await client.Send(make(i));
+      latency[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      if (!r.ok() || r->status >= 300) {
+        std::cerr << "request " << i << " failed: " << (r.ok() ? r->body : r.status().message()) << "\n";
+        latency[i] = -1;
+      } else if (bodies) {
+        (*bodies)[i] = Json::parse(r->body, nullptr, false);
+      }
+    }
+  };
+  for (int w = 0; w < width; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
+  io.run();
+  return latency;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+void RunLoad(int n, int delay_ms) {
+  testing::MockUpstream upstream;
+  for (int i = 0; i < n; ++i) {
+    testing::MockReply reply = testing::MockUpstream::Json(200, testing::OpenAIResponse({"Hello.", {}}));
+    reply.first_byte_delay_ms = delay_ms;
+    upstream.Enqueue(std::move(reply));
+  }
+  setenv("REINS_LOAD_UPSTREAM", (upstream.base_url() + "/v1").c_str(), 1);
+  testing::ServerProcess server({"--config", "bench/load/agent.yaml", "--rate", "1000000000", "--burst", "1000000000",
+                                 "--shutdown-timeout-ms", "2000"});
+  if (server.port() == 0) {
+    std::cerr << "reins serve did not start\n" << server.Log();
+    return;
+  }
+  const int pid = server.pid();
+  const long base_kib = StatusKiB(pid, "VmRSS:");
+  const std::string base = server.base_url();
+
+  std::vector<Json> sessions;
+  RunAll(n, std::min(n, 500), [&](int) {
+    HttpRequest r;
+    r.url = base + "/v1/sessions";
+    r.body = "{}";
+    return r;
+  }, &sessions);
+  const long sessions_kib = StatusKiB(pid, "VmRSS:");
+
+  auto start = Clock::now();
+  std::vector<double> latency = RunAll(n, n, [&](int i) {
+    HttpRequest r;
+    r.url = base + "/v1/sessions/" + sessions[i].value("session_id", "") + "/turns";
+    r.body = R"({"speaker":"user","say":"Hello?"})";
+    r.timeouts.total_ms = r.timeouts.first_byte_ms = 300000;
+    return r;
+  }, nullptr);
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const long peak_kib = StatusKiB(pid, "VmHWM:");
+  std::vector<double> added;
+  for (double l : latency) {
+    if (l >= 0) added.push_back(l - delay_ms);
+  }
+  std::printf("| %6d | %5zu | %8.0f | %8.1f | %8.1f | %7.1f | %8.2f |\n", n, added.size(), static_cast<double>(added.size()) / wall_s,
+              Percentile(added, 0.50), Percentile(added, 0.99), static_cast<double>(peak_kib) / 1024.0,
+              static_cast<double>(sessions_kib - base_kib) / n);
+  std::fflush(stdout);
+  server.Signal(SIGTERM);
+  server.Wait();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RaiseFileLimit();
+  int delay_ms = 200;
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--delay-ms" && i + 1 < argc) {
+      delay_ms = std::stoi(argv[++i]);
+    } else {
+      sizes.push_back(std::stoi(a));
+    }
+  }
+  if (sizes.empty()) sizes = {1000, 10000};
+  std::printf("model delay %d ms; reins serve with default threads; loopback\n", delay_ms);
+  std::printf("| in flight | ok | turns/s | added p50 ms | added p99 ms | peak RSS MiB | KiB per open session |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (int n : sizes) RunLoad(n, delay_ms);
+  return 0;
+}
