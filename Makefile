@@ -4,6 +4,11 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses
+# what an earlier build compiled instead of starting cold.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+
 .PHONY: all deps configure build test demo test-asan bench load clean
 
 all: build
