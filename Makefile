@@ -28,7 +28,7 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
-	@$(BUILD)/reins demo examples/messaging
+	@$(BUILD)/reins demo examples
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps

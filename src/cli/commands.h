@@ -1,6 +1,7 @@
 // The `reins` subcommands. Each returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,33 @@ struct RunFlags {
   bool json = false;
   bool trace = false;
   std::string store = "sqlite::memory:";
+  std::string model;            // "" keeps the scenario's; "sim" runs the simulated model
+  uint64_t seed = 1;            // the sim's seed, with --model sim
+  std::string governor = "on";  // off: the naive loop
+};
+
+struct EvalFlags {
+  std::vector<std::string> paths;
+  std::string model = "scripted";  // scripted | sim
+  int runs = 1;
+  uint64_t seed = 1;
+  std::string governor;  // on | off | both; default: both with the sim, on otherwise
+  std::string report;    // folder for report.json, report.html, junit.xml
+  std::string compare;   // an older report.json
+  std::string faults;    // "name=rate,..." over every scenario's, or "none"
+  double min_pass = 0;
+  bool json = false;
+  int jobs = 0;
+};
+
+struct FuzzFlags {
+  std::vector<std::string> paths;
+  int runs = 1000;
+  uint64_t seed = 1;
+  std::string governor = "on";
+  std::string out = "fuzz-out";
+  int jobs = 0;
+  int max_repros = 20;
 };
 
 struct ChatFlags {
@@ -36,7 +64,8 @@ struct ServeFlags {
 
 int CheckCommand(const std::vector<std::string>& files);
 int RunCommand(const std::string& file, const RunFlags& flags);
-int EvalCommand(const std::vector<std::string>& paths, double min_pass, bool json);
+int EvalCommand(const EvalFlags& flags);
+int FuzzCommand(const FuzzFlags& flags);
 int TraceCommand(const std::string& store_url, const std::string& session_id, bool json);
 int DemoCommand(const std::string& dir);
 int ChatCommand(const ChatFlags& flags);
@@ -46,5 +75,10 @@ int KeysAddCommand(const std::string& keys_file, const std::string& tenant);
 // Scenario files under `paths` (files given directly, or *.yaml found recursively
 // whose top level has `turns`), sorted.
 std::vector<std::string> FindScenarioFiles(const std::vector<std::string>& paths, std::string* error);
+
+// The scenarios under `paths`, loaded; problems go to stderr. False when a file is
+// invalid or none was found.
+struct Scenario;
+bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>* out);
 
 }  // namespace reins

@@ -22,14 +22,46 @@ int main(int argc, char** argv) {
   run->add_flag("--trace", run_flags.trace, "print the full event trace of each turn");
   run->add_option("--store", run_flags.store, "where to keep the session: sqlite:PATH or sqlite::memory:")
       ->capture_default_str();
+  run->add_option("--model", run_flags.model, "sim: run the simulated model instead of the scenario's")
+      ->check(CLI::IsMember({"sim", "scripted"}));
+  run->add_option("--seed", run_flags.seed, "the simulated model's seed")->capture_default_str();
+  run->add_option("--governor", run_flags.governor, "off: the naive loop (no stop, gate, deferral, checks or rails)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
 
-  std::vector<std::string> eval_paths;
-  double min_pass = 0;
-  bool eval_json = false;
-  auto* eval = app.add_subcommand("eval", "Run every scenario under the given folders; ends with 'N passed, N failed'");
-  eval->add_option("paths", eval_paths, "scenario files or folders")->required()->check(CLI::ExistingPath);
-  eval->add_option("--min-pass", min_pass, "exit 1 when the pass rate is below this (0..1)")->check(CLI::Range(0.0, 1.0));
-  eval->add_flag("--json", eval_json, "print one JSON object with every run");
+  reins::EvalFlags eval_flags;
+  auto* eval = app.add_subcommand("eval", "Run every scenario under the given paths, many times, governed and naive; "
+                                          "ends with 'N passed, N failed'");
+  eval->add_option("paths", eval_flags.paths, "scenario files or folders")->required()->check(CLI::ExistingPath);
+  eval->add_option("--model", eval_flags.model, "scripted (the scenarios' own) or sim (fault-injecting)")
+      ->check(CLI::IsMember({"scripted", "sim"}))
+      ->capture_default_str();
+  eval->add_option("--runs", eval_flags.runs, "runs per scenario and governor setting")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  eval->add_option("--seed", eval_flags.seed, "seed of the simulated model's runs")->capture_default_str();
+  eval->add_option("--governor", eval_flags.governor, "on, off (the naive loop) or both; default both with --model sim")
+      ->check(CLI::IsMember({"on", "off", "both"}));
+  eval->add_option("--faults", eval_flags.faults, "sim fault rates for every scenario: name=rate,... or none");
+  eval->add_option("--report", eval_flags.report, "write report.json, report.html and junit.xml into this folder");
+  eval->add_option("--compare", eval_flags.compare, "an earlier report.json: print what changed")->check(CLI::ExistingFile);
+  eval->add_option("--min-pass", eval_flags.min_pass, "exit 1 when the governed pass rate is below this (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
+  eval->add_option("--jobs", eval_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
+  eval->add_flag("--json", eval_flags.json, "print the report as JSON");
+
+  reins::FuzzFlags fuzz_flags;
+  auto* fuzz = app.add_subcommand("fuzz", "Random faults and speaker interleavings against the scenarios; reports "
+                                          "invariant violations with shrunk reproducing files");
+  fuzz->add_option("paths", fuzz_flags.paths, "scenario files or folders")->required()->check(CLI::ExistingPath);
+  fuzz->add_option("--runs", fuzz_flags.runs, "how many runs")->check(CLI::Range(1, 10000000))->capture_default_str();
+  fuzz->add_option("--seed", fuzz_flags.seed, "seed; the same seed gives the same runs")->capture_default_str();
+  fuzz->add_option("--governor", fuzz_flags.governor, "off: fuzz the naive loop (shows the checks have teeth)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  fuzz->add_option("--out", fuzz_flags.out, "folder for the reproducing scenario files")->capture_default_str();
+  fuzz->add_option("--max-repros", fuzz_flags.max_repros, "distinct findings to shrink and write")->capture_default_str();
+  fuzz->add_option("--jobs", fuzz_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
 
   std::string trace_store, trace_session;
   bool trace_json = false;
@@ -38,8 +70,9 @@ int main(int argc, char** argv) {
   trace->add_option("--session", trace_session, "session id; omit to list sessions");
   trace->add_flag("--json", trace_json, "print JSON");
 
-  std::string demo_dir = "examples/messaging";
-  auto* demo = app.add_subcommand("demo", "A guided run of the example scenarios with the scripted model (no API key)");
+  std::string demo_dir = "examples";
+  auto* demo = app.add_subcommand("demo", "A guided run of one scenario per example, then the before/after table "
+                                          "(no API key, no network)");
   demo->add_option("dir", demo_dir, "example folder")->capture_default_str();
 
   reins::ChatFlags chat_flags;
@@ -76,7 +109,8 @@ int main(int argc, char** argv) {
 
   if (*check) return reins::CheckCommand(check_files);
   if (*run) return reins::RunCommand(run_file, run_flags);
-  if (*eval) return reins::EvalCommand(eval_paths, min_pass, eval_json);
+  if (*eval) return reins::EvalCommand(eval_flags);
+  if (*fuzz) return reins::FuzzCommand(fuzz_flags);
   if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
   if (*demo) return reins::DemoCommand(demo_dir);
   if (*chat) return reins::ChatCommand(chat_flags);

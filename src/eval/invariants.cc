@@ -141,22 +141,29 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
 }
 
 // I7: a plan step reported completed with validation passed had each of its required
-// tools run successfully (or queued) between its start and its end.
-void CheckRequiredTools(const TurnRun& t, std::vector<InvariantViolation>& out) {
+// tools run successfully (or queued) between its start and its end. A step paused for
+// an approval resumes in a later turn: what it ran before the pause still counts.
+void CheckRequiredTools(const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
   std::vector<std::string> ran;
-  for (const TraceEvent& e : t.result.events) {
-    // A resumed step keeps what ran since the turn began (the call the person approved).
-    if (e.type == "plan.step.started" && !e.data.value("resumed", false)) ran.clear();
-    bool ok = (e.type == "tool.executed" && e.data.value("success", false)) || e.type == "tool.deferred";
-    if (ok) ran.push_back(e.data.value("name", ""));
-    if (e.type != "plan.step.finished" || e.data.value("status", "") != "completed" ||
-        e.data.value("validationStatus", "") != "passed") {
-      continue;
-    }
-    for (const Json& tool : e.data.value("requiredTools", Json::array())) {
-      if (std::find(ran.begin(), ran.end(), tool.get<std::string>()) == ran.end()) {
-        out.push_back({"I7", t.number, "step " + e.data.value("step", "") + " is completed but " +
-                                           tool.get<std::string>() + " never ran successfully inside it"});
+  std::string step;
+  for (const TurnRun& t : turns) {
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type == "plan.step.started") {
+        std::string id = e.data.value("step", "");
+        if (!e.data.value("resumed", false) || id != step) ran.clear();
+        step = id;
+      }
+      bool ok = (e.type == "tool.executed" && e.data.value("success", false)) || e.type == "tool.deferred";
+      if (ok) ran.push_back(e.data.value("name", ""));
+      if (e.type != "plan.step.finished" || e.data.value("status", "") != "completed" ||
+          e.data.value("validationStatus", "") != "passed") {
+        continue;
+      }
+      for (const Json& tool : e.data.value("requiredTools", Json::array())) {
+        if (std::find(ran.begin(), ran.end(), tool.get<std::string>()) == ran.end()) {
+          out.push_back({"I7", t.number, "step " + e.data.value("step", "") + " is completed but " +
+                                             tool.get<std::string>() + " never ran successfully inside it"});
+        }
       }
     }
   }
@@ -259,6 +266,12 @@ void CheckDeferral(const AgentConfig& config, const TurnRun& t, const std::vecto
     if (e.type == "deferred.executed" && !reply_final) {
       out.push_back({"I4", t.number, "deferred " + e.data.value("name", "") + " ran before the reply was final"});
     }
+    if (e.type == "tool.executed") {
+      const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+      if (tool != nullptr && tool->timing == ToolTiming::kDeferred) {
+        out.push_back({"I4", t.number, Describe(e) + ": a deferred tool ran inside the loop, so the model saw its result"});
+      }
+    }
     if (e.type != "tool.deferred") continue;
     const ToolDef* tool = config.FindTool(e.data.value("name", ""));
     std::string call_id = e.data.value("call_id", "");
@@ -330,9 +343,9 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
     CheckDeferral(config, t, history, out);
     CheckHonesty(config, t, out);
     CheckApproval(config, t, out);
-    CheckRequiredTools(t, out);
     CheckBounded(config, t, out);
   }
+  CheckRequiredTools(turns, out);
   CheckDurable(turns, outbox, out);
   CheckFloor(turns, out);
   CheckProvenance(config, turns, out);

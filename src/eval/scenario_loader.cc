@@ -6,6 +6,10 @@
 #include "config/agent_config_loader.h"
 #include "config/config_reader.h"
 #include "eval/scenario.h"
+
+#include <re2/re2.h>
+
+#include "model/sim_model.h"
 #include "reins/clock.h"
 
 namespace reins {
@@ -198,6 +202,15 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
       r.Enum(mp, "provider", {"scripted", "sim"});
       if (r.Has(mp, "replies")) CheckReplies(r, P(mp, "replies"));
       s.model = *r.Get(mp);
+      if (Result<SimOptions> sim = SimOptionsFromJson(s.model); !sim.ok()) r.Error(mp, sim.status().message());
+      if (r.Has(mp, "intents")) {
+        const Json& intents = *r.Get(P(mp, "intents"));
+        if (!intents.is_object()) r.Error(P(mp, "intents"), "intents must map a regex to a list of tool names");
+        for (auto it = intents.begin(); intents.is_object() && it != intents.end(); ++it) {
+          if (!RE2(it.key(), RE2::Quiet).ok()) r.Error(P(mp, "intents"), "invalid regex '" + it.key() + "'");
+          if (!it.value().is_array()) r.Error(P(mp, "intents"), "intent '" + it.key() + "' must list tool names");
+        }
+      }
     }
   } else if (s.agent.model.provider == "scripted" && s.agent.model.options.contains("replies")) {
     s.model = {{"provider", "scripted"}, {"replies", s.agent.model.options["replies"]}};

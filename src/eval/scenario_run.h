@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "eval/scenario.h"
+#include "model/sim_model.h"
 #include "reins/message.h"
 #include "reins/turn.h"
 
@@ -46,6 +47,7 @@ struct ScenarioRun {
   std::vector<CheckResult> final_checks;
   std::vector<InvariantViolation> violations;
   std::vector<Message> history;
+  std::map<std::string, FaultTally> fault_tally;  // simulated model runs only
 
   int ChecksPassed() const;
   int ChecksFailed() const;

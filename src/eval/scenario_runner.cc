@@ -6,14 +6,57 @@
 
 #include "eval/checks.h"
 #include "eval/invariants.h"
+#include "eval/naive_loop.h"
 #include "model/scripted_model.h"
+#include "model/sim_model.h"
 #include "reins/runtime.h"
 #include "tools/fixture_backend.h"
 
 namespace reins {
 namespace {
 
-Task<void> RunTurns(const Scenario& s, Runtime& runtime, ScriptedModel& model, VirtualClock& clock, ScenarioRun& run) {
+// The model of one run: the scripted model (a missing reply is the scenario's mistake)
+// or the simulated one (its scripted replies are only the correct behaviour).
+struct RunModel {
+  std::shared_ptr<ModelProvider> provider;
+  ScriptedModel* script = nullptr;
+  SimModel* sim = nullptr;
+};
+
+Result<RunModel> MakeRunModel(const Scenario& s, const RunOptions& options) {
+  RunModel m;
+  bool sim = !options.sim.is_null() || s.model.value("provider", "scripted") == "sim";
+  if (!sim) {
+    auto scripted = std::make_shared<ScriptedModel>(s.model.value("replies", Json::array()));
+    m.script = scripted.get();
+    m.provider = std::move(scripted);
+    return m;
+  }
+  Json spec = s.model;
+  if (options.sim.is_object()) {
+    for (const auto& [k, v] : options.sim.items()) spec[k] = v;
+  }
+  REINS_ASSIGN_OR_RETURN(SimOptions sim_options, SimOptionsFromJson(spec));
+  auto model = std::make_shared<SimModel>(std::move(sim_options));
+  m.script = &model->script();
+  m.sim = model.get();
+  m.provider = std::move(model);
+  return m;
+}
+
+// Where a turn goes: the governed runtime or the naive loop.
+struct Driver {
+  Runtime* runtime = nullptr;
+  NaiveLoop* naive = nullptr;
+  std::string session_id;
+
+  Task<Result<TurnResult>> Run(const TurnInput& input) {
+    if (naive != nullptr) co_return co_await naive->RunTurn(input);
+    co_return co_await runtime->RunTurn(session_id, input);
+  }
+};
+
+Task<void> RunTurns(const Scenario& s, Driver& driver, RunModel& model, VirtualClock& clock, ScenarioRun& run) {
   int completed_turns = 0;
   for (size_t i = 0; i < s.turns.size(); ++i) {
     const ScenarioTurn& st = s.turns[i];
@@ -22,9 +65,9 @@ Task<void> RunTurns(const Scenario& s, Runtime& runtime, ScriptedModel& model, V
     tr.input = st.input;
     // Waiting, not jumping: background work due in the meantime (deferred calls) runs.
     if (st.advance_ms > 0) co_await clock.Sleep(st.advance_ms);
-    if (st.model_replies.is_array()) model.AddTurnReplies(completed_turns + 1, st.model_replies);
-    size_t calls_before = model.calls().size();
-    Result<TurnResult> result = co_await runtime.RunTurn(run.session_id, st.input);
+    if (st.model_replies.is_array()) model.script->AddTurnReplies(completed_turns + 1, st.model_replies);
+    size_t calls_before = model.script->calls().size();
+    Result<TurnResult> result = co_await driver.Run(st.input);
     if (result.ok()) {
       tr.result = std::move(result).value();
       ++completed_turns;
@@ -32,8 +75,8 @@ Task<void> RunTurns(const Scenario& s, Runtime& runtime, ScriptedModel& model, V
       tr.refused = true;
       tr.refusal = result.status().message();
     }
-    for (size_t c = calls_before; c < model.calls().size(); ++c) {
-      if (model.calls()[c].reply < 0) run.error = "turn " + std::to_string(tr.number) + ": " + tr.result.error;
+    for (size_t c = calls_before; c < model.script->calls().size() && model.sim == nullptr; ++c) {
+      if (model.script->calls()[c].reply < 0) run.error = "turn " + std::to_string(tr.number) + ": " + tr.result.error;
     }
     run.turns.push_back(std::move(tr));
     if (!run.error.empty()) co_return;
@@ -66,6 +109,29 @@ Status RefreshFromStore(Store& store, ScenarioRun& run, std::vector<OutboxEntry>
   return OkStatus();
 }
 
+void Evaluate(const Scenario& s, ScenarioRun& run, const std::vector<OutboxEntry>& outbox) {
+  for (size_t i = 0; i < run.turns.size(); ++i) {
+    for (const Check& check : s.turns[i].expect) run.turns[i].checks.push_back(EvaluateTurnCheck(check, run.turns[i]));
+  }
+  if (run.error.empty()) {
+    for (const Check& check : s.final_checks) run.final_checks.push_back(EvaluateFinalCheck(check, run.turns));
+  }
+  run.violations = CheckInvariants(s.agent, run.turns, run.history, outbox);
+}
+
+ScenarioRun RunNaive(const Scenario& s, RunModel& model, std::shared_ptr<VirtualClock> clock,
+                     std::map<std::string, std::shared_ptr<ToolBackend>> tools, ScenarioRun run) {
+  NaiveLoop loop(s.agent, *model.provider, std::move(tools), *clock);
+  Driver driver{nullptr, &loop, "naive"};
+  run.session_id = "naive";
+  boost::asio::io_context io;
+  boost::asio::co_spawn(io, RunTurns(s, driver, model, *clock, run), boost::asio::detached);
+  clock->RunVirtual(io);
+  run.history = loop.history();
+  Evaluate(s, run, {});
+  return run;
+}
+
 }  // namespace
 
 ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
@@ -73,25 +139,30 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   run.id = s.id;
   run.title = s.title;
   run.file = s.file;
-  if (s.model.value("provider", "scripted") != "scripted") {
-    run.error = "model provider '" + s.model.value("provider", "") + "' is not available in this build (use scripted)";
+  Result<RunModel> model = MakeRunModel(s, options);
+  if (!model.ok()) {
+    run.error = model.status().message();
     return run;
   }
   auto clock = std::make_shared<VirtualClock>(s.clock_start_ms);
-  auto model = std::make_shared<ScriptedModel>(s.model.value("replies", Json::array()));
+  std::map<std::string, std::shared_ptr<ToolBackend>> tools;
+  for (const auto& [tool, entries] : s.fixtures) tools[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
+  if (!options.governor) {
+    run = RunNaive(s, *model, clock, std::move(tools), std::move(run));
+    if (model->sim != nullptr) run.fault_tally = model->sim->tally();
+    return run;
+  }
   Result<std::unique_ptr<Store>> store = OpenStore(options.store_url);
   if (!store.ok()) {
     run.error = store.status().message();
     return run;
   }
   RuntimeParts parts;
-  parts.model = model;
+  parts.model = model->provider;
   parts.store = std::shared_ptr<Store>(std::move(store).value());
   parts.clock = clock;
   parts.id_seed = options.id_seed;
-  for (const auto& [tool, entries] : s.fixtures) {
-    parts.tool_backends[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
-  }
+  parts.tool_backends = std::move(tools);
   Result<std::unique_ptr<Runtime>> runtime = Runtime::Create(s.agent, parts);
   if (!runtime.ok()) {
     run.error = runtime.status().message();
@@ -103,24 +174,19 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
     return run;
   }
   run.session_id = *session;
-
   run.greeting = (*runtime)->Greeting();
 
+  Driver driver{runtime->get(), nullptr, run.session_id};
   boost::asio::io_context io;
-  boost::asio::co_spawn(io, RunTurns(s, **runtime, *model, *clock, run), boost::asio::detached);
+  boost::asio::co_spawn(io, RunTurns(s, driver, *model, *clock, run), boost::asio::detached);
   clock->RunVirtual(io);  // returns when every turn and every deferred call is done
 
   std::vector<OutboxEntry> outbox;
   if (Status refreshed = RefreshFromStore(*parts.store, run, &outbox); !refreshed.ok()) {
     run.error = "could not read the session back from the store: " + refreshed.message();
   }
-  for (size_t i = 0; i < run.turns.size(); ++i) {
-    for (const Check& check : s.turns[i].expect) run.turns[i].checks.push_back(EvaluateTurnCheck(check, run.turns[i]));
-  }
-  if (run.error.empty()) {
-    for (const Check& check : s.final_checks) run.final_checks.push_back(EvaluateFinalCheck(check, run.turns));
-  }
-  run.violations = CheckInvariants(s.agent, run.turns, run.history, outbox);
+  Evaluate(s, run, outbox);
+  if (model->sim != nullptr) run.fault_tally = model->sim->tally();
   return run;
 }
 

@@ -97,7 +97,7 @@ ModelResponse ScriptedModel::Render(const Json& body, int call_number) const {
   return response;
 }
 
-Task<Result<ModelResponse>> ScriptedModel::Complete(const ModelRequest& request) {
+std::optional<ModelResponse> ScriptedModel::TryReply(const ModelRequest& request) {
   int call_number = static_cast<int>(calls_.size()) + 1;
   calls_.push_back({request.turn, request.purpose, request.tool_choice, -1});
   for (size_t i = 0; i < replies_.size(); ++i) {
@@ -106,9 +106,25 @@ Task<Result<ModelResponse>> ScriptedModel::Complete(const ModelRequest& request)
     if (!Matches(reply.when, request)) continue;
     reply.used = true;
     calls_.back().reply = static_cast<int>(i);
-    co_return Render(reply.body, call_number);
+    return Render(reply.body, call_number);
   }
-  co_return FailedPrecondition("scripted model has no reply for call " + std::to_string(call_number) + " (turn " +
+  return std::nullopt;
+}
+
+std::vector<ToolCall> ScriptedModel::PeekFollowUp(const ModelRequest& request) const {
+  for (const Reply& reply : replies_) {
+    if (reply.used || !reply.body.contains("tool_calls")) continue;
+    if (auto it = reply.when.find("turn"); it != reply.when.end() && it->get<int>() < request.turn) continue;
+    if (Matches(reply.when, request)) continue;  // that one is the answer to this call, not a follow-up
+    return Render(reply.body, static_cast<int>(calls_.size()) + 1).tool_calls;
+  }
+  return {};
+}
+
+Task<Result<ModelResponse>> ScriptedModel::Complete(const ModelRequest& request) {
+  std::optional<ModelResponse> reply = TryReply(request);
+  if (reply) co_return std::move(*reply);
+  co_return FailedPrecondition("scripted model has no reply for call " + std::to_string(calls_.size()) + " (turn " +
                                std::to_string(request.turn) + ", purpose " + std::string(PurposeName(request.purpose)) +
                                ", last message: " + DescribeLastMessage(request) + ")");
 }

@@ -23,6 +23,13 @@ class ScriptedModel final : public ModelProvider {
   std::string_view Name() const override { return "scripted"; }
   Task<Result<ModelResponse>> Complete(const ModelRequest& request) override;
 
+  // The first unused matching reply, consumed; nullopt when none matches (the
+  // simulated model then improvises). Recorded like Complete.
+  std::optional<ModelResponse> TryReply(const ModelRequest& request);
+  // The calls of the next unused reply that calls tools and is not for an earlier turn,
+  // without consuming it: the follow-up a model that does not wait would propose now.
+  std::vector<ToolCall> PeekFollowUp(const ModelRequest& request) const;
+
   struct CallRecord {
     int turn = 0;
     Purpose purpose = Purpose::kChat;

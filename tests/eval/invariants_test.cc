@@ -102,5 +102,34 @@ TEST_F(InvariantsTest, I11ExecutedArgumentsBreakingTheSchema) {
   EXPECT_EQ(Ids(), std::vector<std::string>{"I11"});
 }
 
+// A deferred tool that ran inside the loop: the model saw its result (the naive loop).
+TEST_F(InvariantsTest, I4DeferredToolExecutedInTheLoop) {
+  ToolDef save;
+  save.name = "save";
+  save.timing = ToolTiming::kDeferred;
+  config_.tools.push_back(save);
+  Event("tool.executed", Executed("save", 0, Json::object(), true, "continue"));
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I4"});
+}
+
+// A plan step paused for an approval resumes in the next turn: what it ran before the
+// pause counts; a step that starts afresh does not inherit it.
+TEST_F(InvariantsTest, I7ResumedStepKeepsWhatRanBeforeThePause) {
+  Json search = Executed("lookup", 0, Json::object(), true, "continue");
+  Json step = {{"step", "s1"}, {"resumed", false}};
+  Json finished = {{"step", "s1"}, {"status", "completed"}, {"validationStatus", "passed"}, {"requiredTools", {"lookup"}}};
+  TurnRun first = turn_, second = turn_;
+  second.number = 2;
+  first.result.events = {{"plan.step.started", 1, 0, step}, {"tool.executed", 1, 0, search}};
+  Json resumed = step;
+  resumed["resumed"] = true;
+  second.result.events = {{"plan.step.started", 2, 0, resumed}, {"plan.step.finished", 2, 0, finished}};
+  EXPECT_TRUE(CheckInvariants(config_, {first, second}, history_).empty());
+  second.result.events[0].data = step;  // started afresh: lookup never ran inside it
+  std::vector<InvariantViolation> v = CheckInvariants(config_, {first, second}, history_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].id, "I7");
+}
+
 }  // namespace
 }  // namespace reins

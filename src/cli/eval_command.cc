@@ -1,0 +1,192 @@
+// reins eval: many runs of the scenarios under PATH, governed and naive, with a report.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/term.h"
+#include "cli/transcript.h"
+#include "eval/eval_report.h"
+#include "eval/eval_suite.h"
+#include "eval/scenario_runner.h"
+
+namespace reins {
+namespace {
+
+bool WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (out) return true;
+  std::cerr << "cannot write " << path.string() << "\n";
+  return false;
+}
+
+void PrintModeSummary(std::ostream& out, const ModeStats& m, const Term& term) {
+  int violations = 0;
+  for (const auto& [id, n] : m.violations) violations += n;
+  out << term.Bold("governor " + std::string(m.governor ? "on " : "off")) << "  " << m.passed << "/" << m.runs
+      << " runs passed";
+  if (violations > 0) {
+    out << ", " << (m.governor ? term.Red(std::to_string(violations) + " invariant violations") : std::to_string(violations) + " invariant violations");
+  } else {
+    out << ", no invariant violations";
+  }
+  out << "\n";
+}
+
+// One line per scenario: pass rate with the governor off and on.
+void PrintScenarioRates(std::ostream& out, const EvalReport& report, const Term& term) {
+  const ModeStats* on = report.Mode(true);
+  const ModeStats* off = report.Mode(false);
+  const ModeStats* base = on != nullptr ? on : off;
+  for (size_t i = 0; i < base->scenarios.size(); ++i) {
+    const ScenarioStats& s = base->scenarios[i];
+    auto rate = [&](const ModeStats* m) {
+      if (m == nullptr) return std::string("    -");
+      const ScenarioStats& x = m->scenarios[i];
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "%5.1f%%", x.runs ? 100.0 * x.passed / x.runs : 0.0);
+      return std::string(buf);
+    };
+    bool ok = on == nullptr || on->scenarios[i].passed == on->scenarios[i].runs;
+    out << (ok ? term.Green("PASS") : term.Red("FAIL")) << " ";
+    if (off != nullptr) out << term.Dim("off " + rate(off)) << "  ";
+    if (on != nullptr) out << "on " << rate(on) << "  ";
+    out << s.id;
+    if (!ok && on != nullptr) out << "  " << term.Dim(on->scenarios[i].first_failure.substr(0, 160));
+    out << "\n";
+  }
+}
+
+// "--faults none" (a model that makes no mistakes of its own and, like any model,
+// answers whoever reaches it) or "name=rate,name=rate".
+bool ParseFaults(const std::string& text, Json* out) {
+  *out = Json::object();
+  if (text == "none") {
+    for (const std::string& f : SimFaults::Names()) (*out)[f] = f == "answer_other_speaker" ? 1.0 : 0.0;
+    return true;
+  }
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) return false;
+    try {
+      (*out)[item.substr(0, eq)] = std::stod(item.substr(eq + 1));
+    } catch (const std::exception&) {
+      return false;
+    }
+    start = end + 1;
+  }
+  return SimFaults::FromJson(*out, SimFaults::Defaults()).ok();
+}
+
+}  // namespace
+
+bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>* out) {
+  std::string error;
+  std::vector<std::string> files = FindScenarioFiles(paths, &error);
+  if (!error.empty()) {
+    std::cerr << error << "\n";
+    return false;
+  }
+  if (files.empty()) {
+    std::cerr << "no scenario files found (a scenario is a YAML file with a top-level 'turns' list)\n";
+    return false;
+  }
+  bool ok = true;
+  for (const std::string& file : files) {
+    Result<Scenario> scenario = LoadScenarioFile(file);
+    if (!scenario.ok()) {
+      std::cerr << scenario.status().message();
+      ok = false;
+      continue;
+    }
+    out->push_back(std::move(scenario).value());
+  }
+  return ok;
+}
+
+int EvalCommand(const EvalFlags& flags) {
+  std::vector<Scenario> scenarios;
+  bool loaded = LoadScenarios(flags.paths, &scenarios);
+  if (scenarios.empty()) return 1;
+  EvalOptions options;
+  options.sim = flags.model == "sim";
+  if (!flags.faults.empty() && !ParseFaults(flags.faults, &options.sim_faults)) {
+    std::cerr << "--faults takes none or name=rate,... with rates between 0 and 1 and these names:";
+    for (const std::string& f : SimFaults::Names()) std::cerr << " " << f;
+    std::cerr << "\n";
+    return 1;
+  }
+  options.runs = flags.runs;
+  options.seed = flags.seed;
+  options.threads = flags.jobs;
+  std::string governor = flags.governor.empty() ? (options.sim ? "both" : "on") : flags.governor;
+  options.governors = governor == "both" ? std::vector<bool>{true, false} : std::vector<bool>{governor == "on"};
+  Progress progress("eval");
+  options.on_progress = [&](int done, int total) { progress.Update(done, total); };
+  EvalReport report = RunEval(scenarios, options);
+  progress.Finish();
+
+  Term term = flags.json ? Term(false) : Term::ForStdout();
+  Json json = ReportToJson(report);
+  if (flags.json) {
+    std::cout << json.dump(2) << "\n";
+  } else {
+    PrintScenarioRates(std::cout, report, term);
+    std::cout << "\n";
+    if (report.Mode(true) != nullptr && report.Mode(false) != nullptr) std::cout << SeedTable(json, false) << "\n";
+    for (const ModeStats& m : report.modes) PrintModeSummary(std::cout, m, term);
+    const ModeStats* on = report.Mode(true);
+    if (on != nullptr && !on->violation_examples.empty()) {
+      for (const std::string& v : on->violation_examples) std::cout << "  " << term.Red(v) << "\n";
+    }
+    int total_runs = 0;
+    for (const ModeStats& m : report.modes) total_runs += m.runs;
+    std::cout << term.Dim(std::to_string(total_runs) + " runs in " + std::to_string(static_cast<int>(report.seconds * 1000)) +
+                          " ms on " + std::to_string(report.threads) + " threads (" +
+                          std::to_string(static_cast<int>(json.value("runs_per_second", 0.0))) + " runs/s)")
+              << "\n";
+  }
+  if (!flags.compare.empty()) {
+    std::ifstream in(flags.compare);
+    Json old = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (old.is_discarded() || old.value("schema", "") != "reins.eval.report") {
+      std::cerr << flags.compare << " is not a reins eval report.json\n";
+      return 1;
+    }
+    std::cout << "\nCompared with " << flags.compare << ":\n" << CompareReports(old, json);
+  }
+  if (!flags.report.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(flags.report, ec);
+    fs::path dir(flags.report);
+    if (!WriteFile(dir / "report.json", json.dump(2) + "\n") || !WriteFile(dir / "report.html", ReportToHtml(json)) ||
+        !WriteFile(dir / "junit.xml", ReportToJunit(json))) {
+      return 1;
+    }
+    if (!flags.json) std::cout << "report written to " << (dir / "report.html").string() << "\n";
+  }
+
+  // The last line counts the governed runs (or the naive ones when only those ran).
+  const ModeStats* judged = report.Mode(true) != nullptr ? report.Mode(true) : report.Mode(false);
+  int failed = judged->runs - judged->passed;
+  std::string ignored;
+  int invalid = static_cast<int>(FindScenarioFiles(flags.paths, &ignored).size()) - static_cast<int>(scenarios.size());
+  std::cout << judged->passed << " passed, " << failed + invalid << " failed\n";
+  if (!loaded) return 1;
+  if (judged->governor && !judged->violations.empty()) return 1;
+  double rate = judged->runs ? static_cast<double>(judged->passed) / judged->runs : 0.0;
+  if (rate < flags.min_pass) {
+    std::cerr << "pass rate " << rate << " is below --min-pass " << flags.min_pass << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace reins

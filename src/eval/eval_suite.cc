@@ -1,0 +1,155 @@
+#include "eval/eval_suite.h"
+
+#include <chrono>
+
+#include "eval/parallel.h"
+#include "eval/scenario_runner.h"
+
+namespace reins {
+namespace {
+
+// What one run leaves behind: enough to aggregate, nothing more.
+struct RunSummary {
+  bool passed = false;
+  std::string failure;
+  std::vector<std::pair<std::string, bool>> dimensions;  // (dimension, passed) per check
+  std::vector<std::string> critical;                     // tags of failed critical checks
+  std::vector<InvariantViolation> violations;
+  std::map<std::string, FaultTally> faults;
+};
+
+void AddCheck(const CheckResult& c, RunSummary& s) {
+  if (!c.dimension.empty()) s.dimensions.emplace_back(c.dimension, c.passed);
+  if (!c.passed && !c.critical.empty()) s.critical.push_back(c.critical);
+  if (!c.passed && s.failure.empty()) s.failure = c.kind + ": " + c.detail;
+}
+
+RunSummary Summarise(const ScenarioRun& run) {
+  RunSummary s;
+  s.passed = run.Passed();
+  if (!run.error.empty()) s.failure = "error: " + run.error;
+  for (const TurnRun& t : run.turns) {
+    for (const CheckResult& c : t.checks) {
+      AddCheck(c, s);
+      if (!c.passed && s.failure.find("turn ") != 0 && s.failure.rfind(c.kind, 0) == 0) {
+        s.failure = "turn " + std::to_string(t.number) + " " + s.failure;
+      }
+    }
+  }
+  for (const CheckResult& c : run.final_checks) AddCheck(c, s);
+  s.violations = run.violations;
+  if (s.failure.empty() && !run.violations.empty()) {
+    s.failure = run.violations.front().id + ": " + run.violations.front().message;
+  }
+  s.faults = run.fault_tally;
+  return s;
+}
+
+uint64_t Mix(uint64_t x) {  // splitmix64
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const ModeStats* EvalReport::Mode(bool governor) const {
+  for (const ModeStats& m : modes) {
+    if (m.governor == governor) return &m;
+  }
+  return nullptr;
+}
+
+uint64_t RunSeed(uint64_t seed, const std::string& scenario_id, int run) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a of the id
+  for (unsigned char c : scenario_id) h = (h ^ c) * 1099511628211ULL;
+  return Mix(Mix(seed) ^ h ^ Mix(static_cast<uint64_t>(run)));
+}
+
+EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& options) {
+  EvalReport report;
+  report.model = options.sim ? "sim" : "scripted";
+  report.seed = options.seed;
+  report.runs = options.runs;
+  report.threads = WorkerCount(options.threads);
+
+  struct Job {
+    size_t scenario;
+    int run;
+    bool governor;
+  };
+  std::vector<Job> jobs;
+  for (bool governor : options.governors) {
+    for (size_t s = 0; s < scenarios.size(); ++s) {
+      for (int r = 0; r < options.runs; ++r) jobs.push_back({s, r, governor});
+    }
+  }
+  std::vector<RunSummary> results(jobs.size());
+  auto started = std::chrono::steady_clock::now();
+  ParallelFor(
+      jobs.size(), report.threads,
+      [&](size_t i) {
+        const Job& job = jobs[i];
+        const Scenario& scenario = scenarios[job.scenario];
+        RunOptions run_options;
+        run_options.governor = job.governor;
+        if (options.sim) {
+          run_options.sim = {{"seed", RunSeed(options.seed, scenario.id, job.run)}};
+          if (!options.sim_faults.is_null()) run_options.sim["faults"] = options.sim_faults;
+        }
+        results[i] = Summarise(RunScenario(scenario, run_options));
+      },
+      options.on_progress);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  for (const Scenario& s : scenarios) {
+    if (!options.sim) continue;
+    Result<SimOptions> sim = SimOptionsFromJson(s.model);
+    SimFaults faults = sim.ok() ? sim->faults : SimFaults::Defaults();
+    if (!options.sim_faults.is_null()) {
+      if (Result<SimFaults> over = SimFaults::FromJson(options.sim_faults, faults); over.ok()) faults = *over;
+    }
+    report.assumed_faults[s.id] = faults.ToJson();
+  }
+  for (bool governor : options.governors) {
+    ModeStats mode;
+    mode.governor = governor;
+    for (const Scenario& s : scenarios) mode.scenarios.push_back({s.id, s.title, s.file, s.tags, 0, 0, 0, ""});
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].governor != governor) continue;
+      const RunSummary& r = results[i];
+      ScenarioStats& st = mode.scenarios[jobs[i].scenario];
+      ++mode.runs;
+      ++st.runs;
+      if (r.passed) {
+        ++mode.passed;
+        ++st.passed;
+      } else if (st.first_failure.empty()) {
+        st.first_failure = "run " + std::to_string(jobs[i].run + 1) + ": " + r.failure;
+      }
+      for (const auto& [dimension, passed] : r.dimensions) {
+        mode.dimensions[dimension].first += passed;
+        ++mode.dimensions[dimension].second;
+      }
+      for (const std::string& tag : r.critical) ++mode.critical[tag];
+      st.critical_failures += static_cast<int>(r.critical.size());
+      for (const InvariantViolation& v : r.violations) {
+        ++mode.violations[v.id];
+        if (mode.violation_examples.size() < 20) {
+          mode.violation_examples.push_back(st.id + " run " + std::to_string(jobs[i].run + 1) + " turn " +
+                                            std::to_string(v.turn) + ": " + v.id + " " + v.message);
+        }
+      }
+      for (const auto& [fault, tally] : r.faults) {
+        mode.faults[fault].opportunities += tally.opportunities;
+        mode.faults[fault].fired += tally.fired;
+      }
+    }
+    mode.seconds = report.seconds * (static_cast<double>(mode.runs) / std::max<size_t>(1, jobs.size()));
+    report.modes.push_back(std::move(mode));
+  }
+  return report;
+}
+
+}  // namespace reins

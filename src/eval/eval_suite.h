@@ -1,0 +1,77 @@
+// EvalSuite: many runs of many scenarios, with the governor on and off, aggregated into
+// a report (`reins eval`, docs/evaluation.md). Runs are independent, so they are spread
+// over worker threads; each run keeps only its summary, so 10,000 runs stay small.
+//
+// Scoring (stated in every report):
+// - a run passes when it finished, every check passed and no invariant was violated;
+// - a scenario's pass rate is passed runs / runs;
+// - a dimension's average is passed checks / checks carrying that dimension, over runs;
+// - a critical failure is a failed check carrying `critical: TAG`, counted per tag.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval/scenario.h"
+#include "model/sim_model.h"
+
+namespace reins {
+
+struct EvalOptions {
+  bool sim = false;                 // --model sim
+  Json sim_faults;                  // fault rates laid over each scenario's (null: theirs)
+  int runs = 1;                     // per scenario and governor setting
+  uint64_t seed = 1;
+  std::vector<bool> governors = {true};  // true: on, false: the naive loop
+  int threads = 0;                  // 0: one per core
+  std::function<void(int done, int total)> on_progress;  // from worker threads, serialised
+};
+
+struct ScenarioStats {
+  std::string id;
+  std::string title;
+  std::string file;
+  std::vector<std::string> tags;
+  int runs = 0;
+  int passed = 0;
+  int critical_failures = 0;  // failed checks carrying `critical`, over all runs
+  std::string first_failure;  // what went wrong in the first failed run (run number first)
+};
+
+// The results of one governor setting.
+struct ModeStats {
+  bool governor = true;
+  int runs = 0;
+  int passed = 0;
+  std::vector<ScenarioStats> scenarios;               // in suite order
+  std::map<std::string, std::pair<int, int>> dimensions;  // dimension -> (passed, checks)
+  std::map<std::string, int> critical;                // tag -> failed checks
+  std::map<std::string, int> violations;              // invariant -> count
+  std::vector<std::string> violation_examples;        // the first few, with scenario and run
+  std::map<std::string, FaultTally> faults;           // what the sim did
+  double seconds = 0;
+};
+
+struct EvalReport {
+  static constexpr int kVersion = 1;
+  std::string model;  // scripted | sim
+  uint64_t seed = 1;
+  int runs = 1;
+  int threads = 1;
+  std::map<std::string, Json> assumed_faults;  // scenario id -> the rates it ran with (sim)
+  std::vector<ModeStats> modes;                // on first, then off
+  double seconds = 0;
+
+  const ModeStats* Mode(bool governor) const;
+};
+
+// The sim seed of one run: the same for both governor settings, so both face the same
+// model behaviour.
+uint64_t RunSeed(uint64_t seed, const std::string& scenario_id, int run);
+
+EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& options);
+
+}  // namespace reins

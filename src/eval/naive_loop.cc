@@ -1,0 +1,98 @@
+#include "eval/naive_loop.h"
+
+#include "core/json_text.h"
+#include "core/model_loop.h"
+
+namespace reins {
+
+NaiveLoop::NaiveLoop(const AgentConfig& config, ModelProvider& model,
+                     std::map<std::string, std::shared_ptr<ToolBackend>> tools, Clock& clock)
+    : config_(config), model_(model), tools_(std::move(tools)), clock_(clock), specs_(ToolSpecsOf(config)) {}
+
+std::string NaiveLoop::UserMessage(const TurnInput& input) const {
+  if (input.say) return *input.say;
+  if (input.select) {
+    std::string title = *input.select;
+    if (last_clarification_) {
+      for (const ClarificationOption& o : last_clarification_->options) {
+        if (o.id == *input.select) title = o.title;
+      }
+    }
+    return "The user chose \"" + title + "\" (id " + *input.select + ").";
+  }
+  if (input.approve) return *input.approve ? "Yes, go ahead." : "No, don't do that.";
+  return "Stop.";
+}
+
+Task<ResultEnvelope> NaiveLoop::Execute(const ToolCall& call, const std::string& turn_id) {
+  auto it = tools_.find(call.name);
+  if (it == tools_.end()) co_return ResultEnvelope::Failure("no backend for tool '" + call.name + "'");
+  ToolRequest request;
+  request.tool = call.name;
+  request.args = call.args;
+  request.turn_id = turn_id;
+  Result<Json> raw = co_await it->second->Invoke(request);
+  if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
+  co_return NormaliseToolResult(*raw);
+}
+
+Task<TurnResult> NaiveLoop::RunTurn(const TurnInput& input) {
+  TurnResult r;
+  r.turn_number = ++turns_;
+  r.turn_id = "naive_turn_" + std::to_string(r.turn_number);
+  auto emit = [&](std::string type, Json data) {
+    r.events.push_back({std::move(type), r.turn_number, clock_.NowMs(), std::move(data)});
+  };
+  emit("turn.started", {{"speaker", input.speaker}});
+  if (input.cancel) lease_.reset();
+  std::string text = UserMessage(input);
+  if (input.say) user_text_ = *input.say;
+  history_.push_back(Message::User(text, input.say ? input.speaker : ""));
+
+  for (int round = 1; round <= config_.max_rounds; ++round) {
+    ModelRequest request;
+    request.purpose = Purpose::kChat;
+    request.turn = r.turn_number;
+    request.user_text = user_text_;
+    request.tools = specs_;
+    request.messages.push_back(Message::System(config_.system_prompt));
+    request.messages.insert(request.messages.end(), history_.begin(), history_.end());
+    emit("model.call", {{"purpose", "chat"}, {"tool_choice", "auto"}, {"round", round}});
+    ++r.model_calls;
+    Result<ModelResponse> response = co_await model_.Complete(request);
+    if (!response.ok()) {
+      r.status = TurnStatus::kFailed;
+      r.error = response.status().message();
+      break;
+    }
+    history_.push_back(Message::Assistant(response->text, response->tool_calls));
+    r.reply = response->text;
+    if (response->tool_calls.empty()) break;
+    int position = 0;
+    for (const ToolCall& call : response->tool_calls) {
+      ResultEnvelope result = co_await Execute(call, r.turn_id);
+      Json envelope = EnvelopeToJson(result);
+      history_.push_back(Message::Tool(call.id, call.name, JsonText(envelope), !result.success));
+      emit("tool.executed", {{"call_id", call.id}, {"name", call.name}, {"args", call.args}, {"response", round},
+                             {"position", position}, {"result", envelope}, {"success", result.success},
+                             {"next_action", NextActionName(result.next_action)}});
+      if (result.clarification) last_clarification_ = result.clarification;
+      if (result.lease) {
+        lease_ = Lease{input.speaker, result.lease->domain, clock_.NowMs() + int64_t{result.lease->ttl_s} * 1000, 0};
+      }
+      ToolOutcome o;
+      o.call_id = call.id;
+      o.name = call.name;
+      o.args = call.args;
+      o.result = std::move(result);
+      o.response_index = round;
+      o.position = position++;
+      r.tools.push_back(std::move(o));
+    }
+  }
+  if (lease_ && lease_->ActiveAt(clock_.NowMs())) r.lease = lease_;
+  emit("reply.final", {{"text", r.reply}});
+  co_return r;
+}
+
+}  // namespace reins

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# reins eval with the simulated model, its report files, --compare, and reins fuzz with
+# the governor on (no violations) and off (violations, with shrunk reproducing files).
+set -uo pipefail
+reins="$1"
+cd "$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# eval: both governor settings, a report, the summary line last; exit 0 (no violations
+# with the governor on).
+out=$("$reins" eval examples --model sim --runs 3 --seed 1 --report "$tmp/r1"); rc=$?
+[ "$rc" -eq 0 ] || fail "eval --model sim exited $rc"$'\n'"$out"
+[[ "$(tail -n 1 <<<"$out")" =~ ^[0-9]+\ passed,\ [0-9]+\ failed$ ]] || fail "eval last line: $(tail -n 1 <<<"$out")"
+grep -q "governor off" <<<"$out" || fail "eval output lacks the naive loop's summary"
+grep -q "seed-001" <<<"$out" || fail "eval output lacks the per-seed table"
+python3 - "$tmp/r1" <<'PY' || fail "report files are not as documented"
+import json, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+r = json.load(open(d + "/report.json"))
+assert r["schema"] == "reins.eval.report" and r["version"] == 1, r.get("schema")
+assert r["model"] == "sim" and r["runs_per_scenario"] == 3
+modes = {m["governor"]: m for m in r["modes"]}
+assert set(modes) == {"on", "off"}
+assert modes["on"]["violations_total"] == 0, modes["on"]["violation_examples"]
+assert modes["off"]["violations_total"] > 0, "the naive loop broke no invariant"
+assert modes["on"]["pass_rate"] > modes["off"]["pass_rate"]
+assert r["assumed_faults"] and r["scoring"] and r["seeds"]
+assert modes["on"]["faults_observed"]["lead_with_tool_result"]["opportunities"] > 0
+html = open(d + "/report.html").read()
+assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+suite = ET.parse(d + "/junit.xml").getroot()
+assert suite.find("testsuite") is not None
+PY
+# Same seed, same numbers.
+"$reins" eval examples --model sim --runs 3 --seed 1 --report "$tmp/r2" >/dev/null
+python3 -c 'import json,sys; a,b=[json.load(open(f)) for f in sys.argv[1:]]; strip=lambda r:[{k:v for k,v in m.items()} for m in r["modes"]]; assert strip(a)==strip(b)' \
+  "$tmp/r1/report.json" "$tmp/r2/report.json" || fail "two eval runs with the same seed differ"
+out=$("$reins" eval examples --model sim --runs 2 --seed 2 --compare "$tmp/r1/report.json") || true
+grep -q "scenario pass rates changed" <<<"$out" || fail "--compare printed no summary"
+
+# fuzz, governed: no violations, the documented last line.
+out=$("$reins" fuzz examples --runs 300 --seed 7 --out "$tmp/f-on"); rc=$?
+[ "$rc" -eq 0 ] || fail "fuzz with the governor on exited $rc"$'\n'"$out"
+[ "$(tail -n 1 <<<"$out")" = "300 runs, 0 violations" ] || fail "fuzz last line: $(tail -n 1 <<<"$out")"
+grep -q "fault mixes covered:" <<<"$out" || fail "fuzz does not say which fault mixes it covered"
+
+# fuzz, naive loop: violations, each with a shrunk file that reproduces it.
+out=$("$reins" fuzz examples --runs 200 --seed 7 --governor off --out "$tmp/f-off" --max-repros 5); rc=$?
+[ "$rc" -eq 1 ] || fail "fuzz of the naive loop exited $rc, want 1"
+[[ "$(tail -n 1 <<<"$out")" =~ ^200\ runs,\ [1-9][0-9]*\ violations$ ]] || fail "naive fuzz last line: $(tail -n 1 <<<"$out")"
+repros=("$tmp"/f-off/*.yaml)
+[ -f "${repros[0]}" ] || fail "no reproducing scenario written"
+for f in "${repros[@]}"; do
+  inv=$(sed -n 's/^# \(I[0-9]*\): .*/\1/p' "$f" | head -n 1)
+  run_out=$("$reins" run "$f" --governor off); rc=$?
+  [ "$rc" -eq 1 ] || fail "$f does not fail under reins run --governor off"
+  grep -q "$inv" <<<"$run_out" || fail "$f does not reproduce $inv"
+done
+
+echo "robustness_test: $failures failures"
+[ "$failures" -eq 0 ]
