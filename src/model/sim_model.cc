@@ -81,6 +81,46 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// "Records a prayer request for the team." -> "recorded a prayer request for the team"
+// (past) or "record a prayer request for the team": how a model talks about what a tool
+// does, from its description. Empty when the description does not start with a verb
+// ("Service times and parking").
+std::string VerbPhrase(const std::string& description, bool as_past) {
+  size_t space = description.find(' ');
+  if (space == std::string::npos) return "";
+  std::string verb = Lower(description.substr(0, space));
+  if (verb.size() < 3 || verb.back() != 's') return "";
+  auto ends = [&](const char* tail) {
+    std::string t(tail);
+    return verb.size() > t.size() && verb.compare(verb.size() - t.size(), t.size(), t) == 0;
+  };
+  if (ends("ies")) verb = verb.substr(0, verb.size() - 3) + "y";
+  else if (ends("ches") || ends("shes") || ends("sses") || ends("xes")) verb.resize(verb.size() - 2);
+  else verb.pop_back();
+  std::string rest = description.substr(space);
+  rest = rest.substr(0, rest.find_first_of(".;("));
+  while (!rest.empty() && rest.back() == ' ') rest.pop_back();
+  if (!as_past) return verb + rest;
+  static const std::map<std::string, std::string> kIrregular = {
+      {"send", "sent"}, {"find", "found"}, {"tell", "told"},   {"show", "shown"},    {"get", "got"},
+      {"make", "made"}, {"run", "run"},    {"take", "taken"},  {"write", "written"}, {"pay", "paid"},
+      {"buy", "bought"}, {"read", "read"}, {"submit", "submitted"}, {"flag", "flagged"}, {"log", "logged"},
+      {"plan", "planned"}, {"stop", "stopped"}, {"ship", "shipped"}};
+  std::string past;
+  if (auto it = kIrregular.find(verb); it != kIrregular.end()) past = it->second;
+  else if (verb.back() == 'e') past = verb + "d";
+  else if (verb.back() == 'y' && verb.size() > 1 && std::string("aeiou").find(verb[verb.size() - 2]) == std::string::npos)
+    past = verb.substr(0, verb.size() - 1) + "ied";
+  else past = verb + "ed";
+  return past + rest;
+}
+
+std::string WordsOf(const std::string& tool) {
+  std::string words = tool;
+  std::replace(words.begin(), words.end(), '_', ' ');
+  return words;
+}
+
 bool IsLoopPurpose(Purpose p) { return p == Purpose::kChat || p == Purpose::kStep || p == Purpose::kGather; }
 
 }  // namespace
@@ -262,8 +302,8 @@ void SimModel::PerturbCalls(const ModelRequest& request, ModelResponse& response
   }
   if (Fault("describe_instead_of_call")) {
     const ToolSpec* spec = FindSpec(request, response.tool_calls.front().name);
-    std::string what = spec != nullptr && !spec->description.empty() ? Lower(spec->description) : "help with that";
-    response.text = "I'll use " + response.tool_calls.front().name + " to " + what;
+    std::string what = spec != nullptr ? VerbPhrase(spec->description, false) : "";
+    response.text = "I'll use " + response.tool_calls.front().name + " to " + (what.empty() ? "help with that" : what) + ".";
     response.tool_calls.clear();
     return;
   }
@@ -314,9 +354,11 @@ void SimModel::PerturbText(const ModelRequest& request, ModelResponse& response,
   }
   std::vector<std::string> succeeded = SucceededThisTurn(request);
   if (!succeeded.empty() && Fault("lead_with_tool_result")) {
+    // The reply opens by restating what the tool did, before anything else.
     const ToolSpec* spec = FindSpec(request, succeeded.back());
-    std::string what = spec != nullptr && !spec->description.empty() ? Lower(spec->description) : succeeded.back();
-    response.text = "Your request was recorded (" + what + ": success). " + response.text;
+    std::string action = spec != nullptr ? VerbPhrase(spec->description, true) : "";
+    std::string lead = action.empty() ? "Here is what " + WordsOf(succeeded.back()) + " returned." : "I've " + action + ".";
+    response.text = lead + " " + response.text;
   }
   if (request.tools && !request.tools->empty() && Fault("leak_tool_names")) {
     const std::string& name = succeeded.empty() ? (*request.tools)[rng_() % request.tools->size()].name : succeeded.back();
@@ -325,12 +367,11 @@ void SimModel::PerturbText(const ModelRequest& request, ModelResponse& response,
   if (request.tools) {
     std::vector<const ToolSpec*> not_done;
     for (const ToolSpec& t : *request.tools) {
-      if (!Contains(succeeded, t.name)) not_done.push_back(&t);
+      if (!Contains(succeeded, t.name) && !VerbPhrase(t.description, true).empty()) not_done.push_back(&t);
     }
     if (!not_done.empty() && Fault("claim_unperformed_action")) {
       const ToolSpec* t = not_done[rng_() % not_done.size()];
-      std::string what = t->description.empty() ? t->name : Lower(t->description);
-      response.text += " I've submitted that for you: " + what + " is done.";
+      response.text += " I've also " + VerbPhrase(t->description, true) + ".";
     }
   }
 }

@@ -16,9 +16,9 @@ using testing::RunSync;
 
 std::shared_ptr<const std::vector<ToolSpec>> Tools() {
   auto tools = std::make_shared<std::vector<ToolSpec>>();
-  tools->push_back({"lookup_contacts", "Find contacts by name",
+  tools->push_back({"lookup_contacts", "Finds contacts by name",
                     Json::parse(R"({"type":"object","required":["query"],"properties":{"query":{"type":"string"}}})")});
-  tools->push_back({"send_message", "Send a message to a contact",
+  tools->push_back({"send_message", "Sends a message to a contact",
                     Json::parse(R"({"type":"object","required":["recipient_id","content"],"additionalProperties":false,
                       "properties":{"recipient_id":{"type":"string"},"content":{"type":"string","minLength":1}}})")});
   return tools;
