@@ -90,6 +90,23 @@ TEST_F(RailsTest, HonestClaimsCorrectsClaimsOfActionsThatDidNotSucceed) {
   EXPECT_TRUE(rail.ReviewReply(ctx_, failed));
 }
 
+// One claim, one tool: the sentence is about the tool it names most clearly, not every
+// tool sharing a word with it (found by reins fuzz/eval with the simulated model).
+TEST(HonestClaimsTest, CorrectsOnlyTheToolTheClaimIsAbout) {
+  ToolDef visit;
+  visit.name = "request_visit";
+  visit.title = "pastoral visit";
+  ToolDef contact;
+  contact.name = "save_contact_info";
+  contact.title = "visitor contact";
+  testing::PolicyContext p({visit, contact});
+  HonestClaims rail(p.config, Json::object());
+  std::string reply = "I've saved your visitor contact details.";
+  ASSERT_TRUE(rail.ReviewReply(p.ctx, reply));
+  EXPECT_NE(reply.find("complete the visitor contact"), std::string::npos) << reply;
+  EXPECT_EQ(reply.find("pastoral visit"), std::string::npos) << reply;
+}
+
 TEST_F(RailsTest, HonestClaimsUsesConfiguredWordsAndCorrection) {
   HonestClaims rail(config_, Json::parse(R"J({"claim_patterns": ["(?i)all set"], "correction": "[{title} failed]"})J"));
   std::string reply = "Your appointment is all set.";

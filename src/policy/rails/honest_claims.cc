@@ -1,5 +1,7 @@
 #include "policy/rails/honest_claims.h"
 
+#include <algorithm>
+
 #include "policy/rails/rail_text.h"
 
 namespace reins {
@@ -10,11 +12,14 @@ constexpr const char* kDefaultClaims =
 constexpr const char* kDefaultCorrection =
     "(Correction: I was not able to complete the {title} just now. Please try again or contact us directly.)";
 
-// Does `sentence` talk about `tool`? Its name, its title, or a distinctive word of the
-// title ("appointment" for "appointment booking"); generic words do not count.
-bool Mentions(const std::string& sentence, const ToolDef& tool) {
-  if (sentence.find(tool.name) != std::string::npos || ContainsIgnoringCase(sentence, tool.title)) return true;
+// How strongly `sentence` talks about `tool`: its name, its whole title, or
+// distinctive words of the title ("appointment" for "appointment booking"); generic
+// words do not count. 0: not at all.
+int MentionScore(const std::string& sentence, const ToolDef& tool) {
+  if (sentence.find(tool.name) != std::string::npos) return 1000;
+  if (ContainsIgnoringCase(sentence, tool.title)) return 100 + static_cast<int>(tool.title.size());
   static const char* kGeneric[] = {"request", "information", "details", "search", "lookup", "message", "follow-up"};
+  int score = 0;
   size_t start = 0;
   while (start <= tool.title.size()) {
     size_t end = tool.title.find(' ', start);
@@ -22,10 +27,10 @@ bool Mentions(const std::string& sentence, const ToolDef& tool) {
     std::string word = tool.title.substr(start, end - start);
     bool generic = false;
     for (const char* g : kGeneric) generic = generic || word == g;
-    if (word.size() >= 5 && !generic && ContainsIgnoringCase(sentence, word)) return true;
+    if (word.size() >= 5 && !generic && ContainsIgnoringCase(sentence, word)) score += 10;
     start = end + 1;
   }
-  return false;
+  return score;
 }
 
 bool Succeeded(const TurnContext& ctx, const std::string& tool) {
@@ -44,23 +49,32 @@ HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) :
   correction_ = rail_config.value("correction", std::string(kDefaultCorrection));
 }
 
+// Each sentence that claims an action is about the one tool it mentions most clearly
+// (a claim of "a visitor's contact details" is about the contact tool, not every tool
+// with "visit" in its title). Only that tool's outcome decides whether it is corrected.
 bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
-  std::vector<std::string> sentences = Sentences(reply);
-  std::string corrections;
-  for (const ToolDef& tool : config_.tools) {
-    if (Succeeded(ctx, tool.name)) continue;
-    bool claimed = false;
-    for (const std::string& s : sentences) {
-      if (Mentions(s, tool) && AnyMatches(claims_, s)) claimed = true;
+  std::vector<const ToolDef*> corrected;
+  for (const std::string& s : Sentences(reply)) {
+    if (!AnyMatches(claims_, s)) continue;
+    const ToolDef* best = nullptr;
+    int best_score = 0;
+    for (const ToolDef& tool : config_.tools) {
+      int score = MentionScore(s, tool);
+      if (score > best_score) {
+        best = &tool;
+        best_score = score;
+      }
     }
-    if (!claimed) continue;
-    std::string text = correction_;
-    if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, tool.title);
-    corrections += " " + text;
-    ctx.Emit("honest_claims.corrected", {{"tool", tool.name}});
+    if (best == nullptr || Succeeded(ctx, best->name)) continue;
+    if (std::find(corrected.begin(), corrected.end(), best) == corrected.end()) corrected.push_back(best);
   }
-  if (corrections.empty()) return false;
-  reply += corrections;
+  if (corrected.empty()) return false;
+  for (const ToolDef* tool : corrected) {
+    std::string text = correction_;
+    if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, tool->title);
+    reply += " " + text;
+    ctx.Emit("honest_claims.corrected", {{"tool", tool->name}});
+  }
   return true;
 }
 
