@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct ToolDef {
   std::map<std::string, std::string> consumes;       // argument name -> entity type
   bool approval_required = false;
   ToolBackendConfig backend;
+  // The keys the config gave explicitly; the rest are defaults an MCP server's tool
+  // listing may fill in (title, description, input_schema, annotations, and the
+  // timing and approval derived from them).
+  std::set<std::string> configured;
 };
 
 struct FloorConfig {

@@ -26,6 +26,21 @@ class Clock {
   virtual int64_t NowMs() const = 0;
   // Waits `ms`. VirtualClock advances its time instead of waiting.
   virtual Task<void> Sleep(int64_t ms) = 0;
+  // Real I/O in progress (a subprocess, a socket) that simulated time must wait for:
+  // VirtualClock does not jump ahead while any is open. Use RealWorkScope.
+  virtual void BeginRealWork() {}
+  virtual void EndRealWork() {}
+};
+
+class RealWorkScope {
+ public:
+  explicit RealWorkScope(Clock& clock) : clock_(clock) { clock_.BeginRealWork(); }
+  ~RealWorkScope() { clock_.EndRealWork(); }
+  RealWorkScope(const RealWorkScope&) = delete;
+  RealWorkScope& operator=(const RealWorkScope&) = delete;
+
+ private:
+  Clock& clock_;
 };
 
 class SystemClock final : public Clock {
@@ -45,6 +60,8 @@ class VirtualClock final : public Clock {
   int64_t NowMs() const override { return now_ms_; }
   Task<void> Sleep(int64_t ms) override;
   void Advance(int64_t ms) { now_ms_ += ms; }
+  void BeginRealWork() override { ++real_work_; }
+  void EndRealWork() override { --real_work_; }
 
   // Runs `io` until it has no work left, advancing virtual time as needed.
   void RunVirtual(boost::asio::io_context& io);
@@ -53,6 +70,7 @@ class VirtualClock final : public Clock {
   struct Sleeper;
   int64_t now_ms_;
   uint64_t next_seq_ = 0;
+  int real_work_ = 0;
   // (deadline, arrival order) -> sleeper: ties wake in the order they slept.
   std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<Sleeper>> sleepers_;
 };

@@ -80,5 +80,8 @@ std::vector<std::string> FindScenarioFiles(const std::vector<std::string>& paths
 // invalid or none was found.
 struct Scenario;
 bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>* out);
+// Moves the scenarios whose agent needs MCP servers out of `scenarios` (many simulated
+// runs would start a server each time; `reins run` runs them) and returns their ids.
+std::vector<std::string> SetAsideMcpScenarios(std::vector<Scenario>& scenarios);
 
 }  // namespace reins

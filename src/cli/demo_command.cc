@@ -34,6 +34,7 @@ int DemoCommand(const std::string& dir) {
   Term term = Term::ForStdout();
   std::vector<Scenario> scenarios;
   if (!LoadScenarios({dir}, &scenarios)) return 1;
+  SetAsideMcpScenarios(scenarios);  // the demo needs no network and no npm
   std::vector<std::string> folders;
   for (const Scenario& s : scenarios) {
     std::string folder = fs::path(s.file).parent_path().string();

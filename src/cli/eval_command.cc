@@ -10,6 +10,7 @@
 #include "eval/eval_report.h"
 #include "eval/eval_suite.h"
 #include "eval/scenario_runner.h"
+#include "mcp/mcp_hub.h"
 
 namespace reins {
 namespace {
@@ -110,10 +111,28 @@ bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>*
   return ok;
 }
 
+std::vector<std::string> SetAsideMcpScenarios(std::vector<Scenario>& scenarios) {
+  std::vector<std::string> ids;
+  std::vector<Scenario> kept;
+  for (Scenario& s : scenarios) {
+    if (McpHub::Needed(s.agent)) {
+      ids.push_back(s.id);
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  scenarios = std::move(kept);
+  return ids;
+}
+
 int EvalCommand(const EvalFlags& flags) {
   std::vector<Scenario> scenarios;
   bool loaded = LoadScenarios(flags.paths, &scenarios);
-  if (scenarios.empty()) return 1;
+  std::vector<std::string> skipped = SetAsideMcpScenarios(scenarios);
+  for (const std::string& id : skipped) {
+    std::cerr << "skipped " << id << ": it needs MCP servers; run it with reins run\n";
+  }
+  if (scenarios.empty()) return skipped.empty() ? 1 : 0;
   EvalOptions options;
   options.sim = flags.model == "sim";
   if (!flags.faults.empty() && !ParseFaults(flags.faults, &options.sim_faults)) {
@@ -177,8 +196,11 @@ int EvalCommand(const EvalFlags& flags) {
   const ModeStats* judged = report.Mode(true) != nullptr ? report.Mode(true) : report.Mode(false);
   int failed = judged->runs - judged->passed;
   std::string ignored;
-  int invalid = static_cast<int>(FindScenarioFiles(flags.paths, &ignored).size()) - static_cast<int>(scenarios.size());
-  std::cout << judged->passed << " passed, " << failed + invalid << " failed\n";
+  int invalid = static_cast<int>(FindScenarioFiles(flags.paths, &ignored).size()) - static_cast<int>(scenarios.size()) -
+                static_cast<int>(skipped.size());
+  std::cout << judged->passed << " passed, " << failed + invalid << " failed";
+  if (!skipped.empty()) std::cout << ", " << skipped.size() << " skipped";
+  std::cout << "\n";
   if (!loaded) return 1;
   if (judged->governor && !judged->violations.empty()) return 1;
   double rate = judged->runs ? static_cast<double>(judged->passed) / judged->runs : 0.0;

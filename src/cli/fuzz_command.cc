@@ -13,6 +13,13 @@ namespace reins {
 int FuzzCommand(const FuzzFlags& flags) {
   std::vector<Scenario> scenarios;
   if (!LoadScenarios(flags.paths, &scenarios)) return 1;
+  for (const std::string& id : SetAsideMcpScenarios(scenarios)) {
+    std::cerr << "skipped " << id << ": it needs MCP servers\n";
+  }
+  if (scenarios.empty()) {
+    std::cerr << "no scenario to fuzz\n";
+    return 1;
+  }
   FuzzOptions options;
   options.runs = flags.runs;
   options.seed = flags.seed;

@@ -90,6 +90,9 @@ void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
     t->name = *name;
   }
   t->description = r.String(tp, "description").value_or("");
+  if (const Json* tool = r.Get(tp); tool != nullptr && tool->is_object()) {
+    for (const auto& [key, value] : tool->items()) t->configured.insert(key);
+  }
   t->title = r.String(tp, "title").value_or("");
   if (t->title.empty()) {
     t->title = t->name;

@@ -46,7 +46,7 @@ void VirtualClock::RunVirtual(boost::asio::io_context& io) {
   while (true) {
     io.restart();
     io.poll();
-    if (!sleepers_.empty()) {
+    if (!sleepers_.empty() && real_work_ == 0) {
       // Nothing is ready: jump to the earliest deadline and wake that sleeper.
       auto first = sleepers_.begin();
       now_ms_ = std::max(now_ms_, first->first.first);

@@ -7,6 +7,7 @@
 #include "eval/checks.h"
 #include "eval/invariants.h"
 #include "eval/naive_loop.h"
+#include "mcp/mcp_hub.h"
 #include "model/scripted_model.h"
 #include "model/sim_model.h"
 #include "reins/runtime.h"
@@ -109,26 +110,51 @@ Status RefreshFromStore(Store& store, ScenarioRun& run, std::vector<OutboxEntry>
   return OkStatus();
 }
 
-void Evaluate(const Scenario& s, ScenarioRun& run, const std::vector<OutboxEntry>& outbox) {
+void Evaluate(const Scenario& s, const AgentConfig& agent, ScenarioRun& run, const std::vector<OutboxEntry>& outbox) {
   for (size_t i = 0; i < run.turns.size(); ++i) {
     for (const Check& check : s.turns[i].expect) run.turns[i].checks.push_back(EvaluateTurnCheck(check, run.turns[i]));
   }
   if (run.error.empty()) {
     for (const Check& check : s.final_checks) run.final_checks.push_back(EvaluateFinalCheck(check, run.turns));
   }
-  run.violations = CheckInvariants(s.agent, run.turns, run.history, outbox);
+  run.violations = CheckInvariants(agent, run.turns, run.history, outbox);
 }
 
-ScenarioRun RunNaive(const Scenario& s, RunModel& model, std::shared_ptr<VirtualClock> clock,
-                     std::map<std::string, std::shared_ptr<ToolBackend>> tools, ScenarioRun run) {
-  NaiveLoop loop(s.agent, *model.provider, std::move(tools), *clock);
+// What one run works with: the agent (completed from its MCP servers when it uses
+// any), the virtual clock, the tool backends (fixtures first, then real MCP servers
+// for MCP tools without fixtures), and the io_context the turns run on.
+struct RunSetup {
+  boost::asio::io_context io;
+  AgentConfig agent;
+  std::shared_ptr<VirtualClock> clock;
+  std::map<std::string, std::shared_ptr<ToolBackend>> tools;
+  std::unique_ptr<McpHub> hub;
+
+  Status Prepare(const Scenario& s) {
+    agent = s.agent;
+    clock = std::make_shared<VirtualClock>(s.clock_start_ms);
+    for (const auto& [tool, entries] : s.fixtures) tools[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
+    if (!McpHub::Needed(agent)) return OkStatus();
+    hub = std::make_unique<McpHub>();
+    if (Status started = hub->Start(agent); !started.ok()) return started;
+    for (auto& [tool, backend] : hub->Backends(agent, *clock)) tools.emplace(tool, backend);  // fixtures win
+    return OkStatus();
+  }
+
+  // Shuts the MCP servers down (close stdin, wait, terminate) and reaps them.
+  void Finish() {
+    if (hub) hub->Stop();
+  }
+};
+
+ScenarioRun RunNaive(const Scenario& s, RunModel& model, RunSetup& setup, ScenarioRun run) {
+  NaiveLoop loop(setup.agent, *model.provider, setup.tools, *setup.clock);
   Driver driver{nullptr, &loop, "naive"};
   run.session_id = "naive";
-  boost::asio::io_context io;
-  boost::asio::co_spawn(io, RunTurns(s, driver, model, *clock, run), boost::asio::detached);
-  clock->RunVirtual(io);
+  boost::asio::co_spawn(setup.io, RunTurns(s, driver, model, *setup.clock, run), boost::asio::detached);
+  setup.clock->RunVirtual(setup.io);
   run.history = loop.history();
-  Evaluate(s, run, {});
+  Evaluate(s, setup.agent, run, {});
   return run;
 }
 
@@ -144,48 +170,55 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
     run.error = model.status().message();
     return run;
   }
-  auto clock = std::make_shared<VirtualClock>(s.clock_start_ms);
-  std::map<std::string, std::shared_ptr<ToolBackend>> tools;
-  for (const auto& [tool, entries] : s.fixtures) tools[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
+  RunSetup setup;
+  if (Status prepared = setup.Prepare(s); !prepared.ok()) {
+    run.error = prepared.message();
+    setup.Finish();
+    return run;
+  }
   if (!options.governor) {
-    run = RunNaive(s, *model, clock, std::move(tools), std::move(run));
+    run = RunNaive(s, *model, setup, std::move(run));
+    setup.Finish();
     if (model->sim != nullptr) run.fault_tally = model->sim->tally();
     return run;
   }
   Result<std::unique_ptr<Store>> store = OpenStore(options.store_url);
   if (!store.ok()) {
     run.error = store.status().message();
+    setup.Finish();
     return run;
   }
   RuntimeParts parts;
   parts.model = model->provider;
   parts.store = std::shared_ptr<Store>(std::move(store).value());
-  parts.clock = clock;
+  parts.clock = setup.clock;
   parts.id_seed = options.id_seed;
-  parts.tool_backends = std::move(tools);
-  Result<std::unique_ptr<Runtime>> runtime = Runtime::Create(s.agent, parts);
+  parts.tool_backends = setup.tools;
+  Result<std::unique_ptr<Runtime>> runtime = Runtime::Create(setup.agent, parts);
   if (!runtime.ok()) {
     run.error = runtime.status().message();
+    setup.Finish();
     return run;
   }
   Result<std::string> session = (*runtime)->CreateSession();
   if (!session.ok()) {
     run.error = session.status().message();
+    setup.Finish();
     return run;
   }
   run.session_id = *session;
   run.greeting = (*runtime)->Greeting();
 
   Driver driver{runtime->get(), nullptr, run.session_id};
-  boost::asio::io_context io;
-  boost::asio::co_spawn(io, RunTurns(s, driver, *model, *clock, run), boost::asio::detached);
-  clock->RunVirtual(io);  // returns when every turn and every deferred call is done
+  boost::asio::co_spawn(setup.io, RunTurns(s, driver, *model, *setup.clock, run), boost::asio::detached);
+  setup.clock->RunVirtual(setup.io);  // returns when every turn and every deferred call is done
+  setup.Finish();
 
   std::vector<OutboxEntry> outbox;
   if (Status refreshed = RefreshFromStore(*parts.store, run, &outbox); !refreshed.ok()) {
     run.error = "could not read the session back from the store: " + refreshed.message();
   }
-  Evaluate(s, run, outbox);
+  Evaluate(s, setup.agent, run, outbox);
   if (model->sim != nullptr) run.fault_tally = model->sim->tally();
   return run;
 }

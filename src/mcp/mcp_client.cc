@@ -1,0 +1,228 @@
+#include "mcp/mcp_client.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "mcp/stdio_process.h"
+
+namespace reins {
+namespace {
+
+bool SupportedVersion(const std::string& v) {
+  return v == "2025-11-25" || v == "2025-06-18" || v == "2025-03-26";
+}
+
+McpTool ToolFromJson(const Json& t) {
+  McpTool tool;
+  tool.name = t.value("name", "");
+  tool.title = t.value("title", "");
+  if (tool.title.empty() && t.contains("annotations") && t["annotations"].is_object()) {
+    tool.title = t["annotations"].value("title", "");
+  }
+  tool.description = t.value("description", "");
+  if (t.contains("inputSchema") && t["inputSchema"].is_object()) tool.input_schema = t["inputSchema"];
+  if (t.contains("outputSchema") && t["outputSchema"].is_object()) tool.output_schema = t["outputSchema"];
+  if (t.contains("annotations") && t["annotations"].is_object()) tool.annotations = t["annotations"];
+  return tool;
+}
+
+}  // namespace
+
+McpClient::McpClient(boost::asio::any_io_executor executor, McpServerConfig server, McpClientOptions options)
+    : executor_(std::move(executor)), server_(std::move(server)), options_(std::move(options)) {}
+
+McpClient::~McpClient() {
+  *alive_ = false;
+  if (peer_) peer_->FailAll(Aborted("MCP client for " + server_.name + " was destroyed"));
+  // process_'s destructor kills and reaps the child if Stop() was not awaited.
+}
+
+pid_t McpClient::pid() const { return process_ && !process_->exited() ? process_->pid() : 0; }
+
+int64_t McpClient::malformed_lines() const { return peer_ ? peer_->malformed() : 0; }
+
+void McpClient::Log(const std::string& line) const {
+  if (options_.log) options_.log("[mcp " + server_.name + "] " + line);
+}
+
+std::string McpClient::LastStderr() const {
+  std::string out;
+  for (const std::string& l : stderr_tail_) out += (out.empty() ? "" : " | ") + l;
+  return out;
+}
+
+Task<Status> McpClient::Start() {
+  Status s = co_await Connect();
+  co_return s;
+}
+
+Task<Status> McpClient::Connect() {
+  if (server_.command.empty()) {
+    co_return Unimplemented("MCP server " + server_.name + " uses a url; the Streamable HTTP transport is not built yet");
+  }
+  if (process_) {  // a previous, dead instance
+    co_await process_->Shutdown(0);
+    ++restarts_;
+    Log("restarting (attempt " + std::to_string(restarts_) + ")");
+  }
+  Result<std::unique_ptr<StdioProcess>> spawned = StdioProcess::Spawn(executor_, server_.command, server_.env);
+  if (!spawned.ok()) co_return spawned.status();
+  process_ = std::shared_ptr<StdioProcess>(std::move(spawned).value());
+  std::shared_ptr<StdioProcess> process = process_;
+  peer_ = std::make_shared<JsonRpcPeer>(executor_, server_.name, [process](std::string m) { process->WriteLine(std::move(m)); });
+  std::shared_ptr<JsonRpcPeer> peer = peer_;
+  auto alive = alive_;
+  // Plain lambdas handing over to member coroutines (parameters by value): GCC 12 can
+  // destroy the captures of a coroutine lambda twice.
+  peer->set_request_handler([this](const std::string& method, const Json& params) { return AnswerServer(method, params); });
+  peer->set_notification_handler([this, alive](const std::string& method, const Json& params) {
+    if (!*alive) return;
+    if (method == "notifications/tools/list_changed") tools_stale_ = true;
+    if (method == "notifications/message") Log(params.value("data", Json()).dump());
+  });
+  uint64_t generation = ++generation_;
+  stderr_tail_.clear();
+  boost::asio::co_spawn(executor_, ReadLoop(alive, process, peer, generation), boost::asio::detached);
+
+  Json init_params = {{"protocolVersion", kProtocolVersion},
+                      {"capabilities", {{"elicitation", {{"form", Json::object()}}}, {"roots", {{"listChanged", false}}}}},
+                      {"clientInfo", {{"name", "reins"}, {"version", "0.1.0"}}}};
+  const std::string initialize = "initialize";  // (GCC 12: no string literal beside co_await)
+  Result<Json> init = co_await peer->Call(initialize, std::move(init_params), options_.start_timeout_ms);
+  if (!*alive) co_return Aborted("MCP client closed");
+  if (!init.ok()) co_return Unavailable("MCP server " + server_.name + " did not initialize: " + init.status().message());
+  protocol_version_ = init->value("protocolVersion", "");
+  if (!SupportedVersion(protocol_version_)) {
+    co_return Unavailable("MCP server " + server_.name + " speaks protocol '" + protocol_version_ +
+                          "', which reins does not support (2025-11-25, 2025-06-18, 2025-03-26)");
+  }
+  peer->Notify("notifications/initialized", Json());
+  Status listed = co_await ListTools();
+  if (!listed.ok()) co_return listed;
+  connected_ = true;
+  started_once_ = true;
+  co_return OkStatus();
+}
+
+Task<Result<Json>> McpClient::AnswerServer(std::string method, Json params) {
+  if (method == "ping") co_return Json::object();
+  if (method == "roots/list") co_return Json{{"roots", Json::array()}};
+  if (method == "elicitation/create") {
+    if (!options_.on_elicitation) co_return Json{{"action", "decline"}};
+    auto alive = alive_;
+    Json answer = co_await options_.on_elicitation(params);
+    if (!*alive) co_return Aborted("MCP client closed");
+    co_return answer;
+  }
+  co_return NotFound("method not found: " + method);
+}
+
+// Feeds the server's stdout to the session until it closes; then fails what is in
+// flight with the server's exit status and last stderr lines.
+Task<void> McpClient::ReadLoop(std::shared_ptr<bool> alive, std::shared_ptr<StdioProcess> process,
+                               std::shared_ptr<JsonRpcPeer> peer, uint64_t generation) {
+  StdioProcess::LineFn on_stdout = [peer](const std::string& line) { peer->Receive(line); };
+  StdioProcess::LineFn on_stderr = [this, alive](const std::string& line) {
+    if (!*alive) return;
+    stderr_tail_.push_back(line);
+    if (stderr_tail_.size() > 5) stderr_tail_.pop_front();
+    Log(line);
+  };
+  co_await process->ReadUntilClosed(on_stdout, on_stderr);
+  if (!*alive) co_return;
+  std::string why = "MCP server " + server_.name + " " + process->DescribeExit();
+  std::string tail = LastStderr();
+  if (!tail.empty()) why += " (stderr: " + tail + ")";
+  peer->FailAll(Unavailable(why));
+  if (generation == generation_) {
+    connected_ = false;
+    Log(why);
+  }
+}
+
+Task<Status> McpClient::ListTools() {
+  std::vector<McpTool> tools;
+  std::string cursor;
+  std::shared_ptr<JsonRpcPeer> peer = peer_;
+  for (int page = 0; page < 100; ++page) {
+    Json params = Json::object();
+    if (!cursor.empty()) params["cursor"] = cursor;
+    const std::string method = "tools/list";
+    Result<Json> listed = co_await peer->Call(method, std::move(params), options_.start_timeout_ms);
+    if (!listed.ok()) co_return Unavailable("tools/list on MCP server " + server_.name + " failed: " + listed.status().message());
+    for (const Json& t : listed->value("tools", Json::array())) {
+      if (t.is_object() && t.contains("name")) tools.push_back(ToolFromJson(t));
+    }
+    cursor = listed->contains("nextCursor") && (*listed)["nextCursor"].is_string() ? (*listed)["nextCursor"].get<std::string>() : "";
+    if (cursor.empty()) break;
+  }
+  tools_ = std::move(tools);
+  tools_stale_ = false;
+  co_return OkStatus();
+}
+
+Task<Result<Json>> McpClient::CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress) {
+  if (!connected_) {
+    auto now = std::chrono::steady_clock::now();
+    if (started_once_ && now < retry_at_) {
+      auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(retry_at_ - now).count();
+      co_return Unavailable("MCP server " + server_.name + " is down; the next restart is in " + std::to_string(wait) + " ms");
+    }
+    Status connected = co_await Connect();
+    if (!connected.ok()) {
+      backoff_ms_ = std::min(options_.max_backoff_ms, backoff_ms_ == 0 ? 200 : backoff_ms_ * 2);
+      retry_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms_);
+      started_once_ = true;
+      co_return connected;
+    }
+    backoff_ms_ = 0;
+  }
+  if (tools_stale_) {
+    if (Status listed = co_await ListTools(); !listed.ok()) Log(listed.message());
+  }
+  std::shared_ptr<JsonRpcPeer> peer = peer_;
+  Json params = {{"name", tool}, {"arguments", args.is_object() ? args : Json::object()}};
+  const std::string method = "tools/call";
+  Result<Json> result = co_await peer->Call(method, std::move(params), options_.call_timeout_ms, std::move(on_progress));
+  co_return result;
+}
+
+Task<void> McpClient::Stop() {
+  if (!process_) co_return;
+  std::shared_ptr<StdioProcess> process = process_;
+  connected_ = false;
+  co_await process->Shutdown(options_.shutdown_grace_ms);
+  if (peer_) peer_->FailAll(Unavailable("MCP server " + server_.name + " was shut down"));
+}
+
+Json McpResultToToolResult(const Json& result) {
+  std::string text;
+  Json other = Json::array();
+  int text_blocks = 0;
+  for (const Json& block : result.value("content", Json::array())) {
+    if (block.is_object() && block.value("type", "") == "text") {
+      text += (text.empty() ? "" : "\n") + block.value("text", "");
+      ++text_blocks;
+    } else {
+      other.push_back(block);
+    }
+  }
+  if (result.value("isError", false)) {
+    return {{"success", false}, {"next_action", "error"}, {"error", text.empty() ? "the MCP tool failed" : text}};
+  }
+  Json data;
+  if (result.contains("structuredContent") && !result["structuredContent"].is_null()) {
+    data = result["structuredContent"];
+  } else if (text_blocks == 1 && other.empty()) {
+    Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    data = parsed.is_discarded() ? Json{{"text", text}} : parsed;
+  } else {
+    data = Json::object();
+    if (!text.empty()) data["text"] = text;
+  }
+  if (!other.empty() && data.is_object()) data["content"] = other;
+  if (data.is_object() && (data.contains("success") || data.contains("next_action"))) return data;
+  return {{"success", true}, {"next_action", "continue"}, {"data", data}};
+}
+
+}  // namespace reins

@@ -1,0 +1,206 @@
+#include "mcp/mcp_hub.h"
+
+#include <future>
+#include <optional>
+#include <set>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <re2/re2.h>
+
+#include "policy/schema/schema_validator.h"
+
+namespace reins {
+namespace {
+
+// Runs on the hub's thread. (co_spawn needs a default-constructible result.)
+Task<std::optional<Result<Json>>> CallOnHub(std::weak_ptr<McpClient> weak, std::string tool, Json args) {
+  std::shared_ptr<McpClient> client = weak.lock();
+  if (!client) co_return Result<Json>(Unavailable("the MCP servers were shut down"));
+  Result<Json> result = co_await client->CallTool(std::move(tool), std::move(args));
+  co_return result;
+}
+
+// One MCP tool as a reins tool backend. It holds the client weakly: the hub owns the
+// clients and destroys them on its own thread.
+class McpBackend final : public ToolBackend {
+ public:
+  McpBackend(boost::asio::any_io_executor hub, std::weak_ptr<McpClient> client, std::string tool, Clock& clock)
+      : hub_(std::move(hub)), client_(std::move(client)), tool_(std::move(tool)), clock_(clock) {}
+
+  Task<Result<Json>> Invoke(const ToolRequest& request) override {
+    RealWorkScope real(clock_);  // simulated time waits for the server
+    std::optional<Result<Json>> result =
+        co_await boost::asio::co_spawn(hub_, CallOnHub(client_, tool_, request.args), boost::asio::use_awaitable);
+    if (!result->ok()) co_return result->status();
+    co_return McpResultToToolResult(**result);
+  }
+
+ private:
+  boost::asio::any_io_executor hub_;
+  std::weak_ptr<McpClient> client_;
+  std::string tool_;
+  Clock& clock_;
+};
+
+std::string ServerOf(const ToolDef& t) { return t.backend.spec.value("server", ""); }
+std::string RemoteName(const ToolDef& t) { return t.backend.spec.value("tool", t.name); }
+
+void ApplyAnnotations(ToolDef& t) {
+  const Json& a = t.annotations;
+  bool read_only = a.value("readOnlyHint", false) == true;
+  bool explicitly_writes = a.contains("readOnlyHint") && a["readOnlyHint"] == false;
+  if (!t.configured.count("timing")) t.timing = explicitly_writes ? ToolTiming::kDeferred : ToolTiming::kImmediate;
+  if (!t.configured.count("approval")) t.approval_required = !read_only && a.value("destructiveHint", false) == true;
+}
+
+void Fill(ToolDef& t, const McpTool& remote) {
+  if (!t.configured.count("title")) {
+    if (!remote.title.empty()) t.title = remote.title;
+  }
+  if (!t.configured.count("description")) t.description = remote.description;
+  if (!t.configured.count("input_schema")) t.input_schema = remote.input_schema;
+  if (!t.configured.count("annotations")) t.annotations = remote.annotations;
+  if (!t.configured.count("failure_note")) t.failure_note = DefaultFailureNote(t.title);
+  ApplyAnnotations(t);
+}
+
+}  // namespace
+
+Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expose_all, const std::vector<McpTool>& tools) {
+  std::vector<std::string> problems;
+  std::set<std::string> used;
+  auto find = [&](const std::string& name) -> const McpTool* {
+    for (const McpTool& t : tools) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  };
+  for (ToolDef& t : config.tools) {
+    if (t.backend.kind != ToolBackendConfig::Kind::kMcp || ServerOf(t) != server) continue;
+    const McpTool* remote = find(RemoteName(t));
+    if (remote == nullptr) {
+      std::string offered;
+      for (const McpTool& r : tools) offered += (offered.empty() ? "" : ", ") + r.name;
+      problems.push_back("tool " + t.name + ": MCP server " + server + " offers no tool '" + RemoteName(t) +
+                         "' (it offers: " + offered + ")");
+      continue;
+    }
+    used.insert(remote->name);
+    Fill(t, *remote);
+  }
+  if (expose_all) {
+    static const RE2 kValidName("[a-zA-Z0-9_-]{1,64}");
+    for (const McpTool& remote : tools) {
+      if (used.count(remote.name) || config.FindTool(remote.name) != nullptr) continue;
+      if (!RE2::FullMatch(remote.name, kValidName)) {
+        problems.push_back("MCP server " + server + " offers tool '" + remote.name +
+                           "', whose name is not a valid reins tool name; name it in the config with backend.mcp.tool");
+        continue;
+      }
+      ToolDef t;
+      t.name = remote.name;
+      t.title = t.name;
+      for (char& c : t.title) c = c == '_' ? ' ' : c;
+      t.deferred_instruction = kDefaultDeferredInstruction;
+      t.backend.kind = ToolBackendConfig::Kind::kMcp;
+      t.backend.spec = {{"server", server}, {"tool", remote.name}};
+      Fill(t, remote);
+      config.tools.push_back(std::move(t));
+    }
+  }
+  for (const ToolDef& t : config.tools) {
+    if (t.backend.kind != ToolBackendConfig::Kind::kMcp || ServerOf(t) != server) continue;
+    if (auto compiled = SchemaValidator::Compile(t.input_schema); !compiled.ok()) {
+      problems.push_back("tool " + t.name + ": the input schema from MCP server " + server +
+                         " does not compile: " + compiled.status().message());
+    }
+    const Json properties = t.input_schema.value("properties", Json::object());
+    for (const auto& [arg, type] : t.consumes) {
+      if (!properties.contains(arg)) {
+        problems.push_back("tool " + t.name + ": entities.consumes names '" + arg + "', which is not an argument of " +
+                           RemoteName(t) + " on MCP server " + server);
+      }
+    }
+  }
+  if (problems.empty()) return OkStatus();
+  std::string message;
+  for (const std::string& p : problems) message += p + "\n";
+  return InvalidArgument(message);
+}
+
+McpHub::McpHub(McpClientOptions options)
+    : options_(std::move(options)), work_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
+
+McpHub::~McpHub() {
+  Stop();
+  work_.reset();
+  thread_.join();
+}
+
+bool McpHub::Needed(const AgentConfig& config) {
+  for (const McpServerConfig& s : config.mcp_servers) {
+    if (s.expose_all) return true;
+  }
+  for (const ToolDef& t : config.tools) {
+    if (t.backend.kind == ToolBackendConfig::Kind::kMcp) return true;
+  }
+  return false;
+}
+
+Status McpHub::Start(AgentConfig& config) {
+  std::future<Status> started = boost::asio::co_spawn(io_, StartAll(&config), boost::asio::use_future);
+  return started.get();
+}
+
+Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
+  AgentConfig& config = *config_ptr;
+  std::vector<std::string> problems;
+  for (const McpServerConfig& server : config.mcp_servers) {
+    bool used = server.expose_all;
+    for (const ToolDef& t : config.tools) used = used || (t.backend.kind == ToolBackendConfig::Kind::kMcp && ServerOf(t) == server.name);
+    if (!used) continue;
+    auto client = std::make_shared<McpClient>(io_.get_executor(), server, options_);
+    clients_[server.name] = client;
+    Status started = co_await client->Start();
+    if (!started.ok()) {
+      problems.push_back(started.message());
+      continue;
+    }
+    Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, client->tools());
+    if (!applied.ok()) problems.push_back(applied.message());
+  }
+  if (problems.empty()) co_return OkStatus();
+  std::string message;
+  for (const std::string& p : problems) message += p + (p.empty() || p.back() == '\n' ? "" : "\n");
+  co_return Unavailable(message);
+}
+
+std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const AgentConfig& config, Clock& clock) const {
+  std::map<std::string, std::shared_ptr<ToolBackend>> out;
+  for (const ToolDef& t : config.tools) {
+    if (t.backend.kind != ToolBackendConfig::Kind::kMcp) continue;
+    auto it = clients_.find(ServerOf(t));
+    if (it == clients_.end()) continue;
+    out[t.name] = std::make_shared<McpBackend>(io_.get_executor(), it->second, RemoteName(t), clock);
+  }
+  return out;
+}
+
+void McpHub::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  std::future<void> stopped = boost::asio::co_spawn(io_, StopAll(), boost::asio::use_future);
+  stopped.get();
+}
+
+// Every server shut down as the spec says and reaped; the clients destroyed here, on
+// the thread their pipes belong to.
+Task<void> McpHub::StopAll() {
+  for (auto& [name, client] : clients_) co_await client->Stop();
+  clients_.clear();
+}
+
+}  // namespace reins

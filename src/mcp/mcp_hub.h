@@ -1,0 +1,64 @@
+// McpHub: the MCP servers one agent uses, on their own I/O thread. Start() launches
+// each server named by a tool backend or marked `expose: all`, and completes the agent
+// config from their tool lists (ApplyMcpCatalog); Backends() gives the ToolBackend of
+// every MCP tool, which hands each call to the hub's thread and resumes the caller on
+// its own executor; Stop() shuts every server down and reaps it. Its own thread keeps
+// the servers' pipes from counting as work of the runtime's io_context (a scenario run
+// ends when its turns are done, not when the servers exit). Used by the scenario
+// runner before the runtime is created (docs/mcp.md).
+#pragma once
+
+#include <map>
+#include <thread>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "mcp/mcp_client.h"
+#include "reins/agent_config.h"
+#include "reins/clock.h"
+#include "reins/tool_backend.h"
+
+namespace reins {
+
+class McpHub {
+ public:
+  explicit McpHub(McpClientOptions options = {});
+  ~McpHub();  // stops the servers if Stop() was not called, then joins the thread
+
+  // True when `config` needs any MCP server.
+  static bool Needed(const AgentConfig& config);
+
+  // Blocking; call from any thread but the hub's.
+  Status Start(AgentConfig& config);
+  std::map<std::string, std::shared_ptr<ToolBackend>> Backends(const AgentConfig& config, Clock& clock) const;
+  void Stop();
+
+ private:
+  Task<Status> StartAll(AgentConfig* config);
+  Task<void> StopAll();
+
+  McpClientOptions options_;
+  mutable boost::asio::io_context io_;  // Backends() hands out its executor
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::thread thread_;
+  std::map<std::string, std::shared_ptr<McpClient>> clients_;  // touched on the hub thread only
+  bool stopped_ = false;
+};
+
+// Completes `config` from one server's tool list:
+// - a tool whose backend is `mcp: {server, tool?}` takes the server tool's input
+//   schema, title, description and annotations, unless the config gives them;
+// - with `expose_all`, every other tool of the server is added under its own name;
+// - timing and approval not set in the config follow the annotations: readOnlyHint
+//   true -> immediate, explicitly false -> deferred; destructiveHint true (and not
+//   read-only) -> approval required.
+// Fails, naming every problem, when a configured tool is not offered or a schema does
+// not compile.
+Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expose_all,
+                       const std::vector<McpTool>& tools);
+
+}  // namespace reins
