@@ -109,6 +109,7 @@ struct McpServerConfig {
   std::vector<std::string> command;
   std::string url;
   std::map<std::string, std::string> env;
+  std::map<std::string, std::string> headers;  // sent with every request to a `url` server
   bool expose_all = false;
 };
 

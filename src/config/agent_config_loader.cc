@@ -139,22 +139,35 @@ void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
   }
 }
 
+void ParseStringMap(ConfigReader& r, const std::string& ptr, const std::string& what,
+                    std::map<std::string, std::string>* out) {
+  const Json* map = r.Get(ptr);
+  if (map == nullptr) return;
+  if (!map->is_object()) return r.Error(ptr, what + " must be a mapping of names to strings");
+  for (const auto& [k, val] : map->items()) {
+    if (val.is_string()) (*out)[k] = val.get<std::string>();
+    else r.Error(JoinPointer(ptr, k), what + " values must be strings");
+  }
+}
+
 void ParseMcpServers(ConfigReader& r, const std::string& ptr, std::vector<McpServerConfig>* out) {
   if (!r.IsMapping(ptr)) return r.Error(ptr, "mcp_servers must be a mapping of server name to settings");
   for (const auto& [name, value] : r.Get(ptr)->items()) {
     std::string sp = JoinPointer(ptr, name);
-    if (!r.Mapping(sp, {"command", "url", "env", "expose"}, "MCP server")) continue;
+    if (!r.Mapping(sp, {"command", "url", "env", "headers", "expose"}, "MCP server")) continue;
     McpServerConfig s;
     s.name = name;
     if (auto c = r.StringList(sp, "command")) s.command = *c;
-    if (auto u = r.String(sp, "url")) s.url = *u;
-    if (s.command.empty() == s.url.empty()) r.Error(sp, "MCP server '" + name + "' needs exactly one of 'command' or 'url'");
-    if (const Json* env = r.Get(P(sp, "env")); env != nullptr && env->is_object()) {
-      for (const auto& [k, val] : env->items()) {
-        if (val.is_string()) s.env[k] = val.get<std::string>();
-        else r.Error(JoinPointer(P(sp, "env"), k), "env values must be strings");
+    if (auto u = r.String(sp, "url")) {
+      s.url = *u;
+      if (s.url.rfind("http://", 0) != 0 && s.url.rfind("https://", 0) != 0) {
+        r.Error(P(sp, "url"), "url must start with http:// or https:// (the server's Streamable HTTP endpoint)");
       }
     }
+    if (s.command.empty() == s.url.empty()) r.Error(sp, "MCP server '" + name + "' needs exactly one of 'command' or 'url'");
+    ParseStringMap(r, P(sp, "env"), "env", &s.env);
+    ParseStringMap(r, P(sp, "headers"), "headers", &s.headers);
+    if (!s.headers.empty() && s.url.empty()) r.Error(P(sp, "headers"), "headers only apply to a server reached by url");
     if (auto e = r.Enum(sp, "expose", {"all", "configured"})) s.expose_all = *e == "all";
     out->push_back(std::move(s));
   }

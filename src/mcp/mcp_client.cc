@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include "mcp/http_transport.h"
 #include "mcp/stdio_process.h"
 
 namespace reins {
@@ -56,20 +57,54 @@ Task<Status> McpClient::Start() {
   co_return s;
 }
 
-Task<Status> McpClient::Connect() {
-  if (server_.command.empty()) {
-    co_return Unimplemented("MCP server " + server_.name + " uses a url; the Streamable HTTP transport is not built yet");
-  }
-  if (process_) {  // a previous, dead instance
-    co_await process_->Shutdown(0);
-    ++restarts_;
-    Log("restarting (attempt " + std::to_string(restarts_) + ")");
-  }
+Status McpClient::OpenStdio() {
   Result<std::unique_ptr<StdioProcess>> spawned = StdioProcess::Spawn(executor_, server_.command, server_.env);
-  if (!spawned.ok()) co_return spawned.status();
+  if (!spawned.ok()) return spawned.status();
   process_ = std::shared_ptr<StdioProcess>(std::move(spawned).value());
   std::shared_ptr<StdioProcess> process = process_;
   peer_ = std::make_shared<JsonRpcPeer>(executor_, server_.name, [process](std::string m) { process->WriteLine(std::move(m)); });
+  stderr_tail_.clear();
+  boost::asio::co_spawn(executor_, ReadLoop(alive_, process, peer_, generation_), boost::asio::detached);
+  return OkStatus();
+}
+
+// A fresh transport per session: a new session must not carry the old session's id.
+void McpClient::OpenHttp() {
+  std::vector<HttpHeaderField> headers;
+  for (const auto& [name, value] : server_.headers) headers.push_back({name, value});
+  http_ = std::make_shared<McpHttpTransport>(executor_, server_.url, std::move(headers), options_.call_timeout_ms);
+  std::shared_ptr<McpHttpTransport> http = http_;
+  peer_ = std::make_shared<JsonRpcPeer>(executor_, server_.name, [http](std::string m) { http->Post(std::move(m)); });
+  std::weak_ptr<JsonRpcPeer> peer = peer_;
+  http->set_on_message([peer](const std::string& m) {
+    if (auto p = peer.lock()) p->Receive(m);
+  });
+  uint64_t generation = generation_;
+  auto alive = alive_;
+  http->set_on_session_lost([this, alive, generation] {
+    if (!*alive || generation != generation_) return;
+    connected_ = false;
+    session_lost_at_ = generation;
+    Log("the server lost the session; initializing again");
+  });
+  http->set_log([this, alive](const std::string& line) {
+    if (*alive) Log(line);
+  });
+}
+
+Task<Status> McpClient::Connect() {
+  if (process_ || http_) {  // a previous, dead instance or session
+    if (process_) co_await process_->Shutdown(0);
+    if (http_) co_await http_->Close();
+    ++restarts_;
+    Log("reconnecting (attempt " + std::to_string(restarts_) + ")");
+  }
+  ++generation_;
+  if (server_.url.empty()) {
+    if (Status opened = OpenStdio(); !opened.ok()) co_return opened;
+  } else {
+    OpenHttp();
+  }
   std::shared_ptr<JsonRpcPeer> peer = peer_;
   auto alive = alive_;
   // Plain lambdas handing over to member coroutines (parameters by value): GCC 12 can
@@ -80,9 +115,6 @@ Task<Status> McpClient::Connect() {
     if (method == "notifications/tools/list_changed") tools_stale_ = true;
     if (method == "notifications/message") Log(params.value("data", Json()).dump());
   });
-  uint64_t generation = ++generation_;
-  stderr_tail_.clear();
-  boost::asio::co_spawn(executor_, ReadLoop(alive, process, peer, generation), boost::asio::detached);
 
   Json init_params = {{"protocolVersion", kProtocolVersion},
                       {"capabilities", {{"elicitation", {{"form", Json::object()}}}, {"roots", {{"listChanged", false}}}}},
@@ -96,7 +128,12 @@ Task<Status> McpClient::Connect() {
     co_return Unavailable("MCP server " + server_.name + " speaks protocol '" + protocol_version_ +
                           "', which reins does not support (2025-11-25, 2025-06-18, 2025-03-26)");
   }
+  if (http_) http_->set_protocol_version(protocol_version_);
   peer->Notify("notifications/initialized", Json());
+  if (http_) {
+    co_await http_->Settle();  // the server must see it before tools/list
+    http_->Listen();
+  }
   Status listed = co_await ListTools();
   if (!listed.ok()) co_return listed;
   connected_ = true;
@@ -162,9 +199,21 @@ Task<Status> McpClient::ListTools() {
 }
 
 Task<Result<Json>> McpClient::CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress) {
+  uint64_t generation = generation_;
+  Result<Json> result = co_await CallOnce(tool, args, on_progress);
+  // A forgotten HTTP session: the server never processed the call, so sending it again
+  // on a new session cannot run it twice.
+  if (!result.ok() && session_lost_at_ != 0 && session_lost_at_ >= generation) {
+    session_lost_at_ = 0;
+    result = co_await CallOnce(std::move(tool), std::move(args), std::move(on_progress));
+  }
+  co_return result;
+}
+
+Task<Result<Json>> McpClient::CallOnce(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress) {
   if (!connected_) {
     auto now = std::chrono::steady_clock::now();
-    if (started_once_ && now < retry_at_) {
+    if (started_once_ && now < retry_at_ && session_lost_at_ == 0) {
       auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(retry_at_ - now).count();
       co_return Unavailable("MCP server " + server_.name + " is down; the next restart is in " + std::to_string(wait) + " ms");
     }
@@ -188,10 +237,9 @@ Task<Result<Json>> McpClient::CallTool(std::string tool, Json args, JsonRpcPeer:
 }
 
 Task<void> McpClient::Stop() {
-  if (!process_) co_return;
-  std::shared_ptr<StdioProcess> process = process_;
   connected_ = false;
-  co_await process->Shutdown(options_.shutdown_grace_ms);
+  if (std::shared_ptr<McpHttpTransport> http = http_) co_await http->Close();
+  if (std::shared_ptr<StdioProcess> process = process_) co_await process->Shutdown(options_.shutdown_grace_ms);
   if (peer_) peer_->FailAll(Unavailable("MCP server " + server_.name + " was shut down"));
 }
 

@@ -1,9 +1,11 @@
-// McpClient: one MCP server over stdio (MCP 2025-11-25, accepting 2025-06-18 and
-// 2025-03-26 when a server answers with those). Start() spawns the server, performs
-// the initialize handshake and lists its tools (following nextCursor). CallTool() runs
+// McpClient: one MCP server (MCP 2025-11-25, accepting 2025-06-18 and 2025-03-26 when
+// a server answers with those), spawned over stdio or reached over Streamable HTTP.
+// Start() opens the transport, performs the initialize handshake and lists the tools
+// (following nextCursor). CallTool() runs
 // tools/call with an optional progress callback. A server that dies fails the calls
 // in flight with a clear error (its exit status and last stderr lines); the next call
-// restarts it, with a backoff between attempts. Server requests are answered: ping,
+// restarts it, with a backoff between attempts. An HTTP server that forgot the session
+// is initialized again and the call, which it never processed, is sent once more. Server requests are answered: ping,
 // roots/list (no roots), elicitation/create (via the elicitation hook; decline without
 // one). notifications/tools/list_changed marks the catalog stale; it is listed again
 // before the next call.
@@ -26,6 +28,7 @@
 namespace reins {
 
 class StdioProcess;
+class McpHttpTransport;
 
 struct McpTool {
   std::string name;
@@ -70,6 +73,9 @@ class McpClient {
 
  private:
   Task<Status> Connect();
+  Status OpenStdio();
+  void OpenHttp();
+  Task<Result<Json>> CallOnce(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress);
   Task<Status> ListTools();
   Task<Result<Json>> AnswerServer(std::string method, Json params);
   Task<void> ReadLoop(std::shared_ptr<bool> alive, std::shared_ptr<StdioProcess> process,
@@ -80,7 +86,9 @@ class McpClient {
   boost::asio::any_io_executor executor_;
   McpServerConfig server_;
   McpClientOptions options_;
-  std::shared_ptr<StdioProcess> process_;
+  std::shared_ptr<StdioProcess> process_;     // stdio servers
+  std::shared_ptr<McpHttpTransport> http_;    // Streamable HTTP servers
+  uint64_t session_lost_at_ = 0;              // the generation whose HTTP session was lost
   std::shared_ptr<JsonRpcPeer> peer_;
   std::vector<McpTool> tools_;
   std::string protocol_version_;

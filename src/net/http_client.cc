@@ -139,10 +139,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::set<asio::execution_context*> watched;
 
   Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, std::string key, Deadlines& deadlines);
-  Task<Result<HttpResponse>> Exchange(HttpRequest request, const BodyChunkFn* on_chunk);
+  Task<Result<HttpResponse>> Exchange(HttpRequest request, const BodyChunkFn* on_chunk, const HeadersFn* on_headers);
   template <typename AsyncStream>
   Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, http::request<http::string_body>& req,
                                        const std::string& what, Deadlines& deadlines, const BodyChunkFn* on_chunk,
+                                       const HeadersFn* on_headers,
                                        bool* reusable, bool* got_bytes);
 };
 
@@ -229,7 +230,7 @@ template <typename AsyncStream>
 Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Connection& c,
                                                        http::request<http::string_body>& req, const std::string& what,
                                                        Deadlines& deadlines, const BodyChunkFn* on_chunk,
-                                                       bool* reusable, bool* got_bytes) {
+                                                       const HeadersFn* on_headers, bool* reusable, bool* got_bytes) {
   const HttpTimeouts& t = deadlines.timeouts();
   deadlines.Arm(c.lowest(), t.idle_ms, "send");
   auto [wec, written] = co_await http::async_write(stream, req, kNoThrow);
@@ -250,6 +251,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
     response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
   }
   bool streaming = on_chunk != nullptr && response.status >= 200 && response.status < 300;
+  if (streaming && on_headers != nullptr && *on_headers) (*on_headers)(response);
   std::vector<char> buf(16 * 1024);
   while (!parser.is_done()) {
     parser.get().body().data = buf.data();
@@ -276,7 +278,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
   co_return response;
 }
 
-Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const BodyChunkFn* on_chunk) {
+Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const BodyChunkFn* on_chunk,
+                                                      const HeadersFn* on_headers) {
   Result<Url> parsed = ParseUrl(request.url);
   if (!parsed.ok()) co_return parsed.status();
   const Url& url = *parsed;
@@ -303,9 +306,9 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const
     bool reusable = false, got_bytes = false;
     std::optional<Result<HttpResponse>> exchanged;
     if (c->tls) {
-      exchanged.emplace(co_await Roundtrip(*c->tls, *c, req, what, deadlines, on_chunk, &reusable, &got_bytes));
+      exchanged.emplace(co_await Roundtrip(*c->tls, *c, req, what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
     } else {
-      exchanged.emplace(co_await Roundtrip(*c->plain, *c, req, what, deadlines, on_chunk, &reusable, &got_bytes));
+      exchanged.emplace(co_await Roundtrip(*c->plain, *c, req, what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
     }
     Result<HttpResponse>& r = *exchanged;
     // A kept-alive connection the server closed meanwhile fails before any byte:
@@ -329,12 +332,12 @@ HttpClient::~HttpClient() = default;
 
 Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
   auto impl = impl_;  // keeps the pool alive while the exchange runs
-  co_return co_await impl->Exchange(std::move(request), nullptr);
+  co_return co_await impl->Exchange(std::move(request), nullptr, nullptr);
 }
 
-Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk) {
+Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
   auto impl = impl_;
-  co_return co_await impl->Exchange(std::move(request), &on_chunk);
+  co_return co_await impl->Exchange(std::move(request), &on_chunk, &on_headers);
 }
 
 int HttpClient::connections_opened() const {

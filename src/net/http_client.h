@@ -67,6 +67,9 @@ struct HttpResponse {
 // Receives the body of a streamed 2xx response as it arrives. A non-OK Status stops
 // the exchange and is returned by Stream().
 using BodyChunkFn = std::function<Status(std::string_view)>;
+// Sees a streamed response's status and headers before its first chunk (to pick the
+// body's parser by Content-Type).
+using HeadersFn = std::function<void(const HttpResponse&)>;
 
 class HttpClient {
  public:
@@ -87,7 +90,7 @@ class HttpClient {
   Task<Result<HttpResponse>> Send(HttpRequest request);
   // Sends `request`; a 2xx response's body goes to `on_chunk` as it arrives, any other
   // status's body is read whole into the returned response (for the error message).
-  Task<Result<HttpResponse>> Stream(HttpRequest request, BodyChunkFn on_chunk);
+  Task<Result<HttpResponse>> Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers = {});
 
   // Connections opened so far (for connection-reuse tests and metrics).
   int connections_opened() const;

@@ -1,7 +1,7 @@
 // The MCP client against real third-party servers from npm (scripts/install-mcp-peers):
 // server-memory (structured output), server-filesystem (a real isError) and
-// server-everything over stdio (validation errors, structured content, progress,
-// elicitation accept and decline, cancellation). Run through tests/mcp/with_peers.sh,
+// server-everything over stdio and Streamable HTTP (validation errors, structured
+// content, progress, elicitation accept and decline, cancellation, a restarted server). Run through tests/mcp/with_peers.sh,
 // which installs them or skips; without REINS_MCP_PEERS every test is skipped.
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "child_server.h"
 #include "mcp/mcp_client.h"
 
 namespace reins {
@@ -116,7 +117,9 @@ TEST_F(McpPeersTest, FilesystemServerRefusesPathsOutsideItsRoot) {
   std::filesystem::remove_all(root);
 }
 
-TEST_F(McpPeersTest, EverythingServerOverStdio) {
+// Tools, validation errors, structured content, progress and elicitation: the same
+// checks over either transport.
+void ExerciseEverything(const McpServerConfig& server) {
   boost::asio::io_context io;
   McpClientOptions options;
   std::string answer = "accept";
@@ -132,7 +135,7 @@ TEST_F(McpPeersTest, EverythingServerOverStdio) {
     }
     co_return Json{{"action", "accept"}, {"content", content}};
   };
-  McpClient client(io.get_executor(), Server("everything", "server-everything", {"stdio"}), options);
+  McpClient client(io.get_executor(), server, options);
   Drive(io, [&]() -> Task<void> {
     Status s = co_await client.Start();
     EXPECT_TRUE(s.ok()) << s.message();
@@ -173,6 +176,72 @@ TEST_F(McpPeersTest, EverythingServerOverStdio) {
     if (declined.ok()) {
       EXPECT_NE(declined->dump().find("decline"), std::string::npos) << declined->dump();
     }
+    co_await client.Stop();
+  });
+}
+
+TEST_F(McpPeersTest, EverythingServerOverStdio) { ExerciseEverything(Server("everything", "server-everything", {"stdio"})); }
+
+// server-everything's Streamable HTTP mode on a free port.
+class EverythingOverHttp : public McpPeersTest {
+ protected:
+  void SetUp() override {
+    McpPeersTest::SetUp();
+    if (IsSkipped()) return;
+    port_ = testing::FreePort();
+    StartServer();
+  }
+  void StartServer() {
+    std::vector<std::string> argv = Server("everything", "server-everything", {"streamableHttp"}).command;
+    ASSERT_TRUE(server_.Start(argv, {{"PORT", std::to_string(port_)}}, port_)) << "server-everything did not listen";
+  }
+  McpServerConfig Config() const {
+    McpServerConfig s;
+    s.name = "everything";
+    s.url = "http://127.0.0.1:" + std::to_string(port_) + "/mcp";
+    return s;
+  }
+  int port_ = 0;
+  testing::ChildServer server_;
+};
+
+TEST_F(EverythingOverHttp, ToolsProgressAndElicitation) { ExerciseEverything(Config()); }
+
+TEST_F(EverythingOverHttp, ARestartedServerGetsANewSession) {
+  boost::asio::io_context io;
+  McpClient client(io.get_executor(), Config());
+  Drive(io, [&]() -> Task<void> {
+    Status s = co_await client.Start();
+    EXPECT_TRUE(s.ok()) << s.message();
+    server_.Kill();
+    StartServer();  // same port, no memory of the session
+    Json args = Json{{"message", "after the restart"}};
+    Result<Json> echoed = co_await client.CallTool(kEcho, args);
+    EXPECT_TRUE(echoed.ok()) << echoed.status().message();
+    if (echoed.ok()) {
+      EXPECT_NE(echoed->dump().find("after the restart"), std::string::npos) << echoed->dump();
+    }
+    EXPECT_EQ(client.restarts(), 1);
+    co_await client.Stop();
+  });
+}
+
+TEST_F(EverythingOverHttp, ACallCutByItsTimeoutIsCancelled) {
+  boost::asio::io_context io;
+  McpClientOptions options;
+  options.call_timeout_ms = 500;
+  McpClient client(io.get_executor(), Config(), options);
+  Drive(io, [&]() -> Task<void> {
+    {
+      Status started = co_await client.Start();
+      EXPECT_TRUE(started.ok()) << started.message();
+    }
+    Json args = Json{{"duration", 5}, {"steps", 5}};
+    Result<Json> cut = co_await client.CallTool(kTriggerLongRunningOperation, args);
+    EXPECT_EQ(cut.status().code(), StatusCode::kDeadlineExceeded);
+    Json args2 = Json{{"message", "still here"}};
+    Result<Json> after = co_await client.CallTool(kEcho, args2);
+    EXPECT_TRUE(after.ok()) << after.status().message();
     co_await client.Stop();
   });
 }
