@@ -38,8 +38,9 @@ test-asan: deps
 
 bench: deps
 	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
-	@cmake --build build-release -j $(JOBS) --target reins_bench
+	@cmake --build build-release -j $(JOBS) --target reins_bench reins_mcp_bench
 	@build-release/bench/reins_bench --benchmark_min_time=1
+	@build-release/bench/reins_mcp_bench --benchmark_min_time=1
 
 # The bounded load test of reins serve (loopback, mock upstream with a 200 ms model delay).
 load: deps

@@ -121,8 +121,10 @@ void JsonRpcPeer::Receive(const std::string& text) {
   if (auto error = msg.find("error"); error != msg.end() && error->is_object()) {
     it->second->result = Status(StatusCode::kFailedPrecondition,
                                 "MCP error " + std::to_string(error->value("code", 0)) + ": " + error->value("message", ""));
+  } else if (auto result = msg.find("result"); result != msg.end()) {
+    it->second->result = std::move(*result);  // results can be large: moved, not copied
   } else {
-    it->second->result = msg.value("result", Json::object());
+    it->second->result = Json::object();
   }
   it->second->timer.cancel();
 }

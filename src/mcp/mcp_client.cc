@@ -243,13 +243,19 @@ Task<void> McpClient::Stop() {
   if (peer_) peer_->FailAll(Unavailable("MCP server " + server_.name + " was shut down"));
 }
 
-Json McpResultToToolResult(const Json& result) {
+Json McpResultToToolResult(Json result) {
   std::string text;
   Json other = Json::array();
   int text_blocks = 0;
-  for (const Json& block : result.value("content", Json::array())) {
-    if (block.is_object() && block.value("type", "") == "text") {
-      text += (text.empty() ? "" : "\n") + block.value("text", "");
+  static const Json kNoContent = Json::array();
+  auto content = result.find("content");
+  const Json& blocks = content != result.end() && content->is_array() ? *content : kNoContent;
+  for (const Json& block : blocks) {
+    auto type = block.is_object() ? block.find("type") : block.end();
+    if (type != block.end() && *type == "text") {
+      auto t = block.find("text");
+      if (!text.empty()) text += "\n";
+      if (t != block.end() && t->is_string()) text += t->get_ref<const std::string&>();
       ++text_blocks;
     } else {
       other.push_back(block);
@@ -260,7 +266,7 @@ Json McpResultToToolResult(const Json& result) {
   }
   Json data;
   if (result.contains("structuredContent") && !result["structuredContent"].is_null()) {
-    data = result["structuredContent"];
+    data = std::move(result["structuredContent"]);
   } else if (text_blocks == 1 && other.empty()) {
     Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     data = parsed.is_discarded() ? Json{{"text", text}} : parsed;

@@ -106,6 +106,6 @@ class McpClient {
 // The tools/call result as a reins tool result: `structuredContent` (or the JSON of a
 // lone text block) is the data, or the envelope itself when it is one; `isError: true`
 // is a failure whose error is the text. Other content blocks are kept under `content`.
-Json McpResultToToolResult(const Json& result);
+Json McpResultToToolResult(Json result);
 
 }  // namespace reins

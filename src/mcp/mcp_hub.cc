@@ -35,7 +35,7 @@ class McpBackend final : public ToolBackend {
     std::optional<Result<Json>> result =
         co_await boost::asio::co_spawn(hub_, CallOnHub(client_, tool_, request.args), boost::asio::use_awaitable);
     if (!result->ok()) co_return result->status();
-    co_return McpResultToToolResult(**result);
+    co_return McpResultToToolResult(std::move(**result));
   }
 
  private:
