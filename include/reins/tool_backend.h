@@ -3,9 +3,12 @@
 // what happens next. A non-OK Status is a transport failure (backend down, timeout),
 // recorded as an error result the model sees marked as an error.
 //
-// Suspension: Invoke() may suspend; it must not block the thread.
+// Suspension: Invoke() may suspend; it must not block the thread. Cancelling the
+// awaiting coroutine (a deferred call's timeout) cancels the call where the backend can
+// (MCP sends notifications/cancelled).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "reins/async.h"
@@ -21,6 +24,9 @@ struct ToolRequest {
   std::string turn_id;
   // Stable per call: lets a backend de-duplicate a retried write (deferred outbox).
   std::string idempotency_key;
+  // Progress the backend hears while the call runs (MCP notifications/progress params:
+  // progress, total?, message?). Called on the caller's executor; may be empty.
+  std::function<void(const Json& progress)> on_progress;
 };
 
 class ToolBackend {

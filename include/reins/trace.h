@@ -5,7 +5,8 @@
 //
 // Event types (data fields in docs/trace.md):
 //   turn.started, model.call, model.response, tool.rejected, tool.skipped,
-//   tool.executed, clarification, clarification.answered, reply.final, turn.completed
+//   tool.executed, tool.progress, clarification, clarification.answered, reply.final,
+//   turn.completed
 #pragma once
 
 #include <cstdint>

@@ -37,6 +37,13 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
   ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id, IdempotencyKey(ctx, p.position)};
+  request.on_progress = [&ctx, &p](const Json& progress) {
+    Json data = {{"call_id", p.call->id}, {"name", p.call->name}};
+    for (const char* key : {"progress", "total", "message"}) {
+      if (progress.contains(key)) data[key] = progress[key];
+    }
+    ctx.Emit("tool.progress", std::move(data));
+  };
   int64_t start = ctx.clock.NowMs();
   Result<Json> raw = co_await backend->Invoke(request);
   *latency_ms = ctx.clock.NowMs() - start;

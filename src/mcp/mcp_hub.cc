@@ -1,10 +1,15 @@
 #include "mcp/mcp_hub.h"
 
 #include <future>
+#include <mutex>
 #include <optional>
 #include <set>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -16,12 +21,21 @@ namespace reins {
 namespace {
 
 // Runs on the hub's thread. (co_spawn needs a default-constructible result.)
-Task<std::optional<Result<Json>>> CallOnHub(std::weak_ptr<McpClient> weak, std::string tool, Json args) {
+Task<std::optional<Result<Json>>> CallOnHub(std::weak_ptr<McpClient> weak, std::string tool, Json args,
+                                            JsonRpcPeer::ProgressFn on_progress) {
   std::shared_ptr<McpClient> client = weak.lock();
   if (!client) co_return Result<Json>(Unavailable("the MCP servers were shut down"));
-  Result<Json> result = co_await client->CallTool(std::move(tool), std::move(args));
+  Result<Json> result = co_await client->CallTool(std::move(tool), std::move(args), std::move(on_progress));
   co_return result;
 }
+
+// What a call on the hub's thread may still do on the caller's side once the caller
+// has moved on: nothing. Progress is delivered only while the call is open.
+struct CallerSide {
+  std::mutex mu;
+  bool open = true;
+  std::function<void(const Json&)> on_progress;
+};
 
 // One MCP tool as a reins tool backend. It holds the client weakly: the hub owns the
 // clients and destroys them on its own thread.
@@ -32,8 +46,35 @@ class McpBackend final : public ToolBackend {
 
   Task<Result<Json>> Invoke(const ToolRequest& request) override {
     RealWorkScope real(clock_);  // simulated time waits for the server
-    std::optional<Result<Json>> result =
-        co_await boost::asio::co_spawn(hub_, CallOnHub(client_, tool_, request.args), boost::asio::use_awaitable);
+    auto caller = co_await boost::asio::this_coro::executor;
+    auto side = std::make_shared<CallerSide>();
+    side->on_progress = request.on_progress;
+    JsonRpcPeer::ProgressFn on_progress;
+    if (side->on_progress) {
+      on_progress = [caller, side](const Json& params) {  // on the hub's thread
+        boost::asio::post(caller, [side, params] {
+          std::lock_guard<std::mutex> lock(side->mu);
+          if (side->open) side->on_progress(params);
+        });
+      };
+    }
+    // The caller's cancellation (a deferred call's timeout) becomes a cancellation of
+    // the call on the hub's thread, where the client sends notifications/cancelled.
+    auto cancel = std::make_shared<boost::asio::cancellation_signal>();
+    boost::asio::cancellation_slot slot = (co_await boost::asio::this_coro::cancellation_state).slot();
+    if (slot.is_connected()) {
+      slot.assign([hub = hub_, cancel](boost::asio::cancellation_type type) {
+        boost::asio::post(hub, [cancel, type] { cancel->emit(type); });
+      });
+    }
+    std::optional<Result<Json>> result = co_await boost::asio::co_spawn(
+        hub_, CallOnHub(client_, tool_, request.args, std::move(on_progress)),
+        boost::asio::bind_cancellation_slot(cancel->slot(), boost::asio::use_awaitable));
+    if (slot.is_connected()) slot.clear();
+    {
+      std::lock_guard<std::mutex> lock(side->mu);
+      side->open = false;
+    }
     if (!result->ok()) co_return result->status();
     co_return McpResultToToolResult(std::move(**result));
   }
