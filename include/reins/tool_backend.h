@@ -27,6 +27,12 @@ struct ToolRequest {
   // Progress the backend hears while the call runs (MCP notifications/progress params:
   // progress, total?, message?). Called on the caller's executor; may be empty.
   std::function<void(const Json& progress)> on_progress;
+  // The person can be asked mid-call (an immediate call in a turn, not a deferred one):
+  // a backend may then answer with a clarification and keep the call open (MCP
+  // elicitation, docs/mcp.md).
+  bool may_ask = false;
+  // Resuming such a call: the person's answer (the fields to send back), else null.
+  Json answer;
 };
 
 class ToolBackend {

@@ -57,7 +57,9 @@ void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, c
     } else if (e.type == "notice.created") {
       out << "    " << term.Yellow("notice for the next reply:") << " " << d.value("text", "") << "\n";
     } else if (e.type == "clarification.answered") {
-      out << "    " << term.Dim("choice recorded: " + d.value("option_id", "") + " for " + d.value("entity_type", "")) << "\n";
+      std::string about = d.value("entity_type", "");
+      if (about.empty()) about = d.value("tool", "");
+      out << "    " << term.Dim("choice recorded: " + d.value("option_id", "") + " for " + about) << "\n";
     }
   }
 }
@@ -88,7 +90,9 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
       }
       if (t.result.clarification) {
         std::string options;
-        for (const auto& o : t.result.clarification->clarification.options) options += (options.empty() ? "" : " | ") + o.id + " " + o.title;
+        for (const auto& o : t.result.clarification->clarification.options) {
+          options += (options.empty() ? "" : " | ") + (o.title == o.id ? o.id : o.id + " " + o.title);
+        }
         out << "    " << term.Dim("options: " + options) << "\n";
       }
       if (!t.result.error.empty()) out << "    " << term.Red("error: " + t.result.error) << "\n";

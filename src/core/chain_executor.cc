@@ -44,6 +44,8 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
     }
     ctx.Emit("tool.progress", std::move(data));
   };
+  request.may_ask = true;
+  if (p.call->id == ctx.resumed_call_id) request.answer = ctx.resume_answer;
   int64_t start = ctx.clock.NowMs();
   Result<Json> raw = co_await backend->Invoke(request);
   *latency_ms = ctx.clock.NowMs() - start;

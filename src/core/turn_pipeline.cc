@@ -161,7 +161,46 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
   return ChainOutcome{ChainStop::kError, std::nullopt, std::nullopt};
 }
 
+// A tool that asked the person a question mid-call (an MCP elicitation, mcp/elicitation.h)
+// is resumed, not re-run by the model: the chosen option carries the answer and the
+// call's arguments, and the same call goes back to the backend with the answer.
+constexpr const char* kQuestionType = "elicitation";
+
+const ClarificationOption* ChosenOption(const TurnContext& ctx) {
+  for (const ClarificationOption& o : ctx.answered->clarification.options) {
+    if (o.id == ctx.chosen_option_id) return &o;
+  }
+  return nullptr;
+}
+
+bool ResumesAQuestion(const TurnContext& ctx) {
+  if (!ctx.answered || ctx.answered->clarification.type != kQuestionType) return false;
+  const ClarificationOption* chosen = ChosenOption(ctx);
+  return chosen != nullptr && chosen->metadata.is_object() && chosen->metadata.contains("elicitation") &&
+         chosen->metadata["elicitation"].value("field", "") != "";
+}
+
+ToolCall PrepareResume(TurnContext& ctx) {
+  const ClarificationOption& chosen = *ChosenOption(ctx);
+  const Json& answer = chosen.metadata["elicitation"];
+  Json args = chosen.metadata.value("resume_args", Json::object());
+  ctx.history.push_back(Message::User("The user answered \"" + chosen.title + "\" to \"" +
+                                          ctx.answered->clarification.question + "\".",
+                                      ctx.input.speaker));
+  ToolCall call{"answered_" + ctx.answered->id, ctx.answered->tool, args.dump(), args, true};
+  ctx.history.push_back(Message::Assistant("", {call}));
+  ctx.resumed_call_id = call.id;
+  ctx.resume_answer = Json{{answer["field"].get<std::string>(), answer.value("value", Json())}};
+  return call;
+}
+
 }  // namespace
+
+Task<ChainOutcome> TurnPipeline::ResumeQuestion(TurnContext& ctx) {
+  std::vector<ToolCall> calls;
+  calls.push_back(PrepareResume(ctx));
+  co_return co_await executor_.Run(ctx, calls);
+}
 
 Task<ChainOutcome> TurnPipeline::ReplayDecision(TurnContext& ctx) {
   ToolCall call = PrepareReplay(ctx);
@@ -187,6 +226,7 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
 
 void TurnPipeline::BuildContext(TurnContext& ctx) {
   if (ctx.decided_approval) return;  // ReplayDecision writes this turn's context
+  if (ResumesAQuestion(ctx)) return;  // so does ResumeQuestion
   if (ctx.answered) {
     const ClarificationOption* chosen = nullptr;
     for (const ClarificationOption& o : ctx.answered->clarification.options) {
@@ -310,6 +350,16 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     ChainOutcome replay = co_await ReplayDecision(ctx);
     if (replay.stop == ChainStop::kClarification) {
       Present(ctx, std::move(*replay.clarification), phase);
+      EndTurn(ctx, phase);
+      co_return Result<void>{};
+    }
+    (void)phase.Advance(TurnPhase::kRunningModel);
+  }
+  if (ResumesAQuestion(ctx)) {
+    (void)phase.Advance(TurnPhase::kExecutingTools);
+    ChainOutcome resumed = co_await ResumeQuestion(ctx);
+    if (resumed.stop == ChainStop::kClarification) {
+      Present(ctx, std::move(*resumed.clarification), phase);
       EndTurn(ctx, phase);
       co_return Result<void>{};
     }

@@ -47,6 +47,8 @@ class TurnPipeline {
   void PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase);
   // Runs (approved) or refuses (denied) the call a person just decided on.
   Task<ChainOutcome> ReplayDecision(TurnContext& ctx);
+  // Sends the person's answer to the tool call that asked for it mid-call.
+  Task<ChainOutcome> ResumeQuestion(TurnContext& ctx);
   std::optional<std::string> Preempt(TurnContext& ctx);
   std::string Review(TurnContext& ctx, std::string reply);
   std::string WithNotices(TurnContext& ctx, std::string reply);

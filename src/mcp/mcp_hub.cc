@@ -21,12 +21,24 @@ namespace reins {
 namespace {
 
 // Runs on the hub's thread. (co_spawn needs a default-constructible result.)
-Task<std::optional<Result<Json>>> CallOnHub(std::weak_ptr<McpClient> weak, std::string tool, Json args,
-                                            JsonRpcPeer::ProgressFn on_progress) {
+Task<std::optional<Result<Json>>> CallOnHub(std::weak_ptr<McpClient> weak, std::shared_ptr<McpCallDesk> desk,
+                                            McpCallRequest request) {
   std::shared_ptr<McpClient> client = weak.lock();
   if (!client) co_return Result<Json>(Unavailable("the MCP servers were shut down"));
-  Result<Json> result = co_await client->CallTool(std::move(tool), std::move(args), std::move(on_progress));
+  Result<Json> result = co_await desk->Call(std::move(client), std::move(request));
   co_return result;
+}
+
+// (A plain function: GCC 12 miscompiles some aggregate initialisers in coroutines.)
+McpCallRequest CallFor(const std::string& tool, const ToolRequest& request, JsonRpcPeer::ProgressFn on_progress) {
+  McpCallRequest call;
+  call.tool = tool;
+  call.args = request.args;
+  call.session_id = request.session_id;
+  call.may_ask = request.may_ask;
+  call.answer = request.answer;
+  call.on_progress = std::move(on_progress);
+  return call;
 }
 
 // What a call on the hub's thread may still do on the caller's side once the caller
@@ -41,8 +53,9 @@ struct CallerSide {
 // clients and destroys them on its own thread.
 class McpBackend final : public ToolBackend {
  public:
-  McpBackend(boost::asio::any_io_executor hub, std::weak_ptr<McpClient> client, std::string tool, Clock& clock)
-      : hub_(std::move(hub)), client_(std::move(client)), tool_(std::move(tool)), clock_(clock) {}
+  McpBackend(boost::asio::any_io_executor hub, std::weak_ptr<McpClient> client, std::shared_ptr<McpCallDesk> desk,
+             std::string tool, Clock& clock)
+      : hub_(std::move(hub)), client_(std::move(client)), desk_(std::move(desk)), tool_(std::move(tool)), clock_(clock) {}
 
   Task<Result<Json>> Invoke(const ToolRequest& request) override {
     RealWorkScope real(clock_);  // simulated time waits for the server
@@ -67,21 +80,22 @@ class McpBackend final : public ToolBackend {
         boost::asio::post(hub, [cancel, type] { cancel->emit(type); });
       });
     }
+    McpCallRequest call = CallFor(tool_, request, std::move(on_progress));
     std::optional<Result<Json>> result = co_await boost::asio::co_spawn(
-        hub_, CallOnHub(client_, tool_, request.args, std::move(on_progress)),
+        hub_, CallOnHub(client_, desk_, std::move(call)),
         boost::asio::bind_cancellation_slot(cancel->slot(), boost::asio::use_awaitable));
     if (slot.is_connected()) slot.clear();
     {
       std::lock_guard<std::mutex> lock(side->mu);
       side->open = false;
     }
-    if (!result->ok()) co_return result->status();
-    co_return McpResultToToolResult(std::move(**result));
+    co_return std::move(*result);
   }
 
  private:
   boost::asio::any_io_executor hub_;
   std::weak_ptr<McpClient> client_;
+  std::shared_ptr<McpCallDesk> desk_;
   std::string tool_;
   Clock& clock_;
 };
@@ -173,7 +187,10 @@ Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expo
 }
 
 McpHub::McpHub(McpClientOptions options)
-    : options_(std::move(options)), work_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
+    : options_(std::move(options)),
+      work_(boost::asio::make_work_guard(io_)),
+      desk_(std::make_shared<McpCallDesk>(io_.get_executor())),
+      thread_([this] { io_.run(); }) {}
 
 McpHub::~McpHub() {
   Stop();
@@ -203,7 +220,11 @@ Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
     bool used = server.expose_all;
     for (const ToolDef& t : config.tools) used = used || (t.backend.kind == ToolBackendConfig::Kind::kMcp && ServerOf(t) == server.name);
     if (!used) continue;
-    auto client = std::make_shared<McpClient>(io_.get_executor(), server, options_);
+    McpClientOptions options = options_;
+    if (!options.on_elicitation) {
+      options.on_elicitation = [desk = desk_, name = server.name](const Json& params) { return desk->Elicit(name, params); };
+    }
+    auto client = std::make_shared<McpClient>(io_.get_executor(), server, std::move(options));
     clients_[server.name] = client;
     Status started = co_await client->Start();
     if (!started.ok()) {
@@ -225,7 +246,7 @@ std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const Agent
     if (t.backend.kind != ToolBackendConfig::Kind::kMcp) continue;
     auto it = clients_.find(ServerOf(t));
     if (it == clients_.end()) continue;
-    out[t.name] = std::make_shared<McpBackend>(io_.get_executor(), it->second, RemoteName(t), clock);
+    out[t.name] = std::make_shared<McpBackend>(io_.get_executor(), it->second, desk_, RemoteName(t), clock);
   }
   return out;
 }
@@ -240,6 +261,7 @@ void McpHub::Stop() {
 // Every server shut down as the spec says and reaped; the clients destroyed here, on
 // the thread their pipes belong to.
 Task<void> McpHub::StopAll() {
+  desk_->CancelAll();
   for (auto& [name, client] : clients_) co_await client->Stop();
   clients_.clear();
 }

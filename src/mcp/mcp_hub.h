@@ -2,7 +2,8 @@
 // each server named by a tool backend or marked `expose: all`, and completes the agent
 // config from their tool lists (ApplyMcpCatalog); Backends() gives the ToolBackend of
 // every MCP tool, which hands each call to the hub's thread and resumes the caller on
-// its own executor; Stop() shuts every server down and reaps it. Its own thread keeps
+// its own executor (through the call desk, which keeps a call open while the server
+// asks the person something, mcp_calls.h); Stop() shuts every server down and reaps it. Its own thread keeps
 // the servers' pipes from counting as work of the runtime's io_context (a scenario run
 // ends when its turns are done, not when the servers exit). Used by the scenario
 // runner before the runtime is created (docs/mcp.md).
@@ -17,6 +18,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "mcp/mcp_calls.h"
 #include "mcp/mcp_client.h"
 #include "reins/agent_config.h"
 #include "reins/clock.h"
@@ -44,6 +46,7 @@ class McpHub {
   McpClientOptions options_;
   mutable boost::asio::io_context io_;  // Backends() hands out its executor
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::shared_ptr<McpCallDesk> desk_;  // touched on the hub thread only
   std::thread thread_;
   std::map<std::string, std::shared_ptr<McpClient>> clients_;  // touched on the hub thread only
   bool stopped_ = false;

@@ -58,6 +58,9 @@ struct TurnContext {
   std::optional<PendingApproval> decided_approval;
   bool approval_granted = false;
   std::string approved_call_id;  // the one call the approval covers
+  // A call resumed with the person's answer to the question it asked mid-call.
+  std::string resumed_call_id;
+  Json resume_answer;
   std::string cancelled_approval_id;
   std::string chosen_option_id;
 

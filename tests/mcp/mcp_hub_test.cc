@@ -14,6 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include "mcp/elicitation.h"
+#include "reins/envelope.h"
+
 namespace reins {
 namespace {
 
@@ -24,6 +27,7 @@ const std::string kEcho = "echo";
 const std::string kProgress = "progress";
 const std::string kSlow = "slow";
 const std::string kCancelled = "cancelled";
+const std::string kAsk = "ask";
 
 AgentConfig FakeAgent() {
   AgentConfig config;
@@ -94,6 +98,86 @@ TEST(McpHubTest, CallsCrossToTheHubAndBackWithProgressAndCancellation) {
     Result<Json> refused = co_await backends.at(kEcho)->Invoke(after);
     EXPECT_FALSE(refused.ok());
   });
+}
+
+// The fake's `ask` tool elicits {color: red|blue} and returns the answer it got.
+TEST(McpHubTest, AnElicitationParksTheCallUntilThePersonAnswers) {
+  AgentConfig config = FakeAgent();
+  McpHub hub;
+  Status started = hub.Start(config);
+  ASSERT_TRUE(started.ok()) << started.message();
+  SystemClock clock;
+  auto backends = hub.Backends(config, clock);
+  boost::asio::io_context runtime;
+  Drive(runtime, [&]() -> Task<void> {
+    ToolRequest ask{"ask", Json::object(), "s1", "t1", "k1"};
+    ask.may_ask = true;
+    Result<Json> asked = co_await backends.at(kAsk)->Invoke(ask);
+    EXPECT_TRUE(asked.ok()) << asked.status().message();
+    if (asked.ok()) {
+      EXPECT_EQ((*asked)["next_action"], "clarification_needed") << asked->dump();
+      EXPECT_EQ((*asked)["clarification"]["options"].size(), 2u);
+    }
+    ToolRequest resume{"ask", Json::object(), "s1", "t2", "k2"};
+    resume.may_ask = true;
+    resume.answer = Json{{"color", "blue"}};
+    Result<Json> answered = co_await backends.at(kAsk)->Invoke(resume);
+    EXPECT_TRUE(answered.ok()) << answered.status().message();
+    if (answered.ok()) {
+      EXPECT_EQ((*answered)["data"], Json::parse(R"({"action":"accept","content":{"color":"blue"}})")) << answered->dump();
+    }
+
+    // A deferred call cannot ask: the server hears decline.
+    ToolRequest deferred{"ask", Json::object(), "s2", "t3", "k3"};
+    Result<Json> declined = co_await backends.at(kAsk)->Invoke(deferred);
+    EXPECT_TRUE(declined.ok());
+    if (declined.ok()) {
+      EXPECT_EQ((*declined)["data"]["action"], "decline") << declined->dump();
+    }
+
+    // The session moves on to another call: the open question is cancelled, and an
+    // answer arriving after that is refused instead of sent.
+    ToolRequest again{"ask", Json::object(), "s3", "t4", "k4"};
+    again.may_ask = true;
+    Result<Json> parked = co_await backends.at(kAsk)->Invoke(again);
+    EXPECT_TRUE(parked.ok());
+    ToolRequest other{"echo", Json{{"message", "something else"}}, "s3", "t5", "k5"};
+    Result<Json> moved_on = co_await backends.at(kEcho)->Invoke(other);
+    EXPECT_TRUE(moved_on.ok());
+    ToolRequest late{"ask", Json::object(), "s3", "t6", "k6"};
+    late.answer = Json{{"color", "red"}};
+    Result<Json> refused = co_await backends.at(kAsk)->Invoke(late);
+    EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  });
+  hub.Stop();
+}
+
+TEST(ElicitationTest, OnlyASingleChoiceBecomesAClarification) {
+  Json enum_field = Json::parse(R"({"message":"Which color?","requestedSchema":{"type":"object",
+    "properties":{"color":{"type":"string","enum":["r","b"],"enumNames":["Red","Blue"]}},"required":["color"]}})");
+  std::optional<ElicitationQuestion> q = QuestionFromElicitation(enum_field);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->field, "color");
+  ASSERT_EQ(q->choices.size(), 2u);
+  EXPECT_EQ(q->choices[1].title, "Blue");
+  Json envelope = ClarificationEnvelope(*q, Json{{"x", 1}});
+  EXPECT_EQ(NormaliseToolResult(envelope).next_action, NextAction::kClarificationNeeded);
+  EXPECT_EQ(envelope["clarification"]["options"][0]["metadata"]["resume_args"]["x"], 1);
+
+  Json one_of = Json::parse(R"({"message":"Plan?","requestedSchema":{"type":"object","properties":{
+    "plan":{"oneOf":[{"const":"p1","title":"Basic"},{"const":"p2","title":"Pro"}]}}}})");
+  ASSERT_TRUE(QuestionFromElicitation(one_of).has_value());
+  Json boolean = Json::parse(R"({"message":"Proceed?","requestedSchema":{"type":"object","properties":{
+    "ok":{"type":"boolean"}},"required":["ok"]}})");
+  ASSERT_TRUE(QuestionFromElicitation(boolean).has_value());
+  EXPECT_EQ(QuestionFromElicitation(boolean)->choices[0].value, true);
+
+  Json free_text = Json::parse(R"({"message":"Your name?","requestedSchema":{"type":"object","properties":{
+    "name":{"type":"string"}},"required":["name"]}})");
+  EXPECT_FALSE(QuestionFromElicitation(free_text).has_value());
+  Json two_required = Json::parse(R"({"message":"Details","requestedSchema":{"type":"object","properties":{
+    "color":{"type":"string","enum":["r"]},"name":{"type":"string"}},"required":["color","name"]}})");
+  EXPECT_FALSE(QuestionFromElicitation(two_required).has_value());
 }
 
 }  // namespace
