@@ -13,6 +13,7 @@
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
+#include "mcp/mcp_hub.h"
 #include "model/http_model.h"
 #include "reins/runtime.h"
 
@@ -151,6 +152,12 @@ int ChatCommand(const ChatFlags& flags) {
     return 2;
   }
   RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
+  // The MCP servers the agent uses, started before the runtime and stopped after it.
+  Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends);
+  if (!mcp.ok()) {
+    std::cerr << mcp.status().message() << "\n";
+    return 2;
+  }
   auto runtime = Runtime::Create(*config, std::move(parts));
   if (!runtime.ok()) {
     std::cerr << runtime.status().message() << "\n";

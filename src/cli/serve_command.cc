@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "config/agent_config_loader.h"
+#include "mcp/mcp_hub.h"
 #include "model/http_model.h"
 #include "model/scripted_model.h"
 #include "server/api.h"
@@ -107,6 +108,12 @@ int ServeCommand(const ServeFlags& flags) {
   parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
   };
+  // The MCP servers the agent uses, started before the runtime and stopped after it.
+  Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends);
+  if (!mcp.ok()) {
+    std::cerr << mcp.status().message() << "\n";
+    return 2;
+  }
   auto runtime = Runtime::Create(*config, std::move(parts));
   if (!runtime.ok()) {
     std::cerr << runtime.status().message() << "\n";

@@ -134,10 +134,9 @@ struct RunSetup {
     agent = s.agent;
     clock = std::make_shared<VirtualClock>(s.clock_start_ms);
     for (const auto& [tool, entries] : s.fixtures) tools[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
-    if (!McpHub::Needed(agent)) return OkStatus();
-    hub = std::make_unique<McpHub>();
-    if (Status started = hub->Start(agent); !started.ok()) return started;
-    for (auto& [tool, backend] : hub->Backends(agent, *clock)) tools.emplace(tool, backend);  // fixtures win
+    Result<std::unique_ptr<McpHub>> started = StartMcpServers(agent, *clock, &tools);  // fixtures win
+    if (!started.ok()) return started.status();
+    hub = std::move(*started);
     return OkStatus();
   }
 

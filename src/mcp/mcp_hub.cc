@@ -251,6 +251,15 @@ std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const Agent
   return out;
 }
 
+Result<std::unique_ptr<McpHub>> StartMcpServers(AgentConfig& config, Clock& clock,
+                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends) {
+  if (!McpHub::Needed(config)) return std::unique_ptr<McpHub>();
+  auto hub = std::make_unique<McpHub>();
+  if (Status started = hub->Start(config); !started.ok()) return started;
+  for (auto& [tool, backend] : hub->Backends(config, clock)) backends->emplace(tool, backend);
+  return hub;
+}
+
 void McpHub::Stop() {
   if (stopped_) return;
   stopped_ = true;

@@ -52,6 +52,12 @@ class McpHub {
   bool stopped_ = false;
 };
 
+// For the entry points (reins run/chat/serve): starts the servers `config` needs and
+// adds their tools' backends to `backends` (entries already there win: fixtures).
+// Null, and nothing started, when the agent uses no MCP server.
+Result<std::unique_ptr<McpHub>> StartMcpServers(AgentConfig& config, Clock& clock,
+                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends);
+
 // Completes `config` from one server's tool list:
 // - a tool whose backend is `mcp: {server, tool?}` takes the server tool's input
 //   schema, title, description and annotations, unless the config gives them;

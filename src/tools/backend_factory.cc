@@ -48,7 +48,7 @@ ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
         router.Set(tool.name, std::make_shared<HttpBackend>(tool, hosts, http));
         break;
       case ToolBackendConfig::Kind::kMcp:
-        router.Set(tool.name, std::make_shared<UnavailableBackend>("the mcp tool backend is not available in this build yet"));
+        router.Set(tool.name, std::make_shared<UnavailableBackend>("MCP servers were not started for this tool (the entry point did not start an McpHub)"));
         break;
       case ToolBackendConfig::Kind::kNone:
         break;
