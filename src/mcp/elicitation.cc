@@ -26,9 +26,21 @@ std::vector<ElicitationChoice> ChoicesOf(const Json& schema) {
   return out;
 }
 
+std::optional<ElicitationQuestion> Question(const Json& params);
+
 }  // namespace
 
 std::optional<ElicitationQuestion> QuestionFromElicitation(const Json& params) {
+  try {
+    return Question(params);
+  } catch (const Json::exception&) {  // a field of the wrong type: not a question reins can ask
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+std::optional<ElicitationQuestion> Question(const Json& params) {
   if (!params.is_object()) return std::nullopt;
   const Json schema = params.value("requestedSchema", Json::object());
   const Json properties = schema.value("properties", Json::object());
@@ -50,6 +62,8 @@ std::optional<ElicitationQuestion> QuestionFromElicitation(const Json& params) {
   }
   return q;
 }
+
+}  // namespace
 
 Json ClarificationEnvelope(const ElicitationQuestion& q, const Json& resume_args) {
   Json options = Json::array();

@@ -83,6 +83,16 @@ void JsonRpcPeer::Respond(const Json& id, Result<Json> result) {
 }
 
 void JsonRpcPeer::Receive(const std::string& text) {
+  // A field of the wrong type (a numeric method, a string error code) is as malformed
+  // as a line that is not JSON: counted and dropped, never thrown into the read loop.
+  try {
+    Dispatch(text);
+  } catch (const Json::exception&) {
+    ++malformed_;
+  }
+}
+
+void JsonRpcPeer::Dispatch(const std::string& text) {
   Json msg = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0") {
     ++malformed_;

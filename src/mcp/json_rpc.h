@@ -52,6 +52,7 @@ class JsonRpcPeer {
 
  private:
   struct Pending;
+  void Dispatch(const std::string& text);
   void Respond(const Json& id, Result<Json> result);
   Task<void> Answer(std::shared_ptr<bool> alive, Json id, std::string method, Json params);
 

@@ -13,14 +13,18 @@ bool SupportedVersion(const std::string& v) {
   return v == "2025-11-25" || v == "2025-06-18" || v == "2025-03-26";
 }
 
+// A string field, "" when absent or of another type (servers are not trusted to be right).
+std::string Text(const Json& j, const char* key) {
+  auto it = j.is_object() ? j.find(key) : j.end();
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 McpTool ToolFromJson(const Json& t) {
   McpTool tool;
-  tool.name = t.value("name", "");
-  tool.title = t.value("title", "");
-  if (tool.title.empty() && t.contains("annotations") && t["annotations"].is_object()) {
-    tool.title = t["annotations"].value("title", "");
-  }
-  tool.description = t.value("description", "");
+  tool.name = Text(t, "name");
+  tool.title = Text(t, "title");
+  if (tool.title.empty() && t.contains("annotations")) tool.title = Text(t["annotations"], "title");
+  tool.description = Text(t, "description");
   if (t.contains("inputSchema") && t["inputSchema"].is_object()) tool.input_schema = t["inputSchema"];
   if (t.contains("outputSchema") && t["outputSchema"].is_object()) tool.output_schema = t["outputSchema"];
   if (t.contains("annotations") && t["annotations"].is_object()) tool.annotations = t["annotations"];
@@ -113,7 +117,7 @@ Task<Status> McpClient::Connect() {
   peer->set_notification_handler([this, alive](const std::string& method, const Json& params) {
     if (!*alive) return;
     if (method == "notifications/tools/list_changed") tools_stale_ = true;
-    if (method == "notifications/message") Log(params.value("data", Json()).dump());
+    if (method == "notifications/message" && params.contains("data")) Log(params["data"].dump());
   });
 
   Json init_params = {{"protocolVersion", kProtocolVersion},
@@ -123,7 +127,7 @@ Task<Status> McpClient::Connect() {
   Result<Json> init = co_await peer->Call(initialize, std::move(init_params), options_.start_timeout_ms);
   if (!*alive) co_return Aborted("MCP client closed");
   if (!init.ok()) co_return Unavailable("MCP server " + server_.name + " did not initialize: " + init.status().message());
-  protocol_version_ = init->value("protocolVersion", "");
+  protocol_version_ = Text(*init, "protocolVersion");
   if (!SupportedVersion(protocol_version_)) {
     co_return Unavailable("MCP server " + server_.name + " speaks protocol '" + protocol_version_ +
                           "', which reins does not support (2025-11-25, 2025-06-18, 2025-03-26)");
@@ -187,10 +191,13 @@ Task<Status> McpClient::ListTools() {
     const std::string method = "tools/list";
     Result<Json> listed = co_await peer->Call(method, std::move(params), options_.start_timeout_ms);
     if (!listed.ok()) co_return Unavailable("tools/list on MCP server " + server_.name + " failed: " + listed.status().message());
-    for (const Json& t : listed->value("tools", Json::array())) {
-      if (t.is_object() && t.contains("name")) tools.push_back(ToolFromJson(t));
+    const Json* page_tools = listed->is_object() && listed->contains("tools") ? &(*listed)["tools"] : nullptr;
+    if (page_tools != nullptr && page_tools->is_array()) {
+      for (const Json& t : *page_tools) {
+        if (!Text(t, "name").empty()) tools.push_back(ToolFromJson(t));
+      }
     }
-    cursor = listed->contains("nextCursor") && (*listed)["nextCursor"].is_string() ? (*listed)["nextCursor"].get<std::string>() : "";
+    cursor = Text(*listed, "nextCursor");
     if (cursor.empty()) break;
   }
   tools_ = std::move(tools);
@@ -261,7 +268,7 @@ Json McpResultToToolResult(Json result) {
       other.push_back(block);
     }
   }
-  if (result.value("isError", false)) {
+  if (auto e = result.is_object() ? result.find("isError") : result.end(); e != result.end() && *e == true) {
     return {{"success", false}, {"next_action", "error"}, {"error", text.empty() ? "the MCP tool failed" : text}};
   }
   Json data;

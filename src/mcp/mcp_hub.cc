@@ -105,10 +105,11 @@ std::string RemoteName(const ToolDef& t) { return t.backend.spec.value("tool", t
 
 void ApplyAnnotations(ToolDef& t) {
   const Json& a = t.annotations;
-  bool read_only = a.value("readOnlyHint", false) == true;
+  // Only booleans count: a hint of another type is as good as absent.
+  bool read_only = a.contains("readOnlyHint") && a["readOnlyHint"] == true;
   bool explicitly_writes = a.contains("readOnlyHint") && a["readOnlyHint"] == false;
   if (!t.configured.count("timing")) t.timing = explicitly_writes ? ToolTiming::kDeferred : ToolTiming::kImmediate;
-  if (!t.configured.count("approval")) t.approval_required = !read_only && a.value("destructiveHint", false) == true;
+  if (!t.configured.count("approval")) t.approval_required = !read_only && a.contains("destructiveHint") && a["destructiveHint"] == true;
 }
 
 void Fill(ToolDef& t, const McpTool& remote) {

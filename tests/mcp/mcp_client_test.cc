@@ -14,8 +14,12 @@
 
 #include <gtest/gtest.h>
 
+#include "drive.h"
+
 namespace reins {
 namespace {
+
+using testing::Drive;
 
 // GCC 12 rejects string literals in an expression that also co_awaits: names as constants.
 const std::string kAsk = "ask";
@@ -37,20 +41,6 @@ McpServerConfig FakeServer(std::vector<std::string> extra = {}) {
   s.command = {"python3", REINS_FAKE_MCP_SERVER};
   for (std::string& e : extra) s.command.push_back(std::move(e));
   return s;
-}
-
-// Runs `body` on `io` with real time, to completion.
-template <typename F>
-void Drive(boost::asio::io_context& io, F body) {
-  bool done = false;
-  boost::asio::co_spawn(io, [&]() -> Task<void> {
-    co_await body();
-    done = true;
-    io.stop();  // servers still running keep the io_context busy
-  }, [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
-  io.run();
-  io.restart();
-  ASSERT_TRUE(done);
 }
 
 bool ProcessExists(pid_t pid) { return pid > 0 && access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0; }

@@ -11,10 +11,13 @@
 #include <gtest/gtest.h>
 
 #include "child_server.h"
+#include "drive.h"
 #include "net/http_client.h"
 
 namespace reins {
 namespace {
+
+using testing::Drive;
 
 // GCC 12 rejects string literals in an expression that also co_awaits: names as constants.
 const std::string kBoom = "boom";
@@ -22,19 +25,6 @@ const std::string kEcho = "echo";
 const std::string kForget = "forget";
 const std::string kMute = "mute";
 const std::string kStream = "stream";
-
-template <typename F>
-void Drive(boost::asio::io_context& io, F body) {
-  bool done = false;
-  boost::asio::co_spawn(io, [&]() -> Task<void> {
-    co_await body();
-    done = true;
-    io.stop();
-  }, [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
-  io.run();
-  io.restart();
-  ASSERT_TRUE(done);
-}
 
 class McpHttpTest : public ::testing::Test {
  protected:

@@ -14,11 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include "drive.h"
 #include "mcp/elicitation.h"
 #include "reins/envelope.h"
 
 namespace reins {
 namespace {
+
+using testing::Drive;
 
 using namespace boost::asio::experimental::awaitable_operators;
 
@@ -38,18 +41,6 @@ AgentConfig FakeAgent() {
   server.expose_all = true;
   config.mcp_servers.push_back(server);
   return config;
-}
-
-template <typename F>
-void Drive(boost::asio::io_context& io, F body) {
-  bool done = false;
-  boost::asio::co_spawn(io, [&]() -> Task<void> {
-    co_await body();
-    done = true;
-  }, [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
-  io.run();
-  io.restart();
-  ASSERT_TRUE(done);
 }
 
 Task<void> Wait(int ms) {
@@ -178,6 +169,9 @@ TEST(ElicitationTest, OnlyASingleChoiceBecomesAClarification) {
   Json two_required = Json::parse(R"({"message":"Details","requestedSchema":{"type":"object","properties":{
     "color":{"type":"string","enum":["r"]},"name":{"type":"string"}},"required":["color","name"]}})");
   EXPECT_FALSE(QuestionFromElicitation(two_required).has_value());
+  Json wrong_types = Json::parse(R"({"message":"x","requestedSchema":{"type":"object","properties":{
+    "a":{"type":["string"],"enum":"not a list"}},"required":"a"}})");
+  EXPECT_FALSE(QuestionFromElicitation(wrong_types).has_value());  // declined, not thrown
 }
 
 }  // namespace

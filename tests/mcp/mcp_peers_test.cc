@@ -14,10 +14,13 @@
 #include <gtest/gtest.h>
 
 #include "child_server.h"
+#include "drive.h"
 #include "mcp/mcp_client.h"
 
 namespace reins {
 namespace {
+
+using testing::Drive;
 
 // GCC 12 rejects string literals in an expression that also co_awaits: names as constants.
 const std::string kCreateEntities = "create_entities";
@@ -40,19 +43,6 @@ McpServerConfig Server(const std::string& name, const std::string& package, std:
   s.command = {"node", Peers() + "/node_modules/@modelcontextprotocol/" + package + "/dist/index.js"};
   for (std::string& a : args) s.command.push_back(std::move(a));
   return s;
-}
-
-template <typename F>
-void Drive(boost::asio::io_context& io, F body) {
-  bool done = false;
-  boost::asio::co_spawn(io, [&]() -> Task<void> {
-    co_await body();
-    done = true;
-    io.stop();  // servers still running keep the io_context busy
-  }, [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
-  io.run();
-  io.restart();
-  ASSERT_TRUE(done);
 }
 
 bool HasTool(const McpClient& c, const std::string& name) {
