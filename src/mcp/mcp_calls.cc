@@ -9,7 +9,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "mcp/elicitation.h"
@@ -26,6 +25,7 @@ struct McpCallDesk::Open {
   std::optional<Result<Json>> result;
   std::optional<ElicitationQuestion> question;  // the server waits for the person
   bool asked = false;                           // the question went to the runtime
+  bool abandoned = false;                       // the reins caller gave up
   std::optional<Json> answer;                   // what Elicit sends back
   asio::steady_timer wake;                      // the reins caller waits: result or question
   asio::steady_timer answered;                  // Elicit waits: the person's answer
@@ -49,6 +49,7 @@ Task<Result<Json>> McpCallDesk::Call(std::shared_ptr<McpClient> client, McpCallR
     }
     std::shared_ptr<Open> call = it->second;
     parked_.erase(it);
+    if (request.handle) request.handle->call = call;
     call->question.reset();
     call->asked = false;
     call->request.on_progress = std::move(request.on_progress);  // the new turn's trace
@@ -60,7 +61,9 @@ Task<Result<Json>> McpCallDesk::Call(std::shared_ptr<McpClient> client, McpCallR
     Answer(*it->second, Json{{"action", "cancel"}});
     parked_.erase(it);
   }
+  if (request.handle && request.handle->abandoned) co_return Aborted("the call to " + request.tool + " was cancelled");
   auto call = std::make_shared<Open>(hub_);
+  if (request.handle) request.handle->call = call;
   call->server = client->name();
   call->request = std::move(request);
   in_flight_[call->server].push_back(call);
@@ -77,27 +80,39 @@ Task<void> McpCallDesk::Run(std::shared_ptr<McpClient> client, std::shared_ptr<O
   std::vector<std::shared_ptr<Open>>& open = in_flight_[call->server];
   open.erase(std::remove(open.begin(), open.end(), call), open.end());
   call->wake.cancel();
+  call->answered.cancel();  // a question still open is moot: the call is over
 }
 
 Task<Result<Json>> McpCallDesk::Await(std::shared_ptr<Open> call) {
+  bool cancel_sent = false;
   for (;;) {
+    if (call->abandoned && !cancel_sent) {
+      cancel_sent = true;
+      call->cancel.emit(asio::cancellation_type::terminal);  // the server hears notifications/cancelled
+    }
     if (call->result) {
+      // Only now, after notifications/cancelled went out: whatever the caller sends
+      // next reaches the server after it.
+      if (call->abandoned) co_return Aborted("the call to " + call->request.tool + " was cancelled");
       if (!call->result->ok()) co_return call->result->status();
       co_return McpResultToToolResult(std::move(**call->result));
     }
-    if (call->question && !call->asked) {
+    if (call->question && !call->asked && !call->abandoned) {
       call->asked = true;
       parked_[call->request.session_id] = call;
       co_return ClarificationEnvelope(*call->question, call->request.args);
     }
     call->wake.expires_at(asio::steady_timer::time_point::max());
     auto [woken] = co_await call->wake.async_wait(asio::as_tuple(asio::use_awaitable));
-    (void)woken;  // cancelled by Run or Elicit (news), or by the caller giving up
-    asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-    if (state.cancelled() != asio::cancellation_type::none) {
-      call->cancel.emit(asio::cancellation_type::terminal);  // the server hears notifications/cancelled
-      co_return Aborted("the call to " + call->request.tool + " was cancelled");
-    }
+    (void)woken;  // cancelled by Run, Elicit or Abandon: news to look at
+  }
+}
+
+void McpCallDesk::Abandon(const std::shared_ptr<McpCallHandle>& handle) {
+  handle->abandoned = true;
+  if (auto call = std::static_pointer_cast<Open>(handle->call.lock())) {
+    call->abandoned = true;
+    call->wake.cancel();
   }
 }
 
@@ -129,7 +144,11 @@ Task<Json> McpCallDesk::Elicit(std::string server, Json params) {
 }
 
 void McpCallDesk::CancelAll() {
-  for (auto& [session, call] : parked_) Answer(*call, Json{{"action", "cancel"}});
+  for (auto& [server, calls] : in_flight_) {
+    for (const std::shared_ptr<Open>& call : calls) {
+      if (call->question) Answer(*call, Json{{"action", "cancel"}});
+    }
+  }
   parked_.clear();
 }
 

@@ -26,6 +26,13 @@
 
 namespace reins {
 
+// The caller's hold on its call, touched on the hub's thread only: Abandon() through it
+// when the caller gives up (a deferred call's timeout).
+struct McpCallHandle {
+  std::weak_ptr<void> call;  // the desk's Open, once the call started (weak: the Open holds this)
+  bool abandoned = false;
+};
+
 struct McpCallRequest {
   std::string tool;  // the server's name for it
   Json args;
@@ -33,6 +40,7 @@ struct McpCallRequest {
   bool may_ask = false;
   Json answer;  // resuming a parked call: the fields to accept with
   JsonRpcPeer::ProgressFn on_progress;
+  std::shared_ptr<McpCallHandle> handle;  // optional
 };
 
 class McpCallDesk {
@@ -44,7 +52,10 @@ class McpCallDesk {
   Task<Result<Json>> Call(std::shared_ptr<McpClient> client, McpCallRequest request);
   // The elicitation hook of the client for `server`: {action, content?}.
   Task<Json> Elicit(std::string server, Json params);
-  // Answers every parked question with cancel (the hub is stopping).
+  // The caller gave up: its call is cancelled (the server hears notifications/cancelled)
+  // and Call() returns Aborted.
+  void Abandon(const std::shared_ptr<McpCallHandle>& handle);
+  // Answers every open question with cancel (the hub is stopping).
   void CancelAll();
 
   size_t parked() const { return parked_.size(); }

@@ -6,9 +6,10 @@
 #include <set>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
@@ -30,7 +31,8 @@ Task<std::optional<Result<Json>>> CallOnHub(std::weak_ptr<McpClient> weak, std::
 }
 
 // (A plain function: GCC 12 miscompiles some aggregate initialisers in coroutines.)
-McpCallRequest CallFor(const std::string& tool, const ToolRequest& request, JsonRpcPeer::ProgressFn on_progress) {
+McpCallRequest CallFor(const std::string& tool, const ToolRequest& request, JsonRpcPeer::ProgressFn on_progress,
+                       std::shared_ptr<McpCallHandle> handle) {
   McpCallRequest call;
   call.tool = tool;
   call.args = request.args;
@@ -38,6 +40,7 @@ McpCallRequest CallFor(const std::string& tool, const ToolRequest& request, Json
   call.may_ask = request.may_ask;
   call.answer = request.answer;
   call.on_progress = std::move(on_progress);
+  call.handle = std::move(handle);
   return call;
 }
 
@@ -47,6 +50,13 @@ struct CallerSide {
   std::mutex mu;
   bool open = true;
   std::function<void(const Json&)> on_progress;
+};
+
+// Where a result from the hub's thread lands on the caller's side.
+struct Handoff {
+  explicit Handoff(boost::asio::any_io_executor ex) : timer(std::move(ex)) {}
+  boost::asio::steady_timer timer;
+  std::optional<Result<Json>> result;
 };
 
 // One MCP tool as a reins tool backend. It holds the client weakly: the hub owns the
@@ -71,25 +81,45 @@ class McpBackend final : public ToolBackend {
         });
       };
     }
-    // The caller's cancellation (a deferred call's timeout) becomes a cancellation of
-    // the call on the hub's thread, where the client sends notifications/cancelled.
-    auto cancel = std::make_shared<boost::asio::cancellation_signal>();
-    boost::asio::cancellation_slot slot = (co_await boost::asio::this_coro::cancellation_state).slot();
-    if (slot.is_connected()) {
-      slot.assign([hub = hub_, cancel](boost::asio::cancellation_type type) {
-        boost::asio::post(hub, [cancel, type] { cancel->emit(type); });
-      });
+    // The call runs on the hub's thread; its result comes back by a post to this
+    // executor, waking a timer this coroutine waits on. (A pending wait is work of this
+    // io_context, and nothing of the hub's is left to post here once Invoke returns.)
+    auto handle = std::make_shared<McpCallHandle>();
+    auto handoff = std::make_shared<Handoff>(caller);
+    handoff->timer.expires_at(boost::asio::steady_timer::time_point::max());
+    boost::asio::co_spawn(hub_, CallOnHub(client_, desk_, CallFor(tool_, request, std::move(on_progress), handle)),
+                          // `handoff` (a timer of the caller's io_context) moves into the post:
+                          // the hub's thread must not be the one to destroy it.
+                          [caller, handoff](std::exception_ptr e, std::optional<Result<Json>> r) mutable {
+                            auto got = std::make_shared<Result<Json>>(
+                                e || !r ? Result<Json>(Internal("the MCP call failed inside reins")) : std::move(*r));
+                            boost::asio::post(caller, [handoff = std::move(handoff), got] {
+                              handoff->result = std::move(*got);
+                              handoff->timer.cancel();
+                            });
+                          });
+    auto [woken] = co_await handoff->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    (void)woken;
+    if (!handoff->result) {
+      // The caller gave up (a deferred call's timeout): the server hears
+      // notifications/cancelled, and the desk answers Aborted at once; that answer is
+      // awaited, without cancellation, so no post outlives this call.
+      boost::asio::post(hub_, [desk = desk_, handle] { desk->Abandon(handle); });
+      // A cancelled coroutine throws at its next co_await unless its state is reset.
+      co_await boost::asio::this_coro::reset_cancellation_state();
+      while (!handoff->result) {
+        handoff->timer.expires_at(boost::asio::steady_timer::time_point::max());
+        auto [settled] = co_await handoff->timer.async_wait(
+            boost::asio::bind_cancellation_slot(boost::asio::cancellation_slot(),
+                                                boost::asio::as_tuple(boost::asio::use_awaitable)));
+        (void)settled;
+      }
     }
-    McpCallRequest call = CallFor(tool_, request, std::move(on_progress));
-    std::optional<Result<Json>> result = co_await boost::asio::co_spawn(
-        hub_, CallOnHub(client_, desk_, std::move(call)),
-        boost::asio::bind_cancellation_slot(cancel->slot(), boost::asio::use_awaitable));
-    if (slot.is_connected()) slot.clear();
     {
       std::lock_guard<std::mutex> lock(side->mu);
       side->open = false;
     }
-    co_return std::move(*result);
+    co_return std::move(*handoff->result);
   }
 
  private:

@@ -5,6 +5,8 @@ Line-delimited JSON-RPC on stdin/stdout, like a real stdio MCP server. Options:
   --version V        answer initialize with protocol version V (default: echo the client's)
   --list-changed     send notifications/tools/list_changed after initialized
   --die-on-start     exit before answering anything
+Environment: FAKE_LOG=PATH appends every line received to PATH (to see the order on
+the wire when a test fails).
 Tools (tools/call name):
   echo {..}          structuredContent = the arguments
   slow {ms}          answers after ms milliseconds (other requests are answered meanwhile)
@@ -20,6 +22,7 @@ Tools (tools/call name):
   stderr             writes a line to stderr, then answers
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -106,6 +109,9 @@ def call(rid, name, args, meta):
 
 
 for line in sys.stdin:
+    if os.environ.get("FAKE_LOG"):
+        with open(os.environ["FAKE_LOG"], "a") as f:
+            f.write(line)
     try:
         msg = json.loads(line)
     except ValueError:
