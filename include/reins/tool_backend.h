@@ -39,6 +39,9 @@ class ToolBackend {
  public:
   virtual ~ToolBackend() = default;
   virtual Task<Result<Json>> Invoke(const ToolRequest& request) = 0;
+  // The question a call of this tool asked in `session_id` was withdrawn (superseded by
+  // a new request, or cancelled): a backend holding that call open lets it go.
+  virtual void Withdraw(const std::string& session_id) { (void)session_id; }
 };
 
 }  // namespace reins

@@ -242,6 +242,11 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     co_return Status(committed.status().code(), "the turn could not be stored: " + committed.status().message());
   }
   session.turn_count = record.result.turn_number;
+  // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
+  if (const auto& asked = state_before.pending_clarification;
+      asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id) {
+    if (ToolBackend* backend = impl_->tools.Find(asked->tool)) backend->Withdraw(session_id);
+  }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (session.idempotency_keys && !ctx.input.idempotency_key.empty()) session.idempotency_keys->insert(ctx.input.idempotency_key);
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);

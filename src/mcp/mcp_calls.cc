@@ -143,6 +143,13 @@ Task<Json> McpCallDesk::Elicit(std::string server, Json params) {
   co_return Json{{"action", "cancel"}};
 }
 
+void McpCallDesk::Withdraw(const std::string& session_id) {
+  auto it = parked_.find(session_id);
+  if (it == parked_.end()) return;
+  Answer(*it->second, Json{{"action", "cancel"}});
+  parked_.erase(it);
+}
+
 void McpCallDesk::CancelAll() {
   for (auto& [server, calls] : in_flight_) {
     for (const std::shared_ptr<Open>& call : calls) {

@@ -9,8 +9,9 @@
 //      reins session;
 //   3. when the runtime resumes the call with the person's choice (ToolRequest::answer),
 //      sends `accept` with it and waits for the call's real result;
-//   4. sends `cancel` when the session moves on to another call instead, when the
-//      question waited longer than its time to live, or when the hub stops.
+//   4. sends `cancel` when the question is withdrawn (a new request, or "stop"), when
+//      the session moves on to another call, when the question waited longer than its
+//      time to live, or when the hub stops.
 // A call that cannot ask (deferred, or a schema reins cannot present as a choice) gets
 // `decline`.
 #pragma once
@@ -55,6 +56,8 @@ class McpCallDesk {
   // The caller gave up: its call is cancelled (the server hears notifications/cancelled)
   // and Call() returns Aborted.
   void Abandon(const std::shared_ptr<McpCallHandle>& handle);
+  // The person will not answer the question parked for `session_id`: cancel.
+  void Withdraw(const std::string& session_id);
   // Answers every open question with cancel (the hub is stopping).
   void CancelAll();
 

@@ -122,6 +122,10 @@ class McpBackend final : public ToolBackend {
     co_return std::move(*handoff->result);
   }
 
+  void Withdraw(const std::string& session_id) override {
+    boost::asio::post(hub_, [desk = desk_, session_id] { desk->Withdraw(session_id); });
+  }
+
  private:
   boost::asio::any_io_executor hub_;
   std::weak_ptr<McpClient> client_;

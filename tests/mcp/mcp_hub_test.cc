@@ -140,6 +140,17 @@ TEST(McpHubTest, AnElicitationParksTheCallUntilThePersonAnswers) {
     Result<Json> refused = co_await backends.at(kAsk)->Invoke(late);
     EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
 
+    // The person said something else instead (or "stop"): the question is withdrawn.
+    ToolRequest ask5{"ask", Json::object(), "s5", "t8", "k8"};
+    ask5.may_ask = true;
+    Result<Json> parked5 = co_await backends.at(kAsk)->Invoke(ask5);
+    EXPECT_TRUE(parked5.ok());
+    backends.at(kAsk)->Withdraw("s5");
+    ToolRequest too_late{"ask", Json::object(), "s5", "t9", "k9"};
+    too_late.answer = Json{{"color", "red"}};
+    Result<Json> withdrawn = co_await backends.at(kAsk)->Invoke(too_late);
+    EXPECT_EQ(withdrawn.status().code(), StatusCode::kFailedPrecondition);
+
     ToolRequest left_open{"ask", Json::object(), "s4", "t7", "k7"};
     left_open.may_ask = true;
     Result<Json> open = co_await backends.at(kAsk)->Invoke(left_open);
