@@ -9,7 +9,8 @@ TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, cons
       plan_(loop_),
       audit_(config, loop_, executor_),
       plan_mode_(config.plan.enabled),
-      audit_on_(config.audit.enabled) {}
+      audit_on_(config.audit.enabled),
+      tools_(tools) {}
 
 bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
   if (ctx.input.cancel) {
@@ -173,8 +174,12 @@ const ClarificationOption* ChosenOption(const TurnContext& ctx) {
   return nullptr;
 }
 
-bool ResumesAQuestion(const TurnContext& ctx) {
+// Only a backend that holds such calls open resumes them: any other tool answering with
+// this clarification type is asked again through the model, as usual.
+bool ResumesAQuestion(const TurnContext& ctx, const ToolRouter& tools) {
   if (!ctx.answered || ctx.answered->clarification.type != kQuestionType) return false;
+  const ToolBackend* backend = tools.Find(ctx.answered->tool);
+  if (backend == nullptr || !backend->ResumesQuestions()) return false;
   const ClarificationOption* chosen = ChosenOption(ctx);
   return chosen != nullptr && chosen->metadata.is_object() && chosen->metadata.contains("elicitation") &&
          chosen->metadata["elicitation"].value("field", "") != "";
@@ -226,7 +231,7 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
 
 void TurnPipeline::BuildContext(TurnContext& ctx) {
   if (ctx.decided_approval) return;  // ReplayDecision writes this turn's context
-  if (ResumesAQuestion(ctx)) return;  // so does ResumeQuestion
+  if (ResumesAQuestion(ctx, tools_)) return;  // so does ResumeQuestion
   if (ctx.answered) {
     const ClarificationOption* chosen = nullptr;
     for (const ClarificationOption& o : ctx.answered->clarification.options) {
@@ -355,7 +360,7 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     }
     (void)phase.Advance(TurnPhase::kRunningModel);
   }
-  if (ResumesAQuestion(ctx)) {
+  if (ResumesAQuestion(ctx, tools_)) {
     (void)phase.Advance(TurnPhase::kExecutingTools);
     ChainOutcome resumed = co_await ResumeQuestion(ctx);
     if (resumed.stop == ChainStop::kClarification) {

@@ -64,6 +64,7 @@ class TurnPipeline {
   AuditStage audit_;
   bool plan_mode_;
   bool audit_on_;
+  const ToolRouter& tools_;
 };
 
 }  // namespace reins

@@ -122,6 +122,8 @@ class McpBackend final : public ToolBackend {
     co_return std::move(*handoff->result);
   }
 
+  bool ResumesQuestions() const override { return true; }
+
   void Withdraw(const std::string& session_id) override {
     boost::asio::post(hub_, [desk = desk_, session_id] { desk->Withdraw(session_id); });
   }
