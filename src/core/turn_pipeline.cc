@@ -350,21 +350,19 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     co_return Result<void>{};
   }
   (void)phase.Advance(TurnPhase::kRunningModel);
-  if (ctx.decided_approval) {
+  // The person decided on an approval, or answered a question a call asked mid-call:
+  // that very call runs (again) before the model is asked anything.
+  const bool resumes = ResumesAQuestion(ctx, tools_);
+  if (ctx.decided_approval || resumes) {
     (void)phase.Advance(TurnPhase::kExecutingTools);
-    ChainOutcome replay = co_await ReplayDecision(ctx);
+    ChainOutcome replay;
+    if (resumes) {
+      replay = co_await ResumeQuestion(ctx);
+    } else {
+      replay = co_await ReplayDecision(ctx);
+    }
     if (replay.stop == ChainStop::kClarification) {
       Present(ctx, std::move(*replay.clarification), phase);
-      EndTurn(ctx, phase);
-      co_return Result<void>{};
-    }
-    (void)phase.Advance(TurnPhase::kRunningModel);
-  }
-  if (ResumesAQuestion(ctx, tools_)) {
-    (void)phase.Advance(TurnPhase::kExecutingTools);
-    ChainOutcome resumed = co_await ResumeQuestion(ctx);
-    if (resumed.stop == ChainStop::kClarification) {
-      Present(ctx, std::move(*resumed.clarification), phase);
       EndTurn(ctx, phase);
       co_return Result<void>{};
     }

@@ -48,7 +48,13 @@ Task<Result<Json>> JsonRpcPeer::Call(std::string method, Json params, int timeou
   send_(request.dump());
   auto alive = alive_;
   std::string peer = name_;  // `this` may be gone when the wait ends
-  auto [ec] = co_await pending->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  boost::system::error_code ec;
+  // A transport may answer at once, inside send_ (an HTTP session already closed): a
+  // timer cancelled before the wait began would not wake it.
+  if (!pending->result) {
+    auto [waited] = co_await pending->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    ec = waited;
+  }
   if (!*alive) co_return Aborted("MCP session with " + peer + " closed");
   pending_.erase(id);
   if (!token.empty()) progress_.erase(token);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -292,6 +293,26 @@ TEST(McpClientTest, StopAndDestructionLeaveNoZombie) {
     b.reset();  // never stopped: the destructor kills and reaps
   }
   EXPECT_FALSE(ProcessExists(dropped));
+}
+
+// A transport that answers inside send (an HTTP session already closed fails the
+// request locally): the call must not wait out its timeout.
+TEST(JsonRpcPeerTest, AnAnswerGivenInsideSendIsNotMissed) {
+  boost::asio::io_context io;
+  std::shared_ptr<JsonRpcPeer> peer;
+  peer = std::make_shared<JsonRpcPeer>(io.get_executor(), "inline", [&peer](std::string request) {
+    Json sent = Json::parse(request);
+    peer->Receive(Json{{"jsonrpc", "2.0"}, {"id", sent["id"]}, {"result", {{"answered", true}}}}.dump());
+  });
+  bool done = false;
+  boost::asio::co_spawn(io, [&]() -> Task<void> {
+    const std::string method = "tools/call";
+    Result<Json> r = co_await peer->Call(method, Json::object(), 10 * 60 * 1000);
+    EXPECT_TRUE(r.ok());
+    done = true;
+  }, boost::asio::detached);
+  io.run_for(std::chrono::seconds(5));  // with the bug it would wait out the 10 minutes
+  EXPECT_TRUE(done);
 }
 
 TEST(McpResultTest, MapsContentToEnvelopes) {
