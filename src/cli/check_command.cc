@@ -21,7 +21,12 @@ int CheckCommand(const std::vector<std::string>& files) {
     } else {
       Result<AgentConfig> a = LoadAgentConfigFile(file);
       if (a.ok()) {
-        std::cout << term.Green("ok") << " " << file << "  agent " << a->name << ", " << a->tools.size() << " tools\n";
+        std::string mcp;  // the servers' tool lists are only known once they run
+        if (!a->mcp_servers.empty()) {
+          mcp = ", " + std::to_string(a->mcp_servers.size()) + " MCP server(s), checked against their tool lists at start";
+        }
+        std::cout << term.Green("ok") << " " << file << "  agent " << a->name << ", " << a->tools.size() << " tools" << mcp
+                  << "\n";
         continue;
       }
       std::cerr << a.status().message();
