@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,8 @@
 #include "reins/turn.h"
 
 namespace reins {
+
+class DeferredRunner;
 
 struct RuntimeParts {
   std::shared_ptr<ModelProvider> model;  // required
@@ -64,6 +67,12 @@ class Runtime {
   // each under its idempotency key; failures become notices. Returns how many ran.
   Task<Result<int>> ResumeOutbox();
 
+  // Replaces the agent's tool catalog (an MCP server's tool list changed): turns that
+  // start afterwards see `tools`; turns and deferred calls already running finish on
+  // the catalog they started with. `backends` adds or replaces tool backends.
+  Status ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends = {});
+
+  // The current catalog's config (valid until the next ReplaceTools).
   const AgentConfig& config() const;
   Store& store();
 
@@ -71,7 +80,8 @@ class Runtime {
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
   Task<Result<TurnResult>> RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms);
-  Task<void> RunDeferred(TurnRecord& record, const std::function<void(const TraceEvent&)>& stream);
+  Task<void> RunDeferred(DeferredRunner& deferred, TurnRecord& record,
+                         const std::function<void(const TraceEvent&)>& stream);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -182,6 +182,12 @@ int ChatCommand(const ChatFlags& flags) {
     std::optional<TurnInput> in = ParseLine(line, speaker, last ? &*last : nullptr, term, &quit);
     if (!in) continue;
     Result<TurnResult> result = FailedPrecondition("the turn did not finish");
+    // An MCP server's tool list changed since the last turn: the model sees the new one.
+    if (*mcp) {
+      if (std::optional<AgentConfig> changed = (*mcp)->RefreshCatalog()) {
+        (void)(*runtime)->ReplaceTools(changed->tools, (*mcp)->Backends(*changed, *clock));
+      }
+    }
     auto turn = [&]() -> Task<void> { result = co_await (*runtime)->RunTurn(*session, std::move(*in)); };
     boost::asio::co_spawn(io, turn(), boost::asio::detached);
     io.restart();

@@ -3,8 +3,11 @@
 // costs nothing while turns wait on models and tools. SIGINT/SIGTERM: stop accepting,
 // let in-flight turns finish up to --shutdown-timeout-ms, exit 0; writes still queued
 // stay in the outbox and run at the next start.
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <boost/asio/as_tuple.hpp>
@@ -143,8 +146,24 @@ int ServeCommand(const ServeFlags& flags) {
               << std::endl;
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+    // An MCP server's tool list changed: later turns get the new catalog. Off the I/O
+    // threads, since listing again may take a while.
+    std::atomic<bool> serving = true;
+    std::thread catalog;
+    if (*mcp) {
+      catalog = std::thread([&] {
+        while (serving) {
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+          if (std::optional<AgentConfig> changed = (*mcp)->RefreshCatalog()) {
+            (void)(*runtime)->ReplaceTools(changed->tools, (*mcp)->Backends(*changed, *clock));
+          }
+        }
+      });
+    }
     io.run();
     for (std::thread& t : pool) t.join();
+    serving = false;
+    if (catalog.joinable()) catalog.join();
     api_ptr = nullptr;
   }
   return exit_code;

@@ -29,14 +29,43 @@ bool IsProgressEvent(const std::string& type) {
 }  // namespace
 
 struct Runtime::Impl {
-  AgentConfig config;
+  // One tool catalog and everything built on it. A turn (and its deferred calls) runs
+  // on the catalog it started with; ReplaceTools makes a new one for later turns. Old
+  // ones are kept: they are few (a catalog changes rarely) and may still be in use.
+  struct Catalog {
+    AgentConfig config;
+    ToolRouter tools;
+    std::unique_ptr<TurnPipeline> pipeline;
+    std::unique_ptr<DeferredRunner> deferred;
+  };
   RuntimeParts parts;
-  ToolRouter tools;
-  std::unique_ptr<TurnPipeline> pipeline;
-  std::unique_ptr<DeferredRunner> deferred;
   SessionQueue queue;
-  std::mutex mu;  // guards rng and sessions
+  std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
+  std::shared_ptr<Catalog> catalog;
+  std::vector<std::shared_ptr<Catalog>> retired;
+
+  std::shared_ptr<Catalog> Current() {
+    std::lock_guard lock(mu);
+    return catalog;
+  }
+
+  std::shared_ptr<Catalog> Build(AgentConfig config) {
+    auto c = std::make_shared<Catalog>();
+    c->config = std::move(config);
+    c->tools = BuildToolRouter(c->config, *parts.clock);
+    for (const auto& [name, backend] : parts.tool_backends) c->tools.Set(name, backend);
+    c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, c->tools);
+    c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *parts.store, *parts.clock);
+    c->deferred->on_event = [this](const std::string& session_id, const TraceEvent& e) {
+      if (parts.on_event) parts.on_event(session_id, e);
+    };
+    c->deferred->on_notice = [this](const std::string& session_id) {
+      std::lock_guard lock(mu);
+      if (auto it = sessions.find(session_id); it != sessions.end()) it->second->may_have_notices = true;
+    };
+    return c;
+  }
 
   // What a session needs between turns, cached after the first load from the store.
   struct CachedSession {
@@ -90,26 +119,28 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   if (!parts.store) return InvalidArgument("a runtime needs a store");
   if (!parts.clock) parts.clock = std::make_shared<SystemClock>();
   auto impl = std::make_unique<Impl>();
-  impl->config = std::move(config);
   impl->parts = std::move(parts);
-  impl->tools = BuildToolRouter(impl->config, *impl->parts.clock);
-  for (const auto& [name, backend] : impl->parts.tool_backends) impl->tools.Set(name, backend);
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
-  impl->pipeline = std::make_unique<TurnPipeline>(impl->config, *impl->parts.model, impl->tools);
-  impl->deferred = std::make_unique<DeferredRunner>(impl->config, impl->tools, *impl->parts.store, *impl->parts.clock);
-  Impl* raw = impl.get();
-  impl->deferred->on_event = [raw](const std::string& session_id, const TraceEvent& e) {
-    if (raw->parts.on_event) raw->parts.on_event(session_id, e);
-  };
-  impl->deferred->on_notice = [raw](const std::string& session_id) {
-    std::lock_guard lock(raw->mu);
-    if (auto it = raw->sessions.find(session_id); it != raw->sessions.end()) it->second->may_have_notices = true;
-  };
+  impl->catalog = impl->Build(std::move(config));
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
-const AgentConfig& Runtime::config() const { return impl_->config; }
-const std::string& Runtime::Greeting() const { return impl_->config.greeting; }
+const AgentConfig& Runtime::config() const { return impl_->Current()->config; }
+const std::string& Runtime::Greeting() const { return impl_->Current()->config.greeting; }
+
+Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends) {
+  AgentConfig config = impl_->Current()->config;
+  config.tools = std::move(tools);
+  {
+    std::lock_guard lock(impl_->mu);
+    for (auto& [name, backend] : backends) impl_->parts.tool_backends[name] = std::move(backend);
+  }
+  std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config));
+  std::lock_guard lock(impl_->mu);
+  impl_->retired.push_back(std::move(impl_->catalog));
+  impl_->catalog = std::move(next);
+  return OkStatus();
+}
 Store& Runtime::store() { return *impl_->parts.store; }
 
 Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
@@ -162,7 +193,8 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   // committed, the state is restored and the history cut back, so the session is
   // exactly as it was (turns of one session never overlap; see runtime.h).
   SessionState state_before = session.state;
-  TurnContext ctx(impl_->config, *impl_->parts.clock, session.state, session.history);
+  std::shared_ptr<Impl::Catalog> catalog = impl_->Current();  // this turn's, to its end
+  TurnContext ctx(catalog->config, *impl_->parts.clock, session.state, session.history);
   auto roll_back = [&] {
     session.state = std::move(state_before);
     session.history.resize(ctx.history_base);
@@ -184,7 +216,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
       session.may_have_notices = !notices->empty();
     }
   }
-  const AgentConfig& config = impl_->config;
+  const AgentConfig& config = catalog->config;
   if (config.floor.enabled) {
     Result<Lease> lease = impl_->parts.store->LoadLease(session_id);
     if (!lease.ok()) co_return lease.status();
@@ -203,7 +235,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     ctx.Emit("turn.blocked", {{"reason", ctx.result.blocked_reason}, {"stale", true}});
     ctx.Emit("turn.completed", {{"status", "blocked"}});
   } else {
-    ran = co_await impl_->pipeline->Run(ctx);
+    ran = co_await catalog->pipeline->Run(ctx);
   }
   if (!ran.ok()) {
     roll_back();
@@ -233,7 +265,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   record.lease_expected_version = ctx.lease.version;
   const Lease& after = ctx.lease_change ? *ctx.lease_change : ctx.lease;
   if (after.ActiveAt(impl_->parts.clock->NowMs())) record.result.lease = after;
-  record.deferred_mode = impl_->config.deferred.mode;
+  record.deferred_mode = catalog->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
   Result<void> committed = impl_->parts.store->CommitTurn(record);
   if (!committed.ok()) {
@@ -245,7 +277,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
   if (const auto& asked = state_before.pending_clarification;
       asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id) {
-    if (ToolBackend* backend = impl_->tools.Find(asked->tool)) backend->Withdraw(session_id);
+    if (ToolBackend* backend = catalog->tools.Find(asked->tool)) backend->Withdraw(session_id);
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (session.idempotency_keys && !ctx.input.idempotency_key.empty()) session.idempotency_keys->insert(ctx.input.idempotency_key);
@@ -255,14 +287,15 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     if (impl_->parts.on_event) impl_->parts.on_event(session_id, e);
   }
   const std::string delivered = record.result.reply;
-  co_await RunDeferred(record, stream);
+  co_await RunDeferred(*catalog->deferred, record, stream);
   if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
   }
   co_return std::move(record.result);
 }
 
-Task<void> Runtime::RunDeferred(TurnRecord& record, const std::function<void(const TraceEvent&)>& stream) {
+Task<void> Runtime::RunDeferred(DeferredRunner& deferred, TurnRecord& record,
+                                const std::function<void(const TraceEvent&)>& stream) {
   std::vector<OutboxEntry> entries;
   for (const ToolOutcome& t : record.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
@@ -272,16 +305,16 @@ Task<void> Runtime::RunDeferred(TurnRecord& record, const std::function<void(con
   if (entries.empty()) co_return;
   TurnResult& result = record.result;
   if (record.deferred_mode == "background") {
-    impl_->deferred->Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number,
+    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number,
                            "background");
     co_return;
   }
-  std::vector<DeferredResult> finished = co_await impl_->deferred->RunAwait(std::move(entries), result.turn_number);
+  std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), result.turn_number);
   // One note per failed tool; tools sharing a note share one mention (I5).
   std::vector<std::string> notes;
   for (const DeferredResult& r : finished) {
     if (r.result.success) continue;
-    const std::string& note = impl_->deferred->FailureNote(r.entry.tool);
+    const std::string& note = deferred.FailureNote(r.entry.tool);
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   }
   std::string noted_reply;
@@ -321,12 +354,13 @@ Task<Result<int>> Runtime::ResumeOutbox() {
   if (!unfinished.ok()) co_return unfinished.status();
   std::vector<OutboxEntry> entries = std::move(unfinished).value();
   const std::string mode = "resumed";
+  std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
   int ran = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
-    std::vector<DeferredResult> done = co_await impl_->deferred->RunAwait(std::move(one), 0, mode);
-    for (const DeferredResult& r : done) impl_->deferred->RecordUnattended(r);
+    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, mode);
+    for (const DeferredResult& r : done) catalog->deferred->RecordUnattended(r);
     ran += static_cast<int>(done.size());
   }
   co_return ran;

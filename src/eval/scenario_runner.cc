@@ -1,5 +1,8 @@
 #include "eval/scenario_runner.h"
 
+#include <functional>
+#include <optional>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -51,8 +54,11 @@ struct Driver {
   NaiveLoop* naive = nullptr;
   std::string session_id;
 
+  std::function<void()> before_turn;  // the MCP catalog refresh, when servers run
+
   Task<Result<TurnResult>> Run(const TurnInput& input) {
     if (naive != nullptr) co_return co_await naive->RunTurn(input);
+    if (before_turn) before_turn();
     co_return co_await runtime->RunTurn(session_id, input);
   }
 };
@@ -140,6 +146,25 @@ struct RunSetup {
     return OkStatus();
   }
 
+  // A server's tool list changed since the last turn: the runtime gets the new catalog
+  // (scenario fixtures still win over MCP backends).
+  void RefreshMcpCatalog(Runtime& runtime, const Scenario& s) {
+    std::optional<AgentConfig> changed = hub->RefreshCatalog();
+    if (!changed) return;
+    std::map<std::string, std::shared_ptr<ToolBackend>> backends;
+    for (auto& [tool, backend] : hub->Backends(*changed, *clock)) {
+      if (!s.fixtures.count(tool)) backends.emplace(tool, backend);
+    }
+    (void)runtime.ReplaceTools(changed->tools, std::move(backends));
+    // The invariant checks judge every turn by the agent's tools: those of the new
+    // catalog, and those earlier turns could still call.
+    std::vector<ToolDef> judged = changed->tools;
+    for (const ToolDef& old : agent.tools) {
+      if (changed->FindTool(old.name) == nullptr) judged.push_back(old);
+    }
+    agent.tools = std::move(judged);
+  }
+
   // Shuts the MCP servers down (close stdin, wait, terminate) and reaps them.
   void Finish() {
     if (hub) hub->Stop();
@@ -209,6 +234,7 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   run.greeting = (*runtime)->Greeting();
 
   Driver driver{runtime->get(), nullptr, run.session_id};
+  if (setup.hub) driver.before_turn = [&] { setup.RefreshMcpCatalog(**runtime, s); };
   boost::asio::co_spawn(setup.io, RunTurns(s, driver, *model, *setup.clock, run), boost::asio::detached);
   setup.clock->RunVirtual(setup.io);  // returns when every turn and every deferred call is done
   setup.Finish();

@@ -60,6 +60,10 @@ class McpClient {
   Task<Status> Start();
   // Parameters by value: a coroutine must own what it uses across suspensions.
   Task<Result<Json>> CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress = {});
+  // True after notifications/tools/list_changed until the tools are listed again.
+  bool tools_stale() const { return tools_stale_; }
+  // Lists the tools again (tools() then has the new list).
+  Task<Status> Relist() { return ListTools(); }
   // Shuts the server down as the spec says and waits for it; idempotent.
   Task<void> Stop();
 

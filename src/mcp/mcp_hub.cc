@@ -252,6 +252,7 @@ Status McpHub::Start(AgentConfig& config) {
 
 Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
   AgentConfig& config = *config_ptr;
+  base_ = config;
   std::vector<std::string> problems;
   for (const McpServerConfig& server : config.mcp_servers) {
     bool used = server.expose_all;
@@ -275,6 +276,35 @@ Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
   std::string message;
   for (const std::string& p : problems) message += p + (p.empty() || p.back() == '\n' ? "" : "\n");
   co_return Unavailable(message);
+}
+
+std::optional<AgentConfig> McpHub::RefreshCatalog() {
+  if (stopped_) return std::nullopt;
+  std::future<std::optional<AgentConfig>> refreshed = boost::asio::co_spawn(io_, Refresh(), boost::asio::use_future);
+  return refreshed.get();
+}
+
+Task<std::optional<AgentConfig>> McpHub::Refresh() {
+  bool changed = false;
+  for (auto& [name, client] : clients_) {
+    if (!client->tools_stale()) continue;
+    if (Status listed = co_await client->Relist(); !listed.ok()) {
+      if (options_.log) options_.log("[mcp " + name + "] " + listed.message());
+      continue;
+    }
+    changed = true;
+  }
+  if (!changed) co_return std::nullopt;
+  AgentConfig config = base_;
+  for (const McpServerConfig& server : config.mcp_servers) {
+    auto it = clients_.find(server.name);
+    if (it == clients_.end()) continue;
+    if (Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, it->second->tools()); !applied.ok()) {
+      if (options_.log) options_.log("[mcp] the changed tool list does not fit the agent; keeping the old one: " + applied.message());
+      co_return std::nullopt;
+    }
+  }
+  co_return config;
 }
 
 std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const AgentConfig& config, Clock& clock) const {

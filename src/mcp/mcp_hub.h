@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <thread>
 #include <memory>
 #include <string>
@@ -37,10 +38,16 @@ class McpHub {
   // Blocking; call from any thread but the hub's.
   Status Start(AgentConfig& config);
   std::map<std::string, std::shared_ptr<ToolBackend>> Backends(const AgentConfig& config, Clock& clock) const;
+  // Between turns: when a server said its tool list changed, lists it again and
+  // completes a fresh copy of the config Start() was given. The new config, or nullopt
+  // when nothing changed (or the new lists do not fit the config: logged, old kept).
+  // Blocking.
+  std::optional<AgentConfig> RefreshCatalog();
   void Stop();
 
  private:
   Task<Status> StartAll(AgentConfig* config);
+  Task<std::optional<AgentConfig>> Refresh();
   Task<void> StopAll();
 
   McpClientOptions options_;
@@ -50,6 +57,7 @@ class McpHub {
   std::thread thread_;
   std::map<std::string, std::shared_ptr<McpClient>> clients_;  // touched on the hub thread only
   bool stopped_ = false;
+  AgentConfig base_;  // the config before the servers' tool lists completed it
 };
 
 // For the entry points (reins run/chat/serve): starts the servers `config` needs and

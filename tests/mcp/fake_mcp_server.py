@@ -20,6 +20,8 @@ Tools (tools/call name):
   rpc_error          a JSON-RPC error response
   cancelled          returns the request ids the client cancelled so far
   stderr             writes a line to stderr, then answers
+  grow               adds a tool `extra` (echoes like echo), sends
+                     notifications/tools/list_changed, then answers
 """
 import json
 import os
@@ -63,7 +65,7 @@ def ask_client(method, params):
 
 TOOLS = [{"name": n, "description": "scripted " + n, "inputSchema": {"type": "object"}} for n in
          ["echo", "slow", "die", "garbage", "progress", "ask", "ping_client", "fail", "rpc_error", "cancelled",
-          "stderr"]]
+          "stderr", "grow"]]
 
 
 def call(rid, name, args, meta):
@@ -102,6 +104,15 @@ def call(rid, name, args, meta):
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "bad params"}})
     elif name == "cancelled":
         result(rid, {"content": [], "structuredContent": {"ids": list(cancelled)}})
+    elif name == "grow":
+        with lock:
+            if not any(t["name"] == "extra" for t in TOOLS):
+                TOOLS.append({"name": "extra", "description": "appeared after grow",
+                              "inputSchema": {"type": "object", "properties": {"note": {"type": "string"}}}})
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        result(rid, {"content": [{"type": "text", "text": "{\"grown\": true}"}]})
+    elif name == "extra":
+        result(rid, {"content": [{"type": "text", "text": json.dumps(args)}], "structuredContent": args})
     elif name == "stderr":
         sys.stderr.write("a note on stderr\n")
         sys.stderr.flush()

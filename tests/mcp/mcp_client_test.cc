@@ -55,9 +55,9 @@ TEST(McpClientTest, HandshakeListsEveryPageOfTools) {
     co_await client.Stop();
   });
   EXPECT_EQ(client.protocol_version(), "2025-11-25");
-  ASSERT_EQ(client.tools().size(), 11u);  // two pages
+  ASSERT_EQ(client.tools().size(), 12u);  // two pages
   EXPECT_EQ(client.tools()[0].name, "echo");
-  EXPECT_EQ(client.tools().back().name, "stderr");
+  EXPECT_EQ(client.tools().back().name, "grow");
 }
 
 TEST(McpClientTest, AcceptsAnOlderRevisionAndRefusesAnUnknownOne) {
