@@ -50,11 +50,11 @@ struct Runtime::Impl {
     return catalog;
   }
 
-  std::shared_ptr<Catalog> Build(AgentConfig config) {
+  std::shared_ptr<Catalog> Build(AgentConfig config, const std::map<std::string, std::shared_ptr<ToolBackend>>& backends) {
     auto c = std::make_shared<Catalog>();
     c->config = std::move(config);
     c->tools = BuildToolRouter(c->config, *parts.clock);
-    for (const auto& [name, backend] : parts.tool_backends) c->tools.Set(name, backend);
+    for (const auto& [name, backend] : backends) c->tools.Set(name, backend);
     c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, c->tools);
     c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *parts.store, *parts.clock);
     c->deferred->on_event = [this](const std::string& session_id, const TraceEvent& e) {
@@ -121,7 +121,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   auto impl = std::make_unique<Impl>();
   impl->parts = std::move(parts);
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
-  impl->catalog = impl->Build(std::move(config));
+  impl->catalog = impl->Build(std::move(config), impl->parts.tool_backends);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
@@ -131,16 +131,19 @@ const std::string& Runtime::Greeting() const { return impl_->Current()->config.g
 Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends) {
   AgentConfig config = impl_->Current()->config;
   config.tools = std::move(tools);
+  std::map<std::string, std::shared_ptr<ToolBackend>> all;
   {
     std::lock_guard lock(impl_->mu);
     for (auto& [name, backend] : backends) impl_->parts.tool_backends[name] = std::move(backend);
+    all = impl_->parts.tool_backends;
   }
-  std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config));
+  std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config), all);
   std::lock_guard lock(impl_->mu);
   impl_->retired.push_back(std::move(impl_->catalog));
   impl_->catalog = std::move(next);
   return OkStatus();
 }
+
 Store& Runtime::store() { return *impl_->parts.store; }
 
 Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
