@@ -112,7 +112,12 @@ int ServeCommand(const ServeFlags& flags) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
   };
   // The MCP servers the agent uses, started before the runtime and stopped after it.
-  Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends);
+  // Their stderr goes to the server's log, one JSON line each, like the request log.
+  auto mcp_log = [clock](const std::string& line) {
+    Json entry = {{"ts", FormatIsoTime(clock->NowMs())}, {"level", "info"}, {"msg", "mcp"}, {"line", line}};
+    std::cerr << entry.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n" << std::flush;
+  };
+  Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends, mcp_log);
   if (!mcp.ok()) {
     std::cerr << mcp.status().message() << "\n";
     return 2;

@@ -319,9 +319,12 @@ std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const Agent
 }
 
 Result<std::unique_ptr<McpHub>> StartMcpServers(AgentConfig& config, Clock& clock,
-                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends) {
+                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends,
+                                                std::function<void(const std::string&)> log) {
   if (!McpHub::Needed(config)) return std::unique_ptr<McpHub>();
-  auto hub = std::make_unique<McpHub>();
+  McpClientOptions options;
+  options.log = std::move(log);
+  auto hub = std::make_unique<McpHub>(std::move(options));
   if (Status started = hub->Start(config); !started.ok()) return started;
   for (auto& [tool, backend] : hub->Backends(config, clock)) backends->emplace(tool, backend);
   return hub;

@@ -9,6 +9,7 @@
 // runner before the runtime is created (docs/mcp.md).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <thread>
@@ -63,8 +64,11 @@ class McpHub {
 // For the entry points (reins run/chat/serve): starts the servers `config` needs and
 // adds their tools' backends to `backends` (entries already there win: fixtures).
 // Null, and nothing started, when the agent uses no MCP server.
+// `log` receives the servers' stderr lines and the client's notes (restarts); unset,
+// they are dropped (a dead server's last lines still reach the failed call's error).
 Result<std::unique_ptr<McpHub>> StartMcpServers(AgentConfig& config, Clock& clock,
-                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends);
+                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends,
+                                                std::function<void(const std::string&)> log = {});
 
 // Completes `config` from one server's tool list:
 // - a tool whose backend is `mcp: {server, tool?}` takes the server tool's input
