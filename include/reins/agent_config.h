@@ -139,5 +139,8 @@ struct AgentConfig {
 inline constexpr const char* kDefaultDeferredInstruction =
     "TOOL QUEUED (will run after your reply). Do not say it was done. Respond to the person first.";
 std::string DefaultFailureNote(const std::string& title);
+// Tool names: [a-zA-Z0-9_-]{1,64}. The default title is the name with spaces for '_'.
+bool IsValidToolName(std::string_view name);
+std::string DefaultToolTitle(const std::string& name);
 
 }  // namespace reins

@@ -2,8 +2,6 @@
 // cross-references that tie tools to intents, rails and MCP servers.
 #include <set>
 
-#include <re2/re2.h>
-
 #include "config/agent_config_loader.h"
 #include "core/json_path.h"
 #include "policy/schema/schema_validator.h"
@@ -84,7 +82,7 @@ void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
     return;
   }
   if (auto name = r.String(tp, "name", true)) {
-    if (!RE2::FullMatch(*name, "[a-zA-Z0-9_-]{1,64}")) {
+    if (!IsValidToolName(*name)) {
       r.Error(P(tp, "name"), "tool name must match [a-zA-Z0-9_-]{1,64}, got '" + *name + "'");
     }
     t->name = *name;
@@ -94,10 +92,7 @@ void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
     for (const auto& [key, value] : tool->items()) t->configured.insert(key);
   }
   t->title = r.String(tp, "title").value_or("");
-  if (t->title.empty()) {
-    t->title = t->name;
-    for (char& c : t->title) c = c == '_' ? ' ' : c;
-  }
+  if (t->title.empty()) t->title = DefaultToolTitle(t->name);
   if (r.Has(tp, "input_schema")) {
     const Json& schema = *r.Get(P(tp, "input_schema"));
     if (!schema.is_object()) {
