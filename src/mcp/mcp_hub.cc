@@ -14,8 +14,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <re2/re2.h>
-
 #include "policy/schema/schema_validator.h"
 
 namespace reins {
@@ -184,18 +182,16 @@ Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expo
     Fill(t, *remote);
   }
   if (expose_all) {
-    static const RE2 kValidName("[a-zA-Z0-9_-]{1,64}");
     for (const McpTool& remote : tools) {
       if (used.count(remote.name) || config.FindTool(remote.name) != nullptr) continue;
-      if (!RE2::FullMatch(remote.name, kValidName)) {
+      if (!IsValidToolName(remote.name)) {
         problems.push_back("MCP server " + server + " offers tool '" + remote.name +
                            "', whose name is not a valid reins tool name; name it in the config with backend.mcp.tool");
         continue;
       }
       ToolDef t;
       t.name = remote.name;
-      t.title = t.name;
-      for (char& c : t.title) c = c == '_' ? ' ' : c;
+      t.title = DefaultToolTitle(t.name);
       t.deferred_instruction = kDefaultDeferredInstruction;
       t.backend.kind = ToolBackendConfig::Kind::kMcp;
       t.backend.spec = {{"server", server}, {"tool", remote.name}};
@@ -264,14 +260,10 @@ Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
     }
     auto client = std::make_shared<McpClient>(io_.get_executor(), server, std::move(options));
     clients_[server.name] = client;
-    Status started = co_await client->Start();
-    if (!started.ok()) {
-      problems.push_back(started.message());
-      continue;
-    }
-    Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, client->tools());
-    if (!applied.ok()) problems.push_back(applied.message());
+    if (Status started = co_await client->Start(); !started.ok()) problems.push_back(started.message());
   }
+  // Every problem at once: those of the servers that started, too.
+  if (Status applied = ApplyCatalogs(config); !applied.ok()) problems.push_back(applied.message());
   if (problems.empty()) co_return OkStatus();
   std::string message;
   for (const std::string& p : problems) message += p + (p.empty() || p.back() == '\n' ? "" : "\n");
@@ -296,15 +288,26 @@ Task<std::optional<AgentConfig>> McpHub::Refresh() {
   }
   if (!changed) co_return std::nullopt;
   AgentConfig config = base_;
+  if (Status applied = ApplyCatalogs(config); !applied.ok()) {
+    if (options_.log) options_.log("[mcp] the changed tool list does not fit the agent; keeping the old one: " + applied.message());
+    co_return std::nullopt;
+  }
+  co_return config;
+}
+
+// Every running server's tool list, applied to `config` in the config's order; the
+// error names the problems of every server.
+Status McpHub::ApplyCatalogs(AgentConfig& config) const {
+  std::string problems;
   for (const McpServerConfig& server : config.mcp_servers) {
     auto it = clients_.find(server.name);
     if (it == clients_.end()) continue;
-    if (Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, it->second->tools()); !applied.ok()) {
-      if (options_.log) options_.log("[mcp] the changed tool list does not fit the agent; keeping the old one: " + applied.message());
-      co_return std::nullopt;
-    }
+    if (!it->second->connected() && it->second->tools().empty()) continue;  // it never started
+    Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, it->second->tools());
+    if (!applied.ok()) problems += applied.message();
   }
-  co_return config;
+  if (problems.empty()) return OkStatus();
+  return InvalidArgument(problems);
 }
 
 std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const AgentConfig& config, Clock& clock) const {

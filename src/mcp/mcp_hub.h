@@ -49,6 +49,7 @@ class McpHub {
  private:
   Task<Status> StartAll(AgentConfig* config);
   Task<std::optional<AgentConfig>> Refresh();
+  Status ApplyCatalogs(AgentConfig& config) const;
   Task<void> StopAll();
 
   McpClientOptions options_;
