@@ -68,14 +68,7 @@ int DemoCommand(const std::string& dir) {
   progress.Finish();
   Json json = ReportToJson(report);
   std::cout << SeedTable(json, false);
-  for (const ModeStats& m : report.modes) {
-    int violations = 0;
-    for (const auto& [id, n] : m.violations) violations += n;
-    std::cout << "governor " << (m.governor ? "on:  " : "off: ") << m.passed << "/" << m.runs << " runs passed, "
-              << (m.governor && violations == 0 ? term.Green("0 invariant violations")
-                                                : std::to_string(violations) + " invariant violations")
-              << "\n";
-  }
+  for (const ModeStats& m : report.modes) PrintModeSummary(std::cout, m, term);
   std::cout << term.Dim("Full report: build/reins eval examples/ --model sim --runs 200 --seed 1 --report out/") << "\n";
   const ModeStats* on = report.Mode(true);
   if (on != nullptr && !on->violations.empty()) ++failed;

@@ -23,19 +23,6 @@ bool WriteFile(const std::filesystem::path& path, const std::string& text) {
   return false;
 }
 
-void PrintModeSummary(std::ostream& out, const ModeStats& m, const Term& term) {
-  int violations = 0;
-  for (const auto& [id, n] : m.violations) violations += n;
-  out << term.Bold("governor " + std::string(m.governor ? "on " : "off")) << "  " << m.passed << "/" << m.runs
-      << " runs passed";
-  if (violations > 0) {
-    out << ", " << (m.governor ? term.Red(std::to_string(violations) + " invariant violations") : std::to_string(violations) + " invariant violations");
-  } else {
-    out << ", no invariant violations";
-  }
-  out << "\n";
-}
-
 // One line per scenario: pass rate with the governor off and on.
 void PrintScenarioRates(std::ostream& out, const EvalReport& report, const Term& term) {
   const ModeStats* on = report.Mode(true);

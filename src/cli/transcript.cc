@@ -126,4 +126,16 @@ void PrintScenarioSummaryLine(std::ostream& out, const ScenarioRun& run, const T
   }
 }
 
+void PrintModeSummary(std::ostream& out, const ModeStats& m, const Term& term) {
+  int violations = m.ViolationsTotal();
+  out << term.Bold("governor " + std::string(m.governor ? "on " : "off")) << "  " << m.passed << "/" << m.runs
+      << " runs passed";
+  if (violations > 0) {
+    out << ", " << (m.governor ? term.Red(std::to_string(violations) + " invariant violations") : std::to_string(violations) + " invariant violations");
+  } else {
+    out << ", no invariant violations";
+  }
+  out << "\n";
+}
+
 }  // namespace reins

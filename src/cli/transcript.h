@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "cli/term.h"
+#include "eval/eval_suite.h"
 #include "eval/scenario_run.h"
 
 namespace reins {
@@ -17,5 +18,7 @@ void PrintScenarioSummaryLine(std::ostream& out, const ScenarioRun& run, const T
 void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
 // The trace events of one turn, one per line.
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
+// One line per eval mode: "governor on   97/100 runs passed, no invariant violations".
+void PrintModeSummary(std::ostream& out, const ModeStats& m, const Term& term);
 
 }  // namespace reins

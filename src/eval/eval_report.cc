@@ -147,8 +147,6 @@ Json ReportToJson(const EvalReport& report) {
       faults[f] = {{"opportunities", t.opportunities}, {"fired", t.fired},
                    {"observed_rate", t.opportunities ? static_cast<double>(t.fired) / t.opportunities : 0.0}};
     }
-    int violations = 0;
-    for (const auto& [id, n] : m.violations) violations += n;
     modes.push_back({{"governor", ModeName(m.governor)},
                      {"runs", m.runs},
                      {"passed", m.passed},
@@ -157,7 +155,7 @@ Json ReportToJson(const EvalReport& report) {
                      {"dimensions", dimensions},
                      {"critical", m.critical},
                      {"invariant_violations", m.violations},
-                     {"violations_total", violations},
+                     {"violations_total", m.ViolationsTotal()},
                      {"violation_examples", m.violation_examples},
                      {"faults_observed", faults}});
   }

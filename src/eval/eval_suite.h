@@ -53,6 +53,12 @@ struct ModeStats {
   std::vector<std::string> violation_examples;        // the first few, with scenario and run
   std::map<std::string, FaultTally> faults;           // what the sim did
   double seconds = 0;
+
+  int ViolationsTotal() const {
+    int total = 0;
+    for (const auto& [id, n] : violations) total += n;
+    return total;
+  }
 };
 
 struct EvalReport {
