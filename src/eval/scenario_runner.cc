@@ -134,7 +134,7 @@ struct RunSetup {
   AgentConfig agent;
   std::shared_ptr<VirtualClock> clock;
   std::map<std::string, std::shared_ptr<ToolBackend>> tools;
-  std::unique_ptr<McpHub> hub;
+  std::unique_ptr<McpHub> hub;  // declared last: its servers stop (and are reaped) first
 
   Status Prepare(const Scenario& s) {
     agent = s.agent;
@@ -165,10 +165,6 @@ struct RunSetup {
     agent.tools = std::move(judged);
   }
 
-  // Shuts the MCP servers down (close stdin, wait, terminate) and reaps them.
-  void Finish() {
-    if (hub) hub->Stop();
-  }
 };
 
 ScenarioRun RunNaive(const Scenario& s, RunModel& model, RunSetup& setup, ScenarioRun run) {
@@ -197,19 +193,16 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   RunSetup setup;
   if (Status prepared = setup.Prepare(s); !prepared.ok()) {
     run.error = prepared.message();
-    setup.Finish();
     return run;
   }
   if (!options.governor) {
     run = RunNaive(s, *model, setup, std::move(run));
-    setup.Finish();
     if (model->sim != nullptr) run.fault_tally = model->sim->tally();
     return run;
   }
   Result<std::unique_ptr<Store>> store = OpenStore(options.store_url);
   if (!store.ok()) {
     run.error = store.status().message();
-    setup.Finish();
     return run;
   }
   RuntimeParts parts;
@@ -221,13 +214,11 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   Result<std::unique_ptr<Runtime>> runtime = Runtime::Create(setup.agent, parts);
   if (!runtime.ok()) {
     run.error = runtime.status().message();
-    setup.Finish();
     return run;
   }
   Result<std::string> session = (*runtime)->CreateSession();
   if (!session.ok()) {
     run.error = session.status().message();
-    setup.Finish();
     return run;
   }
   run.session_id = *session;
@@ -237,7 +228,6 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   if (setup.hub) driver.before_turn = [&] { setup.RefreshMcpCatalog(**runtime, s); };
   boost::asio::co_spawn(setup.io, RunTurns(s, driver, *model, *setup.clock, run), boost::asio::detached);
   setup.clock->RunVirtual(setup.io);  // returns when every turn and every deferred call is done
-  setup.Finish();
 
   std::vector<OutboxEntry> outbox;
   if (Status refreshed = RefreshFromStore(*parts.store, run, &outbox); !refreshed.ok()) {
