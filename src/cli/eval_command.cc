@@ -2,11 +2,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
+#include "core/json_parse.h"
 #include "eval/eval_report.h"
 #include "eval/eval_suite.h"
 #include "eval/scenario_runner.h"
@@ -160,7 +162,9 @@ int EvalCommand(const EvalFlags& flags) {
   }
   if (!flags.compare.empty()) {
     std::ifstream in(flags.compare);
-    Json old = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    std::stringstream text;
+    text << in.rdbuf();
+    Json old = ParseJsonOrDiscarded(text.str(), kMaxStoredJsonDepth);
     if (old.is_discarded() || old.value("schema", "") != "reins.eval.report") {
       std::cerr << flags.compare << " is not a reins eval report.json\n";
       return 1;

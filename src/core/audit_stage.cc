@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "policy/intents/intent_policy.h"
 #include "policy/rails/ui_allowlist.h"
@@ -29,7 +30,7 @@ std::string Compact(const Json& j, size_t max) {
 // The verdict as JSON, or why it cannot be used.
 Result<Json> ReadVerdict(const ModelResponse& response, const AgentConfig& config) {
   static const SchemaValidator validator = SchemaValidator::Compile(AuditVerdictSchema()).value();
-  Json verdict = response.json ? *response.json : Json::parse(response.text, nullptr, /*allow_exceptions=*/false);
+  Json verdict = response.json ? *response.json : ParseJsonOrDiscarded(response.text);
   if (verdict.is_discarded()) return InvalidArgument("the verdict is not valid JSON");
   std::vector<std::string> problems = validator.Validate(verdict);
   if (!problems.empty()) return InvalidArgument("the verdict does not match its schema: " + problems.front());

@@ -1,5 +1,7 @@
 #include "reins/message.h"
 
+#include "core/json_parse.h"
+
 namespace reins {
 
 std::string_view RoleName(Role role) {
@@ -84,7 +86,7 @@ bool MessageFromJson(const Json& j, Message* m) {
       call.id = c.value("id", "");
       call.name = c.value("name", "");
       call.arguments_text = c.value("arguments", "");
-      Json parsed = Json::parse(call.arguments_text, nullptr, /*allow_exceptions=*/false);
+      Json parsed = ParseJsonOrDiscarded(call.arguments_text);
       call.args_valid = !parsed.is_discarded();
       if (call.args_valid) call.args = std::move(parsed);
       m->tool_calls.push_back(std::move(call));

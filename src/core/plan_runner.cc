@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/json_parse.h"
 #include "policy/schema/schema_validator.h"
 
 namespace reins {
@@ -20,7 +21,7 @@ std::string Join(const std::vector<std::string>& items) {
 
 // A text (or JSON) answer to the plan request as a plan, or why it is not one.
 Result<std::vector<PlanStep>> ReadPlan(const ModelResponse& response, const AgentConfig& config) {
-  Json plan = response.json ? *response.json : Json::parse(response.text, nullptr, /*allow_exceptions=*/false);
+  Json plan = response.json ? *response.json : ParseJsonOrDiscarded(response.text);
   if (plan.is_discarded()) return InvalidArgument("the plan is not valid JSON");
   return ParsePlan(plan, config);
 }

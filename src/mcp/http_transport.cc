@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/json_parse.h"
 #include "net/sse.h"
 #include "reins/json.h"
 
@@ -61,7 +62,7 @@ HttpRequest McpHttpTransport::Request(std::string method, std::string body, std:
 void McpHttpTransport::Post(std::string message) {
   auto exchange = std::make_shared<Exchange>();
   exchange->key = next_exchange_++;
-  Json parsed = Json::parse(message, nullptr, /*allow_exceptions=*/false);
+  Json parsed = ParseJsonOrDiscarded(message);
   if (parsed.is_object()) {
     exchange->method = parsed.value("method", "");
     if (!exchange->method.empty() && parsed.contains("id")) exchange->id = parsed["id"];
@@ -97,7 +98,7 @@ Task<Result<HttpResponse>> McpHttpTransport::Deliver(std::shared_ptr<bool> alive
   SseParser parser;
   auto deliver = [this, alive, exchange](const std::string& message) {
     if (!*alive || message.empty()) return;
-    Json m = Json::parse(message, nullptr, /*allow_exceptions=*/false);
+    Json m = ParseJsonOrDiscarded(message);
     if (m.is_object() && !exchange->id.is_null() && m.contains("id") && m["id"] == exchange->id &&
         (m.contains("result") || m.contains("error"))) {
       exchange->answered = true;

@@ -9,6 +9,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/json_parse.h"
+
 namespace reins {
 namespace {
 
@@ -99,7 +101,7 @@ void JsonRpcPeer::Receive(const std::string& text) {
 }
 
 void JsonRpcPeer::Dispatch(const std::string& text) {
-  Json msg = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json msg = ParseJsonOrDiscarded(text);
   if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0") {
     ++malformed_;
     return;

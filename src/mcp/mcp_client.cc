@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include "core/json_parse.h"
 #include "mcp/http_transport.h"
 #include "mcp/stdio_process.h"
 
@@ -275,7 +276,7 @@ Json McpResultToToolResult(Json result) {
   if (result.contains("structuredContent") && !result["structuredContent"].is_null()) {
     data = std::move(result["structuredContent"]);
   } else if (text_blocks == 1 && other.empty()) {
-    Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    Json parsed = ParseJsonOrDiscarded(text);
     data = parsed.is_discarded() ? Json{{"text", text}} : parsed;
   } else {
     data = Json::object();

@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include "core/json_parse.h"
+
 namespace reins {
 namespace {
 
@@ -74,7 +76,7 @@ ModelResponse ScriptedModel::Render(const Json& body, int call_number) const {
       if (c.contains("args_raw")) {
         // Literal argument text, to script a model that sends broken JSON.
         call.arguments_text = c["args_raw"].get<std::string>();
-        Json parsed = Json::parse(call.arguments_text, nullptr, false);
+        Json parsed = ParseJsonOrDiscarded(call.arguments_text);
         call.args_valid = !parsed.is_discarded();
         if (call.args_valid) call.args = std::move(parsed);
       } else {
@@ -91,7 +93,7 @@ ModelResponse ScriptedModel::Render(const Json& body, int call_number) const {
   }
   if (auto it = body.find("raw"); it != body.end()) {
     response.text = it->get<std::string>();
-    Json parsed = Json::parse(response.text, nullptr, false);
+    Json parsed = ParseJsonOrDiscarded(response.text);
     if (!parsed.is_discarded()) response.json = std::move(parsed);
   }
   return response;

@@ -4,6 +4,7 @@
 
 #include <re2/re2.h>
 
+#include "core/json_parse.h"
 #include "model/schema_args.h"
 
 namespace reins {
@@ -20,7 +21,7 @@ size_t TurnStart(const ModelRequest& r) {
 }
 
 Json ParseResult(const Message& m) {
-  Json j = Json::parse(m.text, nullptr, /*allow_exceptions=*/false);
+  Json j = ParseJsonOrDiscarded(m.text);
   return j.is_object() ? j : Json::object();
 }
 

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/json_parse.h"
+
 namespace reins::wire {
 
-Json Parse(std::string_view text) { return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false); }
+Json Parse(std::string_view text) { return ParseJsonOrDiscarded(text); }
 
 std::string_view Trim(std::string_view text) {
   constexpr std::string_view kSpace = " \t\r\n";

@@ -1,0 +1,28 @@
+// ParseJson: the one way reins reads JSON text that it did not write itself (HTTP
+// bodies, model responses, tool results, MCP messages, tool-call arguments).
+//
+// Nesting is limited while parsing, not after: a document deeper than `max_depth`
+// stops the parser at that depth, so no deep value is ever built (serialising,
+// copying or destroying one recurses once per level and overflows the stack).
+// Errors are InvalidArgument with a plain sentence: "nested deeper than 128 levels"
+// or the parser's message with its position.
+#pragma once
+
+#include <string_view>
+
+#include "reins/json.h"
+#include "reins/status.h"
+
+namespace reins {
+
+// Deep enough for any real payload (tool schemas cap instances at the same depth).
+inline constexpr int kMaxJsonDepth = 128;
+// For what reins wrote itself (its store): payloads nested inside envelopes and events.
+inline constexpr int kMaxStoredJsonDepth = 512;
+
+Result<Json> ParseJson(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// The same, for callers that only need "valid or not": a discarded value on any error.
+Json ParseJsonOrDiscarded(std::string_view text, int max_depth = kMaxJsonDepth);
+
+}  // namespace reins
