@@ -61,11 +61,15 @@ class DiscardingStore final : public Store {
   Result<void> CreateSession(const SessionRecord&) override { return {}; }
   Result<SessionRecord> LoadSession(const std::string&) override { return NotFound("discarding store"); }
   Result<std::vector<SessionRecord>> ListSessions() override { return std::vector<SessionRecord>{}; }
-  Result<std::vector<Message>> LoadMessages(const std::string&) override { return std::vector<Message>{}; }
+  Result<int64_t> CountSessions(std::optional<std::string>) override { return int64_t{0}; }
+  Result<std::vector<Message>> LoadMessages(const std::string&, TurnRange) override { return std::vector<Message>{}; }
   Result<void> CommitTurn(const TurnRecord&) override { return {}; }
-  Result<std::vector<StoredTurn>> LoadTurns(const std::string&) override { return std::vector<StoredTurn>{}; }
-  Result<std::vector<StoredInvocation>> LoadInvocations(const std::string&) override {
+  Result<std::vector<StoredTurn>> LoadTurns(const std::string&, TurnRange) override { return std::vector<StoredTurn>{}; }
+  Result<std::vector<StoredInvocation>> LoadInvocations(const std::string&, TurnRange) override {
     return std::vector<StoredInvocation>{};
+  }
+  Result<std::optional<StoredTurn>> FindTurnByKey(const std::string&, const std::string&) override {
+    return std::optional<StoredTurn>();
   }
   Result<bool> ClaimOutbox(const std::string&, int64_t) override { return true; }
   Result<void> RecordDeferredOutcome(const DeferredOutcome&) override { return {}; }

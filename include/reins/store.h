@@ -1,6 +1,5 @@
 // Store: durable sessions, turns, conversation history, tool invocations,
-// clarifications and trace events. SQLite implements it today (src/store/); a
-// PostgreSQL implementation shares this interface later.
+// clarifications and trace events. SQLite implements it (src/store/).
 //
 // Atomicity: CommitTurn writes everything a turn produced in one transaction, so a
 // crash or an error never leaves half a turn behind. Calls are synchronous and short;
@@ -8,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,6 +117,13 @@ struct StoredInvocation {
   bool deferred = false;
 };
 
+// A window of a session's turns by number: those numbered after `after`, at most
+// `limit` of them. Readers of long sessions page through them instead of loading all.
+struct TurnRange {
+  int after = 0;
+  int limit = std::numeric_limits<int>::max();
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -125,13 +132,20 @@ class Store {
   // NotFound when there is no such session.
   virtual Result<SessionRecord> LoadSession(const std::string& session_id) = 0;
   virtual Result<std::vector<SessionRecord>> ListSessions() = 0;
-  // The session's conversation history in order.
-  virtual Result<std::vector<Message>> LoadMessages(const std::string& session_id) = 0;
+  // Sessions in the store: of one tenant, or of all tenants when `tenant` is nullopt.
+  virtual Result<int64_t> CountSessions(std::optional<std::string> tenant) = 0;
+  // The session's conversation history in order (of the turns in `range`).
+  virtual Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) = 0;
   // Atomically: the turn row, its messages, tool invocations, clarification opened or
   // answered, trace events, and the session's new state and turn count.
   virtual Result<void> CommitTurn(const TurnRecord& turn) = 0;
-  virtual Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id) = 0;
-  virtual Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id) = 0;
+  // Turns in order, with their tool invocations (of the same turns) in order.
+  virtual Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id, TurnRange range = {}) = 0;
+  virtual Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id,
+                                                                TurnRange range = {}) = 0;
+  // The turn whose input carried `idempotency_key` (unique per session), if any.
+  virtual Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& session_id,
+                                                          const std::string& idempotency_key) = 0;
 
   // The outbox (deferral, I12). Claim moves a pending (or, after a crash, running)
   // entry to running and counts the attempt; false when it is already done.

@@ -163,8 +163,19 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_by_session ON approvals(session_id, status);
 )sql";
 
+// v6: idempotency keys are unique per session and found by index (a retried request
+// no longer reads the whole session); sessions are counted per tenant (quotas).
+constexpr const char* kV6 = R"sql(
+ALTER TABLE turns ADD COLUMN idempotency_key TEXT;
+UPDATE turns SET idempotency_key = json_extract(input, '$.idempotency_key')
+  WHERE json_extract(input, '$.idempotency_key') IS NOT NULL;
+CREATE UNIQUE INDEX turns_by_idempotency_key ON turns(session_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX sessions_by_tenant ON sessions(tenant);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6};
 
 }  // namespace
 

@@ -19,7 +19,7 @@ void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   const TurnResult& r = turn.result;
   SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
-                      "error, events, created_at, messages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                      "error, events, created_at, messages, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, r.turn_id);
   q.bind(2, turn.session_id);
   q.bind(3, r.turn_number);
@@ -39,6 +39,11 @@ void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
     messages += DumpJson(MessageToJson(m));
   }
   q.bind(12, messages + "]");
+  if (!turn.input.is_object() || !turn.input.contains("idempotency_key")) {
+    q.bind(13);  // NULL: only keyed turns are unique per session
+  } else {
+    q.bind(13, turn.input.value("idempotency_key", ""));
+  }
   q.exec();
 }
 

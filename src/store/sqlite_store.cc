@@ -7,6 +7,7 @@
 #include "store/migrations.h"
 #include "store/sqlite_util.h"
 
+#include "core/json_parse.h"
 #include "core/json_text.h"
 
 namespace reins {
@@ -30,7 +31,7 @@ std::string DumpEvents(const std::vector<TraceEvent>& events) {
 
 Json ColumnJson(const SQLite::Column& column, const std::string& where) {
   if (column.isNull()) return Json(nullptr);
-  Json j = Json::parse(column.getString(), nullptr, /*allow_exceptions=*/false);
+  Json j = ParseJsonOrDiscarded(column.getString(), kMaxStoredJsonDepth);
   if (j.is_discarded()) throw CorruptRow(where + " holds invalid JSON");
   return j;
 }
@@ -119,6 +120,24 @@ SessionRecord SessionFromRow(SQLite::Statement& q) {
 }
 
 constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata, state, turn_count FROM sessions";
+constexpr const char* kTurnColumns =
+    "SELECT id, number, speaker, status, reply, created_at, input, result, events FROM turns";
+
+StoredTurn TurnFromRow(SQLite::Statement& q) {
+  StoredTurn t;
+  t.turn_id = q.getColumn(0).getString();
+  t.turn_number = q.getColumn(1).getInt();
+  t.speaker = q.getColumn(2).getString();
+  t.status = q.getColumn(3).getString();
+  t.reply = q.getColumn(4).getString();
+  t.created_at_ms = q.getColumn(5).getInt64();
+  t.input = ColumnJson(q.getColumn(6), "the input of turn '" + t.turn_id + "'");
+  t.result = ColumnJson(q.getColumn(7), "the result of turn '" + t.turn_id + "'");
+  Json events = ColumnJson(q.getColumn(8), "the trace events of turn '" + t.turn_id + "'");
+  if (!events.is_array()) throw store::CorruptRow("the trace events of turn '" + t.turn_id + "' are not a list");
+  for (const Json& e : events) t.events.push_back(TraceEventFromJson(e));
+  return t;
+}
 
 }  // namespace
 
@@ -191,18 +210,33 @@ Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
   });
 }
 
-Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& session_id) {
+Result<int64_t> SqliteStore::CountSessions(std::optional<std::string> tenant) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot count sessions", [&]() -> Result<int64_t> {
+    SQLite::Statement& q = tenant ? statements_->Get("SELECT COUNT(*) FROM sessions WHERE tenant = ?")
+                                  : statements_->Get("SELECT COUNT(*) FROM sessions");
+    if (tenant) q.bind(1, *tenant);
+    q.executeStep();
+    return q.getColumn(0).getInt64();
+  });
+}
+
+Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& session_id, TurnRange range) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
   return Guarded("cannot load the messages of session '" + session_id + "'",
                  [&]() -> Result<std::vector<Message>> {
     if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
-    SQLite::Statement& q = statements_->Get("SELECT number, messages FROM turns WHERE session_id = ? ORDER BY number");
+    SQLite::Statement& q = statements_->Get(
+        "SELECT number, messages FROM turns WHERE session_id = ? AND number > ? ORDER BY number LIMIT ?");
     q.bind(1, session_id);
+    q.bind(2, range.after);
+    q.bind(3, range.limit);
     std::vector<Message> out;
     while (q.executeStep()) {
       const int64_t number = q.getColumn(0).getInt64();
-      Json list = Json::parse(q.getColumn(1).getString(), nullptr, /*allow_exceptions=*/false);
+      Json list = ParseJsonOrDiscarded(q.getColumn(1).getString(), kMaxStoredJsonDepth);
       if (list.is_discarded() || !list.is_array()) {
         return Internal("the messages of turn " + std::to_string(number) + " of session '" + session_id +
                         "' are corrupt: not a JSON list");
@@ -220,37 +254,39 @@ Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& sessio
   });
 }
 
-Result<std::vector<StoredTurn>> SqliteStore::LoadTurns(const std::string& session_id) {
+Result<std::vector<StoredTurn>> SqliteStore::LoadTurns(const std::string& session_id, TurnRange range) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
   return Guarded("cannot load the turns of session '" + session_id + "'",
                  [&]() -> Result<std::vector<StoredTurn>> {
     if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
-    SQLite::Statement& q = statements_->Get(
-        "SELECT id, number, speaker, status, reply, created_at, input, result, events "
-        "FROM turns WHERE session_id = ? ORDER BY number");
+    SQLite::Statement& q = statements_->Get(std::string(kTurnColumns) +
+                                            " WHERE session_id = ? AND number > ? ORDER BY number LIMIT ?");
     q.bind(1, session_id);
+    q.bind(2, range.after);
+    q.bind(3, range.limit);
     std::vector<StoredTurn> out;
-    while (q.executeStep()) {
-      StoredTurn t;
-      t.turn_id = q.getColumn(0).getString();
-      t.turn_number = q.getColumn(1).getInt();
-      t.speaker = q.getColumn(2).getString();
-      t.status = q.getColumn(3).getString();
-      t.reply = q.getColumn(4).getString();
-      t.created_at_ms = q.getColumn(5).getInt64();
-      t.input = ColumnJson(q.getColumn(6), "the input of turn '" + t.turn_id + "'");
-      t.result = ColumnJson(q.getColumn(7), "the result of turn '" + t.turn_id + "'");
-      Json events = ColumnJson(q.getColumn(8), "the trace events of turn '" + t.turn_id + "'");
-      if (!events.is_array()) throw store::CorruptRow("the trace events of turn '" + t.turn_id + "' are not a list");
-      for (const Json& e : events) t.events.push_back(TraceEventFromJson(e));
-      out.push_back(std::move(t));
-    }
+    while (q.executeStep()) out.push_back(TurnFromRow(q));
     return out;
   });
 }
 
-Result<std::vector<StoredInvocation>> SqliteStore::LoadInvocations(const std::string& session_id) {
+Result<std::optional<StoredTurn>> SqliteStore::FindTurnByKey(const std::string& session_id,
+                                                             const std::string& idempotency_key) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot look up idempotency key '" + idempotency_key + "'",
+                 [&]() -> Result<std::optional<StoredTurn>> {
+    SQLite::Statement& q =
+        statements_->Get(std::string(kTurnColumns) + " WHERE session_id = ? AND idempotency_key = ?");
+    q.bind(1, session_id);
+    q.bind(2, idempotency_key);
+    if (!q.executeStep()) return std::optional<StoredTurn>();
+    return std::optional<StoredTurn>(TurnFromRow(q));
+  });
+}
+
+Result<std::vector<StoredInvocation>> SqliteStore::LoadInvocations(const std::string& session_id, TurnRange range) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
   return Guarded("cannot load the tool invocations of session '" + session_id + "'",
@@ -259,8 +295,12 @@ Result<std::vector<StoredInvocation>> SqliteStore::LoadInvocations(const std::st
     SQLite::Statement& q = statements_->Get("SELECT i.turn_id, i.response_index, i.position, i.name, i.args, i.status, i.reason, "
                         "i.success, i.next_action, i.result, i.latency_ms, i.deferred "
                         "FROM tool_invocations i JOIN turns t ON t.id = i.turn_id "
-                        "WHERE i.session_id = ? ORDER BY t.number, i.response_index, i.position, i.id");
+                        "WHERE i.session_id = ? AND t.number > ? AND t.number - ? <= ? "
+                        "ORDER BY t.number, i.response_index, i.position, i.id");
     q.bind(1, session_id);
+    q.bind(2, range.after);
+    q.bind(3, range.after);  // t.number - after <= limit, without overflowing after + limit
+    q.bind(4, range.limit);
     std::vector<StoredInvocation> out;
     while (q.executeStep()) {
       StoredInvocation v;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "reins/store.h"
@@ -375,6 +376,85 @@ TEST_F(SqliteStoreTest, AWithdrawnClarificationIsNoLongerPending) {
   second.withdrawn_clarification_id = "cl_1";  // the owner said stop, or asked something else
   ASSERT_TRUE(store_->CommitTurn(second).ok());
   EXPECT_EQ(Text("SELECT status FROM clarifications WHERE id = 'cl_1'"), "superseded");
+}
+
+}  // namespace
+}  // namespace reins
+
+namespace reins {
+namespace {
+
+TEST_F(SqliteStoreTest, TurnsAndTheirCallsReadBackPageByPage) {
+  for (int n = 1; n <= 7; ++n) {
+    TurnRecord t = Turn(n, "t" + std::to_string(n));
+    ToolOutcome call;
+    call.call_id = "c" + std::to_string(n);
+    call.name = "lookup";
+    call.status = ToolOutcome::Status::kSkipped;
+    t.result.tools.push_back(call);
+    ASSERT_TRUE(store_->CommitTurn(t).ok());
+  }
+  auto page = store_->LoadTurns("s1", TurnRange{2, 3});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 3u);
+  EXPECT_EQ((*page)[0].turn_number, 3);
+  EXPECT_EQ((*page)[2].turn_number, 5);
+  auto calls = store_->LoadInvocations("s1", TurnRange{2, 3});
+  ASSERT_TRUE(calls.ok());
+  ASSERT_EQ(calls->size(), 3u);
+  EXPECT_EQ((*calls)[0].turn_id, "t3");
+  EXPECT_EQ((*calls)[2].turn_id, "t5");
+  EXPECT_EQ(store_->LoadTurns("s1", TurnRange{6, 100})->size(), 1u);
+  EXPECT_EQ(store_->LoadTurns("s1", TurnRange{7, 100})->size(), 0u);
+  EXPECT_EQ(store_->LoadInvocations("s1", TurnRange{5, std::numeric_limits<int>::max()})->size(), 2u);
+  EXPECT_EQ(store_->LoadTurns("nope", TurnRange{0, 1}).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SqliteStoreTest, AnIdempotencyKeyFindsItsTurnAndIsUniquePerSession) {
+  TurnRecord keyed = Turn(1, "t1");
+  keyed.input["idempotency_key"] = "k-1";
+  ASSERT_TRUE(store_->CommitTurn(keyed).ok());
+  ASSERT_TRUE(store_->CommitTurn(Turn(2, "t2")).ok());
+  auto found = store_->FindTurnByKey("s1", "k-1");
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ((*found)->turn_id, "t1");
+  EXPECT_EQ((*found)->input["say"], "hello 1");
+  EXPECT_FALSE(store_->FindTurnByKey("s1", "k-2").value());
+  TurnRecord again = Turn(3, "t3");
+  again.input["idempotency_key"] = "k-1";
+  EXPECT_EQ(store_->CommitTurn(again).status().code(), StatusCode::kAlreadyExists) << "the index holds it";
+  ASSERT_TRUE(store_->CreateSession(Session("s2")).ok());
+  again.session_id = "s2";
+  again.result.turn_number = 1;
+  EXPECT_TRUE(store_->CommitTurn(again).ok()) << "another session may use the same key";
+}
+
+TEST_F(SqliteStoreTest, SessionsAreCountedPerTenant) {
+  SessionRecord other = Session("s2");
+  other.tenant = "globex";
+  ASSERT_TRUE(store_->CreateSession(other).ok());
+  ASSERT_TRUE(store_->CreateSession(Session("s3")).ok());
+  EXPECT_EQ(store_->CountSessions("acme").value(), 2);
+  EXPECT_EQ(store_->CountSessions("globex").value(), 1);
+  EXPECT_EQ(store_->CountSessions("nobody").value(), 0);
+  EXPECT_EQ(store_->CountSessions(std::nullopt).value(), 3);
+}
+
+TEST_F(SqliteStoreTest, TheKeyMigrationCarriesKeysOfOlderTurnsOver) {
+  TurnRecord keyed = Turn(1, "t1");
+  keyed.input["idempotency_key"] = "old-key";
+  ASSERT_TRUE(store_->CommitTurn(keyed).ok());
+  store_.reset();
+  {
+    // Back to version 5, as a database written before the key column existed.
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("DROP INDEX turns_by_idempotency_key; DROP INDEX sessions_by_tenant;"
+            "ALTER TABLE turns DROP COLUMN idempotency_key; PRAGMA user_version = 5");
+  }
+  Reopen();
+  auto found = store_->FindTurnByKey("s1", "old-key");
+  ASSERT_TRUE(found.ok() && *found) << found.status().message();
+  EXPECT_EQ((*found)->turn_id, "t1");
 }
 
 }  // namespace
