@@ -120,6 +120,9 @@ struct AgentConfig {
   std::optional<ModelConfig> audit_model;
   int max_rounds = 6;
   int turn_timeout_ms = 120000;
+  // What one model call carries (system prompt and history), in characters; older
+  // turns are left out and long results cut beyond it (src/core/context_window.h).
+  size_t max_context_chars = 400000;
   std::vector<ToolDef> tools;
   std::vector<McpServerConfig> mcp_servers;
   FloorConfig floor;

@@ -39,7 +39,13 @@ struct RuntimeParts {
   std::shared_ptr<Clock> clock;          // default: SystemClock
   // Backends that replace the ones the config names (scenario fixtures, tests).
   std::map<std::string, std::shared_ptr<ToolBackend>> tool_backends;
-  uint64_t id_seed = 0;  // seeds session/turn ids; 0 picks a random seed
+  // Session and turn ids: a time-ordered prefix, then 96 random bits. A non-zero seed
+  // makes them reproducible (run, eval, fuzz); 0 draws them from OpenSSL's RAND_bytes,
+  // so that nobody can guess another session's id (serve, chat).
+  uint64_t id_seed = 0;
+  // Sessions kept in memory between turns, least recently used evicted first; the
+  // store is the truth, an evicted session is read again on its next turn.
+  size_t session_cache = 10000;
   // Test hook: called right after a turn (and its outbox rows) is committed and before
   // any deferred call runs. Crash tests kill the process here.
   std::function<void(const std::string& turn_id)> after_commit;
@@ -57,9 +63,11 @@ class Runtime {
   Result<std::string> CreateSession(const Json& metadata = Json::object(), const std::string& tenant = "");
   // The agent's greeting, sent verbatim when a session starts ("" when none).
   const std::string& Greeting() const;
-  // A non-OK Status means the input was refused (unknown session, `select` with no
-  // pending clarification, an idempotency_key a turn already used: AlreadyExists...)
-  // and nothing was recorded. Everything else, including a
+  // A non-OK Status means the input was refused and nothing was recorded: unknown
+  // session (NotFound), `select` with no pending clarification (FailedPrecondition),
+  // an idempotency_key that an earlier turn of the session used for this same request
+  // (AlreadyExists: read that turn with Store::FindTurnByKey) or for a different one
+  // (InvalidArgument). Everything else, including a
   // failed model call, is a TurnResult with a status.
   Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
 
@@ -75,6 +83,8 @@ class Runtime {
   // The current catalog's config (valid until the next ReplaceTools).
   const AgentConfig& config() const;
   Store& store();
+  // Sessions held in memory now (at most RuntimeParts.session_cache).
+  size_t cached_sessions() const;
 
  private:
   struct Impl;

@@ -1,5 +1,7 @@
 #include "core/model_loop.h"
 
+#include "core/context_window.h"
+
 namespace reins {
 namespace {
 
@@ -33,9 +35,12 @@ ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoi
   if (!ctx.input.page_context.is_null()) {
     system += "\n\nPage context (what the user is looking at): " + ctx.input.page_context.dump();
   }
-  request.messages.reserve(ctx.history.size() + 1);
+  ContextWindow window = FitContext(ctx.history, ctx.history_base, ctx.config.max_context_chars,
+                                    system.size() + ContextWindow::kMaxNoteChars, ctx.older_history_left_out);
+  if (std::string note = window.Note(); !note.empty()) system += "\n\n" + note;
+  request.messages.reserve(window.messages.size() + 1);
   request.messages.push_back(Message::System(std::move(system)));
-  request.messages.insert(request.messages.end(), ctx.history.begin(), ctx.history.end());
+  for (Message& m : window.messages) request.messages.push_back(std::move(m));
   request.tools = std::move(tools);
   return request;
 }

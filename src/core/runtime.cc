@@ -1,14 +1,17 @@
 #include "reins/runtime.h"
 
 #include <algorithm>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <set>
+#include <unordered_map>
 
 #include <boost/asio/this_coro.hpp>
+#include <openssl/rand.h>
 
+#include "core/context_window.h"
 #include "core/deferred_runner.h"
 #include "core/session_queue.h"
 #include "core/turn_pipeline.h"
@@ -40,7 +43,7 @@ struct Runtime::Impl {
   };
   RuntimeParts parts;
   SessionQueue queue;
-  std::mutex mu;  // guards rng, sessions and the catalogs
+  mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
   std::shared_ptr<Catalog> catalog;
   std::vector<std::shared_ptr<Catalog>> retired;
@@ -62,7 +65,7 @@ struct Runtime::Impl {
     };
     c->deferred->on_notice = [this](const std::string& session_id) {
       std::lock_guard lock(mu);
-      if (auto it = sessions.find(session_id); it != sessions.end()) it->second->may_have_notices = true;
+      if (auto it = sessions.find(session_id); it != sessions.end()) it->second->second->may_have_notices = true;
     };
     return c;
   }
@@ -75,39 +78,87 @@ struct Runtime::Impl {
     // False once we know the session has no undelivered notice; a deferred failure
     // recorded by this runtime sets it again. Saves a query on almost every turn.
     bool may_have_notices = true;
-    // Idempotency keys of the session's turns, read from the store on first need.
-    std::optional<std::set<std::string>> idempotency_keys;
-  };
-  std::map<std::string, std::shared_ptr<CachedSession>> sessions;
+    // Turns older than `history` exist but no model call can include them any more.
+    bool older_left_out = false;
 
-  // Ids sort by creation time (11 hex digits of milliseconds, then 16 random ones), so
+    // Keeps only the history a model call may still see (ReachableStart).
+    void Trim(size_t max_context_chars) {
+      if (size_t start = ReachableStart(history, max_context_chars); start > 0) {
+        history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start));
+        older_left_out = true;
+      }
+    }
+  };
+  // Least recently used first. A turn holds its own reference, so evicting a session
+  // that is running a turn is safe: its next turn reads it again from the store.
+  std::list<std::pair<std::string, std::shared_ptr<CachedSession>>> lru;
+  std::unordered_map<std::string, decltype(lru)::iterator> sessions;
+
+  // Ids sort by creation time (11 hex digits of milliseconds, then 24 random ones), so
   // the store's indexes grow at their end instead of splitting pages at random.
   std::string NewId(const char* prefix) {
     static constexpr char kHex[] = "0123456789abcdef";
-    uint64_t random;
-    {
+    unsigned char random[12];
+    if (parts.id_seed != 0 || RAND_bytes(random, sizeof random) != 1) {
       std::lock_guard lock(mu);
-      random = rng();
+      for (unsigned char& byte : random) byte = static_cast<unsigned char>(rng());
     }
     std::string id = prefix;
     auto now = static_cast<uint64_t>(parts.clock->NowMs());
     for (int shift = 40; shift >= 0; shift -= 4) id += kHex[(now >> shift) & 15];
-    for (int i = 0; i < 16; ++i, random >>= 4) id += kHex[random & 15];
+    for (unsigned char byte : random) {
+      id += kHex[byte >> 4];
+      id += kHex[byte & 15];
+    }
     return id;
+  }
+
+  // The cached session, marked as just used; null when it is not cached. Under mu.
+  std::shared_ptr<CachedSession> Touch(const std::string& session_id) {
+    auto it = sessions.find(session_id);
+    if (it == sessions.end()) return nullptr;
+    lru.splice(lru.end(), lru, it->second);
+    return it->second->second;
+  }
+  // Caches `session`, evicting the least recently used beyond the limit. Under mu.
+  std::shared_ptr<CachedSession> Remember(const std::string& session_id, std::shared_ptr<CachedSession> session) {
+    if (auto known = Touch(session_id)) return known;
+    sessions[session_id] = lru.insert(lru.end(), {session_id, std::move(session)});
+    while (lru.size() > std::max<size_t>(parts.session_cache, 1)) {
+      sessions.erase(lru.front().first);
+      lru.pop_front();
+    }
+    return lru.back().second;
   }
 
   Result<std::shared_ptr<CachedSession>> Load(const std::string& session_id) {
     {
       std::lock_guard lock(mu);
-      if (auto it = sessions.find(session_id); it != sessions.end()) return it->second;
+      if (auto cached = Touch(session_id)) return cached;
     }
     REINS_ASSIGN_OR_RETURN(SessionRecord record, parts.store->LoadSession(session_id));
     auto cached = std::make_shared<CachedSession>();
     cached->state = SessionState::FromJson(record.state);
     cached->turn_count = record.turn_count;
-    REINS_ASSIGN_OR_RETURN(cached->history, parts.store->LoadMessages(session_id));
+    // Newest turns first, a page at a time, until older ones can no longer reach a
+    // model call: a long session costs what its window costs, not its length.
+    constexpr int kPageTurns = 32;
+    const size_t max_chars = Current()->config.max_context_chars;
+    for (int end = record.turn_count; end > 0;) {
+      const int after = std::max(0, end - kPageTurns);
+      REINS_ASSIGN_OR_RETURN(std::vector<Message> page, parts.store->LoadMessages(session_id, TurnRange{after, end - after}));
+      page.insert(page.end(), std::make_move_iterator(cached->history.begin()),
+                  std::make_move_iterator(cached->history.end()));
+      cached->history = std::move(page);
+      end = after;
+      if (end > 0 && ReachableStart(cached->history, max_chars) > 0) {
+        cached->older_left_out = true;
+        break;
+      }
+    }
+    cached->Trim(max_chars);
     std::lock_guard lock(mu);
-    return sessions.emplace(session_id, std::move(cached)).first->second;
+    return Remember(session_id, std::move(cached));
   }
 };
 
@@ -146,6 +197,11 @@ Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, s
 
 Store& Runtime::store() { return *impl_->parts.store; }
 
+size_t Runtime::cached_sessions() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->lru.size();
+}
+
 Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
   SessionRecord record;
   record.id = impl_->NewId("s_");
@@ -154,10 +210,10 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
   record.metadata = metadata.is_object() ? metadata : Json::object();
   record.state = SessionState{}.ToJson();
   REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
-  std::lock_guard lock(impl_->mu);
   auto fresh = std::make_shared<Impl::CachedSession>();
   fresh->may_have_notices = false;  // a new session has nothing waiting
-  impl_->sessions[record.id] = std::move(fresh);
+  std::lock_guard lock(impl_->mu);
+  impl_->Remember(record.id, std::move(fresh));
   return record.id;
 }
 
@@ -180,15 +236,15 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   if (!input.idempotency_key.empty()) {
     // Checked inside the session's queue: a retry that arrives while the first try
     // runs waits for it, then finds its key.
-    if (!session.idempotency_keys) {
-      Result<std::vector<StoredTurn>> turns = impl_->parts.store->LoadTurns(session_id);
-      if (!turns.ok()) co_return turns.status();
-      session.idempotency_keys.emplace();
-      for (const StoredTurn& t : *turns) {
-        if (t.input.is_object() && t.input.contains("idempotency_key")) session.idempotency_keys->insert(t.input.value("idempotency_key", ""));
+    Result<std::optional<StoredTurn>> earlier = impl_->parts.store->FindTurnByKey(session_id, input.idempotency_key);
+    if (!earlier.ok()) co_return earlier.status();
+    if (*earlier) {
+      const Json& asked = (*earlier)->input;
+      if (asked != TurnInputToJson(input)) {
+        co_return InvalidArgument("idempotency key '" + input.idempotency_key +
+                                  "' was already used by turn " + std::to_string((*earlier)->turn_number) +
+                                  " for a different request; use a new key for a new request");
       }
-    }
-    if (session.idempotency_keys->contains(input.idempotency_key)) {
       co_return AlreadyExists("a turn with idempotency_key '" + input.idempotency_key + "' already ran");
     }
   }
@@ -202,6 +258,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     session.state = std::move(state_before);
     session.history.resize(ctx.history_base);
   };
+  ctx.older_history_left_out = session.older_left_out;
   ctx.session_id = session_id;
   ctx.turn_id = impl_->NewId("t_");
   ctx.input = std::move(input);
@@ -277,13 +334,13 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     co_return Status(committed.status().code(), "the turn could not be stored: " + committed.status().message());
   }
   session.turn_count = record.result.turn_number;
+  session.Trim(config.max_context_chars);
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
   if (const auto& asked = state_before.pending_clarification;
       asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id) {
     if (ToolBackend* backend = catalog->tools.Find(asked->tool)) backend->Withdraw(session_id);
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
-  if (session.idempotency_keys && !ctx.input.idempotency_key.empty()) session.idempotency_keys->insert(ctx.input.idempotency_key);
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
   for (const TraceEvent& e : record.result.events) {
     if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable

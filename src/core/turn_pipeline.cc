@@ -310,6 +310,15 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   ctx.result.status = TurnStatus::kFailed;
   ctx.result.error = why;
   ctx.result.reply = "Sorry, I could not complete that request just now.";
+  // What the person was told closes the turn in history too, so the next model call
+  // never sees this turn's message as a request still waiting for an answer.
+  const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
+                        ctx.history.back().tool_calls.empty();
+  if (answered) {
+    ctx.history.back().text = ctx.result.reply;
+  } else if (ctx.history.size() > ctx.history_base) {
+    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+  }
   ctx.Emit("turn.failed", {{"error", why}});
 }
 

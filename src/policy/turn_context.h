@@ -26,8 +26,11 @@ struct TurnContext {
   const AgentConfig& config;
   Clock& clock;
   SessionState& session;
-  std::vector<Message>& history;  // the whole conversation; this turn appends from history_base
+  std::vector<Message>& history;  // the conversation (see older_history_left_out); this turn appends from history_base
   size_t history_base;
+  // The session holds only the part of its history a model call may still see
+  // (core/context_window.h): older turns exist in the store, never in a request.
+  bool older_history_left_out = false;
 
   std::string session_id;
   std::string turn_id;

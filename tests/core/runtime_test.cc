@@ -34,8 +34,8 @@ constexpr const char* kTwoJohns = R"([{"result": {"success": true, "next_action"
 class RuntimeTest : public testing::RuntimeHarness {
  protected:
   void Build(const std::string& replies, const std::map<std::string, std::string>& fixtures,
-             const std::string& store_url = "sqlite::memory:") {
-    RuntimeHarness::Build(kAgent, replies, fixtures, store_url);
+             const std::string& store_url = "sqlite::memory:", std::function<void(RuntimeParts&)> adjust = nullptr) {
+    RuntimeHarness::Build(kAgent, replies, fixtures, store_url, std::move(adjust));
   }
 };
 
@@ -151,6 +151,108 @@ TEST_F(RuntimeTest, ModelFailureIsAFailedTurnThatIsStillRecorded) {
   EXPECT_EQ(r->status, TurnStatus::kFailed);
   EXPECT_NE(r->error.find("scripted model has no reply"), std::string::npos);
   EXPECT_EQ(runtime_->store().LoadTurns(session_)->size(), 1u);
+}
+
+TEST_F(RuntimeTest, AFailedTurnLeavesNoUnansweredRequestInHistory) {
+  Build(R"([{"when": {"turn": 2}, "text": "Hello again."}])", {});
+  auto failed = Say("first");
+  ASSERT_TRUE(failed.ok());
+  ASSERT_EQ(failed->status, TurnStatus::kFailed);
+  ASSERT_TRUE(Say("second").ok());
+  const std::vector<Message>& sent = recorder_->requests.back().messages;
+  // system, "first", the failure reply the person saw, "second"
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[1].text, "first");
+  EXPECT_EQ(sent[2].role, Role::kAssistant);
+  EXPECT_EQ(sent[2].text, failed->reply);
+  EXPECT_EQ(sent[3].text, "second");
+}
+
+TEST_F(RuntimeTest, AReusedIdempotencyKeyWithAnotherRequestIsRefused) {
+  Build(R"([{"repeat": true, "text": "Hi."}])", {});
+  TurnInput first;
+  first.say = "hello";
+  first.idempotency_key = "k1";
+  ASSERT_TRUE(Run(first).ok());
+  TurnInput again = first;
+  EXPECT_EQ(Run(again).status().code(), StatusCode::kAlreadyExists);
+  TurnInput other = first;
+  other.say = "something else";
+  auto refused = Run(other);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("different request"), std::string::npos) << refused.status().message();
+  auto found = runtime_->store().FindTurnByKey(session_, "k1");
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ((*found)->turn_number, 1);
+  EXPECT_EQ(runtime_->store().LoadTurns(session_)->size(), 1u);
+}
+
+TEST_F(RuntimeTest, EvictedSessionsAreReadBackFromTheStore) {
+  std::string replies = R"([{"when": {"last": "user", "user_matches": "John"}, "repeat": true, "tool_calls": [{"name": "lookup", "args": {"q": "John"}}]},
+      {"when": {"last": "user"}, "repeat": true, "tool_calls": [{"name": "send", "args": {"to": "u_doe"}}]},
+      {"when": {"last": "tool"}, "repeat": true, "text": "Sent."}])";
+  Build(replies, {{"lookup", kTwoJohns}, {"send", R"([{"result": {}}])"}}, "sqlite::memory:",
+        [](RuntimeParts& parts) { parts.session_cache = 2; });
+  std::vector<std::string> sessions = {session_};
+  for (int i = 0; i < 3; ++i) sessions.push_back(runtime_->CreateSession().value());
+  EXPECT_EQ(runtime_->cached_sessions(), 2u);
+  for (const std::string& s : sessions) {
+    session_ = s;
+    ASSERT_TRUE(Say("Tell John hi").ok());
+  }
+  EXPECT_EQ(runtime_->cached_sessions(), 2u);
+  for (const std::string& s : sessions) {  // each one's pending clarification came back from the store
+    session_ = s;
+    auto r = Select("u_doe");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->turn_number, 2);
+  }
+}
+
+TEST_F(RuntimeTest, IdsAreTimeOrderedWith96RandomBits) {
+  Build("[]", {});
+  std::string a = runtime_->CreateSession().value();
+  std::string b = runtime_->CreateSession().value();
+  ASSERT_EQ(a.size(), 2u + 11u + 24u) << a;
+  EXPECT_NE(a.substr(13), b.substr(13));
+  EXPECT_EQ(a.substr(0, 13), b.substr(0, 13)) << "the same virtual millisecond";
+  // Seeded (run, eval, fuzz): the same ids every time.
+  auto seeded = [&] {
+    Build("[]", {}, "sqlite::memory:", [](RuntimeParts& parts) { parts.id_seed = 42; });
+    return runtime_->CreateSession().value();
+  };
+  EXPECT_EQ(seeded(), seeded());
+}
+
+TEST_F(RuntimeTest, ALongSessionSendsABoundedWindowBeforeAndAfterARestart) {
+  const std::string path = ::testing::TempDir() + "runtime_long_session.db";
+  std::remove(path.c_str());
+  const std::string agent = "name: long\nmodel: { provider: scripted }\nlimits: { max_context_chars: 5000 }\n";
+  const std::string replies = R"([{"repeat": true, "text": "Noted."}])";
+  RuntimeHarness::Build(agent, replies, {}, "sqlite:" + path);
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(Say(std::string(700, static_cast<char>('a' + i % 26))).ok());
+  auto window = [&] {
+    const std::vector<Message>& sent = recorder_->requests.back().messages;
+    size_t chars = 0;
+    for (const Message& m : sent) chars += m.text.size();
+    EXPECT_LE(chars, 5000u);
+    EXPECT_NE(sent[0].text.find("left out to fit the context limit"), std::string::npos);
+    EXPECT_EQ(sent[1].role, Role::kUser);
+    std::vector<std::string> texts;
+    for (size_t i = 1; i < sent.size(); ++i) texts.push_back(sent[i].text);
+    return texts;
+  };
+  std::vector<std::string> before = window();
+  const std::string session = session_;
+  RuntimeHarness::Build(agent, replies, {}, "sqlite:" + path);  // nothing cached: read back from the store
+  session_ = session;
+  ASSERT_TRUE(Say("one more").ok());
+  std::vector<std::string> after = window();
+  ASSERT_GE(after.size(), 3u);
+  EXPECT_EQ(after.back(), "one more");
+  // The same conversation, one turn on: the restart changed nothing the model sees.
+  EXPECT_EQ(after[after.size() - 3], before.back());
+  std::remove(path.c_str());
 }
 
 TEST_F(RuntimeTest, SessionSurvivesARestartOnAFileStore) {
