@@ -224,6 +224,36 @@ TEST(SchemaValidatorTest, HostileValuesDoNotCrash) {
   }
 }
 
+TEST(SchemaValidatorTest, PatternPropertiesNeverBacktrack) {
+  // std::regex takes seconds on a 27-character name against ^(a+)+$, and doubles with
+  // every character more; under RE2 this is linear.
+  SchemaValidator v = MustCompile(Json::parse(R"({
+    "type": "object",
+    "patternProperties": {"^(a+)+$": {"type": "integer"}, "^(a|aa)+$": {"type": "integer"}},
+    "additionalProperties": false
+  })"));
+  const std::string evil = std::string(200, 'a') + "!";
+  EXPECT_THAT(v.Validate({{evil, 1}}), Not(IsEmpty())) << "not matched, so additional: refused";
+  EXPECT_THAT(v.Validate({{std::string(200, 'a'), 1}}), IsEmpty());
+  EXPECT_THAT(v.Validate({{std::string(200, 'a'), "x"}}), ElementsAre(HasSubstr("/aaaa")));
+}
+
+TEST(SchemaValidatorTest, PatternPropertiesKeepTheirMeaning) {
+  SchemaValidator v = MustCompile(Json::parse(R"({
+    "type": "object",
+    "properties": {"id": {"type": "string"}},
+    "patternProperties": {"^x-": {"type": "integer"}, "[0-9]$": {"$ref": "#/patternProperties/%5Ex-"}},
+    "additionalProperties": false
+  })"));
+  EXPECT_THAT(v.Validate({{"id", "a"}, {"x-a", 1}, {"b9", 2}, {"x-9", 3}}), IsEmpty());
+  EXPECT_THAT(v.Validate({{"x-a", "no"}}), SizeIs(1));
+  EXPECT_THAT(v.Validate({{"b9", "no"}}), SizeIs(1)) << "a $ref into patternProperties follows the renamed key";
+  EXPECT_THAT(v.Validate({{"other", 1}}), SizeIs(1));
+  EXPECT_THAT(v.Validate({{"a.b|c", 1}}), SizeIs(1)) << "regex syntax in a name is only text";
+  EXPECT_FALSE(SchemaValidator::Compile(Json::parse(R"js({"patternProperties": {"(?=x)": {}}})js")).ok())
+      << "RE2 cannot express lookarounds: refused when compiled, as for 'pattern'";
+}
+
 TEST(SchemaValidatorTest, CopiesShareStateAndAreThreadSafe) {
   const SchemaValidator original = MustCompile(kTransfer);
   std::vector<std::thread> threads;

@@ -65,16 +65,6 @@ std::string EcmaToRe2(const std::string& pattern) {
   return out;
 }
 
-std::shared_ptr<const RE2> CompileRe2(const std::string& pattern) {
-  RE2::Options options;
-  options.set_log_errors(false);
-  auto re = std::make_shared<const RE2>(EcmaToRe2(pattern), options);
-  if (!re->ok()) {
-    throw std::runtime_error("'pattern' " + pattern + " is not supported: " + re->error());
-  }
-  return re;
-}
-
 // Gives a PolyConstraint the clone boilerplate valijson needs to copy it.
 template <typename Derived>
 class CloneablePoly : public valijson::constraints::PolyConstraint {
@@ -200,6 +190,16 @@ class Re2FormatBuilder final : public valijson::ConstraintBuilder {
 };
 
 }  // namespace
+
+std::shared_ptr<const RE2> CompileRe2(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto re = std::make_shared<const RE2>(EcmaToRe2(pattern), options);
+  if (!re->ok()) {
+    throw std::runtime_error("'pattern' " + pattern + " is not supported: " + re->error());
+  }
+  return re;
+}
 
 void AddReplacementConstraints(valijson::SchemaParser& parser) {
   parser.addConstraintBuilder(kPatternKeyword, new Re2PatternBuilder());

@@ -3,6 +3,13 @@
 // from schema_validator.cc so that file is only about compiling and validating.
 #pragma once
 
+#include <memory>
+#include <string>
+
+namespace re2 {
+class RE2;
+}  // namespace re2
+
 namespace valijson {
 class SchemaParser;
 }  // namespace valijson
@@ -20,5 +27,9 @@ inline constexpr char kMultipleOfKeyword[] = "reins-multiple-of";
 
 // Registers the builders for the three keywords above with `parser`.
 void AddReplacementConstraints(valijson::SchemaParser& parser);
+
+// A JSON Schema (ECMA 262) pattern compiled for RE2; throws std::runtime_error naming
+// the pattern when RE2 cannot express it (lookarounds, backreferences).
+std::shared_ptr<const re2::RE2> CompileRe2(const std::string& pattern);
 
 }  // namespace reins::schema_internal

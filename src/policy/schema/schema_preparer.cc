@@ -13,11 +13,13 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
-#include <regex>
 #include <set>
+#include <tuple>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <re2/re2.h>
 
 #include "policy/schema/schema_constraints.h"
 
@@ -25,8 +27,8 @@ namespace reins::schema_internal {
 
 namespace {
 
-// Property names are still matched against patternProperties with std::regex; this
-// keeps that recursion shallow.
+// Property names reach valijson's std::regex only inside literal alternations (see
+// PinPatternProperties); this keeps those short.
 constexpr size_t kMaxPatternPropertyNameBytes = 256;
 
 std::string WithoutFragment(const std::string& uri) { return uri.substr(0, uri.find('#')); }
@@ -43,6 +45,21 @@ std::string PointerToken(const std::string& key) {
   std::string token;
   for (char c : key) token += c == '~' ? "~0" : c == '/' ? "~1" : c == '%' ? "%25" : std::string(1, c);
   return token;
+}
+
+// A "#..." $ref's JSON Pointer, percent-decoded as valijson reads it.
+std::string RefPointer(const std::string& ref) {
+  std::string pointer;
+  for (size_t i = 1; i < ref.size(); ++i) {
+    if (ref[i] == '%' && i + 2 < ref.size() && std::isxdigit(static_cast<unsigned char>(ref[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(ref[i + 2]))) {
+      pointer += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      pointer += ref[i];
+    }
+  }
+  return pointer;
 }
 
 bool IsOneOf(std::string_view key, std::initializer_list<std::string_view> keys) {
@@ -221,17 +238,7 @@ class SchemaPreparer {
   // The node a rewritten "#/pointer" $ref names, or null.
   static const Json* Dereference(const Json& root, const Json& ref) {
     if (!ref.is_string() || !ref.get<std::string>().starts_with("#")) return nullptr;
-    std::string pointer;
-    const std::string text = ref.get<std::string>().substr(1);
-    for (size_t i = 0; i < text.size(); ++i) {  // percent-decoding, as valijson does
-      if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-          std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-        pointer += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
-        i += 2;
-      } else {
-        pointer += text[i];
-      }
-    }
+    const std::string pointer = RefPointer(ref.get<std::string>());
     try {
       Json::json_pointer path(pointer);
       return root.contains(path) ? &root.at(path) : nullptr;
@@ -244,9 +251,9 @@ class SchemaPreparer {
     uses_pattern_properties_ = true;
     for (const auto& [pattern, unused] : map.items()) {
       try {
-        std::regex compiled(pattern);
-      } catch (const std::regex_error&) {
-        throw std::runtime_error("patternProperties key '" + pattern + "' is not a valid regular expression");
+        (void)CompileRe2(pattern);
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error("patternProperties key '" + pattern + "' is not a supported regular expression");
       }
     }
   }
@@ -264,6 +271,97 @@ class SchemaPreparer {
 };
 
 }  // namespace
+
+namespace {
+
+// An ECMA 262 regex matching exactly the names in `names`, bytes spelled \xHH so that
+// nothing in a name is syntax; `unique` empty groups keep two such keys apart.
+std::string LiteralAlternation(const std::vector<std::string>& names, size_t unique) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string re = names.empty() ? "(?!)" : "^(?:";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) re += '|';
+    for (unsigned char c : names[i]) {
+      if (std::isalnum(c) != 0) {
+        re += static_cast<char>(c);
+      } else {
+        re += "\\x";
+        re += kHex[c >> 4];
+        re += kHex[c & 15];
+      }
+    }
+  }
+  if (!names.empty()) re += ")$";
+  for (size_t i = 0; i < unique; ++i) re += "(?:)";
+  return re;
+}
+
+// A key as a JSON Pointer token (RFC 6901 escapes only).
+std::string PlainToken(const std::string& key) {
+  std::string token;
+  for (char c : key) token += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return token;
+}
+
+// Rewrites every "$ref" that points at or below `from` (a pointer) to `to`.
+void MoveRefs(Json& root, const std::string& from, const std::string& to) {
+  std::vector<Json*> stack = {&root};
+  while (!stack.empty()) {
+    Json* n = stack.back();
+    stack.pop_back();
+    if (!n->is_structured()) continue;
+    for (Json& child : *n) stack.push_back(&child);
+    auto ref = n->find("$ref");
+    if (!n->is_object() || ref == n->end() || !ref->is_string() || !ref->get<std::string>().starts_with("#")) continue;
+    const std::string pointer = RefPointer(ref->get<std::string>());
+    if (pointer.starts_with(from) && (pointer.size() == from.size() || pointer[from.size()] == '/')) {
+      std::string moved = "#";
+      for (char c : to + pointer.substr(from.size())) moved += c == '%' ? std::string("%25") : std::string(1, c);
+      *ref = moved;
+    }
+  }
+}
+
+}  // namespace
+
+Json PinPatternProperties(const Json& prepared, const std::set<std::string>& names) {
+  Json out = prepared;
+  // (pointer of the map, old key, new key) for every key renamed, applied to $refs after.
+  std::vector<std::tuple<std::string, std::string, std::string>> moved;
+  std::vector<std::pair<Json*, std::string>> stack = {{&out, ""}};
+  while (!stack.empty()) {
+    auto [node, pointer] = stack.back();
+    stack.pop_back();
+    if (node->is_array()) {
+      for (size_t i = 0; i < node->size(); ++i) stack.emplace_back(&(*node)[i], pointer + "/" + std::to_string(i));
+      continue;
+    }
+    if (!node->is_object()) continue;
+    if (auto map = node->find("patternProperties"); map != node->end() && map->is_object()) {
+      Json pinned = Json::object();
+      for (auto& [pattern, schema] : map->items()) {
+        std::shared_ptr<const RE2> re = CompileRe2(pattern);
+        std::vector<std::string> matching;
+        for (const std::string& name : names) {
+          if (RE2::PartialMatch(name, *re)) matching.push_back(name);
+        }
+        std::string key = LiteralAlternation(matching, 0);
+        for (size_t unique = 1; pinned.contains(key); ++unique) key = LiteralAlternation(matching, unique);
+        const std::string base = pointer + "/patternProperties/";
+        moved.emplace_back(base + PlainToken(pattern), pattern, base + PlainToken(key));
+        pinned[key] = std::move(schema);
+      }
+      *map = std::move(pinned);
+    }
+    for (auto& [key, value] : node->items()) {
+      if (!IsDataKeyword(key)) stack.emplace_back(&value, pointer + "/" + PlainToken(key));
+    }
+  }
+  for (const auto& [from, pattern, to] : moved) {
+    if (from != to) MoveRefs(out, from, to);
+  }
+  return out;
+}
 
 bool PrepareSchema(Json& root) {
   SchemaPreparer preparer;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -23,13 +24,21 @@ class RemoteRefError : public std::runtime_error {
 // renames 'pattern', 'format' and 'multipleOf' to the keywords of schema_constraints.h,
 // turns every $ref into the document into a pointer from the root, and refuses
 // malformed keywords. Throws RemoteRefError for a $ref outside the document and
-// std::runtime_error for other refusals. Returns whether the schema uses
-// patternProperties (still matched with std::regex; see FindHazard).
+// std::runtime_error for other refusals (a patternProperties key RE2 cannot compile
+// included). Returns whether the schema uses patternProperties.
 [[nodiscard]] bool PrepareSchema(Json& root);
 
+// valijson matches patternProperties keys with std::regex, whose backtracking takes
+// exponential time on patterns like ^(a+)+$. Before a value is validated, the prepared
+// schema's patternProperties keys are replaced by literal alternations of the value's
+// property names that the key matches under RE2 (linear time): the same names match,
+// and valijson's regex only ever compares literal strings. $refs into the renamed
+// entries follow them.
+Json PinPatternProperties(const Json& prepared, const std::set<std::string>& names);
+
 // Looks for what would make validation recurse too deep (copies and comparisons of
-// nlohmann values recurse too) or run std::regex on a long property name. Iterative,
-// so it is safe on any input.
+// nlohmann values recurse too) or hand valijson a long property name. Iterative, so it
+// is safe on any input.
 std::optional<std::string> FindHazard(const Json& root, int max_depth, bool limit_property_names);
 
 // Draft 6+ says 1.0 is an integer; valijson's strict mode says it is not, and its weak

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -31,14 +32,17 @@ namespace reins {
 
 struct SchemaValidator::Compiled {
   valijson::Schema schema;
-  // patternProperties still runs through valijson's std::regex; see Validate.
+  // With patternProperties, each value is validated against the prepared schema with
+  // its keys pinned to that value's property names (PinPatternProperties).
   bool uses_pattern_properties = false;
+  Json prepared;
 };
 
 namespace {
 
 using schema_internal::FindHazard;
 using schema_internal::IntegralFloatsToIntegers;
+using schema_internal::PinPatternProperties;
 using schema_internal::RemoteRefError;
 using valijson::adapters::NlohmannJsonAdapter;
 
@@ -79,6 +83,39 @@ std::vector<std::string> Describe(const valijson::ValidationResults& results) {
   return lines;
 }
 
+// Every property name in `value` (iterative: the depth is bounded, the width is not).
+std::set<std::string> PropertyNames(const Json& value) {
+  std::set<std::string> names;
+  std::vector<const Json*> stack = {&value};
+  while (!stack.empty()) {
+    const Json* node = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      for (const auto& [key, child] : node->items()) {
+        names.insert(key);
+        stack.push_back(&child);
+      }
+    } else if (node->is_array()) {
+      for (const Json& child : *node) stack.push_back(&child);
+    }
+  }
+  return names;
+}
+
+// Parses a prepared schema into `out` with the replacement constraints registered.
+void Populate(const Json& prepared, valijson::Schema& out, std::string& refused_uri) {
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  schema_internal::AddReplacementConstraints(parser);
+  // The preparer turned every $ref into a local pointer, so valijson never fetches;
+  // the fetcher refuses anyway, should it ask.
+  auto fetch = [&](const std::string& uri) -> const Json* {
+    refused_uri = uri;
+    return nullptr;
+  };
+  auto release = [](const Json* document) { delete document; };
+  parser.populateSchema(NlohmannJsonAdapter(prepared), out, fetch, release);
+}
+
 }  // namespace
 
 Result<SchemaValidator> SchemaValidator::Compile(const Json& schema) {
@@ -88,18 +125,10 @@ Result<SchemaValidator> SchemaValidator::Compile(const Json& schema) {
     Json prepared = schema;
     const bool uses_pattern_properties = schema_internal::PrepareSchema(prepared);
 
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    schema_internal::AddReplacementConstraints(parser);
-    // The preparer turned every $ref into a local pointer, so valijson never fetches;
-    // the fetcher refuses anyway, should it ask.
-    auto fetch = [&](const std::string& uri) -> const Json* {
-      refused_uri = uri;
-      return nullptr;
-    };
-    auto release = [](const Json* document) { delete document; };
     auto compiled = std::make_shared<Compiled>();
     compiled->uses_pattern_properties = uses_pattern_properties;
-    parser.populateSchema(NlohmannJsonAdapter(prepared), compiled->schema, fetch, release);
+    Populate(prepared, compiled->schema, refused_uri);
+    if (uses_pattern_properties) compiled->prepared = std::move(prepared);
     return SchemaValidator(std::move(compiled));
   } catch (const RemoteRefError& e) {
     return InvalidArgument(std::string("remote $ref is not supported: ") + e.what());
@@ -119,7 +148,14 @@ std::vector<std::string> SchemaValidator::Validate(const Json& instance) const {
     // One valijson::Validator per call: its regex cache is mutable and unsynchronized.
     valijson::Validator validator(valijson::Validator::kStrongTypes);
     valijson::ValidationResults results;
-    if (validator.validate(compiled_->schema, NlohmannJsonAdapter(normalized), &results)) return {};
+    if (!compiled_->uses_pattern_properties) {
+      if (validator.validate(compiled_->schema, NlohmannJsonAdapter(normalized), &results)) return {};
+      return Describe(results);
+    }
+    valijson::Schema pinned;
+    std::string refused_uri;
+    Populate(PinPatternProperties(compiled_->prepared, PropertyNames(normalized)), pinned, refused_uri);
+    if (validator.validate(pinned, NlohmannJsonAdapter(normalized), &results)) return {};
     return Describe(results);
   } catch (const std::exception& e) {
     return {std::string("(root): the value could not be checked: ") + e.what()};
