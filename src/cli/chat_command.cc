@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "cli/commands.h"
+#include "core/detail_log.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
@@ -130,6 +131,10 @@ std::optional<TurnInput> ParseLine(const std::string& line, std::string& speaker
 }  // namespace
 
 int ChatCommand(const ChatFlags& flags) {
+  // Where a failed call really went (hidden from replies and traces) is for this user.
+  SetDetailSink([](std::string_view source, std::string_view message) {
+    std::cerr << "reins: " << source << ": " << message << "\n";
+  });
   Term term = Term::ForStdout();
   Result<AgentConfig> config = LoadAgentConfigFile(flags.config);
   if (!config.ok()) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "core/detail_log.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "eval/scenario_runner.h"
@@ -31,6 +32,10 @@ std::vector<std::string> FindScenarioFiles(const std::vector<std::string>& paths
 }
 
 int RunCommand(const std::string& file, const RunFlags& flags) {
+  // Where a failed call really went (hidden from replies and traces) is for this user.
+  SetDetailSink([](std::string_view source, std::string_view message) {
+    std::cerr << "reins: " << source << ": " << message << "\n";
+  });
   Result<Scenario> scenario = LoadScenarioFile(file);
   if (!scenario.ok()) {
     std::cerr << scenario.status().message();

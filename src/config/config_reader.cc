@@ -184,4 +184,22 @@ bool ConfigReader::CheckRegex(const std::string& pointer, const std::string& pat
   return false;
 }
 
+std::optional<std::string> ConfigReader::Url(const std::string& obj, std::string_view key, bool required) {
+  std::optional<std::string> url = String(obj, key, required);
+  if (!url) return url;
+  const std::string pointer = JoinPointer(obj, std::string(key));
+  if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+    Error(pointer, std::string(key) + " must start with http:// or https://");
+    return std::nullopt;
+  }
+  const size_t start = url->find("://") + 3;
+  const std::string authority = url->substr(start, url->find_first_of("/?#", start) - start);
+  if (authority.find('@') != std::string::npos) {
+    Error(pointer, std::string(key) + " holds credentials (user:password@): URLs end up in logs and error messages; "
+                   "put the secret in api_key or headers instead");
+    return std::nullopt;
+  }
+  return url;
+}
+
 }  // namespace reins

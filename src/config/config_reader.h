@@ -41,6 +41,9 @@ class ConfigReader {
   // A string that must be one of `allowed`.
   std::optional<std::string> Enum(const std::string& obj, std::string_view key,
                                   std::initializer_list<std::string_view> allowed);
+  // An http:// or https:// URL without credentials in it (user:password@ ends up in
+  // logs and error messages; secrets belong in api_key or headers).
+  std::optional<std::string> Url(const std::string& obj, std::string_view key, bool required = false);
   // Reports a pattern RE2 cannot compile. True when it compiles.
   bool CheckRegex(const std::string& pointer, const std::string& pattern);
 

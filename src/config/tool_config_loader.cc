@@ -26,9 +26,7 @@ void ParseBackend(ConfigReader& r, const std::string& ptr, ToolBackendConfig* b)
     b->kind = ToolBackendConfig::Kind::kHttp;
     std::string hp = P(ptr, "http");
     if (r.Mapping(hp, {"url", "method", "headers", "timeout_ms", "allowed_hosts"}, "http backend")) {
-      if (auto url = r.String(hp, "url", true); url && url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
-        r.Error(P(hp, "url"), "url must start with http:// or https://");
-      }
+      r.Url(hp, "url", true);
       r.Enum(hp, "method", {"POST", "PUT", "GET"});
       r.Int(hp, "timeout_ms", 1, 3600000);
       if (r.Has(hp, "headers") && !r.IsMapping(P(hp, "headers"))) r.Error(P(hp, "headers"), "headers must be a mapping");

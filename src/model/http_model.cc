@@ -1,7 +1,11 @@
 #include "model/http_model.h"
 
 #include <optional>
-#include <regex>
+
+#include <re2/re2.h>
+
+#include "core/detail_log.h"
+#include "net/url.h"
 
 namespace reins {
 
@@ -96,26 +100,32 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
   co_return response;
 }
 
+// What the caller (and through it an API client) is told names the provider, the
+// status and what the provider said; where the request went stays in the detail log.
 Status HttpModel::Failure(const Result<HttpResponse>& outcome, int attempts) const {
   std::string after = " (after " + std::to_string(attempts) + " attempt" + Plural(attempts) + ")";
   if (!outcome.ok()) {
+    LogDetail(Name(), url_ + ": " + Redact(outcome.status().message(), false) + after);
     return Status(outcome.status().code(), std::string(Name()) + ": " + Redact(outcome.status().message()) + after);
   }
   std::string said = wire_->ErrorMessage(outcome->body);
   if (said.empty()) said = outcome->body.substr(0, 200);
-  std::string message = std::string(Name()) + ": HTTP " + std::to_string(outcome->status) + " from " + url_ + ": " +
-                        Redact(said) + after;
+  const std::string status = "HTTP " + std::to_string(outcome->status);
+  LogDetail(Name(), status + " from " + url_ + ": " + Redact(said, false) + after);
+  std::string message = std::string(Name()) + ": " + status + ": " + Redact(said) + after;
   if (outcome->status == 401 || outcome->status == 403) message += "; check the API key in the agent config";
   return IsRetryableHttpStatus(outcome->status) ? Unavailable(message) : InvalidArgument(message);
 }
 
-// Provider errors sometimes echo part of the key ("Incorrect API key provided: sk-ab***").
-std::string HttpModel::Redact(std::string text) const {
+// Provider errors sometimes echo part of the key ("Incorrect API key provided: sk-ab***");
+// transport errors name the URL they failed on.
+std::string HttpModel::Redact(std::string text, bool hide_urls) const {
   if (config_.api_key.size() >= 4) {
     for (size_t at; (at = text.find(config_.api_key)) != std::string::npos;) text.replace(at, config_.api_key.size(), "[redacted]");
   }
-  static const std::regex kKeyLike(R"((sk|key)-[A-Za-z0-9_\-*]{6,})");
-  return std::regex_replace(text, kKeyLike, "$1-[redacted]");
+  static const RE2 kKeyLike(R"(\b(sk|key)-[A-Za-z0-9_\-*]{6,})");
+  RE2::GlobalReplace(&text, kKeyLike, "\\1-[redacted]");
+  return hide_urls ? WithoutUrls(std::move(text), "the provider") : text;
 }
 
 Result<std::shared_ptr<ModelProvider>> MakeHttpModel(const ModelConfig& config, std::shared_ptr<HttpClient> client,

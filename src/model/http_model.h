@@ -1,7 +1,8 @@
 // HttpModel: a ModelProvider that speaks one wire format (OpenAI Chat Completions,
 // Anthropic Messages) over the HTTP client, with retries. The wire format builds and
 // parses; this class sends, streams, retries and turns failures into clear errors
-// ("openai: HTTP 401: Incorrect API key provided (after 1 attempt)"), secrets redacted.
+// ("openai: HTTP 401: Incorrect API key provided (after 1 attempt)"), secrets redacted
+// and no URL in them (they reach API clients); the URL goes to the detail log.
 //
 // Streaming is used when the request asks for text deltas (`on_text_delta`) and the
 // config does not say `stream: false`. Retries (net/retry.h) happen only while no text
@@ -35,7 +36,7 @@ class HttpModel final : public ModelProvider {
   struct Attempt;
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
   Status Failure(const Result<HttpResponse>& outcome, int attempts) const;
-  std::string Redact(std::string text) const;
+  std::string Redact(std::string text, bool hide_urls = true) const;
 
   ModelConfig config_;
   std::unique_ptr<WireFormat> wire_;

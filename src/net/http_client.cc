@@ -199,7 +199,7 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   c->key = std::move(key);
   tcp::resolver resolver(executor);
   auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
-  if (rec) co_return Unavailable("cannot resolve " + url.host + ": " + rec.message());
+  if (rec) co_return Unavailable("cannot resolve " + url.Origin() + ": " + rec.message());
   if (url.tls()) {
     c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, tls_context);
   } else {

@@ -3,11 +3,30 @@
 #include <algorithm>
 #include <cctype>
 
+#include <re2/re2.h>
+
 namespace reins {
 
 std::string Url::Origin() const { return scheme + "://" + host + ":" + port; }
 
-Result<Url> ParseUrl(std::string_view text) {
+namespace {
+
+// The URL as it may be quoted in a message: credentials in it are never repeated.
+std::string Quotable(std::string_view text) {
+  size_t sep = text.find("://");
+  size_t start = sep == std::string_view::npos ? 0 : sep + 3;
+  size_t end = text.find_first_of("/?#", start);
+  std::string_view authority = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  size_t at = authority.rfind('@');
+  if (at == std::string_view::npos) return std::string(text);
+  return std::string(text.substr(0, start)) + "***@" + std::string(text.substr(start + at + 1));
+}
+
+}  // namespace
+
+Result<Url> ParseUrl(std::string_view full_text) {
+  const std::string quoted = Quotable(full_text);
+  std::string_view text = quoted;
   Url url;
   size_t sep = text.find("://");
   if (sep == std::string_view::npos) return InvalidArgument("URL '" + std::string(text) + "' has no scheme (write http:// or https://)");
@@ -22,7 +41,7 @@ Result<Url> ParseUrl(std::string_view text) {
   url.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (size_t hash = url.target.find('#'); hash != std::string::npos) url.target.resize(hash);
   if (url.target.empty() || url.target.front() != '/') url.target.insert(0, "/");
-  if (authority.find('@') != std::string_view::npos) {
+  if (quoted != full_text || authority.find('@') != std::string_view::npos) {
     return InvalidArgument("URL '" + std::string(text) + "': credentials in URLs are not supported (use a header)");
   }
   std::string_view port;
@@ -43,6 +62,12 @@ Result<Url> ParseUrl(std::string_view text) {
   }
   url.port = port.empty() ? (url.tls() ? "443" : "80") : std::string(port);
   return url;
+}
+
+std::string WithoutUrls(std::string text, std::string_view name) {
+  static const RE2 kUrl(R"([A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+)");
+  RE2::GlobalReplace(&text, kUrl, std::string(name));
+  return text;
 }
 
 }  // namespace reins

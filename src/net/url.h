@@ -19,6 +19,11 @@ struct Url {
 };
 
 // Accepts http:// and https:// URLs; anything else is InvalidArgument with the reason.
+// URLs holding credentials (user:password@) are refused, and never quoted back.
 Result<Url> ParseUrl(std::string_view text);
+
+// `text` with every URL in it replaced by `name` ("the provider"): for messages that
+// leave the process, where an internal address must not (net errors quote URLs).
+std::string WithoutUrls(std::string text, std::string_view name);
 
 }  // namespace reins

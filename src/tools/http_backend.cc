@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "core/detail_log.h"
+#include "core/json_parse.h"
 #include "net/url.h"
 
 namespace reins {
@@ -70,7 +72,13 @@ Result<std::string> HttpBackend::ResolveUrl(const Json& args) const {
       return InvalidArgument("argument '" + name + "' (used in the tool's url) is missing or not a plain value");
     }
     const Json& v = args[name];
-    url += PercentEncode(v.is_string() ? v.get<std::string>() : v.dump());
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    // Percent-encoding keeps '/' out, but a whole "." or ".." segment would still walk the
+    // tool server's path (servers normalise it, encoded or not).
+    if (text == "." || text == "..") {
+      return InvalidArgument("argument '" + name + "' is '" + text + "', which would change the url's path");
+    }
+    url += PercentEncode(text);
     i = close + 1;
   }
   return url;
@@ -97,12 +105,20 @@ Task<Result<Json>> HttpBackend::Invoke(const ToolRequest& request) {
   http.timeouts.connect_ms = std::min(timeout_ms_, 10000);
 
   Result<HttpResponse> response = co_await client_->Send(std::move(http));
-  if (!response.ok()) co_return Status(response.status().code(), tool_ + ": " + response.status().message());
+  // The model, the trace and API clients learn what failed, not where the tool's
+  // server lives: the address goes to the detail log.
+  if (!response.ok()) {
+    LogDetail(tool_, response.status().message());
+    co_return Status(response.status().code(), tool_ + ": " + WithoutUrls(response.status().message(), "the tool's server"));
+  }
   const HttpResponse& r = *response;
-  std::string where = "HTTP " + std::to_string(r.status) + " from " + parsed->Origin();
-  if (r.status < 200 || r.status >= 300) co_return ErrorResult(where + ": " + Snippet(r.body));
+  std::string where = "HTTP " + std::to_string(r.status) + " from the tool's server";
+  if (r.status < 200 || r.status >= 300) {
+    LogDetail(tool_, "HTTP " + std::to_string(r.status) + " from " + parsed->Origin());
+    co_return ErrorResult(where + ": " + Snippet(r.body));
+  }
   if (r.status == 204 || r.body.empty()) co_return Json{{"success", true}, {"next_action", "continue"}};
-  Json body = Json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  Json body = ParseJsonOrDiscarded(r.body);
   if (body.is_discarded()) co_return ErrorResult(where + " is not JSON: " + Snippet(r.body));
   co_return body;
 }

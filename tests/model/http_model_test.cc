@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "config/agent_config_loader.h"
+#include "core/detail_log.h"
 #include "reins/runtime.h"
 #include "support/mock_payloads.h"
 #include "support/mock_upstream.h"
@@ -176,6 +177,33 @@ TEST_P(HttpModelTest, NeverRetriesAClientErrorAndRedactsTheKey) {
   EXPECT_NE(m.find("Incorrect API key provided"), std::string::npos) << m;
   EXPECT_EQ(m.find("0123456789abcdef"), std::string::npos) << "the key leaked: " << m;
   EXPECT_NE(m.find("check the API key"), std::string::npos) << m;
+}
+
+TEST_P(HttpModelTest, ErrorsNeverNameTheUpstreamUrlWhichGoesToTheDetailLog) {
+  std::vector<std::string> details;
+  SetDetailSink([&](std::string_view, std::string_view m) { details.emplace_back(m); });
+  up_.Enqueue(Error(400, "model 'x' does not exist"));
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_FALSE(r.ok());
+  const std::string port = std::to_string(up_.port());
+  EXPECT_EQ(r.status().message().find(port), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(provider() + ": HTTP 400"), std::string::npos) << r.status().message();
+  ASSERT_FALSE(details.empty());
+  EXPECT_NE(details.back().find("127.0.0.1:" + port), std::string::npos) << details.back();
+  // A provider that cannot be reached at all: the message says so, not where it is.
+  ModelConfig c;
+  c.provider = provider();
+  c.model = "m";
+  c.base_url = "http://127.0.0.1:1/v1";
+  c.max_retries = 0;
+  auto unreachable = MakeHttpModel(c, client_, std::make_shared<SystemClock>());
+  ASSERT_TRUE(unreachable.ok());
+  auto failed = RunSync((*unreachable)->Complete(AskWeather(false)));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message().find("127.0.0.1"), std::string::npos) << failed.status().message();
+  EXPECT_NE(failed.status().message().find("the provider"), std::string::npos) << failed.status().message();
+  SetDetailSink(nullptr);
 }
 
 TEST_P(HttpModelTest, RetriesAConnectionResetBeforeAnyByte) {

@@ -75,7 +75,8 @@ TEST_F(HttpBackendTest, ErrorsCarryTheStatusAndABoundedSnippet) {
   ASSERT_TRUE(failed.ok());
   EXPECT_EQ((*failed)["success"], false);
   std::string error = (*failed)["error"];
-  EXPECT_EQ(error.rfind("HTTP 503 from http://127.0.0.1:", 0), 0u) << error;
+  EXPECT_EQ(error.rfind("HTTP 503 from the tool's server: ", 0), 0u) << error;
+  EXPECT_EQ(error.find("127.0.0.1"), std::string::npos) << "the address leaked: " << error;
   EXPECT_LT(error.size(), 400u);
   auto not_json = RunSync(backend.Invoke(Call(Json::object())));
   ASSERT_TRUE(not_json.ok());
