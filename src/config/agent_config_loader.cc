@@ -21,7 +21,7 @@ void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
   if (auto v = r.Enum(ptr, "provider", {"openai", "anthropic", "scripted", "sim"})) m->provider = *v;
   else if (!r.Has(ptr, "provider")) r.Error(ptr, "missing required key 'provider' (openai, anthropic, scripted or sim)");
   if (auto v = r.String(ptr, "model")) m->model = *v;
-  if (auto v = r.String(ptr, "base_url")) m->base_url = *v;
+  if (auto v = r.Url(ptr, "base_url")) m->base_url = *v;
   if (auto v = r.String(ptr, "api_key")) m->api_key = *v;
   if (auto v = r.Number(ptr, "temperature", 0, 2)) m->temperature = *v;
   if (auto v = r.Int(ptr, "timeout_ms", 1, 3600000)) m->timeout_ms = static_cast<int>(*v);
@@ -39,6 +39,8 @@ void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
   }
   if (m->provider != "scripted" && whole->contains("replies")) {
     r.Error(P(ptr, "replies"), "'replies' is only used by provider: scripted");
+  } else if (whole->contains("replies")) {
+    CheckScriptedReplies(r, P(ptr, "replies"));
   }
   if ((m->provider == "openai" || m->provider == "anthropic") && m->model.empty()) {
     r.Error(ptr, "provider " + m->provider + " needs 'model'");
@@ -158,16 +160,13 @@ void ParseMcpServers(ConfigReader& r, const std::string& ptr, std::vector<McpSer
     McpServerConfig s;
     s.name = name;
     if (auto c = r.StringList(sp, "command")) s.command = *c;
-    if (auto u = r.String(sp, "url")) {
-      s.url = *u;
-      if (s.url.rfind("http://", 0) != 0 && s.url.rfind("https://", 0) != 0) {
-        r.Error(P(sp, "url"), "url must start with http:// or https:// (the server's Streamable HTTP endpoint)");
-      }
+    if (auto u = r.Url(sp, "url")) s.url = *u;
+    if (r.Has(sp, "command") == r.Has(sp, "url")) {
+      r.Error(sp, "MCP server '" + name + "' needs exactly one of 'command' or 'url'");
     }
-    if (s.command.empty() == s.url.empty()) r.Error(sp, "MCP server '" + name + "' needs exactly one of 'command' or 'url'");
     ParseStringMap(r, P(sp, "env"), "env", &s.env);
     ParseStringMap(r, P(sp, "headers"), "headers", &s.headers);
-    if (!s.headers.empty() && s.url.empty()) r.Error(P(sp, "headers"), "headers only apply to a server reached by url");
+    if (!s.headers.empty() && !r.Has(sp, "url")) r.Error(P(sp, "headers"), "headers only apply to a server reached by url");
     if (auto e = r.Enum(sp, "expose", {"all", "configured"})) s.expose_all = *e == "all";
     out->push_back(std::move(s));
   }
@@ -182,6 +181,47 @@ std::string ReadFile(const std::string& path, bool* ok) {
 }
 
 }  // namespace
+
+void CheckScriptedReplies(ConfigReader& r, const std::string& ptr) {
+  const Json* v = r.Get(ptr);
+  if (!v->is_array()) return r.Error(ptr, "replies must be a list, got " + DescribeType(*v));
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string rp = JoinPointer(ptr, i);
+    if (!r.Mapping(rp, {"when", "text", "tool_calls", "json", "raw", "repeat"}, "scripted reply")) continue;
+    const Json& reply = (*v)[i];
+    if (!reply.contains("text") && !reply.contains("tool_calls") && !reply.contains("json") && !reply.contains("raw")) {
+      r.Error(rp, "a scripted reply needs text, tool_calls, json or raw");
+    }
+    r.String(rp, "text");
+    r.String(rp, "raw");
+    r.Bool(rp, "repeat");
+    if (r.Has(rp, "when") && r.Mapping(P(rp, "when"), {"turn", "purpose", "last", "user_matches", "after_tool", "step"}, "when")) {
+      std::string wp = P(rp, "when");
+      r.Int(wp, "turn", 1, 100000);
+      r.Enum(wp, "purpose", {"chat", "plan", "step", "audit", "rewrite", "gather"});
+      r.Enum(wp, "last", {"user", "tool"});
+      if (auto re = r.String(wp, "user_matches")) r.CheckRegex(P(wp, "user_matches"), *re);
+      r.String(wp, "after_tool");
+      r.String(wp, "step");
+    }
+    if (r.Has(rp, "tool_calls")) {
+      const Json& calls = reply["tool_calls"];
+      if (!calls.is_array()) {
+        r.Error(P(rp, "tool_calls"), "tool_calls must be a list");
+        continue;
+      }
+      for (size_t j = 0; j < calls.size(); ++j) {
+        std::string cp = JoinPointer(P(rp, "tool_calls"), j);
+        if (!r.Mapping(cp, {"name", "args", "args_raw", "id"}, "tool call")) continue;
+        r.String(cp, "name", true);
+        r.String(cp, "id");
+        r.String(cp, "args_raw");
+        if (r.Has(cp, "args") && r.Has(cp, "args_raw")) r.Error(cp, "give args or args_raw, not both");
+      }
+    }
+  }
+}
+
 
 bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std::string& base_dir,
                       Diagnostics& diag, AgentConfig* out) {
@@ -213,9 +253,13 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
     out->audit_model.emplace();
     ParseModel(r, P(root, "audit_model"), &*out->audit_model);
   }
-  if (r.Has(root, "limits") && r.Mapping(P(root, "limits"), {"max_rounds", "turn_timeout_ms"}, "limits")) {
+  if (r.Has(root, "limits") &&
+      r.Mapping(P(root, "limits"), {"max_rounds", "turn_timeout_ms", "max_context_chars"}, "limits")) {
     if (auto v = r.Int(P(root, "limits"), "max_rounds", 1, 100)) out->max_rounds = static_cast<int>(*v);
     if (auto v = r.Int(P(root, "limits"), "turn_timeout_ms", 1, 3600000)) out->turn_timeout_ms = static_cast<int>(*v);
+    if (auto v = r.Int(P(root, "limits"), "max_context_chars", 4000, 100000000)) {
+      out->max_context_chars = static_cast<size_t>(*v);
+    }
   }
   if (r.Has(root, "tools")) ParseTools(r, P(root, "tools"), out);
   if (r.Has(root, "mcp_servers")) ParseMcpServers(r, P(root, "mcp_servers"), &out->mcp_servers);

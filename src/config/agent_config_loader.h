@@ -22,6 +22,9 @@ Result<AgentConfig> LoadAgentConfigFile(const std::string& path);
 
 // Tool definitions and the fixture-entry format shared with scenario files.
 void ParseTools(ConfigReader& r, const std::string& pointer, AgentConfig* out);
+// Validates a scripted model's replies ({when, text | tool_calls | json | raw, repeat}),
+// in an agent's model or a scenario's.
+void CheckScriptedReplies(ConfigReader& r, const std::string& pointer);
 // Validates a list of fixture entries ({when:{args}, result | error, latency_ms, times}).
 void CheckFixtureEntries(ConfigReader& r, const std::string& pointer);
 // Cross-references between tools, intents, rails and MCP servers.

@@ -3,8 +3,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <optional>
 
 #include <yaml-cpp/yaml.h>
 
@@ -69,8 +70,17 @@ class Converter {
   Converter(LocatedDoc& doc, Diagnostics& diag) : doc_(doc), diag_(diag) {}
 
   Json Convert(const YAML::Node& node, const std::string& pointer, int depth) {
-    if (depth > 64) {
-      diag_.Add(doc_.MarkOf(pointer), "document nests deeper than 64 levels");
+    if (depth > kMaxYamlDepth) {
+      diag_.Add(doc_.MarkOf(pointer), "document nests deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+      return nullptr;
+    }
+    // An alias (*name) is the anchored node again, so a few aliases of aliases expand
+    // to billions of nodes ("billion laughs"): the expanded size is what is bounded.
+    if (++nodes_ > kMaxYamlNodes) {
+      if (nodes_ == kMaxYamlNodes + 1) {
+        diag_.Add(ToMark(doc_.file, node.Mark()), "document expands to more than " + std::to_string(kMaxYamlNodes) +
+                                                      " values (aliases that repeat aliases?)");
+      }
       return nullptr;
     }
     switch (node.Type()) {
@@ -125,6 +135,7 @@ class Converter {
  private:
   LocatedDoc& doc_;
   Diagnostics& diag_;
+  size_t nodes_ = 0;
 };
 
 }  // namespace
@@ -168,17 +179,43 @@ LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diag
   return doc;
 }
 
-LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag) {
+namespace {
+
+// The file's text, or what is wrong with it (a sentence without the path).
+std::optional<std::string> ReadLimited(const std::string& path, std::string* text) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "is a directory, not a file";
+  // A device or a pipe could be endless or block: only regular files are config.
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) return "is not a regular file";
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diag.Add({path, 0, 0}, "cannot read file (does it exist?)");
+  if (!in) return "cannot read file (does it exist?)";
+  char buffer[64 * 1024];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text->append(buffer, static_cast<size_t>(in.gcount()));
+    if (text->size() > kMaxYamlFileBytes) {
+      return "larger than " + std::to_string(kMaxYamlFileBytes >> 20) + " MiB; config and scenario files are small";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::string> ReadConfigText(const std::string& path) {
+  std::string text;
+  if (std::optional<std::string> problem = ReadLimited(path, &text)) return InvalidArgument(path + ": " + *problem);
+  return text;
+}
+
+LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag) {
+  std::string text;
+  if (std::optional<std::string> problem = ReadLimited(path, &text)) {
+    diag.Add({path, 0, 0}, *problem);
     LocatedDoc doc;
     doc.file = path;
     return doc;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseYaml(ss.str(), path, diag);
+  return ParseYaml(text, path, diag);
 }
 
 }  // namespace reins

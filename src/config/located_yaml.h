@@ -25,11 +25,19 @@ struct LocatedDoc {
   SourceMark MarkOf(const std::string& pointer) const;
 };
 
-// Parses YAML text. Syntax errors and unset environment variables are added to `diag`;
-// the result is usable only when diag gained nothing.
+// Limits on config and scenario files (docs/security.md): the file's size, the
+// nesting depth, and the number of values once aliases are expanded.
+inline constexpr size_t kMaxYamlFileBytes = size_t{4} << 20;
+inline constexpr int kMaxYamlDepth = 64;
+inline constexpr size_t kMaxYamlNodes = 200000;
+
+// Parses YAML text. Syntax errors, unset environment variables and exceeded limits are
+// added to `diag`; the result is usable only when diag gained nothing.
 LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag);
 // Reads and parses a file; a missing file is a diagnostic too.
 LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag);
+// A config or scenario file's text, refused beyond kMaxYamlFileBytes.
+Result<std::string> ReadConfigText(const std::string& path);
 
 // Appends a key or index to a JSON pointer, escaping ~ and / as RFC 6901 says.
 std::string JoinPointer(const std::string& base, const std::string& key);

@@ -23,46 +23,6 @@ constexpr std::string_view kTurnChecks[] = {
 
 std::string P(const std::string& base, const char* key) { return JoinPointer(base, key); }
 
-void CheckReplies(ConfigReader& r, const std::string& ptr) {
-  const Json* v = r.Get(ptr);
-  if (!v->is_array()) return r.Error(ptr, "replies must be a list, got " + DescribeType(*v));
-  for (size_t i = 0; i < v->size(); ++i) {
-    std::string rp = JoinPointer(ptr, i);
-    if (!r.Mapping(rp, {"when", "text", "tool_calls", "json", "raw", "repeat"}, "scripted reply")) continue;
-    const Json& reply = (*v)[i];
-    if (!reply.contains("text") && !reply.contains("tool_calls") && !reply.contains("json") && !reply.contains("raw")) {
-      r.Error(rp, "a scripted reply needs text, tool_calls, json or raw");
-    }
-    r.String(rp, "text");
-    r.String(rp, "raw");
-    r.Bool(rp, "repeat");
-    if (r.Has(rp, "when") && r.Mapping(P(rp, "when"), {"turn", "purpose", "last", "user_matches", "after_tool", "step"}, "when")) {
-      std::string wp = P(rp, "when");
-      r.Int(wp, "turn", 1, 100000);
-      r.Enum(wp, "purpose", {"chat", "plan", "step", "audit", "rewrite", "gather"});
-      r.Enum(wp, "last", {"user", "tool"});
-      if (auto re = r.String(wp, "user_matches")) r.CheckRegex(P(wp, "user_matches"), *re);
-      r.String(wp, "after_tool");
-      r.String(wp, "step");
-    }
-    if (r.Has(rp, "tool_calls")) {
-      const Json& calls = reply["tool_calls"];
-      if (!calls.is_array()) {
-        r.Error(P(rp, "tool_calls"), "tool_calls must be a list");
-        continue;
-      }
-      for (size_t j = 0; j < calls.size(); ++j) {
-        std::string cp = JoinPointer(P(rp, "tool_calls"), j);
-        if (!r.Mapping(cp, {"name", "args", "args_raw", "id"}, "tool call")) continue;
-        r.String(cp, "name", true);
-        r.String(cp, "id");
-        r.String(cp, "args_raw");
-        if (r.Has(cp, "args") && r.Has(cp, "args_raw")) r.Error(cp, "give args or args_raw, not both");
-      }
-    }
-  }
-}
-
 Check ReadCheck(ConfigReader& r, const std::string& ptr, const std::string& key, bool final_block) {
   Check c;
   c.kind = key;
@@ -122,7 +82,7 @@ void ReadTurn(ConfigReader& r, const std::string& tp, ScenarioTurn* t) {
   }
   t->advance_ms = r.Int(tp, "advance_ms", 0, int64_t{365} * 24 * 3600 * 1000).value_or(0);
   if (r.Has(tp, "model")) {
-    CheckReplies(r, P(tp, "model"));
+    CheckScriptedReplies(r, P(tp, "model"));
     t->model_replies = *r.Get(P(tp, "model"));
   }
   if (r.Has(tp, "expect")) t->expect = ReadExpect(r, P(tp, "expect"), false);
@@ -138,8 +98,10 @@ bool IsKnownCheck(const std::string& kind, bool final_block) {
 }
 
 bool IsScenarioFile(const std::string& path) {
+  Result<std::string> text = ReadConfigText(path);
+  if (!text.ok()) return false;
   try {
-    YAML::Node root = YAML::LoadFile(path);
+    YAML::Node root = YAML::Load(*text);
     return root.IsMap() && root["turns"];
   } catch (const YAML::Exception&) {
     return false;
@@ -168,8 +130,15 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   std::string agent_root, agent_dir = base;
   if (auto agent_path = r.String("", "agent")) {
     std::filesystem::path ap = std::filesystem::path(base) / *agent_path;
+    const size_t problems = diag.size();
     agent_doc = LoadYamlFile(ap.string(), diag);
     agent_dir = ap.parent_path().string();
+    // An empty file, a scalar or a list is no agent: running it as an empty one would
+    // report PASS for a scenario that tested nothing.
+    if (diag.size() == problems && !agent_doc.value.is_object()) {
+      diag.Add(agent_doc.MarkOf(""), "the agent file must hold an agent mapping (name, model, tools...), not " +
+                                         DescribeType(agent_doc.value));
+    }
   } else if (r.IsMapping("/agent")) {
     agent_doc = doc;
     agent_root = "/agent";
@@ -200,7 +169,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     std::string mp = "/model";
     if (r.Mapping(mp, {"provider", "replies", "seed", "intents", "faults"}, "scenario model")) {
       r.Enum(mp, "provider", {"scripted", "sim"});
-      if (r.Has(mp, "replies")) CheckReplies(r, P(mp, "replies"));
+      if (r.Has(mp, "replies")) CheckScriptedReplies(r, P(mp, "replies"));
       s.model = *r.Get(mp);
       if (Result<SimOptions> sim = SimOptionsFromJson(s.model); !sim.ok()) r.Error(mp, sim.status().message());
       if (r.Has(mp, "intents")) {

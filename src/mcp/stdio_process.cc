@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -30,16 +31,27 @@ Task<void> SleepMs(int ms) {
   co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
 }
 
+// A server's line longer than this is dropped whole: a server that never ends its line
+// must not grow our memory without bound.
+constexpr size_t kMaxLineBytes = size_t{16} << 20;
+
 // Reads lines from `d` until EOF or an error; each without its newline.
 Task<void> ReadLines(boost::asio::posix::stream_descriptor& d, const StdioProcess::LineFn& on_line,
                      std::shared_ptr<bool> alive) {
-  boost::asio::streambuf buffer;
+  boost::asio::streambuf buffer(kMaxLineBytes);
+  bool skipping = false;  // inside a line that was too long, until its newline
   while (true) {
     auto [ec, n] = co_await boost::asio::async_read_until(d, buffer, '\n', boost::asio::as_tuple(boost::asio::use_awaitable));
     if (!*alive) co_return;
+    if (ec == boost::asio::error::not_found) {  // the buffer is full and holds no newline
+      buffer.consume(buffer.size());
+      skipping = true;
+      continue;
+    }
     if (n > 0) {
       std::string line(boost::asio::buffers_begin(buffer.data()), boost::asio::buffers_begin(buffer.data()) + static_cast<long>(n) - 1);
       buffer.consume(n);
+      if (std::exchange(skipping, false)) continue;  // the end of the dropped line
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (on_line) on_line(line);
       continue;

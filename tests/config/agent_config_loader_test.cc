@@ -138,5 +138,34 @@ TEST(AgentConfigLoaderTest, DeepMergeOverridesKeepTheirOwnPositions) {
       << diag.Format();
 }
 
+TEST(AgentConfigLoaderTest, UrlsWithCredentialsAreRefusedAndNotRepeated) {
+  std::string problems = Problems(R"(name: x
+model: { provider: openai, model: m, base_url: "https://user:s3cret@llm.internal/v1" }
+mcp_servers: { files: { url: "http://a:b@127.0.0.1:9/mcp" } }
+tools:
+  - name: send
+    backend: { http: { url: "http://k:v@hooks.internal/send" } }
+)");
+  EXPECT_NE(problems.find("base_url holds credentials"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("agent.yaml:6:"), std::string::npos) << "the http backend's url: " << problems;
+  EXPECT_NE(problems.find("agent.yaml:3:"), std::string::npos) << "the MCP server's url: " << problems;
+  EXPECT_EQ(problems.find("s3cret"), std::string::npos) << problems;
+  EXPECT_EQ(problems.find("needs exactly one of"), std::string::npos) << "no follow-on error: " << problems;
+}
+
+TEST(AgentConfigLoaderTest, ScriptedRepliesInTheAgentAreCheckedLikeAScenarios) {
+  std::string problems = Problems(R"(name: x
+model:
+  provider: scripted
+  replies:
+    - { when: { trun: 1 }, text: hi }
+    - { when: { user_matches: "(" }, text: hi }
+    - { when: { last: user } }
+)");
+  EXPECT_NE(problems.find("trun"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("agent.yaml:6:"), std::string::npos) << "the bad regex: " << problems;
+  EXPECT_NE(problems.find("needs text, tool_calls, json or raw"), std::string::npos) << problems;
+}
+
 }  // namespace
 }  // namespace reins

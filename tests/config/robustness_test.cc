@@ -1,5 +1,7 @@
 // Untrusted input never crashes: random and truncated YAML, random JSON tool results,
 // random model arguments. Deterministic (seeded), so a failure reproduces.
+#include <cstdio>
+#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -112,6 +114,51 @@ TEST(RobustnessTest, RandomArgumentsNeverCrashTheValidator) {
     ASSERT_TRUE(MessageFromJson(j, &m));
     if (m.tool_calls[0].args_valid) validator->Validate(m.tool_calls[0].args);
   }
+}
+
+TEST(RobustnessTest, AYamlAliasBombIsRefusedNotExpanded) {
+  // "Billion laughs": each level repeats the one before nine times; 9^9 values once expanded.
+  std::string bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    const char prev = static_cast<char>(c - 1);
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) bomb += std::string(i ? ", *" : "*") + prev;
+    bomb += "]\n";
+  }
+  ASSERT_LT(bomb.size(), 1000u);
+  Diagnostics diag;
+  ParseYaml(bomb, "bomb.yaml", diag);
+  ASSERT_FALSE(diag.empty());
+  EXPECT_NE(diag.Format().find("expands to more than 200000 values"), std::string::npos) << diag.Format();
+}
+
+TEST(RobustnessTest, DeepYamlNestingIsADiagnosticNotACrash) {
+  for (const std::string& deep : {std::string(100000, '[') + std::string(100000, ']'),
+                                  std::string(100000, '{') + std::string(100000, '}')}) {
+    Diagnostics diag;
+    ParseYaml(deep, "deep.yaml", diag);
+    EXPECT_FALSE(diag.empty());
+  }
+  std::string nested = "v";
+  for (int i = 0; i < 70; ++i) nested = "[" + nested + "]";
+  Diagnostics diag;
+  ParseYaml("x: " + nested, "deep.yaml", diag);
+  EXPECT_NE(diag.Format().find("deeper than 64 levels"), std::string::npos) << diag.Format();
+}
+
+TEST(RobustnessTest, OversizedAndOddFilesAreRefusedBeforeParsing) {
+  const std::string path = ::testing::TempDir() + "reins_big.yaml";
+  {
+    std::ofstream out(path);
+    out << "name: big\nsystem_prompt: \"" << std::string(5 << 20, 'x') << "\"\n";
+  }
+  Diagnostics diag;
+  LoadYamlFile(path, diag);
+  EXPECT_NE(diag.Format().find("larger than 4 MiB"), std::string::npos) << diag.Format();
+  std::remove(path.c_str());
+  Diagnostics dir;
+  LoadYamlFile(::testing::TempDir(), dir);
+  EXPECT_NE(dir.Format().find("is a directory"), std::string::npos) << dir.Format();
 }
 
 }  // namespace
