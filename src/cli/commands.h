@@ -60,6 +60,8 @@ struct ServeFlags {
   double rate = 20;   // requests per second per key
   double burst = 40;
   size_t max_body_bytes = 1u << 20;
+  int max_connections = 20000;  // beyond it: 503 (10,000 turns in flight still fit)
+  size_t session_cache = 10000;  // sessions kept in memory between turns
 };
 
 int CheckCommand(const std::vector<std::string>& files);

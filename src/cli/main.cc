@@ -97,6 +97,13 @@ int main(int argc, char** argv) {
   serve->add_option("--rate", serve_flags.rate, "requests per second per API key")->capture_default_str();
   serve->add_option("--burst", serve_flags.burst, "requests a key may send at once")->capture_default_str();
   serve->add_option("--max-body-bytes", serve_flags.max_body_bytes, "larger request bodies get 413")->capture_default_str();
+  serve->add_option("--max-connections", serve_flags.max_connections, "open connections; one more gets 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  serve->add_option("--session-cache", serve_flags.session_cache,
+                    "sessions kept in memory between turns (least recently used evicted; the store keeps all)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000000));
 
   std::string keys_file = "keys.yaml", keys_tenant;
   auto* keys = app.add_subcommand("keys", "Manage API keys for reins serve");

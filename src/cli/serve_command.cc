@@ -3,6 +3,8 @@
 // costs nothing while turns wait on models and tools. SIGINT/SIGTERM: stop accepting,
 // let in-flight turns finish up to --shutdown-timeout-ms, exit 0; writes still queued
 // stay in the outbox and run at the next start.
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -20,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "config/agent_config_loader.h"
+#include "core/detail_log.h"
 #include "mcp/mcp_hub.h"
 #include "model/http_model.h"
 #include "model/scripted_model.h"
@@ -54,6 +57,20 @@ bool SplitListen(const std::string& listen, std::string* host, int* port) {
   return *port >= 0 && *port < 65536;
 }
 
+// A server holds a descriptor per connection: the soft limit (often 1024) would cap it
+// far below what the machine allows, so it is raised to the hard limit.
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  (void)setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+void LogLine(Json entry) {
+  entry["ts"] = FormatIsoTime(SystemClock().NowMs());
+  std::cerr << entry.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n" << std::flush;
+}
+
 Task<void> ResumeOutbox(Runtime& runtime) {
   Result<int> ran = co_await runtime.ResumeOutbox();
   if (ran.ok() && *ran > 0) std::cerr << "reins serve: ran " << *ran << " write(s) a previous run left in the outbox\n";
@@ -74,6 +91,11 @@ Task<void> ShutDownOnSignal(asio::signal_set& signals, Api& api, HttpServer& ser
 }  // namespace
 
 int ServeCommand(const ServeFlags& flags) {
+  RaiseOpenFileLimit();
+  // What clients are not told (internal URLs, upstream bodies) goes to the log.
+  SetDetailSink([](std::string_view source, std::string_view message) {
+    LogLine({{"level", "warn"}, {"msg", "detail"}, {"source", source}, {"detail", message}});
+  });
   Result<AgentConfig> config = LoadAgentConfigFile(flags.config);
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
@@ -108,15 +130,13 @@ int ServeCommand(const ServeFlags& flags) {
   }
   Api* api_ptr = nullptr;  // set below; events only flow once the server runs
   RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
+  parts.session_cache = flags.session_cache;
   parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
   };
   // The MCP servers the agent uses, started before the runtime and stopped after it.
   // Their stderr goes to the server's log, one JSON line each, like the request log.
-  auto mcp_log = [clock](const std::string& line) {
-    Json entry = {{"ts", FormatIsoTime(clock->NowMs())}, {"level", "info"}, {"msg", "mcp"}, {"line", line}};
-    std::cerr << entry.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n" << std::flush;
-  };
+  auto mcp_log = [](const std::string& line) { LogLine({{"level", "info"}, {"msg", "mcp"}, {"line", line}}); };
   Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends, mcp_log);
   if (!mcp.ok()) {
     std::cerr << mcp.status().message() << "\n";
@@ -133,11 +153,19 @@ int ServeCommand(const ServeFlags& flags) {
     asio::io_context io(threads);
     auto strand = asio::make_strand(io);
     Metrics metrics;
+    HttpServer* server_ptr = nullptr;
     ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};
+    options.open_connections = [&server_ptr] { return server_ptr ? server_ptr->open_connections() : 0; };
     Api api(**runtime, strand, keys, metrics, options);
     api_ptr = &api;
-    HttpServer server(io, {.host = host, .port = port, .max_body_bytes = flags.max_body_bytes},
+    HttpServer::Options http{.host = host, .port = port, .max_body_bytes = flags.max_body_bytes};
+    http.max_connections = flags.max_connections;
+    http.on_refused = [&metrics](std::string_view reason) {
+      metrics.Inc("reins_connections_refused_total", {{"reason", std::string(reason)}});
+    };
+    HttpServer server(io, std::move(http),
                       [&api](const ServerRequest& req, ServerResponse& res) { return api.Handle(req, res); });
+    server_ptr = &server;
     if (Status s = server.Start(); !s.ok()) {
       std::cerr << s.message() << "\n";
       return 2;

@@ -1,39 +1,28 @@
 #include "server/api.h"
 
 #include <chrono>
-#include <deque>
 #include <iostream>
 #include <optional>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/detail_log.h"
 #include "reins/json.h"
 #include "server/event_stream.h"
+#include "server/request_bodies.h"
+#include "server/routes.h"
 
 namespace reins {
 namespace {
 
 namespace asio = boost::asio;
-constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-
-// A request the API refuses: status, code, message.
-struct ApiError {
-  int status;
-  std::string code;
-  std::string message;
-};
-
-Json ErrorJson(const ApiError& e) { return {{"error", {{"code", e.code}, {"message", e.message}}}}; }
 
 // (A plain function: GCC 12 miscompiles brace-initialised temporaries in coroutines.)
 ApiError Err(int status, const char* code, std::string message) { return ApiError{status, code, std::move(message)}; }
@@ -43,77 +32,34 @@ ApiError Err(int status, const char* code, std::string message) { return ApiErro
 // values from these.
 constexpr const char* kJsonType = "application/json";
 constexpr const char* kPrometheusType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr int kTracePageTurns = 100;  // turns read per store call when streaming a whole trace
 Json HealthJson() { return {{"status", "ok"}}; }
 Json ReadyJson(const std::string& agent) { return {{"status", "ready"}, {"agent", agent}}; }
 
 std::optional<ApiError> NotReady(bool shutting_down, const Status& store) {
   if (shutting_down) return Err(503, "shutting_down", "the server is shutting down");
-  if (!store.ok()) return Err(503, "store_unavailable", store.message());
+  if (!store.ok()) return Err(503, "store_unavailable", "the store cannot be read");
   return std::nullopt;
 }
 
-// POST /v1/sessions: `{metadata?}`.
-std::optional<ApiError> ParseMetadata(const Json& j, Json* metadata) {
-  if (j.is_discarded() || !j.is_object()) return Err(400, "bad_request", "the body must be a JSON object");
-  for (const auto& [key, value] : j.items()) {
-    if (key != "metadata") return Err(400, "bad_request", "unknown field '" + key + "' (expected metadata)");
-    if (!value.is_object()) return Err(400, "bad_request", "'metadata' must be an object");
-  }
-  *metadata = j.value("metadata", Json::object());
-  return std::nullopt;
-}
-
-// Maps a runtime refusal to the API's statuses.
+// Maps a runtime refusal to the API's statuses. Refusals explain themselves; a failure
+// of reins' own parts (the store, say) may name files and internals, so the client
+// gets a plain sentence and the detail goes to the log.
 ApiError FromStatus(const Status& s) {
   switch (s.code()) {
     case StatusCode::kNotFound: return {404, "not_found", s.message()};
     case StatusCode::kFailedPrecondition: return {409, "conflict", s.message()};
     case StatusCode::kInvalidArgument: return {422, "invalid", s.message()};
-    case StatusCode::kUnavailable: return {503, "unavailable", s.message()};
-    default: return {500, "internal", s.message()};
+    case StatusCode::kUnavailable:
+      LogDetail("api", s.message());
+      return {503, "unavailable", "a part of the server is unavailable; retry shortly"};
+    default:
+      LogDetail("api", s.ToString());
+      return {500, "internal", "the server could not complete the request (the server log has the detail)"};
   }
 }
 
-// "/v1/sessions/s_1/turns" -> {"v1", "sessions", "s_1", "turns"}
-std::vector<std::string> Segments(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string::npos) slash = path.size();
-    if (slash > start) out.push_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
-// The body of POST .../turns, checked field by field (400 names the field).
-std::optional<ApiError> ParseTurnInput(const std::string& body, TurnInput* in) {
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return ApiError{400, "bad_request", "the body must be a JSON object"};
-  for (const auto& [key, value] : j.items()) {
-    if (key == "speaker" || key == "say" || key == "select" || key == "idempotency_key") {
-      if (!value.is_string()) return ApiError{400, "bad_request", "'" + key + "' must be a string"};
-    } else if (key == "approve") {
-      if (!value.is_boolean()) return ApiError{400, "bad_request", "'approve' must be true or false"};
-    } else if (key == "page_context") {
-      if (!value.is_object()) return ApiError{400, "bad_request", "'page_context' must be an object"};
-    } else {
-      return ApiError{400, "bad_request", "unknown field '" + key + "' (expected speaker, say, select, approve, page_context, idempotency_key)"};
-    }
-  }
-  in->speaker = j.value("speaker", "user");
-  if (in->speaker.empty() || in->speaker.size() > 128) return ApiError{400, "bad_request", "'speaker' must be 1 to 128 characters"};
-  if (j.contains("say")) in->say = j["say"].get<std::string>();
-  if (j.contains("select")) in->select = j["select"].get<std::string>();
-  if (j.contains("approve")) in->approve = j["approve"].get<bool>();
-  if (j.contains("page_context")) in->page_context = j["page_context"];
-  in->idempotency_key = j.value("idempotency_key", "");
-  if (in->idempotency_key.size() > 200) return ApiError{400, "bad_request", "'idempotency_key' is longer than 200 characters"};
-  int given = (in->say ? 1 : 0) + (in->select ? 1 : 0) + (in->approve ? 1 : 0);
-  if (given != 1) return ApiError{400, "bad_request", "a turn needs exactly one of say, select or approve"};
-  return std::nullopt;
-}
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // A stored turn in the TurnResult shape (idempotent replays, the trace).
 Json StoredTurnJson(const StoredTurn& t, const std::vector<StoredInvocation>& invocations) {
@@ -134,14 +80,44 @@ Json StoredTurnJson(const StoredTurn& t, const std::vector<StoredInvocation>& in
   return j;
 }
 
+// One turn of GET .../trace: the TurnResult plus what was asked and every event.
+Json TraceTurnJson(const StoredTurn& t, const std::vector<StoredInvocation>& invocations) {
+  Json j = StoredTurnJson(t, invocations);
+  j["turn_number"] = t.turn_number;
+  j["speaker"] = t.speaker;
+  j["input"] = t.input;
+  j["created_at"] = FormatIsoTime(t.created_at_ms);
+  Json events = Json::array();
+  for (const TraceEvent& e : t.events) events.push_back(TraceEventToJson(e));
+  j["events"] = std::move(events);
+  return j;
+}
+
+// A page of the trace: the turns' JSON texts, or why they could not be read.
+struct TracePage {
+  std::vector<std::string> turns;
+  int last_number = 0;
+};
+
+Result<TracePage> ReadTracePage(Store& store, const std::string& id, TurnRange range) {
+  REINS_ASSIGN_OR_RETURN(std::vector<StoredTurn> turns, store.LoadTurns(id, range));
+  REINS_ASSIGN_OR_RETURN(std::vector<StoredInvocation> calls, store.LoadInvocations(id, range));
+  TracePage page;
+  for (const StoredTurn& t : turns) {
+    page.turns.push_back(Dump(TraceTurnJson(t, calls)));
+    page.last_number = t.turn_number;
+  }
+  return page;
+}
+
 Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
   *out = co_await rt.RunTurn(id, std::move(in));
 }
 
 void Log(Json line) {
   line["ts"] = FormatIsoTime(NowMs());
-  line["level"] = "info";
-  std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  if (!line.contains("level")) line["level"] = "info";
+  std::string text = Dump(line) + "\n";
   std::cerr << text << std::flush;
 }
 
@@ -171,25 +147,6 @@ Result<Json> SessionJson(Store& store, const std::string& id) {
   return j;
 }
 
-Result<Json> TraceJson(Store& store, const std::string& id) {
-  Result<std::vector<StoredTurn>> turns = store.LoadTurns(id);
-  if (!turns.ok()) return turns.status();
-  Result<std::vector<StoredInvocation>> inv = store.LoadInvocations(id);
-  Json out = Json::array();
-  for (const StoredTurn& t : *turns) {
-    Json j = StoredTurnJson(t, inv.ok() ? *inv : std::vector<StoredInvocation>{});
-    j["turn_number"] = t.turn_number;
-    j["speaker"] = t.speaker;
-    j["input"] = t.input;
-    j["created_at"] = FormatIsoTime(t.created_at_ms);
-    Json events = Json::array();
-    for (const TraceEvent& e : t.events) events.push_back(TraceEventToJson(e));
-    j["events"] = std::move(events);
-    out.push_back(std::move(j));
-  }
-  return Json{{"session_id", id}, {"turns", std::move(out)}};
-}
-
 void LogTurn(const std::string& session_id, const TurnResult& r) {
   Log({{"msg", "turn"}, {"session_id", session_id}, {"turn_id", r.turn_id}, {"status", TurnStatusName(r.status)},
        {"model_calls", r.model_calls}, {"tools", r.tools.size()}});
@@ -205,43 +162,53 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   ApiOptions options;
   RateLimiter limiter;
   std::atomic<bool> shutting_down{false};
+  // Whole traces are read and rendered here, never on the runtime strand.
+  asio::thread_pool readers{1};
 
   std::mutex mu;  // guards subscribers and model_call_started
   std::map<std::string, std::vector<std::weak_ptr<EventStream>>> subscribers;
   std::map<std::string, std::pair<int64_t, std::string>> model_call_started;  // session -> (at_ms, purpose)
 
   Impl(Runtime& r, asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
-      : runtime(r), strand(std::move(s)), keys(std::move(k)), metrics(m), options(o),
-        limiter(o.rate_per_second, o.rate_burst) {}
+      : runtime(r), strand(std::move(s)), keys(std::move(k)), metrics(m), options(std::move(o)),
+        limiter(options.rate_per_second, options.rate_burst) {}
+  ~Impl() { readers.join(); }
 
-  // Runs `work` on the runtime strand and returns its value on the caller's executor.
+  // Runs `work` on `executor` and returns its value on the caller's executor.
   // (Through std::optional: Asio needs a default-constructible result, Result<T> is not.)
   template <typename T>
-  Task<T> OnRuntime(std::function<Task<T>()> work) {
+  Task<T> On(asio::any_io_executor executor, std::function<Task<T>()> work) {
     // Named, not a temporary in the co_await expression: GCC 12 destroys such
     // temporaries wrongly in coroutines.
     std::function<Task<std::optional<T>>()> wrapped = [work = std::move(work)]() -> Task<std::optional<T>> {
       co_return co_await work();
     };
-    std::optional<T> out = co_await asio::co_spawn(strand, std::move(wrapped), asio::use_awaitable);
+    std::optional<T> out = co_await asio::co_spawn(executor, std::move(wrapped), asio::use_awaitable);
     co_return std::move(*out);
   }
+  template <typename T>
+  Task<T> OnRuntime(std::function<Task<T>()> work) {
+    co_return co_await On<T>(strand, std::move(work));
+  }
 
-  std::optional<ApiError> Admit(const ServerRequest& req, std::string* tenant, std::map<std::string, std::string>* extra);
+  std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant,
+                                std::map<std::string, std::string>* extra);
   void Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
               std::chrono::steady_clock::duration took);
-  Task<void> Route(const ServerRequest& req, ServerResponse& res, const std::string& tenant, std::string* route);
+  Task<void> Dispatch(const ServerRequest& req, ServerResponse& res, const Route& route, const std::string& tenant);
   Task<void> CreateSession(const ServerRequest& req, ServerResponse& res, const std::string& tenant);
   Task<std::optional<ApiError>> CheckSession(const std::string& id, const std::string& tenant);
   Task<void> GetSession(ServerResponse& res, const std::string& id);
   Task<void> PostTurn(const ServerRequest& req, ServerResponse& res, const std::string& id);
   Task<void> StreamTurn(ServerResponse& res, const std::string& id, TurnInput in);
-  Task<void> GetTrace(ServerResponse& res, const std::string& id);
+  Task<void> GetTrace(const ServerRequest& req, ServerResponse& res, const std::string& id);
+  Task<void> StreamTrace(ServerResponse& res, const std::string& id);
   Task<void> CancelLease(ServerResponse& res, const std::string& id);
   Task<void> StreamEvents(ServerResponse& res, const std::string& id);
   Task<void> RenderMetrics(ServerResponse& res);
   Task<void> Ready(ServerResponse& res);
   Task<std::optional<Json>> Replay(const std::string& id, const std::string& key);
+  Task<Result<TracePage>> ReadPage(const std::string& id, TurnRange range);
   void Count(const std::string& session_id, const TraceEvent& e);
 };
 
@@ -251,7 +218,7 @@ namespace {
 // GCC 12 gets wrong.
 Task<void> SendJson(ServerResponse& res, int status, Json body, std::map<std::string, std::string> headers = {}) {
   std::string type = kJsonType;
-  std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string text = Dump(body);
   co_await res.Respond(status, std::move(type), std::move(text), std::move(headers));
 }
 
@@ -263,7 +230,7 @@ Task<void> SendError(ServerResponse& res, ApiError e, std::map<std::string, std:
 
 Api::Api(Runtime& runtime, asio::any_io_executor runtime_strand, std::shared_ptr<const KeyStore> keys, Metrics& metrics,
          ApiOptions options)
-    : impl_(std::make_shared<Impl>(runtime, std::move(runtime_strand), std::move(keys), metrics, options)) {}
+    : impl_(std::make_shared<Impl>(runtime, std::move(runtime_strand), std::move(keys), metrics, std::move(options))) {}
 
 Api::~Api() = default;
 
@@ -280,24 +247,25 @@ void Api::BeginShutdown() {
 Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   auto impl = impl_;
   const auto start = std::chrono::steady_clock::now();
-  std::string route = "other";
+  const Route route = MatchRoute(req.path);
   std::string tenant;
   std::map<std::string, std::string> extra;
-  std::optional<ApiError> refused = impl->Admit(req, &tenant, &extra);
+  std::optional<ApiError> refused = impl->Admit(req, route, &tenant, &extra);
   if (refused) {
     co_await SendError(res, *refused, extra);
   } else {
-    co_await impl->Route(req, res, tenant, &route);
+    co_await impl->Dispatch(req, res, route, tenant);
   }
-  impl->Record(req, route, res.status(), tenant, std::chrono::steady_clock::now() - start);
+  impl->Record(req, route.label, res.status(), tenant, std::chrono::steady_clock::now() - start);
 }
 
-// Shutdown, authentication and rate limiting, before any routing. (Plain functions
-// from here on build what the coroutines send: GCC 12 mishandles initializer lists and
-// literal temporaries in coroutine bodies.)
-std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, std::string* tenant,
+// Shutdown, authentication and rate limiting, before anything else. Every path but the
+// open probes needs a key, unknown paths included: what a keyless client learns is 401.
+// (Plain functions from here on build what the coroutines send: GCC 12 mishandles
+// initializer lists and literal temporaries in coroutine bodies.)
+std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, const Route& route, std::string* tenant,
                                          std::map<std::string, std::string>* extra) {
-  if (req.path.rfind("/v1/", 0) != 0) return std::nullopt;  // probes and metrics need no key
+  if (IsOpenEndpoint(route.endpoint)) return std::nullopt;
   if (shutting_down) return Err(503, "shutting_down", "the server is shutting down; retry against another instance");
   std::string bucket = "local";
   if (keys) {
@@ -325,77 +293,54 @@ void Api::Impl::Record(const ServerRequest& req, const std::string& route, int s
        {"ms", static_cast<int64_t>(seconds * 1000)}, {"tenant", tenant}, {"remote", req.remote}});
 }
 
-namespace {
-
-enum class Endpoint { kNone, kHealth, kReady, kMetrics, kCreateSession, kSession, kTurns, kTrace, kLease, kEvents };
-
-struct Match {
-  Endpoint endpoint = Endpoint::kNone;
-  std::string route = "other";  // the metrics label: a pattern, never an id
-  std::string session_id;
-  const char* method = "GET";   // the one method the endpoint accepts
-};
-
-// Which endpoint a path names (a plain function: routing needs no suspension).
-Match MatchRoute(const std::string& path) {
-  std::vector<std::string> seg = Segments(path);
-  Match m;
-  if (seg.size() == 1 && seg[0] == "healthz") return {Endpoint::kHealth, "/healthz", "", "GET"};
-  if (seg.size() == 1 && seg[0] == "readyz") return {Endpoint::kReady, "/readyz", "", "GET"};
-  if (seg.size() == 1 && seg[0] == "metrics") return {Endpoint::kMetrics, "/metrics", "", "GET"};
-  if (seg.size() < 2 || seg.size() > 4 || seg[0] != "v1" || seg[1] != "sessions") return m;
-  if (seg.size() == 2) return {Endpoint::kCreateSession, "/v1/sessions", "", "POST"};
-  const std::string leaf = seg.size() == 4 ? seg[3] : "";
-  if (leaf.empty()) return {Endpoint::kSession, "/v1/sessions/{id}", seg[2], "GET"};
-  if (leaf == "turns") return {Endpoint::kTurns, "/v1/sessions/{id}/turns", seg[2], "POST"};
-  if (leaf == "trace") return {Endpoint::kTrace, "/v1/sessions/{id}/trace", seg[2], "GET"};
-  if (leaf == "lease") return {Endpoint::kLease, "/v1/sessions/{id}/lease", seg[2], "DELETE"};
-  if (leaf == "events") return {Endpoint::kEvents, "/v1/sessions/{id}/events", seg[2], "GET"};
-  return m;
-}
-
-}  // namespace
-
-Task<void> Api::Impl::Route(const ServerRequest& req, ServerResponse& res, const std::string& tenant, std::string* route) {
-  const Match match = MatchRoute(req.path);
-  *route = match.route;
-  if (match.endpoint == Endpoint::kNone) {
+Task<void> Api::Impl::Dispatch(const ServerRequest& req, ServerResponse& res, const Route& route, const std::string& tenant) {
+  if (route.endpoint == Endpoint::kNone) {
     ApiError e = Err(404, "not_found", "no such endpoint: " + req.path);
     co_return co_await SendError(res, e);
   }
-  if (req.method != match.method) {
-    co_return co_await SendError(res, WrongMethod(req.method, match.method), AllowHeader(match.method));
+  if (req.method != route.method) {
+    co_return co_await SendError(res, WrongMethod(req.method, route.method), AllowHeader(route.method));
   }
-  switch (match.endpoint) {
+  switch (route.endpoint) {
     case Endpoint::kHealth: co_return co_await SendJson(res, 200, HealthJson());
     case Endpoint::kReady: co_return co_await Ready(res);
     case Endpoint::kMetrics: co_return co_await RenderMetrics(res);
     case Endpoint::kCreateSession: co_return co_await CreateSession(req, res, tenant);
     default: break;
   }
-  const std::string& id = match.session_id;
+  const std::string& id = route.session_id;
   if (auto missing = co_await CheckSession(id, tenant)) co_return co_await SendError(res, *missing);
-  switch (match.endpoint) {
+  switch (route.endpoint) {
     case Endpoint::kSession: co_return co_await GetSession(res, id);
     case Endpoint::kTurns: co_return co_await PostTurn(req, res, id);
-    case Endpoint::kTrace: co_return co_await GetTrace(res, id);
+    case Endpoint::kTrace: co_return co_await GetTrace(req, res, id);
     case Endpoint::kLease: co_return co_await CancelLease(res, id);
     default: co_return co_await StreamEvents(res, id);
   }
 }
 
 Task<void> Api::Impl::CreateSession(const ServerRequest& req, ServerResponse& res, const std::string& tenant) {
-  Json metadata = Json::object();
-  if (!req.body.empty()) {
-    Json j = Json::parse(req.body, nullptr, false);
-    std::optional<ApiError> bad = ParseMetadata(j, &metadata);
-    if (bad) co_return co_await SendError(res, *bad);
-  }
+  Json metadata;
+  if (auto bad = ParseSessionBody(req.body, &metadata)) co_return co_await SendError(res, *bad);
+  const std::optional<int64_t> quota = keys ? keys->MaxSessions(tenant) : std::nullopt;
   Runtime& rt = runtime;
-  std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant]() -> Task<Result<std::string>> {
+  // Counted and created in one step on the runtime strand: two concurrent requests
+  // cannot both take the last place.
+  std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant, quota]() -> Task<Result<std::string>> {
+    if (quota) {
+      Result<int64_t> count = rt.store().CountSessions(tenant);
+      if (!count.ok()) co_return count.status();
+      if (*count >= *quota) {
+        co_return ResourceExhausted("tenant '" + tenant + "' has " + std::to_string(*count) +
+                                    " sessions, its quota (max_sessions in the keys file)");
+      }
+    }
     co_return rt.CreateSession(metadata, tenant);
   };
   Result<std::string> id = co_await OnRuntime<Result<std::string>>(std::move(work));
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
+    co_return co_await SendError(res, Err(429, "quota_exceeded", id.status().message()));
+  }
   if (!id.ok()) co_return co_await SendError(res, FromStatus(id.status()));
   metrics.Inc("reins_sessions_created_total");
   co_await SendJson(res, 201, CreatedJson(*id, runtime.Greeting()));
@@ -424,22 +369,18 @@ Task<void> Api::Impl::GetSession(ServerResponse& res, const std::string& id) {
 Task<std::optional<Json>> Api::Impl::Replay(const std::string& id, const std::string& key) {
   Runtime& rt = runtime;
   std::function<Task<std::optional<Json>>()> work = [&rt, id, key]() -> Task<std::optional<Json>> {
-    Result<std::vector<StoredTurn>> turns = rt.store().LoadTurns(id);
-    if (!turns.ok()) co_return std::nullopt;
-    for (const StoredTurn& t : *turns) {
-      if (t.input.is_object() && t.input.value("idempotency_key", "") == key) {
-        Result<std::vector<StoredInvocation>> inv = rt.store().LoadInvocations(id);
-        co_return StoredTurnJson(t, inv.ok() ? *inv : std::vector<StoredInvocation>{});
-      }
-    }
-    co_return std::nullopt;
+    Result<std::optional<StoredTurn>> turn = rt.store().FindTurnByKey(id, key);
+    if (!turn.ok() || !*turn) co_return std::nullopt;
+    const TurnRange only{(*turn)->turn_number - 1, 1};
+    Result<std::vector<StoredInvocation>> calls = rt.store().LoadInvocations(id, only);
+    co_return StoredTurnJson(**turn, calls.ok() ? *calls : std::vector<StoredInvocation>{});
   };
   co_return co_await OnRuntime<std::optional<Json>>(std::move(work));
 }
 
 Task<void> Api::Impl::PostTurn(const ServerRequest& req, ServerResponse& res, const std::string& id) {
   TurnInput in;
-  if (auto bad = ParseTurnInput(req.body, &in)) co_return co_await SendError(res, *bad);
+  if (auto bad = ParseTurnBody(req.body, req.Header("idempotency-key"), &in)) co_return co_await SendError(res, *bad);
   if (req.Header("accept").find("text/event-stream") != std::string::npos) co_return co_await StreamTurn(res, id, std::move(in));
   const std::string key = in.idempotency_key;
   Runtime& rt = runtime;
@@ -482,16 +423,60 @@ Task<void> Api::Impl::StreamTurn(ServerResponse& res, const std::string& id, Tur
     done = ErrorJson(FromStatus(r.status()));
   }
   const std::string name = r.ok() || done.contains("turn_id") ? "turn.completed" : "error";
-  const std::string data = done.dump(-1, ' ', false, Json::error_handler_t::replace);
+  const std::string data = Dump(done);
   (void)co_await res.Send(name, data);
 }
 
-Task<void> Api::Impl::GetTrace(ServerResponse& res, const std::string& id) {
+Task<Result<TracePage>> Api::Impl::ReadPage(const std::string& id, TurnRange range) {
   Runtime& rt = runtime;
-  std::function<Task<Result<Json>>()> work = [&rt, id]() -> Task<Result<Json>> { co_return TraceJson(rt.store(), id); };
-  Result<Json> body = co_await OnRuntime<Result<Json>>(std::move(work));
-  if (!body.ok()) co_return co_await SendError(res, FromStatus(body.status()));
-  co_await SendJson(res, 200, *body);
+  std::function<Task<Result<TracePage>>()> work = [&rt, id, range]() -> Task<Result<TracePage>> {
+    co_return ReadTracePage(rt.store(), id, range);
+  };
+  co_return co_await On<Result<TracePage>>(readers.get_executor(), std::move(work));
+}
+
+Task<void> Api::Impl::GetTrace(const ServerRequest& req, ServerResponse& res, const std::string& id) {
+  TraceQuery query;
+  if (auto bad = ParseTraceQuery(req.query, &query)) co_return co_await SendError(res, *bad);
+  if (!query.paged) co_return co_await StreamTrace(res, id);
+  Result<TracePage> page = co_await ReadPage(id, TurnRange{query.after, query.limit});
+  if (!page.ok()) co_return co_await SendError(res, FromStatus(page.status()));
+  std::string body = "{\"session_id\":" + Dump(Json(id)) + ",\"turns\":[";
+  for (size_t i = 0; i < page->turns.size(); ++i) body += (i > 0 ? "," : "") + page->turns[i];
+  body += "]";
+  if (static_cast<int>(page->turns.size()) == query.limit) body += ",\"next_after\":" + std::to_string(page->last_number);
+  body += "}";
+  std::string type = kJsonType;
+  co_await res.Respond(200, std::move(type), std::move(body));
+}
+
+// Every turn, as the contract says, but written page by page as it is read: memory
+// stays at one page whatever the session's length, and the store is free between pages.
+Task<void> Api::Impl::StreamTrace(ServerResponse& res, const std::string& id) {
+  Result<TracePage> page = co_await ReadPage(id, TurnRange{0, kTracePageTurns});
+  if (!page.ok()) co_return co_await SendError(res, FromStatus(page.status()));
+  std::string type = kJsonType;
+  if (!(co_await res.StartBody(std::move(type))).ok()) co_return;
+  std::string chunk = "{\"session_id\":" + Dump(Json(id)) + ",\"turns\":[";
+  bool first = true;
+  while (true) {
+    for (std::string& turn : page->turns) {
+      chunk += (first ? "" : ",") + std::move(turn);
+      first = false;
+    }
+    if (!(co_await res.SendChunk(std::move(chunk))).ok()) co_return;
+    chunk.clear();
+    if (static_cast<int>(page->turns.size()) < kTracePageTurns) break;
+    page = co_await ReadPage(id, TurnRange{page->last_number, kTracePageTurns});
+    if (!page.ok()) {
+      // The status line is gone: end the document so that it still parses, saying why.
+      chunk = "],\"error\":" + Dump(ErrorJson(FromStatus(page.status()))["error"]) + "}";
+      if ((co_await res.SendChunk(std::move(chunk))).ok()) (void)co_await res.EndBody();
+      co_return;
+    }
+  }
+  chunk = "]}";
+  if ((co_await res.SendChunk(std::move(chunk))).ok()) (void)co_await res.EndBody();
 }
 
 Task<void> Api::Impl::CancelLease(ServerResponse& res, const std::string& id) {
@@ -525,6 +510,7 @@ Task<void> Api::Impl::Ready(ServerResponse& res) {
   std::function<Task<Result<std::vector<OutboxEntry>>>()> work =
       [&rt]() -> Task<Result<std::vector<OutboxEntry>>> { co_return rt.store().UnfinishedOutbox(); };
   Result<std::vector<OutboxEntry>> probe = co_await OnRuntime<Result<std::vector<OutboxEntry>>>(std::move(work));
+  if (!probe.ok()) LogDetail("store", "readiness probe failed: " + probe.status().message());
   std::optional<ApiError> unready = NotReady(shutting_down, probe.ok() ? Status() : probe.status());
   if (unready) co_return co_await SendError(res, *unready);
   co_await SendJson(res, 200, ReadyJson(runtime.config().name));
@@ -532,10 +518,20 @@ Task<void> Api::Impl::Ready(ServerResponse& res) {
 
 Task<void> Api::Impl::RenderMetrics(ServerResponse& res) {
   Runtime& rt = runtime;
-  std::function<Task<Result<std::vector<OutboxEntry>>>()> work =
-      [&rt]() -> Task<Result<std::vector<OutboxEntry>>> { co_return rt.store().UnfinishedOutbox(); };
-  Result<std::vector<OutboxEntry>> outbox = co_await OnRuntime<Result<std::vector<OutboxEntry>>>(std::move(work));
-  if (outbox.ok()) metrics.Set("reins_outbox_depth", {}, static_cast<double>(outbox->size()));
+  std::function<Task<Result<std::pair<int64_t, int64_t>>>()> work = [&rt]() -> Task<Result<std::pair<int64_t, int64_t>>> {
+    Result<std::vector<OutboxEntry>> outbox = rt.store().UnfinishedOutbox();
+    Result<int64_t> sessions = rt.store().CountSessions(std::nullopt);
+    if (!outbox.ok()) co_return outbox.status();
+    if (!sessions.ok()) co_return sessions.status();
+    co_return std::make_pair(static_cast<int64_t>(outbox->size()), *sessions);
+  };
+  Result<std::pair<int64_t, int64_t>> counts = co_await OnRuntime<Result<std::pair<int64_t, int64_t>>>(std::move(work));
+  if (counts.ok()) {
+    metrics.Set("reins_outbox_depth", {}, static_cast<double>(counts->first));
+    metrics.Set("reins_sessions", {}, static_cast<double>(counts->second));
+  }
+  metrics.Set("reins_sessions_cached", {}, static_cast<double>(runtime.cached_sessions()));
+  if (options.open_connections) metrics.Set("reins_connections_open", {}, options.open_connections());
   std::string type = kPrometheusType;
   co_await res.Respond(200, std::move(type), metrics.Render());
 }
@@ -577,7 +573,10 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
     metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
                                            {"deferred", e.type == "deferred.executed" ? "true" : "false"}});
   } else if (e.type == "tool.rejected" || e.type == "tool.skipped") {
-    metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", e.type.substr(5)}, {"deferred", "false"}});
+    // A model may name any tool: only the agent's tools become label values, so the
+    // number of series stays bounded.
+    const std::string name = runtime.config().FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
+    metrics.Inc("reins_tool_calls_total", {{"tool", name}, {"status", e.type.substr(5)}, {"deferred", "false"}});
   } else if (e.type == "rail.fired") {
     metrics.Inc("reins_rails_fired_total", {{"rail", str("rail")}});
   } else if (e.type == "turn.blocked") {

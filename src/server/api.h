@@ -1,10 +1,13 @@
 // Api: the endpoints of `reins serve` (docs/http-api.md) over a Runtime. Requests are
-// authenticated (Bearer keys, tenants), rate limited, validated, and routed; runtime
-// work runs on one strand (the runtime assumes one executor), network I/O on any
-// thread. Every error is {"error":{"code","message"}} with the fitting status, and
-// nothing is half-applied: a refused request changes nothing.
+// routed on the canonical path the transport checked, authenticated (Bearer keys,
+// tenants) on that same path, rate limited, validated (request_bodies.h) and handled;
+// runtime work runs on one strand (the runtime assumes one executor), reads of whole
+// traces on a reader thread of their own so that they never hold up turns, network
+// I/O on any thread. Every error is {"error":{"code","message"}} with the fitting
+// status, and nothing is half-applied: a refused request changes nothing.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +28,8 @@ struct ApiOptions {
   double rate_per_second = 20;  // per API key
   double rate_burst = 40;
   int heartbeat_ms = 15000;     // SSE comment lines on idle streams
+  // Connections open now (the transport's count), for /metrics; may be empty.
+  std::function<int()> open_connections;
 };
 
 class Api {

@@ -1,8 +1,14 @@
 #include "server/http_server.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,6 +23,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "reins/json.h"
+#include "server/request_head.h"
+
 namespace reins {
 namespace {
 
@@ -29,13 +38,8 @@ constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr int kWriteTimeoutMs = 30000;
 
 std::string ErrorBody(const std::string& code, const std::string& message) {
-  // Built by hand: this layer stays free of the JSON library.
-  std::string escaped;
-  for (char c : message) {
-    if (c == '"' || c == '\\') escaped.push_back('\\');
-    escaped.push_back(c);
-  }
-  return R"({"error":{"code":")" + code + R"(","message":")" + escaped + R"("}})";
+  Json body = {{"error", {{"code", code}, {"message", message}}}};
+  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 // GCC 12 cannot compile a string literal in a full-expression that holds a co_await
@@ -50,6 +54,20 @@ std::string TooLarge(size_t limit) {
 }
 std::string Malformed(const std::string& why) { return ErrorBody("bad_request", "malformed HTTP request: " + why); }
 std::string NoResponse() { return ErrorBody("internal", "the handler wrote no response"); }
+std::string Refused(const RequestRefusal& r) { return ErrorBody(r.code, r.message); }
+std::string HeadTooLarge() {
+  return ErrorBody("headers_too_large", "the request head is larger than " + std::to_string(kMaxRequestHeadBytes >> 10) + " KiB");
+}
+constexpr const char* kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr const char* kExpectContinue = "100-continue";
+// Written whole to a connection the server cannot serve (too many open, or no file
+// descriptor left): small enough to fit any socket buffer at once.
+std::string BusyResponse() {
+  std::string body = ErrorBody("overloaded", "the server has too many open connections; retry shortly");
+  return "HTTP/1.1 503 Service Unavailable\r\nServer: reins\r\nContent-Type: application/json\r\n"
+         "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
 
 // Writes to one connection: a whole response, or an SSE stream.
 class ConnectionResponse final : public ServerResponse {
@@ -90,9 +108,29 @@ class ConnectionResponse final : public ServerResponse {
 
   Task<Status> Heartbeat() override { co_return co_await Write(std::string(kHeartbeat)); }
 
+  Task<Status> StartBody(std::string content_type) override {
+    status_ = 200;
+    std::string head = "HTTP/1.1 200 OK\r\nServer: reins\r\nContent-Type: " + content_type +
+                       "\r\nTransfer-Encoding: chunked\r\n" + (keep_alive_ ? "" : "Connection: close\r\n") + "\r\n";
+    co_return co_await Write(std::move(head));
+  }
+
+  Task<Status> SendChunk(std::string bytes) override {
+    if (bytes.empty()) co_return OkStatus();  // an empty chunk would end the body
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+    co_return co_await Write(size + std::move(bytes) + "\r\n");
+  }
+
+  Task<Status> EndBody() override {
+    Status written = co_await Write(std::string("0\r\n\r\n"));
+    if (!written.ok()) keep_alive_ = false;
+    co_return written;
+  }
+
   int status() const override { return status_; }
   bool responded() const { return status_ != 0; }
-  bool keep_alive() const { return keep_alive_ && !streaming_; }
+  bool keep_alive() const { return keep_alive_ && !streaming_ && !gone_; }
 
  private:
   Task<Status> Write(std::string bytes) {
@@ -132,12 +170,18 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::atomic<int> open{0};
   int bound_port = 0;
 
+  // A descriptor held in reserve: when none is left, it is given up for a moment to
+  // accept and refuse the client waiting in the backlog (else the acceptor reports the
+  // same error at once, forever, and spins).
+  int reserve_fd = -1;
+
   // Connections waiting for their next request, closed at once by Stop().
   std::mutex mu;
   uint64_t next_id = 0;
   std::map<uint64_t, beast::tcp_stream*> idle;
 
   Task<void> Accept();
+  void ShedOneWaitingClient();
   Task<void> Serve(tcp::socket socket);
   Task<bool> ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
   void SetIdle(uint64_t id, beast::tcp_stream* stream) {
@@ -148,19 +192,51 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
 Task<void> HttpServer::Impl::Accept() {
   auto self = shared_from_this();
+  asio::steady_timer backoff(acceptor.get_executor());
+  int backoff_ms = 0;
   while (!stopping) {
     auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(io), kNoThrow);
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;
-      continue;  // e.g. too many open files: keep serving the connections we have
+      if (ec == asio::error::no_descriptors || ec.value() == EMFILE || ec.value() == ENFILE) {
+        ShedOneWaitingClient();
+        backoff_ms = std::clamp(backoff_ms * 2, 10, 1000);
+        backoff.expires_after(std::chrono::milliseconds(backoff_ms));
+        co_await backoff.async_wait(kNoThrow);
+      }
+      continue;
     }
+    backoff_ms = 0;
+    if (open >= options.max_connections) {
+      // Refused at once, without reading the request: a small blocking write to a
+      // fresh socket does not block, and the descriptor is back within the call.
+      beast::error_code ignored;
+      asio::write(socket, asio::buffer(BusyResponse()), ignored);
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      socket.close(ignored);
+      if (options.on_refused) options.on_refused("max_connections");
+      continue;
+    }
+    ++open;
     asio::co_spawn(socket.get_executor(), Serve(std::move(socket)), asio::detached);
   }
 }
 
+void HttpServer::Impl::ShedOneWaitingClient() {
+  if (reserve_fd < 0) return;
+  ::close(reserve_fd);
+  int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) {
+    const std::string busy = BusyResponse();
+    (void)!::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::close(fd);
+    if (options.on_refused) options.on_refused("fd_exhausted");
+  }
+  reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 Task<void> HttpServer::Impl::Serve(tcp::socket socket) {
   auto self = shared_from_this();
-  ++open;
   uint64_t id;
   {
     std::lock_guard lock(mu);
@@ -182,21 +258,25 @@ Task<void> HttpServer::Impl::Serve(tcp::socket socket) {
 // Reads and answers one request. False when the connection should close.
 Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
                                       const std::string& remote) {
-  http::request_parser<http::string_body> parser;
-  parser.body_limit(options.max_body_bytes);
-  parser.header_limit(64 * 1024);
+  RequestParser parser;
+  ConfigureRequestParser(parser, options.max_body_bytes);
   stream.expires_after(std::chrono::milliseconds(options.idle_timeout_ms));
   SetIdle(id, &stream);
-  auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+  auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
   SetIdle(id, nullptr);
   if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted || ec == asio::error::connection_reset) {
     co_return false;
   }
   ConnectionResponse response(stream, false);
-  if (ec == http::error::body_limit) {
+  if (ec == http::error::body_limit) {  // a Content-Length over the limit is known from the head
     std::string body = TooLarge(options.max_body_bytes);
     co_await response.Respond(413, std::string(kJson), std::move(body), {});
+    co_return false;
+  }
+  if (ec == http::error::header_limit) {
+    std::string body = HeadTooLarge();
+    co_await response.Respond(431, std::string(kJson), std::move(body), {});
     co_return false;
   }
   if (ec) {
@@ -204,15 +284,42 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
     co_await response.Respond(400, std::string(kJson), std::move(body), {});
     co_return false;
   }
+  // The head decides whether the body can be read safely at all, and what path the
+  // request names, before a byte of the body is read.
+  const auto& head = parser.get();
+  RequestRefusal why;
+  std::optional<RequestTarget> target = ScreenRequestHead(head, &why);
+  if (!target) {
+    std::string body = Refused(why);
+    co_await response.Respond(why.status, std::string(kJson), std::move(body), {});
+    co_return false;
+  }
+  if (beast::iequals(head[http::field::expect], std::string_view(kExpectContinue))) {
+    const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
+    auto [wec, wn] = co_await asio::async_write(stream, interim, kNoThrow);
+    if (wec) co_return false;
+  }
+  auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+  if (bec == http::error::body_limit) {
+    std::string body = TooLarge(options.max_body_bytes);
+    co_await response.Respond(413, std::string(kJson), std::move(body), {});
+    co_return false;
+  }
+  if (bec) {
+    if (bec == beast::error::timeout || bec == asio::error::eof || bec == asio::error::connection_reset) co_return false;
+    std::string body = Malformed(bec.message());
+    co_await response.Respond(400, std::string(kJson), std::move(body), {});
+    co_return false;
+  }
   http::request<http::string_body> msg = parser.release();
   ServerRequest req;
   req.method = std::string(msg.method_string());
   req.target = std::string(msg.target());
-  req.path = req.target.substr(0, req.target.find('?'));
-  for (const auto& field : msg) {
-    std::string name(field.name_string());
+  req.path = std::move(target->path);
+  req.query = std::move(target->query);
+  for (auto& [name, value] : HeadFields(msg)) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    req.headers[name] = std::string(field.value());
+    req.headers[name] = std::move(value);
   }
   req.body = std::move(msg.body());
   req.remote = remote;
@@ -229,7 +336,11 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
 HttpServer::HttpServer(asio::io_context& io, Options options, RequestHandler handler)
     : impl_(std::make_shared<Impl>(io, std::move(options), std::move(handler))) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+  if (impl_->reserve_fd >= 0) ::close(impl_->reserve_fd);
+  impl_->reserve_fd = -1;
+}
 
 Status HttpServer::Start() {
   beast::error_code ec;
@@ -246,6 +357,7 @@ Status HttpServer::Start() {
                        ec.message());
   }
   impl_->bound_port = a.local_endpoint().port();
+  impl_->reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   asio::co_spawn(a.get_executor(), impl_->Accept(), asio::detached);
   return OkStatus();
 }

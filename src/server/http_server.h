@@ -2,10 +2,17 @@
 // coroutines. One coroutine per connection (keep-alive), run by however many threads
 // run the io_context; a request waiting on a model or a tool holds no thread.
 //
-// The server reads a request (headers, then a body up to `max_body_bytes`, else 413),
-// hands it to the handler, and writes what the handler answers: a whole response, or
-// an SSE stream (ServerResponse::StartStream / Send) that ends when the handler
-// returns. Malformed HTTP gets a 400 and the connection is closed.
+// The server reads a request's head, refuses what request_rules.h refuses (a path that
+// is not canonical, ambiguous framing, no Host), then reads the body up to
+// `max_body_bytes` (else 413), hands the request to the handler, and writes what the
+// handler answers: a whole response, a chunked body (StartBody / SendChunk / EndBody),
+// or an SSE stream (StartStream / Send) that ends when the handler returns. Malformed
+// HTTP gets a 400 and the connection is closed.
+//
+// Resources: at most `max_connections` are open at once; one more is answered 503 and
+// closed (`on_refused("max_connections")`). When the process runs out of file
+// descriptors, the accept loop backs off instead of spinning, and uses a descriptor it
+// kept in reserve to answer the waiting client 503 (`on_refused("fd_exhausted")`).
 //
 // Shutdown: Stop() closes the listener; connections finish the request in hand and
 // close; Drain() waits until none is left or the deadline passes.
@@ -28,20 +35,26 @@ namespace reins {
 
 struct ServerRequest {
   std::string method;
-  std::string target;  // path and query
-  std::string path;    // without the query
+  std::string target;  // path and query, as sent
+  std::string path;    // canonical (request_rules.h); what authentication and routing read
+  std::string query;   // after '?', undecoded
   std::map<std::string, std::string> headers;  // lower-cased names
   std::string body;
   std::string remote;  // peer address
   std::string Header(const std::string& lower_name) const;
 };
 
-// What a handler writes back. Either Respond() once, or StartStream() then Send()s.
+// What a handler writes back: Respond() once; or StartBody(), SendChunk()s, EndBody()
+// for a large body written as it is produced; or StartStream() then Send()s.
 class ServerResponse {
  public:
   virtual ~ServerResponse() = default;
   virtual Task<void> Respond(int status, std::string content_type, std::string body,
                              std::map<std::string, std::string> headers = {}) = 0;
+  // A 200 with a chunked body. Each Status is non-OK once the client has gone.
+  virtual Task<Status> StartBody(std::string content_type) = 0;
+  virtual Task<Status> SendChunk(std::string bytes) = 0;
+  virtual Task<Status> EndBody() = 0;
   // Sends the SSE response headers (200, text/event-stream).
   virtual Task<Status> StartStream() = 0;
   // One SSE event; a non-OK Status when the client has gone (the handler may go on).
@@ -60,6 +73,9 @@ class HttpServer {
     int port = 8080;  // 0 picks a free port
     size_t max_body_bytes = 1u << 20;
     int idle_timeout_ms = 60000;  // a keep-alive connection with no request is closed
+    int max_connections = 20000;  // beyond it: 503 and close
+    // A connection refused ("max_connections", "fd_exhausted"); any thread.
+    std::function<void(std::string_view reason)> on_refused;
   };
   HttpServer(boost::asio::io_context& io, Options options, RequestHandler handler);
   ~HttpServer();

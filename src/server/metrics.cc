@@ -61,6 +61,11 @@ Metrics::Metrics() {
   Describe("reins_audit_repairs_total", /*unlabeled=*/false, Type::kCounter, "Audit outcomes by repair.");
   Describe("reins_outbox_depth", /*unlabeled=*/true, Type::kGauge, "Deferred writes not yet finished.");
   Describe("reins_sessions_created_total", /*unlabeled=*/true, Type::kCounter, "Sessions created by this process.");
+  Describe("reins_sessions", /*unlabeled=*/true, Type::kGauge, "Sessions in the store.");
+  Describe("reins_sessions_cached", /*unlabeled=*/true, Type::kGauge, "Sessions held in memory (--session-cache).");
+  Describe("reins_connections_open", /*unlabeled=*/true, Type::kGauge, "HTTP connections open now.");
+  Describe("reins_connections_refused_total", /*unlabeled=*/false, Type::kCounter,
+           "Connections answered 503 and closed, by reason (max_connections, fd_exhausted).");
 }
 
 void Metrics::Describe(std::string name, bool unlabeled, Type type, std::string help) {

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,8 +19,9 @@ namespace reins::testing {
 
 class ServerProcess {
  public:
-  // `args` follow `reins serve --listen 127.0.0.1:0`.
-  explicit ServerProcess(std::vector<std::string> args) {
+  // `args` follow `reins serve --listen 127.0.0.1:0`. `in_child` runs in the child
+  // before exec (to lower its resource limits, say).
+  explicit ServerProcess(std::vector<std::string> args, std::function<void()> in_child = nullptr) {
     log_path_ = "/tmp/reins-serve-" + std::to_string(getpid()) + "-" + std::to_string(counter_++) + ".log";
     int out[2];
     if (pipe(out) != 0) return;
@@ -29,6 +31,7 @@ class ServerProcess {
       int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
       dup2(log, STDERR_FILENO);
       close(out[0]);
+      if (in_child) in_child();
       std::vector<std::string> argv = {REINS_BINARY, "serve", "--listen", "127.0.0.1:0"};
       argv.insert(argv.end(), args.begin(), args.end());
       std::vector<char*> raw;

@@ -68,6 +68,44 @@ TEST(Keys, RefusesBadTenantsAndMalformedFiles) {
   unlink(path.c_str());
 }
 
+TEST(Keys, RefusesAKeysFileOthersMayWrite) {
+  std::string path = TempPath("loose.yaml");
+  unlink(path.c_str());
+  ASSERT_TRUE(AddKey(path, "alice").ok());
+  ASSERT_TRUE(KeyStore::Load(path).ok());
+  for (mode_t mode : {0620, 0602, 0666}) {
+    ASSERT_EQ(chmod(path.c_str(), mode), 0);
+    auto loaded = KeyStore::Load(path);
+    ASSERT_FALSE(loaded.ok()) << std::oct << mode;
+    EXPECT_EQ(loaded.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(loaded.status().message().find("chmod 600"), std::string::npos) << loaded.status().message();
+  }
+  unlink(path.c_str());
+}
+
+TEST(Keys, ReadsATenantsSessionQuotaAndKeepsItWhenAKeyIsAdded) {
+  std::string path = TempPath("quota.yaml");
+  unlink(path.c_str());
+  std::ofstream(path) << "tenants:\n  acme: { keys: [" << Sha256Hex("k1") << "], max_sessions: 3 }\n  bob: ["
+                      << Sha256Hex("k2") << "]\n";
+  chmod(path.c_str(), 0600);
+  auto store = KeyStore::Load(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(store->Authenticate("k1"), "acme");
+  EXPECT_EQ(store->MaxSessions("acme"), 3);
+  EXPECT_EQ(store->MaxSessions("bob"), std::nullopt);
+  ASSERT_TRUE(AddKey(path, "acme").ok());
+  store = KeyStore::Load(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(store->MaxSessions("acme"), 3);
+  EXPECT_EQ(store->size(), 3u);
+  std::ofstream(path) << "tenants:\n  acme: { keys: [], max_sessions: lots }\n";
+  EXPECT_FALSE(KeyStore::Load(path).ok());
+  std::ofstream(path) << "tenants:\n  acme: { keys: [], quota: 3 }\n";
+  EXPECT_FALSE(KeyStore::Load(path).ok());
+  unlink(path.c_str());
+}
+
 TEST(RateLimiter, AllowsABurstThenAsksToWaitAndRefills) {
   RateLimiter limiter(2, 3);  // 2 per second, bursts of 3
   for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Acquire("k", 1000), 0);

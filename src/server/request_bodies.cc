@@ -1,0 +1,110 @@
+#include "server/request_bodies.h"
+
+#include <charconv>
+#include <limits>
+
+#include "core/json_parse.h"
+#include "server/request_rules.h"
+
+namespace reins {
+namespace {
+
+constexpr size_t kMaxSpeaker = 128;
+constexpr size_t kMaxIdempotencyKey = 200;
+
+ApiError Bad(std::string message) { return ApiError{400, "bad_request", std::move(message)}; }
+
+// The body as a JSON object, or why not (too deep included).
+std::optional<ApiError> ReadObject(std::string_view body, Json* out) {
+  Result<Json> parsed = ParseJson(body);
+  if (!parsed.ok()) return Bad("the body is not valid JSON: " + parsed.status().message());
+  if (!parsed->is_object()) return Bad("the body must be a JSON object");
+  *out = std::move(parsed).value();
+  return std::nullopt;
+}
+
+// Printable ASCII, no spaces: a key is an opaque token, often a UUID.
+bool IsTokenText(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+std::optional<int> ReadInt(std::string_view text) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Json ErrorJson(const ApiError& e) { return {{"error", {{"code", e.code}, {"message", e.message}}}}; }
+
+std::optional<ApiError> ParseSessionBody(std::string_view body, Json* metadata) {
+  *metadata = Json::object();
+  if (body.empty()) return std::nullopt;
+  Json j;
+  if (auto bad = ReadObject(body, &j)) return bad;
+  for (const auto& [key, value] : j.items()) {
+    if (key != "metadata") return Bad("unknown field '" + key + "' (expected metadata)");
+    if (!value.is_object()) return Bad("'metadata' must be an object");
+  }
+  if (j.contains("metadata")) *metadata = std::move(j["metadata"]);
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseTurnBody(std::string_view body, std::string_view idempotency_header, TurnInput* in) {
+  Json j;
+  if (auto bad = ReadObject(body, &j)) return bad;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "speaker" || key == "say" || key == "select" || key == "idempotency_key") {
+      if (!value.is_string()) return Bad("'" + key + "' must be a string");
+    } else if (key == "approve") {
+      if (!value.is_boolean()) return Bad("'approve' must be true or false");
+    } else if (key == "page_context") {
+      if (!value.is_object()) return Bad("'page_context' must be an object");
+    } else {
+      return Bad("unknown field '" + key + "' (expected speaker, say, select, approve, page_context, idempotency_key)");
+    }
+  }
+  in->speaker = j.value("speaker", "user");
+  if (in->speaker.empty() || in->speaker.size() > kMaxSpeaker) return Bad("'speaker' must be 1 to 128 characters");
+  if (j.contains("say")) in->say = j["say"].get<std::string>();
+  if (j.contains("select")) in->select = j["select"].get<std::string>();
+  if (j.contains("approve")) in->approve = j["approve"].get<bool>();
+  if (j.contains("page_context")) in->page_context = std::move(j["page_context"]);
+  const std::string from_body = j.value("idempotency_key", "");
+  if (!idempotency_header.empty() && j.contains("idempotency_key") && from_body != idempotency_header) {
+    return Bad("the Idempotency-Key header and the body's idempotency_key differ; send one of them");
+  }
+  in->idempotency_key = idempotency_header.empty() ? from_body : std::string(idempotency_header);
+  if (j.contains("idempotency_key") && in->idempotency_key.empty()) return Bad("'idempotency_key' must not be empty");
+  if (in->idempotency_key.size() > kMaxIdempotencyKey || !IsTokenText(in->idempotency_key)) {
+    return Bad("an idempotency key is 1 to 200 printable ASCII characters without spaces");
+  }
+  const int given = (in->say ? 1 : 0) + (in->select ? 1 : 0) + (in->approve ? 1 : 0);
+  if (given != 1) return Bad("a turn needs exactly one of say, select or approve");
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseTraceQuery(std::string_view query, TraceQuery* out) {
+  *out = TraceQuery{};
+  for (const char* name : {"after", "limit"}) {
+    std::optional<std::string> raw = QueryParam(query, name);
+    if (!raw) continue;
+    std::optional<int> value = ReadInt(*raw);
+    const int min = std::string_view(name) == "after" ? 0 : 1;
+    const int max = std::string_view(name) == "after" ? std::numeric_limits<int>::max() : kMaxTracePage;
+    if (!value || *value < min || *value > max) {
+      return Bad("'" + std::string(name) + "' must be a whole number from " + std::to_string(min) + " to " +
+                 std::to_string(max));
+    }
+    out->paged = true;
+    (std::string_view(name) == "after" ? out->after : out->limit) = *value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace reins

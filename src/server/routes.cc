@@ -1,0 +1,49 @@
+#include "server/routes.h"
+
+#include <vector>
+
+#include <re2/re2.h>
+
+namespace reins {
+namespace {
+
+// "/v1/sessions/s_1/turns" -> {"v1", "sessions", "s_1", "turns"}; a trailing '/' gives
+// a last empty segment, which names nothing.
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> out;
+  for (size_t start = 1; start <= path.size();) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    out.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+bool IsSessionId(const std::string& s) {
+  static const RE2 kId("[A-Za-z0-9_-]{1,128}");
+  return RE2::FullMatch(s, kId);
+}
+
+}  // namespace
+
+Route MatchRoute(const std::string& path) {
+  const std::vector<std::string> seg = Segments(path);
+  if (seg.size() == 1 && seg[0] == "healthz") return {Endpoint::kHealth, "/healthz", "", "GET"};
+  if (seg.size() == 1 && seg[0] == "readyz") return {Endpoint::kReady, "/readyz", "", "GET"};
+  if (seg.size() == 1 && seg[0] == "metrics") return {Endpoint::kMetrics, "/metrics", "", "GET"};
+  if (seg.size() < 2 || seg.size() > 4 || seg[0] != "v1" || seg[1] != "sessions") return {};
+  if (seg.size() == 2) return {Endpoint::kCreateSession, "/v1/sessions", "", "POST"};
+  if (!IsSessionId(seg[2])) return {};
+  if (seg.size() == 3) return {Endpoint::kSession, "/v1/sessions/{id}", seg[2], "GET"};
+  const std::string& leaf = seg[3];
+  if (leaf == "turns") return {Endpoint::kTurns, "/v1/sessions/{id}/turns", seg[2], "POST"};
+  if (leaf == "trace") return {Endpoint::kTrace, "/v1/sessions/{id}/trace", seg[2], "GET"};
+  if (leaf == "lease") return {Endpoint::kLease, "/v1/sessions/{id}/lease", seg[2], "DELETE"};
+  if (leaf == "events") return {Endpoint::kEvents, "/v1/sessions/{id}/events", seg[2], "GET"};
+  return {};
+}
+
+bool IsOpenEndpoint(Endpoint e) { return e == Endpoint::kHealth || e == Endpoint::kReady || e == Endpoint::kMetrics; }
+
+}  // namespace reins

@@ -1,0 +1,131 @@
+// What `reins serve` accepts before anything else reads a request: canonical paths,
+// framing, routes and the JSON bodies (docs/security.md). Row by row, like a table.
+#include <gtest/gtest.h>
+
+#include "server/request_bodies.h"
+#include "server/request_rules.h"
+#include "server/routes.h"
+
+namespace reins {
+namespace {
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+TEST(CanonicalTarget, RefusesEveryPathThatCouldMeanAnotherOne) {
+  for (const char* target : {"//v1/sessions", "/v1//sessions", "/v1/sessions//", "/./v1/sessions", "/v1/./sessions",
+                             "/v1/x/../sessions", "/v1/sessions/..", "/v1/sessions/%2F", "/v1/sessions/%2fx",
+                             "/v1%2Fsessions", "/v1/sessions/%5C", "/v1/%2e%2e/sessions", "/v1/sessions/%00",
+                             "/v1\\sessions", "/v1/ses sions", "v1/sessions", "", "*", "http://host/v1/sessions",
+                             "/v1/sessions/%zz", "/v1/sessions/%2"}) {
+    RequestRefusal why;
+    EXPECT_FALSE(CanonicalTarget(target, &why)) << target;
+    EXPECT_EQ(why.status, 400) << target;
+    EXPECT_FALSE(why.message.empty()) << target;
+  }
+}
+
+TEST(CanonicalTarget, KeepsCanonicalPathsAndSplitsTheQuery) {
+  auto t = CanonicalTarget("/v1/sessions/s_1/trace?after=3&limit=10", nullptr);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->path, "/v1/sessions/s_1/trace");
+  EXPECT_EQ(t->query, "after=3&limit=10");
+  for (const char* target : {"/", "/healthz", "/ui/", "/v1/sessions", "/a%20b", "/x?y=//z/../"}) {
+    EXPECT_TRUE(CanonicalTarget(target, nullptr)) << target;
+  }
+}
+
+TEST(CheckFraming, RefusesAmbiguousBodiesAndMissingHost) {
+  struct Row {
+    Fields fields;
+    unsigned version;
+    int status;  // 0: accepted
+  };
+  const std::vector<Row> rows = {
+      {{{"Host", "x"}}, 11, 0},
+      {{}, 10, 0},
+      {{}, 11, 400},
+      {{{"Host", "x"}, {"Transfer-Encoding", "chunked"}}, 11, 0},
+      {{{"Host", "x"}, {"transfer-encoding", " Chunked "}}, 11, 0},
+      {{{"Host", "x"}, {"Transfer-Encoding", "xchunked"}}, 11, 400},
+      {{{"Host", "x"}, {"Transfer-Encoding", "chunked, identity"}}, 11, 400},
+      {{{"Host", "x"}, {"Transfer-Encoding", "identity"}}, 11, 400},
+      {{{"Host", "x"}, {"Transfer-Encoding", "gzip, chunked"}}, 11, 501},
+      {{{"Host", "x"}, {"Transfer-Encoding", "gzip"}, {"Transfer-Encoding", "chunked"}}, 11, 501},
+      {{{"Host", "x"}, {"Transfer-Encoding", "chunked"}, {"Content-Length", "5"}}, 11, 400},
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::optional<RequestRefusal> refused = CheckFraming(rows[i].version, rows[i].fields);
+    EXPECT_EQ(refused ? refused->status : 0, rows[i].status) << "row " << i;
+  }
+}
+
+TEST(QueryParam, FindsAndDecodesValues) {
+  EXPECT_EQ(QueryParam("after=3&limit=10", "limit"), "10");
+  EXPECT_EQ(QueryParam("a=x%20y+z", "a"), "x y z");
+  EXPECT_EQ(QueryParam("limit", "limit"), "");
+  EXPECT_EQ(QueryParam("after=3", "limit"), std::nullopt);
+}
+
+TEST(Routes, NameEndpointsOnlyOnExactPaths) {
+  EXPECT_EQ(MatchRoute("/v1/sessions").endpoint, Endpoint::kCreateSession);
+  EXPECT_EQ(MatchRoute("/v1/sessions/s_1/turns").session_id, "s_1");
+  EXPECT_EQ(MatchRoute("/v1/sessions/s_1/trace").endpoint, Endpoint::kTrace);
+  EXPECT_EQ(MatchRoute("/v1/sessions/").endpoint, Endpoint::kNone);
+  EXPECT_EQ(MatchRoute("/v1/sessions/s_1/turns/").endpoint, Endpoint::kNone);
+  EXPECT_EQ(MatchRoute("/v1/sessions/s%31").endpoint, Endpoint::kNone);
+  EXPECT_TRUE(IsOpenEndpoint(MatchRoute("/healthz").endpoint));
+  EXPECT_FALSE(IsOpenEndpoint(MatchRoute("/v1/sessions").endpoint));
+  EXPECT_FALSE(IsOpenEndpoint(MatchRoute("/nothing").endpoint)) << "unknown paths need a key too";
+}
+
+std::string Nested(const std::string& key, int depth) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += "{\"" + key + "\":";
+  s += "1";
+  s += std::string(static_cast<size_t>(depth), '}');
+  return s;
+}
+
+TEST(RequestBodies, DeepNestingIsRefusedWhileParsing) {
+  Json metadata;
+  auto refused = ParseSessionBody("{\"metadata\":" + Nested("a", 100000) + "}", &metadata);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_NE(refused->message.find("deeper than 128"), std::string::npos) << refused->message;
+  TurnInput in;
+  refused = ParseTurnBody("{\"say\":\"hi\",\"page_context\":" + Nested("p", 40000) + "}", "", &in);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_FALSE(ParseSessionBody("{\"metadata\":" + Nested("a", 20) + "}", &metadata)) << "ordinary nesting is fine";
+}
+
+TEST(RequestBodies, TheIdempotencyKeyComesFromTheHeaderOrTheBody) {
+  TurnInput in;
+  ASSERT_FALSE(ParseTurnBody(R"({"say":"hi"})", "k-1", &in));
+  EXPECT_EQ(in.idempotency_key, "k-1");
+  in = {};
+  ASSERT_FALSE(ParseTurnBody(R"({"say":"hi","idempotency_key":"k-2"})", "", &in));
+  EXPECT_EQ(in.idempotency_key, "k-2");
+  in = {};
+  ASSERT_FALSE(ParseTurnBody(R"({"say":"hi","idempotency_key":"k-3"})", "k-3", &in));
+  EXPECT_TRUE(ParseTurnBody(R"({"say":"hi","idempotency_key":"k-4"})", "k-5", &in)) << "two different keys";
+  EXPECT_TRUE(ParseTurnBody(R"({"say":"hi"})", "has space", &in));
+  EXPECT_TRUE(ParseTurnBody(R"({"say":"hi","idempotency_key":""})", "", &in));
+  EXPECT_TRUE(ParseTurnBody(R"({"say":"hi"})", std::string(201, 'k'), &in));
+}
+
+TEST(RequestBodies, TraceQueriesAskForAPage) {
+  TraceQuery q;
+  ASSERT_FALSE(ParseTraceQuery("", &q));
+  EXPECT_FALSE(q.paged);
+  ASSERT_FALSE(ParseTraceQuery("after=40&limit=5", &q));
+  EXPECT_TRUE(q.paged);
+  EXPECT_EQ(q.after, 40);
+  EXPECT_EQ(q.limit, 5);
+  for (const char* bad : {"limit=0", "limit=1001", "after=-1", "after=x", "limit=1e3", "after=99999999999"}) {
+    EXPECT_TRUE(ParseTraceQuery(bad, &q)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace reins

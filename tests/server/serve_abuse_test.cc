@@ -1,0 +1,433 @@
+// The adversarial findings against `reins serve` and the loaders (docs/security.md),
+// each replayed against the real binary: the server must refuse the input, stay up,
+// answer /healthz and keep every other session's data intact.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "net/http_client.h"
+#include "reins/json.h"
+#include "server/server_process.h"
+#include "support/mock_payloads.h"
+#include "support/mock_upstream.h"
+#include "support/run_sync.h"
+
+namespace reins {
+namespace {
+
+using testing::MockUpstream;
+using testing::RunSync;
+using testing::ServerProcess;
+
+namespace fs = std::filesystem;
+
+struct Reply {
+  int status = 0;
+  Json body;
+  HttpResponse raw;
+};
+
+Reply Call(const std::string& method, const std::string& url, const std::string& body = "",
+           std::vector<HttpHeaderField> headers = {}) {
+  HttpClient client;
+  HttpRequest r;
+  r.method = method;
+  r.url = url;
+  r.body = body;
+  r.headers = std::move(headers);
+  auto out = RunSync(client.Send(r));
+  Reply reply;
+  if (!out.ok()) return reply;
+  reply.status = out->status;
+  reply.raw = *out;
+  reply.body = Json::parse(out->body, nullptr, false);
+  return reply;
+}
+
+int Connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `bytes` as they are (no client normalises them), then reads until the server
+// closes the connection or `timeout_ms` of silence.
+std::string Raw(int port, const std::string& bytes, int timeout_ms = 2000) {
+  int fd = Connect(port);
+  if (fd < 0) return "";
+  (void)!send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (poll(&p, 1, timeout_ms) > 0) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+int StatusOf(const std::string& response) {
+  return response.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(response.substr(9, 3)) : 0;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string Temp(const std::string& name) {
+  return (fs::path(::testing::TempDir()) / ("reins-abuse-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  std::string path = Temp(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Runs the reins binary with `args`; its exit code and what it wrote to stderr.
+std::pair<int, std::string> RunReins(const std::string& args) {
+  std::string err = Temp("stderr.txt");
+  std::string cmd = std::string(REINS_BINARY) + " " + args + " >/dev/null 2>" + err;
+  int code = std::system(cmd.c_str());
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  return {WEXITSTATUS(code), text.str()};
+}
+
+std::string AddKey(const std::string& keys, const std::string& tenant) {
+  std::string cmd = std::string(REINS_BINARY) + " keys add " + tenant + " --keys " + keys + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[256] = {0};
+  std::string key = fgets(buf, sizeof buf, p) != nullptr ? buf : "";
+  pclose(p);
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  return key;
+}
+
+class AbuseTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<std::string> extra = {}, std::function<void()> in_child = nullptr,
+             const std::string& agent = "tests/server/agent.yaml") {
+    std::vector<std::string> args = {"--config", agent};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<ServerProcess>(args, std::move(in_child));
+    ASSERT_GT(server_->port(), 0) << "the server did not start: " << server_->first_line() << server_->Log();
+  }
+  std::string url(const std::string& path) const { return server_->base_url() + path; }
+  void ExpectHealthy() {
+    EXPECT_EQ(Call("GET", url("/healthz")).status, 200) << server_->Log();
+  }
+  std::string NewSession(std::vector<HttpHeaderField> headers = {}) {
+    Reply r = Call("POST", url("/v1/sessions"), "{}", std::move(headers));
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return r.body.value("session_id", "");
+  }
+  std::string Metrics() { return Call("GET", url("/metrics")).raw.body; }
+  std::unique_ptr<ServerProcess> server_;
+};
+
+// 1. The auth check and the router read one canonical path.
+TEST_F(AbuseTest, PathsThatAreNotCanonicalAreRefusedNotRoutedPastTheKeys) {
+  std::string keys = Temp("keys.yaml");
+  fs::remove(keys);
+  std::string key = AddKey(keys, "acme");
+  Start({"--keys", keys});
+  const std::string body = "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+  for (const char* path : {"//v1/sessions", "/v1//sessions", "/./v1/sessions", "/v1/./sessions",
+                           "/v1/x/../sessions", "/v1%2Fsessions", "/v1/sessions/%2e%2e/x"}) {
+    std::string response = Raw(server_->port(), std::string("POST ") + path + " HTTP/1.1\r\nHost: x\r\n" + body);
+    EXPECT_EQ(StatusOf(response), 400) << path << "\n" << response;
+  }
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + body)), 401);
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), 401);
+  EXPECT_NE(Metrics().find("reins_sessions 0"), std::string::npos) << "no session was created";
+  EXPECT_EQ(Call("POST", url("/v1/sessions"), "{}", {{"Authorization", "Bearer " + key}}).status, 201);
+  fs::remove(keys);
+}
+
+// 2. Deep nesting is refused while parsing; the server does not recurse into it.
+TEST_F(AbuseTest, DeeplyNestedBodiesAre400AndTheServerStaysUp) {
+  Start();
+  std::string other = NewSession();
+  ASSERT_EQ(Call("POST", url("/v1/sessions/" + other + "/turns"), R"({"say":"hello"})").status, 200);
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  Reply created = Call("POST", url("/v1/sessions"), "{\"metadata\":" + deep + "1" + std::string(100000, '}') + "}");
+  EXPECT_EQ(created.status, 400);
+  EXPECT_NE(created.body["error"]["message"].get<std::string>().find("deeper than 128"), std::string::npos);
+  std::string page = "{\"say\":\"hi\",\"page_context\":" + std::string(40000, '[') + std::string(40000, ']') + "}";
+  EXPECT_EQ(Call("POST", url("/v1/sessions/" + other + "/turns"), page).status, 400);
+  ExpectHealthy();
+  Reply intact = Call("GET", url("/v1/sessions/" + other));
+  EXPECT_EQ(intact.body["turns"], 1) << "the other session kept its turn";
+}
+
+// 3. A long session stays usable; the trace pages and streams.
+TEST_F(AbuseTest, HugeTurnsNeverMakeASessionUnusableAndTheTracePages) {
+  MockUpstream upstream;
+  const int turns = 11;  // ~10 MB of user text: more than a model request may carry
+  for (int i = 0; i < turns; ++i) upstream.Enqueue(MockUpstream::Json(200, testing::OpenAIResponse({"Noted.", {}})));
+  std::string agent = WriteFile("long.yaml", "name: long\nmodel: { provider: openai, model: m, api_key: sk-x, base_url: " +
+                                                 upstream.base_url() + "/v1, max_retries: 0 }\n");
+  Start({}, nullptr, agent);
+  std::string id = NewSession();
+  for (int i = 0; i < turns; ++i) {
+    Json say = {{"say", std::string(950000, static_cast<char>('a' + i))}};
+    Reply r = Call("POST", url("/v1/sessions/" + id + "/turns"), say.dump());
+    ASSERT_EQ(r.status, 200) << r.body.dump().substr(0, 300);
+    EXPECT_EQ(r.body["status"], "completed") << "turn " << i + 1 << ": " << r.body.value("error", "");
+  }
+  for (const auto& request : upstream.requests()) EXPECT_LT(request.body.size(), 450000u);
+  Reply page = Call("GET", url("/v1/sessions/" + id + "/trace?after=4&limit=3"));
+  ASSERT_EQ(page.status, 200);
+  ASSERT_EQ(page.body["turns"].size(), 3u);
+  EXPECT_EQ(page.body["turns"][0]["turn_number"], 5);
+  EXPECT_EQ(page.body["next_after"], 7);
+  Reply whole = Call("GET", url("/v1/sessions/" + id + "/trace"));
+  ASSERT_EQ(whole.status, 200);
+  EXPECT_EQ(whole.raw.Header("transfer-encoding"), "chunked");
+  ASSERT_TRUE(whole.body.is_object()) << "the streamed trace is one JSON document";
+  EXPECT_EQ(whole.body["turns"].size(), static_cast<size_t>(turns));
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + id + "/trace?limit=0")).status, 400);
+  fs::remove(agent);
+}
+
+// 4. patternProperties never runs a backtracking regex.
+TEST_F(AbuseTest, ABacktrackingPatternDoesNotHoldUpTheServer) {
+  std::string agent = WriteFile("redos.yaml", R"(name: redos
+model:
+  provider: scripted
+  replies:
+    - { when: { last: user }, repeat: true, tool_calls: [ { name: tag, args: { "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!": 1 } } ] }
+    - { when: { last: tool }, repeat: true, text: done }
+tools:
+  - name: tag
+    input_schema: { type: object, patternProperties: { "^(a+)+$": { type: integer } }, additionalProperties: false }
+    backend: { fixture: [ { result: { ok: true } } ] }
+)");
+  Start({}, nullptr, agent);
+  std::string id = NewSession();
+  Reply r = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"say":"tag it"})");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["tools"][0]["status"], "rejected");
+  EXPECT_EQ(Call("GET", url("/readyz")).status, 200);
+  fs::remove(agent);
+}
+
+// 5. A YAML alias bomb is refused before it grows.
+TEST_F(AbuseTest, AYamlAliasBombIsRefusedByCheckAndRun) {
+  std::string bomb = "name: bomb\nmodel: { provider: scripted }\nx:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    bomb += std::string("  ") + c + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) bomb += std::string(i ? ", *" : "*") + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  std::string agent = WriteFile("bomb.yaml", bomb);
+  auto [code, err] = RunReins("check " + agent);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(err.find("expands to more than"), std::string::npos) << err;
+  std::string scenario = WriteFile("bomb-scenario.yaml", "id: b\nagent: " + agent + "\nturns: [ { say: hi } ]\n");
+  auto [run_code, run_err] = RunReins("run " + scenario);
+  EXPECT_NE(run_code, 0);
+  EXPECT_NE(run_err.find("expands to more than"), std::string::npos) << run_err;
+  fs::remove(agent);
+  fs::remove(scenario);
+}
+
+// 6. Running out of descriptors: no spin, clients are told 503, the server recovers.
+TEST_F(AbuseTest, DescriptorExhaustionBacksOffAndRecovers) {
+  Start({}, [] {
+    rlimit limit{64, 64};
+    setrlimit(RLIMIT_NOFILE, &limit);
+  });
+  std::vector<int> held;
+  for (int i = 0; i < 100; ++i) {
+    int fd = Connect(server_->port());
+    if (fd >= 0) held.push_back(fd);
+  }
+  auto cpu = [&] {
+    std::ifstream stat("/proc/" + std::to_string(server_->pid()) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    long ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14 || i == 15) ticks += std::stol(field);
+    }
+    return ticks;
+  };
+  long before = cpu();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_LT(cpu() - before, sysconf(_SC_CLK_TCK) / 4) << "the accept loop spins";
+  for (int fd : held) close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ExpectHealthy();
+  EXPECT_NE(Metrics().find("reins_connections_refused_total{reason=\"fd_exhausted\"}"), std::string::npos);
+}
+
+TEST_F(AbuseTest, ConnectionsBeyondTheCapGet503) {
+  Start({"--max-connections", "4"});
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) held.push_back(Connect(server_->port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string refused = Raw(server_->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusOf(refused), 503) << refused;
+  EXPECT_NE(refused.find("Retry-After"), std::string::npos);
+  for (int fd : held) close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ExpectHealthy();
+  std::string metrics = Metrics();
+  EXPECT_NE(metrics.find("reins_connections_refused_total{reason=\"max_connections\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("reins_connections_open "), std::string::npos);
+}
+
+// 7. Framing: a smuggled second request is never read as one.
+TEST_F(AbuseTest, AmbiguousFramingIsRefusedAndTheConnectionClosed) {
+  Start();
+  const std::string smuggled = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+  for (const char* coding : {"xchunked", "chunked, identity", "identity"}) {
+    std::string response = Raw(server_->port(), std::string("POST /v1/sessions HTTP/1.1\r\nHost: x\r\n") +
+                                                    "Transfer-Encoding: " + coding + "\r\n\r\n" + smuggled);
+    EXPECT_EQ(StatusOf(response), 400) << coding;
+    EXPECT_EQ(Count(response, "HTTP/1.1 "), 1u) << "the second request was answered: " << response;
+  }
+  std::string both = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                                          "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(StatusOf(both), 400);
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "GET /healthz HTTP/1.1\r\n\r\n")), 400) << "HTTP/1.1 without Host";
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "GET /healthz HTTP/1.0\r\n\r\n")), 200);
+  EXPECT_NE(Metrics().find("reins_sessions 0"), std::string::npos) << "no smuggled session";
+}
+
+// 8. Internal URLs and credentials never reach API clients.
+TEST_F(AbuseTest, ModelErrorsNameTheProviderNotItsAddress) {
+  std::string agent = WriteFile("down.yaml",
+                                "name: down\nmodel: { provider: openai, model: m, api_key: sk-x, "
+                                "base_url: \"http://127.0.0.1:1/secret-path/v1\", max_retries: 0 }\n");
+  Start({}, nullptr, agent);
+  std::string id = NewSession();
+  Reply r = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"say":"hi"})");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["status"], "failed");
+  EXPECT_NE(r.body["error"].get<std::string>().find("openai"), std::string::npos) << r.body.dump();
+  EXPECT_EQ(r.raw.body.find("secret-path"), std::string::npos) << r.raw.body;
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + id + "/trace")).raw.body.find("secret-path"), std::string::npos);
+  EXPECT_NE(server_->Log().find("secret-path"), std::string::npos) << "the operator still sees it";
+  std::string creds = WriteFile("creds.yaml", "name: c\nmodel: { provider: openai, model: m, base_url: "
+                                              "\"https://u:hunter2@llm.internal/v1\" }\n");
+  auto [code, err] = RunReins("check " + creds);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(err.find("holds credentials"), std::string::npos) << err;
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
+  fs::remove(agent);
+  fs::remove(creds);
+}
+
+// 9. The Idempotency-Key header, and a key reused for another request.
+TEST_F(AbuseTest, TheIdempotencyKeyHeaderIsHonouredAndReuseIsRefused) {
+  Start();
+  std::string id = NewSession();
+  std::string turns = url("/v1/sessions/" + id + "/turns");
+  Reply first = Call("POST", turns, R"({"say":"Please pray for my mother"})", {{"Idempotency-Key", "abc-1"}});
+  ASSERT_EQ(first.status, 200);
+  Reply again = Call("POST", turns, R"({"say":"Please pray for my mother"})", {{"Idempotency-Key", "abc-1"}});
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.raw.Header("idempotent-replay"), "true");
+  EXPECT_EQ(again.body["turn_id"], first.body["turn_id"]);
+  Reply other = Call("POST", turns, R"({"say":"something else"})", {{"Idempotency-Key", "abc-1"}});
+  EXPECT_EQ(other.status, 422) << other.body.dump();
+  Reply body_key = Call("POST", turns, R"({"say":"something else","idempotency_key":"abc-1"})");
+  EXPECT_EQ(body_key.status, 422) << "the header and the body share one key space";
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + id)).body["turns"], 1);
+}
+
+// 10. Sessions: bounded cache, per-tenant quota, counted in /metrics.
+TEST_F(AbuseTest, SessionsAreBoundedInMemoryAndByQuota) {
+  std::string keys = Temp("quota-keys.yaml");
+  fs::remove(keys);
+  std::string key = AddKey(keys, "acme");
+  {
+    std::ifstream in(keys);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = text.find("acme:");
+    size_t end = text.find('\n', text.find("- ", at));
+    std::string hash = text.substr(text.find("- ", at) + 2, end - text.find("- ", at) - 2);
+    std::ofstream(keys) << "tenants:\n  acme: { keys: [" << hash << "], max_sessions: 3 }\n";
+  }
+  Start({"--keys", keys, "--session-cache", "2"});
+  std::vector<HttpHeaderField> auth = {{"Authorization", "Bearer " + key}};
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(NewSession(auth));
+  Reply over = Call("POST", url("/v1/sessions"), "{}", auth);
+  EXPECT_EQ(over.status, 429);
+  EXPECT_EQ(over.body["error"]["code"], "quota_exceeded");
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& id : ids) {
+      Reply r = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"say":"hello"})", auth);
+      EXPECT_EQ(r.status, 200);
+      EXPECT_EQ(r.body["status"], "completed");
+    }
+  }
+  for (const std::string& id : ids) {  // every turn landed on the session as it was, evicted or not
+    EXPECT_EQ(Call("GET", url("/v1/sessions/" + id), "", auth).body["turns"], 2);
+  }
+  std::string metrics = Metrics();
+  EXPECT_NE(metrics.find("reins_sessions 3"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("reins_sessions_cached 2"), std::string::npos) << metrics;
+  fs::remove(keys);
+}
+
+// 11. Ids carry 96 random bits.
+TEST_F(AbuseTest, SessionAndTurnIdsAreNotGuessable) {
+  Start();
+  std::string a = NewSession(), b = NewSession();
+  EXPECT_EQ(a.size(), 37u) << a;
+  EXPECT_NE(a.substr(13), b.substr(13));
+  Reply r = Call("POST", url("/v1/sessions/" + a + "/turns"), R"({"say":"hello"})");
+  EXPECT_EQ(r.body["turn_id"].get<std::string>().size(), 37u);
+}
+
+// 12. Lenient loaders: a keys file others may write, an agent file with no agent.
+TEST_F(AbuseTest, LooseKeysFilesAndEmptyAgentsAreRefused) {
+  std::string keys = Temp("loose-keys.yaml");
+  fs::remove(keys);
+  AddKey(keys, "acme");
+  chmod(keys.c_str(), 0666);
+  auto [code, err] = RunReins("serve --config tests/server/agent.yaml --listen 127.0.0.1:0 --keys " + keys);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("chmod 600"), std::string::npos) << err;
+  std::string empty = WriteFile("empty-agent.yaml", "");
+  std::string scenario = WriteFile("empty-scenario.yaml", "id: e\nagent: " + empty +
+                                                            "\nmodel: { provider: scripted, replies: [ { text: hi } ] }\n"
+                                                            "turns: [ { say: hi, expect: { status: completed } } ]\n");
+  auto [run_code, run_err] = RunReins("run " + scenario);
+  EXPECT_NE(run_code, 0);
+  EXPECT_NE(run_err.find("must hold an agent mapping"), std::string::npos) << run_err;
+  fs::remove(keys);
+  fs::remove(empty);
+  fs::remove(scenario);
+}
+
+}  // namespace
+}  // namespace reins
