@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all deps configure build test demo test-asan bench load clean
+.PHONY: all deps configure build test demo test-asan bench load fuzz clean
 
 all: build
 
@@ -48,5 +48,14 @@ load: deps
 	@cmake --build build-release -j $(JOBS) --target reins_load reins
 	@build-release/bench/reins_load 1000 10000
 
+# Every fuzz target under libFuzzer (clang, ASan, UBSan) for FUZZ_SECONDS each; a table
+# of executions per second, corpus size and edge coverage (docs/security.md).
+FUZZ_SECONDS ?= 60
+fuzz:
+	@./scripts/install-deps --fuzz
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREINS_FUZZ=ON -DREINS_TESTS=OFF
+	@cmake --build build-fuzz -j $(JOBS) --target reins_fuzzers
+	@./scripts/run-fuzzers build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	@rm -rf $(BUILD) build-asan build-release
+	@rm -rf $(BUILD) build-asan build-release build-fuzz
