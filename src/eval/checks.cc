@@ -211,7 +211,9 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
   } else if (k == "invocations" && whole) {
     auto executed = Ran(turns, false);
     r.passed = v.is_object();
-    for (const auto& [tool, count] : v.items()) {
+    for (const auto& item : v.items()) {
+      const std::string& tool = item.key();
+      const Json& count = item.value();
       int seen = static_cast<int>(std::count_if(executed.begin(), executed.end(), [&](const ToolOutcome* o) { return o->name == tool; }));
       if (!count.is_number_integer() || seen != count.get<int>()) {
         r.passed = false;

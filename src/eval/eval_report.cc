@@ -312,7 +312,9 @@ std::string ReportToHtml(const Json& report) {
     h << "<p>Probability per opportunity, as configured (the sim's defaults unless a scenario states its own), and "
          "as observed over these runs.</p><table><tr><th>fault</th><th>assumed (default)</th><th>observed, off</th><th>observed, on</th></tr>";
     Json assumed = SimFaults::Defaults().ToJson();
-    for (const auto& [fault, rate] : assumed.items()) {
+    for (const auto& item : assumed.items()) {
+      const std::string& fault = item.key();
+      const Json& rate = item.value();
       auto observed = [&](const Json* m) -> std::string {
         if (m == nullptr) return "-";
         Json t = m->value("faults_observed", Json::object()).value(fault, Json::object());

@@ -15,9 +15,17 @@ std::string TypeOf(const Json& schema) {
   return "string";
 }
 
+// A schema's size keyword as a count, clamped: a schema (an MCP server's, say) may ask
+// for a billion items or hold a string where a number belongs.
+size_t Count(const Json& schema, const char* key, size_t fallback, size_t most) {
+  auto it = schema.find(key);
+  if (it == schema.end() || !it->is_number() || it->get<double>() < 0) return fallback;
+  return static_cast<size_t>(std::min(it->get<double>(), static_cast<double>(most)));
+}
+
 std::string Fit(std::string text, const Json& schema) {
-  size_t max = schema.value("maxLength", static_cast<size_t>(200));
-  size_t min = schema.value("minLength", static_cast<size_t>(0));
+  size_t max = Count(schema, "maxLength", 200, 200);
+  size_t min = std::min(Count(schema, "minLength", 0, 4096), max);
   if (text.size() > max) text.resize(max);
   while (text.size() < min) text += "x";
   return text;
@@ -38,23 +46,31 @@ Json Sample(const Json& schema, const std::string& name, const ArgHints& hints, 
   if (type == "object") {
     Json out = Json::object();
     if (depth > 4) return out;
-    std::vector<std::string> required = schema.value("required", std::vector<std::string>{});
-    const Json properties = schema.value("properties", Json::object());
-    for (const auto& [prop, sub] : properties.items()) {
-      if (std::find(required.begin(), required.end(), prop) == required.end()) continue;  // plausible: what is needed
+    auto required = schema.find("required");
+    auto properties = schema.find("properties");
+    if (required == schema.end() || !required->is_array() || properties == schema.end() || !properties->is_object()) {
+      return out;
+    }
+    for (const auto& [prop, sub] : properties->items()) {
+      if (std::find(required->begin(), required->end(), Json(prop)) == required->end()) continue;  // plausible: what is needed
       out[prop] = Sample(sub, prop, hints, rng, depth + 1);
     }
     return out;
   }
   if (type == "array") {
     Json out = Json::array();
-    size_t n = std::max<size_t>(1, schema.value("minItems", static_cast<size_t>(0)));
-    if (schema.contains("maxItems")) n = std::min(n, schema["maxItems"].get<size_t>());
-    for (size_t i = 0; i < n && depth <= 4; ++i) out.push_back(Sample(schema.value("items", Json::object()), name, hints, rng, depth + 1));
+    size_t n = std::min(std::max<size_t>(1, Count(schema, "minItems", 0, 8)), Count(schema, "maxItems", 8, 8));
+    const Json items = schema.contains("items") ? schema["items"] : Json::object();
+    for (size_t i = 0; i < n && depth <= 4; ++i) out.push_back(Sample(items, name, hints, rng, depth + 1));
     return out;
   }
   if (type == "integer" || type == "number") {
-    double lo = schema.value("minimum", 1.0), hi = schema.value("maximum", lo + 9.0);
+    auto number = [&](const char* key, double fallback) {
+      auto it = schema.find(key);
+      return it != schema.end() && it->is_number() ? it->get<double>() : fallback;
+    };
+    double lo = std::clamp(number("minimum", 1.0), -1e15, 1e15);
+    double hi = std::clamp(number("maximum", lo + 9.0), lo, 1e15);
     long v = static_cast<long>(lo) + static_cast<long>(rng() % static_cast<uint64_t>(std::max(1.0, hi - lo + 1)));
     return type == "integer" ? Json(v) : Json(static_cast<double>(v));
   }
