@@ -14,44 +14,22 @@
 #include <fstream>
 #include <thread>
 
-#include "net/http_client.h"
 #include "reins/json.h"
+#include "server/api_client.h"
 #include "server/server_process.h"
 #include "support/mock_payloads.h"
 #include "support/mock_upstream.h"
-#include "support/run_sync.h"
 
 namespace reins {
 namespace {
 
+using testing::AddKeyWithBinary;
+using testing::Call;
 using testing::MockUpstream;
-using testing::RunSync;
+using testing::Reply;
 using testing::ServerProcess;
 
 namespace fs = std::filesystem;
-
-struct Reply {
-  int status = 0;
-  Json body;
-  HttpResponse raw;
-};
-
-Reply Call(const std::string& method, const std::string& url, const std::string& body = "",
-           std::vector<HttpHeaderField> headers = {}) {
-  HttpClient client;
-  HttpRequest r;
-  r.method = method;
-  r.url = url;
-  r.body = body;
-  r.headers = std::move(headers);
-  auto out = RunSync(client.Send(r));
-  Reply reply;
-  if (!out.ok()) return reply;
-  reply.status = out->status;
-  reply.raw = *out;
-  reply.body = Json::parse(out->body, nullptr, false);
-  return reply;
-}
 
 int Connect(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -115,16 +93,6 @@ std::pair<int, std::string> RunReins(const std::string& args) {
   return {WEXITSTATUS(code), text.str()};
 }
 
-std::string AddKey(const std::string& keys, const std::string& tenant) {
-  std::string cmd = std::string(REINS_BINARY) + " keys add " + tenant + " --keys " + keys + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[256] = {0};
-  std::string key = fgets(buf, sizeof buf, p) != nullptr ? buf : "";
-  pclose(p);
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
-  return key;
-}
-
 class AbuseTest : public ::testing::Test {
  protected:
   void Start(std::vector<std::string> extra = {}, std::function<void()> in_child = nullptr,
@@ -151,7 +119,7 @@ class AbuseTest : public ::testing::Test {
 TEST_F(AbuseTest, PathsThatAreNotCanonicalAreRefusedNotRoutedPastTheKeys) {
   std::string keys = Temp("keys.yaml");
   fs::remove(keys);
-  std::string key = AddKey(keys, "acme");
+  std::string key = AddKeyWithBinary(keys, "acme");
   Start({"--keys", keys});
   const std::string body = "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
   for (const char* path : {"//v1/sessions", "/v1//sessions", "/./v1/sessions", "/v1/./sessions",
@@ -366,7 +334,7 @@ TEST_F(AbuseTest, TheIdempotencyKeyHeaderIsHonouredAndReuseIsRefused) {
 TEST_F(AbuseTest, SessionsAreBoundedInMemoryAndByQuota) {
   std::string keys = Temp("quota-keys.yaml");
   fs::remove(keys);
-  std::string key = AddKey(keys, "acme");
+  std::string key = AddKeyWithBinary(keys, "acme");
   {
     std::ifstream in(keys);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -412,7 +380,7 @@ TEST_F(AbuseTest, SessionAndTurnIdsAreNotGuessable) {
 TEST_F(AbuseTest, LooseKeysFilesAndEmptyAgentsAreRefused) {
   std::string keys = Temp("loose-keys.yaml");
   fs::remove(keys);
-  AddKey(keys, "acme");
+  AddKeyWithBinary(keys, "acme");
   chmod(keys.c_str(), 0666);
   auto [code, err] = RunReins("serve --config tests/server/agent.yaml --listen 127.0.0.1:0 --keys " + keys);
   EXPECT_EQ(code, 2);

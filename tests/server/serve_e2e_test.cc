@@ -13,42 +13,20 @@
 #include "net/http_client.h"
 #include "net/sse.h"
 #include "reins/json.h"
+#include "server/api_client.h"
 #include "server/server_process.h"
 #include "support/run_sync.h"
 
 namespace reins {
 namespace {
 
+using testing::AddKeyWithBinary;
+using testing::Call;
+using testing::Reply;
 using testing::RunSync;
 using testing::ServerProcess;
 
 constexpr const char* kAgent = "tests/server/agent.yaml";
-
-struct Reply {
-  int status = 0;
-  Json body;
-  HttpResponse raw;
-};
-
-Reply Call(const std::string& method, const std::string& url, const std::string& body = "",
-           std::vector<HttpHeaderField> headers = {}) {
-  HttpClient client;
-  HttpRequest r;
-  r.method = method;
-  r.url = url;
-  r.body = body;
-  r.headers = std::move(headers);
-  auto out = RunSync(client.Send(r));
-  Reply reply;
-  if (!out.ok()) {
-    reply.body = Json{{"transport_error", out.status().message()}};
-    return reply;
-  }
-  reply.status = out->status;
-  reply.raw = *out;
-  reply.body = Json::parse(out->body, nullptr, false);
-  return reply;
-}
 
 // A streamed request: every SSE event until the server ends the stream.
 std::vector<SseEvent> StreamAll(const std::string& url, const std::string& body, std::vector<HttpHeaderField> headers = {}) {
@@ -175,15 +153,7 @@ TEST_F(ServeTest, EveryErrorStatusHasTheErrorBody) {
 TEST_F(ServeTest, TenantsOnlySeeTheirOwnSessions) {
   std::string keys = "/tmp/reins-e2e-keys-" + std::to_string(getpid()) + ".yaml";
   unlink(keys.c_str());
-  auto add = [&](const std::string& tenant) {
-    std::string cmd = std::string(REINS_BINARY) + " keys add " + tenant + " --keys " + keys + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[256] = {0};
-    std::string key = fgets(buf, sizeof buf, p) != nullptr ? buf : "";
-    pclose(p);
-    while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
-    return key;
-  };
+  auto add = [&](const std::string& tenant) { return AddKeyWithBinary(keys, tenant); };
   std::string alice = add("alice"), bob = add("bob");
   ASSERT_FALSE(alice.empty());
   Start({"--keys", keys});
