@@ -111,6 +111,7 @@ struct McpServerConfig {
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> headers;  // sent with every request to a `url` server
   bool expose_all = false;
+  int timeout_ms = 30000;  // the default timeout_ms of this server's tools
 };
 
 struct AgentConfig {
@@ -142,6 +143,10 @@ struct AgentConfig {
 inline constexpr const char* kDefaultDeferredInstruction =
     "TOOL QUEUED (will run after your reply). Do not say it was done. Respond to the person first.";
 std::string DefaultFailureNote(const std::string& title);
+// The arguments a safety override's flag tool gets: the user's text under the tool's
+// first string property named text, message, user_text or content, else its first
+// required string property, else "text".
+Json FlagToolArgs(const ToolDef& tool, const std::string& user_text);
 // Tool names: [a-zA-Z0-9_-]{1,64}. The default title is the name with spaces for '_'.
 bool IsValidToolName(std::string_view name);
 std::string DefaultToolTitle(const std::string& name);

@@ -24,6 +24,9 @@ struct ToolCall {
   std::string arguments_text;
   Json args = Json::object();
   bool args_valid = true;
+  // The response was cut off by the token limit inside this call: whatever its
+  // arguments parse to, it is not a call the model finished (refused, never run).
+  bool cut_off = false;
 };
 
 struct Message {

@@ -1,6 +1,6 @@
 // ModelProvider: the interface to a language model. Implementations: the scripted
-// model (scenario files), later the OpenAI and Anthropic wire formats and the simulated
-// fault-injecting model. A provider turns one ModelRequest into one ModelResponse; it
+// model (scenario files), the OpenAI and Anthropic wire formats over HTTP, and the
+// simulated fault-injecting model. A provider turns one ModelRequest into one ModelResponse; it
 // never executes tools and never decides what runs: the executor does.
 //
 // Suspension: Complete() may suspend (network); it must not block the thread.
@@ -47,6 +47,9 @@ struct ModelRequest {
   // When set, a streaming provider passes reply text up as it arrives (the text of a
   // response that also calls tools included). The final text is still in the response.
   std::function<void(std::string_view)> on_text_delta;
+  // The most this call may take (the turn's remaining budget, limits.turn_timeout_ms);
+  // 0: the provider's own timeout alone. A provider gives up (DeadlineExceeded) past it.
+  int64_t timeout_ms = 0;
 };
 
 struct Usage {
@@ -54,11 +57,22 @@ struct Usage {
   int output_tokens = 0;
 };
 
+// Why the model stopped: a finished answer, or one the runtime must not take as one
+// (docs/providers.md, "Responses that are not finished answers").
+enum class FinishReason {
+  kStop,       // a finished answer (text, tool calls, or both)
+  kLength,     // cut off by the token limit (OpenAI "length", Anthropic "max_tokens")
+  kRefusal,    // the model declined (OpenAI `refusal`, Anthropic "refusal")
+  kPaused,     // Anthropic "pause_turn": send the conversation back to let it go on
+};
+std::string_view FinishReasonName(FinishReason f);
+
 struct ModelResponse {
   std::string text;
   std::vector<ToolCall> tool_calls;
   std::optional<Json> json;  // structured output, when requested and parseable
   Usage usage;
+  FinishReason finish = FinishReason::kStop;
 };
 
 class ModelProvider {

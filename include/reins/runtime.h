@@ -35,6 +35,8 @@ class DeferredRunner;
 
 struct RuntimeParts {
   std::shared_ptr<ModelProvider> model;  // required
+  // Answers the audit's verdict calls (the config's audit_model); null: `model` does.
+  std::shared_ptr<ModelProvider> audit_model;
   std::shared_ptr<Store> store;          // required
   std::shared_ptr<Clock> clock;          // default: SystemClock
   // Backends that replace the ones the config names (scenario fixtures, tests).
@@ -43,6 +45,10 @@ struct RuntimeParts {
   // makes them reproducible (run, eval, fuzz); 0 draws them from OpenSSL's RAND_bytes,
   // so that nobody can guess another session's id (serve, chat).
   uint64_t id_seed = 0;
+  // Appended to every idempotency key a tool backend is sent (never to the key stored):
+  // seeded runs repeat their ids, and a de-duplicating service must not take a second
+  // run's writes for the first's. Scenario runs set a fresh one per run.
+  std::string idempotency_salt;
   // Sessions kept in memory between turns, least recently used evicted first; the
   // store is the truth, an evicted session is read again on its next turn.
   size_t session_cache = 10000;
@@ -62,7 +68,7 @@ class Runtime {
 
   Result<std::string> CreateSession(const Json& metadata = Json::object(), const std::string& tenant = "");
   // The agent's greeting, sent verbatim when a session starts ("" when none).
-  const std::string& Greeting() const;
+  std::string Greeting() const;
   // A non-OK Status means the input was refused and nothing was recorded: unknown
   // session (NotFound), `select` with no pending clarification (FailedPrecondition),
   // an idempotency_key that an earlier turn of the session used for this same request
@@ -77,11 +83,12 @@ class Runtime {
 
   // Replaces the agent's tool catalog (an MCP server's tool list changed): turns that
   // start afterwards see `tools`; turns and deferred calls already running finish on
-  // the catalog they started with. `backends` adds or replaces tool backends.
+  // the catalog they started with, which is freed once none uses it. `backends` adds or
+  // replaces tool backends.
   Status ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends = {});
 
-  // The current catalog's config (valid until the next ReplaceTools).
-  const AgentConfig& config() const;
+  // The current catalog's config; the caller's copy stays valid across ReplaceTools.
+  std::shared_ptr<const AgentConfig> config() const;
   Store& store();
   // Sessions held in memory now (at most RuntimeParts.session_cache).
   size_t cached_sessions() const;
@@ -90,7 +97,8 @@ class Runtime {
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
   Task<Result<TurnResult>> RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms);
-  Task<void> RunDeferred(DeferredRunner& deferred, TurnRecord& record,
+  // `keep_alive` is the turn's tool catalog, which owns `deferred`: its calls hold it.
+  Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
                          const std::function<void(const TraceEvent&)>& stream);
   std::unique_ptr<Impl> impl_;
 };

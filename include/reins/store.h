@@ -43,6 +43,7 @@ struct OutboxEntry {
   std::string status;  // pending | running | done
   int attempts = 0;
   Json result;  // envelope of the last attempt (null until one finished)
+  std::string step_id;  // plan mode: the step it was queued for ("" otherwise)
 };
 
 struct Notice {
@@ -52,8 +53,9 @@ struct Notice {
   std::string text;
 };
 
-// The outcome of one deferred call: recorded on the outbox row and the tool
-// invocation, with the trace events it produced, in one transaction.
+// The outcome of one deferred call: recorded on the outbox row, the tool invocation and
+// (plan mode) the step that queued it, with the trace events it produced, in one
+// transaction.
 struct DeferredOutcome {
   std::string key;
   ResultEnvelope result;

@@ -33,6 +33,10 @@ struct ToolRequest {
   bool may_ask = false;
   // Resuming such a call: the person's answer (the fields to send back), else null.
   Json answer;
+  // The most the call may take: the tool's timeout_ms, or less when the turn's budget
+  // (limits.turn_timeout_ms) ends sooner. A backend doing real I/O enforces it in real
+  // time itself; the executor also stops waiting on the clock.
+  int64_t timeout_ms = 5000;
 };
 
 class ToolBackend {

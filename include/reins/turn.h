@@ -57,6 +57,7 @@ struct ToolOutcome {
   int response_index = 0;  // which model response of the turn proposed it (1-based)
   int position = 0;        // 0-based position in that response
   std::string idempotency_key;  // deferred calls: turn id + response + position
+  std::string step_id;          // plan mode: the step whose loop proposed it
 
   // Ran successfully in the loop, or is queued to run after the reply (a deferred call
   // counts as done for what the turn needed; its honesty is the failure note's job).
@@ -81,6 +82,9 @@ struct PendingClarification {
   std::string tool;         // the tool that asked
   std::string entity_type;  // the entity the options are ids of ("" if none)
   std::string request_text; // the user's request the clarification interrupted
+  // Tools that already ran (or were queued) for that request: an intent is satisfied by
+  // its request, across the clarification that followed it.
+  std::vector<std::string> request_tools;
 };
 
 // A call that waits for a person's approval (tool `approval: required`, I8).
@@ -89,6 +93,7 @@ struct PendingApproval {
   std::string tool;
   Json args;
   std::string request_text;  // the request the call was made for
+  std::vector<std::string> request_tools;  // as in PendingClarification
 };
 
 // One step of a plan (plan-execute mode, seed 003, I7).
@@ -104,6 +109,14 @@ struct PlanStep {
   std::vector<std::string> actual_tool_calls;
   int retries = 0;
   std::string outcome;                  // the step's text answer
+  // Deferred writes the step queued (they count for it when queued, I7), and what
+  // became of each once it ran: queued | succeeded | failed.
+  struct Write {
+    std::string key;  // the outbox's idempotency key
+    std::string tool;
+    std::string outcome = "queued";
+  };
+  std::vector<Write> deferred_writes;
 };
 
 Json PlanStepToJson(const PlanStep& step);

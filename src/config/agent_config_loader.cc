@@ -156,7 +156,7 @@ void ParseMcpServers(ConfigReader& r, const std::string& ptr, std::vector<McpSer
   if (!r.IsMapping(ptr)) return r.Error(ptr, "mcp_servers must be a mapping of server name to settings");
   for (const auto& [name, value] : r.Get(ptr)->items()) {
     std::string sp = JoinPointer(ptr, name);
-    if (!r.Mapping(sp, {"command", "url", "env", "headers", "expose"}, "MCP server")) continue;
+    if (!r.Mapping(sp, {"command", "url", "env", "headers", "expose", "timeout_ms"}, "MCP server")) continue;
     McpServerConfig s;
     s.name = name;
     if (auto c = r.StringList(sp, "command")) s.command = *c;
@@ -168,6 +168,7 @@ void ParseMcpServers(ConfigReader& r, const std::string& ptr, std::vector<McpSer
     ParseStringMap(r, P(sp, "headers"), "headers", &s.headers);
     if (!s.headers.empty() && !r.Has(sp, "url")) r.Error(P(sp, "headers"), "headers only apply to a server reached by url");
     if (auto e = r.Enum(sp, "expose", {"all", "configured"})) s.expose_all = *e == "all";
+    if (auto t = r.Int(sp, "timeout_ms", 1, 3600000)) s.timeout_ms = static_cast<int>(*t);
     out->push_back(std::move(s));
   }
 }
@@ -187,7 +188,7 @@ void CheckScriptedReplies(ConfigReader& r, const std::string& ptr) {
   if (!v->is_array()) return r.Error(ptr, "replies must be a list, got " + DescribeType(*v));
   for (size_t i = 0; i < v->size(); ++i) {
     std::string rp = JoinPointer(ptr, i);
-    if (!r.Mapping(rp, {"when", "text", "tool_calls", "json", "raw", "repeat"}, "scripted reply")) continue;
+    if (!r.Mapping(rp, {"when", "text", "tool_calls", "json", "raw", "repeat", "finish"}, "scripted reply")) continue;
     const Json& reply = (*v)[i];
     if (!reply.contains("text") && !reply.contains("tool_calls") && !reply.contains("json") && !reply.contains("raw")) {
       r.Error(rp, "a scripted reply needs text, tool_calls, json or raw");
@@ -195,6 +196,7 @@ void CheckScriptedReplies(ConfigReader& r, const std::string& ptr) {
     r.String(rp, "text");
     r.String(rp, "raw");
     r.Bool(rp, "repeat");
+    r.Enum(rp, "finish", {"stop", "length", "refusal", "paused"});
     if (r.Has(rp, "when") && r.Mapping(P(rp, "when"), {"turn", "purpose", "last", "user_matches", "after_tool", "step"}, "when")) {
       std::string wp = P(rp, "when");
       r.Int(wp, "turn", 1, 100000);
@@ -290,6 +292,13 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
     out->store = *s;
   }
   CheckToolReferences(r, root, *out);
+  // An MCP tool without its own timeout_ms takes its server's.
+  for (ToolDef& tool : out->tools) {
+    if (tool.backend.kind != ToolBackendConfig::Kind::kMcp || tool.configured.contains("timeout_ms")) continue;
+    for (const McpServerConfig& server : out->mcp_servers) {
+      if (server.name == tool.backend.spec.value("server", "")) tool.timeout_ms = server.timeout_ms;
+    }
+  }
   return diag.size() == errors_before;
 }
 
@@ -325,6 +334,17 @@ void DeepMerge(LocatedDoc& base, const std::string& base_root, const LocatedDoc&
   for (const auto& [key, value] : overlay.items()) {
     DeepMerge(base, JoinPointer(base_root, key), overlay_doc, JoinPointer(overlay_root, key));
   }
+}
+
+std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
+  std::vector<std::string> warnings;
+  for (const IntentConfig& intent : config.intents) {
+    if (intent.enforcement == "audit" && !config.audit.enabled) {
+      warnings.push_back("intent '" + intent.name + "' has enforcement: audit, but audit.enabled is false: a missing " +
+                         "tool is only recorded (intent.missing); turn the audit on, or use enforcement: force");
+    }
+  }
+  return warnings;
 }
 
 }  // namespace reins

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config/config_reader.h"
 #include "config/diagnostics.h"
@@ -19,6 +20,10 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
 
 // Loads a file; on problems the Status message holds every "file:line:col: message".
 Result<AgentConfig> LoadAgentConfigFile(const std::string& path);
+
+// What is valid but probably not what the author meant (a key that will only record,
+// not enforce): `reins check` prints these as warnings.
+std::vector<std::string> AgentConfigWarnings(const AgentConfig& config);
 
 // Tool definitions and the fixture-entry format shared with scenario files.
 void ParseTools(ConfigReader& r, const std::string& pointer, AgentConfig* out);

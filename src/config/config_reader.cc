@@ -62,6 +62,19 @@ bool ConfigReader::IsMapping(const std::string& pointer) const {
   return v != nullptr && v->is_object();
 }
 
+std::optional<std::string_view> ClosestName(std::string_view word, const std::vector<std::string_view>& candidates) {
+  std::optional<std::string_view> best;
+  size_t best_distance = 3;
+  for (std::string_view c : candidates) {
+    size_t d = EditDistance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
 bool ConfigReader::Mapping(const std::string& pointer, std::initializer_list<std::string_view> allowed,
                            std::string_view what) {
   const Json* v = Get(pointer);
@@ -72,14 +85,8 @@ bool ConfigReader::Mapping(const std::string& pointer, std::initializer_list<std
   for (const auto& [key, value] : v->items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
     std::string message = "unknown key '" + key + "' in " + std::string(what);
-    std::string_view best;
-    size_t best_distance = 3;
-    for (std::string_view a : allowed) {
-      size_t d = EditDistance(key, a);
-      if (d < best_distance) best_distance = d, best = a;
-    }
-    if (!best.empty()) {
-      message += " (did you mean '" + std::string(best) + "'?)";
+    if (std::optional<std::string_view> best = ClosestName(key, std::vector<std::string_view>(allowed))) {
+      message += " (did you mean '" + std::string(*best) + "'?)";
     } else {
       message += " (expected one of:";
       for (std::string_view a : allowed) message += " " + std::string(a);

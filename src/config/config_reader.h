@@ -55,4 +55,7 @@ class ConfigReader {
 // "a mapping", "a string", ... for messages about a JSON value's type.
 std::string DescribeType(const Json& v);
 
+// The candidate within two edits of `word` (a likely typo), if any, for "did you mean".
+std::optional<std::string_view> ClosestName(std::string_view word, const std::vector<std::string_view>& candidates);
+
 }  // namespace reins

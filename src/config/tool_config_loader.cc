@@ -199,9 +199,23 @@ void CheckToolReferences(ConfigReader& r, const std::string& root, const AgentCo
   }
   for (size_t i = 0; i < config.rails.safety_override.size(); ++i) {
     const std::string& flag = config.rails.safety_override[i].flag_tool;
-    if (!flag.empty() && !config.FindTool(flag)) {
-      r.Error(P(JoinPointer(P(P(root, "rails"), "safety_override"), i), "flag_tool"),
-              "flag_tool '" + flag + "' is not a defined tool");
+    const std::string fp = P(JoinPointer(P(P(root, "rails"), "safety_override"), i), "flag_tool");
+    const ToolDef* tool = flag.empty() ? nullptr : config.FindTool(flag);
+    if (!flag.empty() && tool == nullptr) r.Error(fp, "flag_tool '" + flag + "' is not a defined tool");
+    if (tool == nullptr) continue;
+    // The flag goes into the outbox behind the safety message, with no one to approve it.
+    if (tool->timing != ToolTiming::kDeferred) {
+      r.Error(fp, "flag_tool '" + flag + "' must be deferred (timing: deferred): it runs after the safety message");
+    }
+    if (tool->approval_required) {
+      r.Error(fp, "flag_tool '" + flag + "' must not require approval: a crisis flag cannot wait for a person");
+    }
+    if (auto schema = SchemaValidator::Compile(tool->input_schema); schema.ok()) {
+      std::vector<std::string> problems = schema->Validate(FlagToolArgs(*tool, "I am not safe"));
+      if (!problems.empty()) {
+        r.Error(fp, "flag_tool '" + flag + "' does not accept the user's text as " +
+                        FlagToolArgs(*tool, "...").dump() + ": " + problems.front());
+      }
     }
   }
 }

@@ -28,4 +28,18 @@ std::string DefaultToolTitle(const std::string& name) {
   return title;
 }
 
+Json FlagToolArgs(const ToolDef& tool, const std::string& user_text) {
+  const Json& props = tool.input_schema.value("properties", Json::object());
+  auto is_string = [&](const std::string& name) {
+    return props.contains(name) && props[name].is_object() && props[name].value("type", "") == "string";
+  };
+  for (const char* name : {"text", "message", "user_text", "content"}) {
+    if (is_string(name)) return Json{{name, user_text}};
+  }
+  for (const Json& name : tool.input_schema.value("required", Json::array())) {
+    if (name.is_string() && is_string(name.get<std::string>())) return Json{{name.get<std::string>(), user_text}};
+  }
+  return Json{{"text", user_text}};
+}
+
 }  // namespace reins

@@ -45,6 +45,11 @@ Result<Json> ReadVerdict(const ModelResponse& response, const AgentConfig& confi
   return verdict;
 }
 
+// A rewrite the reply can be: a finished text, not a refusal.
+bool Usable(const Result<ModelResponse>& r) {
+  return r.ok() && !r->text.empty() && r->finish != FinishReason::kRefusal;
+}
+
 }  // namespace
 
 const Json& AuditVerdictSchema() {
@@ -111,37 +116,53 @@ std::string AuditStage::RenderPrompt(const TurnContext& ctx, const std::string& 
   return prompt;
 }
 
-Task<std::string> AuditStage::Gather(TurnContext& ctx, const std::vector<std::string>& tools, const std::string& why) {
+namespace {
+
+LoopOutcome Reply(std::string text) { return LoopOutcome{LoopOutcome::Kind::kReply, std::move(text), {}, {}}; }
+
+}  // namespace
+
+Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, const std::vector<std::string>& tools,
+                                     const std::string& why, std::string candidate) {
   ctx.purpose = Purpose::kGather;
   ctx.allowed_tools = std::set<std::string>(tools.begin(), tools.end());
   ctx.history.push_back(Message::User("Gather the missing evidence with " + tools.front() +
                                       (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
   ToolChoice choice = tools.size() == 1 ? ToolChoice::Named(tools.front()) : ToolChoice::Required();
   Result<ModelResponse> round = co_await loop_.CallOnce(ctx, Purpose::kGather, choice, {});
+  ChainOutcome chain;
   if (round.ok() && !round->tool_calls.empty()) {
     ctx.history.push_back(Message::Assistant(round->text, round->tool_calls));
-    co_await executor_.Run(ctx, round->tool_calls);
+    (void)phase.Advance(TurnPhase::kExecutingTools);
+    chain = co_await executor_.Run(ctx, round->tool_calls);
   }
   ctx.allowed_tools.clear();
   ctx.purpose = Purpose::kChat;
+  // The gathered results stop the chain like any other (I1): the person is asked, the
+  // call waits for approval, or `complete` has the one tools-off call answer.
+  if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(chain))) {
+    if (stopped->kind == LoopOutcome::Kind::kFailed) co_return Reply(std::move(candidate));
+    co_return std::move(*stopped);
+  }
   ctx.history.push_back(Message::User("Answer the question again from all the evidence gathered."));
   Result<ModelResponse> answer = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
-  co_return answer.ok() ? answer->text : std::string();
+  if (!answer.ok() || answer->text.empty()) co_return Reply(std::move(candidate));
+  if (answer->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
+  co_return Reply(answer->text);
 }
 
-Task<std::string> AuditStage::Run(TurnContext& ctx, std::string candidate) {
+Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std::string candidate) {
   Json record = {{"repair", "accept"}};
   // Deterministic evidence first: an unsatisfied evidence bundle needs no model to see.
   for (const auto& [intent, match] : bundles_) {
     if (!RE2::PartialMatch(ctx.user_text, *match)) continue;
-    std::vector<std::string> missing = MissingTools(ctx.result.tools, intent->required_tools);
+    std::vector<std::string> missing = MissingTools(ctx.RequestTools(), intent->required_tools);
     if (missing.empty()) continue;
     record = {{"repair", "gather_missing_evidence_once"}, {"reason", "evidence bundle '" + intent->name + "'"},
               {"missing", missing}};
     ctx.Emit("audit", record);
-    std::string gathered = co_await Gather(ctx, missing, "the " + intent->name + " question needs it");
     ctx.result.audit = record;
-    co_return gathered.empty() ? candidate : gathered;
+    co_return co_await Gather(ctx, phase, missing, "the " + intent->name + " question needs it", std::move(candidate));
   }
   // UI the reply names that is not on the user's screen: rewrite, no verdict needed.
   if (!config_.rails.ui_allowlist.is_null()) {
@@ -156,7 +177,7 @@ Task<std::string> AuditStage::Run(TurnContext& ctx, std::string candidate) {
       ctx.history.push_back(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
                                           list + ". Point only to what is there."));
       Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
-      co_return rewrite.ok() && !rewrite->text.empty() ? rewrite->text : candidate;
+      co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
     }
   }
   std::vector<Message> prompt = {Message::System(RenderPrompt(ctx, candidate)),
@@ -196,18 +217,17 @@ Task<std::string> AuditStage::Run(TurnContext& ctx, std::string candidate) {
   if (repair == "rewrite_once") {
     ctx.history.push_back(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
     Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
-    co_return rewrite.ok() && !rewrite->text.empty() ? rewrite->text : candidate;
+    co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
   }
   if (repair == "gather_missing_evidence_once") {
     std::vector<std::string> tools = verdict["missing_tool_opportunities"].get<std::vector<std::string>>();
-    std::string gathered = co_await Gather(ctx, tools, critique);
-    co_return gathered.empty() ? candidate : gathered;
+    co_return co_await Gather(ctx, phase, tools, critique, std::move(candidate));
   }
   if (repair == "answer_insufficient") {
-    co_return "I can't answer that reliably from the data I have." +
-              (critique.empty() ? std::string() : " What I could not establish: " + critique);
+    co_return Reply("I can't answer that reliably from the data I have." +
+                    (critique.empty() ? std::string() : " What I could not establish: " + critique));
   }
-  co_return candidate;
+  co_return Reply(std::move(candidate));
 }
 
 }  // namespace reins

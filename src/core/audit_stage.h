@@ -3,7 +3,10 @@
 //   accept                       - deliver the candidate;
 //   rewrite_once                 - one tools-off call rewrites it using the critique;
 //   gather_missing_evidence_once - one round restricted to the missing tools (tool
-//                                  choice required), then one synthesis;
+//                                  choice required), then one synthesis; the round
+//                                  obeys next_action like the loop (I1): a
+//                                  clarification or an approval it runs into ends the
+//                                  turn there, `complete` gives the one tools-off call;
 //   answer_insufficient          - say plainly what could not be established.
 // Deterministic evidence first: an intent with `enforcement: audit` whose tools did not
 // run goes straight to the gather repair without asking a model. An invalid verdict
@@ -26,11 +29,13 @@ namespace reins {
 class AuditStage {
  public:
   AuditStage(const AgentConfig& config, ModelLoop& loop, ChainExecutor& executor);
-  // Returns the reply to deliver; records ctx.result.audit.
-  Task<std::string> Run(TurnContext& ctx, std::string candidate);
+  // The reply to deliver (kReply), or the clarification, approval or refusal a gather
+  // round ran into; records ctx.result.audit.
+  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase, std::string candidate);
 
  private:
-  Task<std::string> Gather(TurnContext& ctx, const std::vector<std::string>& tools, const std::string& why);
+  Task<LoopOutcome> Gather(TurnContext& ctx, TurnPhaseMachine& phase, const std::vector<std::string>& tools,
+                           const std::string& why, std::string candidate);
   std::string RenderPrompt(const TurnContext& ctx, const std::string& candidate) const;
 
   const AgentConfig& config_;

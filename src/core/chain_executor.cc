@@ -1,10 +1,16 @@
 #include "core/chain_executor.h"
 
+#include <algorithm>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
 #include "core/json_text.h"
 #include "policy/provenance/provenance_guard.h"
 
 namespace reins {
 namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
 
 Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
   return {{"call_id", p.call->id},     {"name", p.call->name},
@@ -28,6 +34,7 @@ ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutco
   o.status = status;
   o.response_index = ctx.response_index;
   o.position = p.position;
+  o.step_id = ctx.step_id;
   return o;
 }
 
@@ -36,7 +43,11 @@ ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutco
 Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, int64_t* latency_ms) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
-  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id, IdempotencyKey(ctx, p.position)};
+  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id,
+                      IdempotencyKey(ctx, p.position) + ctx.key_salt};
+  // The tool's own timeout, or what is left of the turn's budget if that ends sooner.
+  const int64_t budget = std::min<int64_t>(p.tool->timeout_ms, ctx.RemainingMs());
+  request.timeout_ms = budget;
   request.on_progress = [&ctx, &p](const Json& progress) {
     Json data = {{"call_id", p.call->id}, {"name", p.call->name}};
     for (const char* key : {"progress", "total", "message"}) {
@@ -47,10 +58,59 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
   request.may_ask = true;
   if (p.call->id == ctx.resumed_call_id) request.answer = ctx.resume_answer;
   int64_t start = ctx.clock.NowMs();
-  Result<Json> raw = co_await backend->Invoke(request);
+  // Whichever ends first: the call, or its budget on the clock (which cancels the call:
+  // an HTTP exchange is dropped, an MCP server hears notifications/cancelled).
+  auto raced = co_await (backend->Invoke(request) || ctx.clock.Sleep(budget));
   *latency_ms = ctx.clock.NowMs() - start;
+  if (raced.index() == 1) {
+    const bool turn_ran_out = budget < p.tool->timeout_ms;
+    co_return ResultEnvelope::Failure("timed out after " + std::to_string(budget) + " ms" +
+                                      (turn_ran_out ? " (the turn's limits.turn_timeout_ms ran out)" : ""));
+  }
+  Result<Json>& raw = std::get<0>(raced);
   if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
   co_return NormaliseToolResult(*raw);
+}
+
+CallVerdict ChainExecutor::Guard(TurnContext& ctx, const ProposedCall& p, std::string* guard) const {
+  for (const auto& policy : policies_) {
+    CallVerdict verdict = policy->Guard(ctx, p);
+    if (verdict.kind != CallVerdict::Kind::kContinue) {
+      *guard = std::string(policy->Name());
+      return verdict;
+    }
+  }
+  return CallVerdict::Continue();
+}
+
+void ChainExecutor::Queue(TurnContext& ctx) {
+  const std::vector<ToolCall> calls = std::move(ctx.system_calls);
+  ctx.system_calls.clear();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false};
+    std::string guard;
+    CallVerdict verdict = Guard(ctx, p, &guard);
+    Json data = CallEventData(ctx, p);
+    data["policy"] = "system";
+    if (verdict.kind == CallVerdict::Kind::kReplace) {
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
+      o.idempotency_key = IdempotencyKey(ctx, p.position);
+      data["idempotency_key"] = o.idempotency_key;
+      ctx.Emit("tool.deferred", std::move(data));
+      ctx.result.tools.push_back(std::move(o));
+      continue;
+    }
+    // Refused by a guard, or a tool that would run now or wait for approval (reins check
+    // refuses such a flag tool): recorded, never run in place of the outbox.
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
+    o.reason = verdict.kind == CallVerdict::Kind::kReject ? verdict.reason : "not_deferred";
+    o.message = verdict.kind == CallVerdict::Kind::kReject ? verdict.message : "a call the runtime makes must be deferred";
+    data["reason"] = o.reason;
+    data["guard"] = guard;
+    data["message"] = o.message;
+    ctx.Emit("tool.rejected", std::move(data));
+    ctx.result.tools.push_back(std::move(o));
+  }
 }
 
 Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls) {
@@ -63,12 +123,15 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
   ChainOutcome outcome;
   for (const ProposedCall& p : proposed) {
     const std::string& name = p.call->name;
-    if (outcome.stop != ChainStop::kNone || p.truncated) {
-      std::string reason = p.truncated ? "truncated" : "chain_stopped";
+    const bool out_of_time = ctx.deadline_ms != 0 && ctx.RemainingMs() == 0;
+    if (outcome.stop != ChainStop::kNone || p.truncated || out_of_time) {
+      std::string reason = p.truncated ? "truncated" : out_of_time ? "turn_timeout" : "chain_stopped";
       std::string why = reason == "truncated"
                             ? "not executed: it was proposed together with a tool that may ask the user to "
                               "clarify; call it again once that result is known"
-                            : "not executed: an earlier call in the same response stopped the chain";
+                        : reason == "turn_timeout" ? "not executed: the turn ran out of time (limits.turn_timeout_ms)"
+                                                   : "not executed: an earlier call in the same response stopped the chain";
+      if (out_of_time) outcome.stop = ChainStop::kError;
       ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
       o.reason = reason;
       o.message = why;
@@ -80,15 +143,8 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       continue;
     }
 
-    CallVerdict verdict;
     std::string guard;
-    for (const auto& policy : policies_) {
-      verdict = policy->Guard(ctx, p);
-      if (verdict.kind != CallVerdict::Kind::kContinue) {
-        guard = std::string(policy->Name());
-        break;
-      }
-    }
+    CallVerdict verdict = Guard(ctx, p, &guard);
     if (verdict.kind == CallVerdict::Kind::kReject) {
       ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
       o.reason = verdict.reason;
@@ -111,12 +167,13 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
       o.reason = "awaiting_approval";
       o.message = verdict.message;
-      PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text};
+      PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text, {}};
       Json data = CallEventData(ctx, p);
       data["approval_id"] = pending.id;
       ctx.Emit("approval.requested", std::move(data));
       ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
       ctx.result.tools.push_back(std::move(o));
+      pending.request_tools = ctx.RequestTools();
       outcome.stop = ChainStop::kApproval;
       outcome.approval = std::move(pending);
       continue;
@@ -164,6 +221,7 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       pending.tool = name;
       pending.entity_type = EntityTypeOfOptions(*p.tool, result);
       pending.request_text = ctx.user_text;
+      pending.request_tools = ctx.RequestTools();
       outcome.clarification = std::move(pending);
     } else if (result.next_action == NextAction::kComplete && result.success) {
       outcome.stop = ChainStop::kComplete;

@@ -30,8 +30,14 @@ class ChainExecutor {
   // Appends one tool message per call to ctx.history and one ToolOutcome per call to
   // ctx.result.tools, with trace events.
   Task<ChainOutcome> Run(TurnContext& ctx, const std::vector<ToolCall>& calls);
+  // The calls the runtime proposed itself (ctx.system_calls), guarded exactly like the
+  // model's: queued when a deferral policy replaces them, recorded rejected when a
+  // guard refuses them. Nothing runs now and nothing enters the model's history.
+  void Queue(TurnContext& ctx);
 
  private:
+  // The first policy verdict other than Continue for `p`, and which policy gave it.
+  CallVerdict Guard(TurnContext& ctx, const ProposedCall& p, std::string* guard) const;
   Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, int64_t* latency_ms);
 
   const PolicyChain& policies_;

@@ -32,10 +32,11 @@ Task<void> WaitUntilDone(std::shared_ptr<AwaitState> state) {
 
 }  // namespace
 
-const std::string& DeferredRunner::FailureNote(const std::string& tool) const {
-  static const std::string kGeneric = DefaultFailureNote("that request");
-  const ToolDef* def = config_.FindTool(tool);
-  return def != nullptr ? def->failure_note : kGeneric;
+std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
+  const ToolDef* def = config_.FindTool(entry.tool);
+  std::string note = def != nullptr ? def->failure_note : DefaultFailureNote("that request");
+  if (!entry.step_id.empty()) note += " (This was for step " + entry.step_id + " of the plan.)";
+  return note;
 }
 
 Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int turn_number, std::string mode) {
@@ -51,7 +52,8 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int t
   } else if (backend == nullptr) {
     r.result = ResultEnvelope::Failure("tool " + entry.tool + " has no backend configured");
   } else {
-    ToolRequest request{entry.tool, entry.args, entry.session_id, entry.turn_id, entry.key};
+    ToolRequest request{entry.tool, entry.args, entry.session_id, entry.turn_id, entry.key + key_salt};
+    request.timeout_ms = tool->timeout_ms;
     // A hanging backend is bounded by the tool's own timeout.
     auto outcome = co_await (backend->Invoke(request) || clock_.Sleep(tool->timeout_ms));
     if (outcome.index() == 1) {
@@ -74,7 +76,7 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int t
 void DeferredRunner::RecordUnattended(const DeferredResult& r) {
   DeferredOutcome o{r.entry.key, r.result, r.latency_ms, {r.event}, "", "", clock_.NowMs()};
   if (!r.result.success) {
-    o.notice = FailureNote(r.entry.tool);
+    o.notice = FailureNote(r.entry);
     o.events.push_back({"notice.created", r.event.turn, clock_.NowMs(), {{"text", o.notice}, {"tool", r.entry.tool}}});
   }
   // A failed write here leaves the entry unfinished: a restart runs it again under the
@@ -87,11 +89,11 @@ void DeferredRunner::RecordUnattended(const DeferredResult& r) {
 }
 
 void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries,
-                           int turn_number, std::string mode) {
+                           int turn_number, std::string mode, std::shared_ptr<const void> keep_alive) {
   for (OutboxEntry& entry : entries) {
     boost::asio::co_spawn(
         ex,
-        [this, entry = std::move(entry), turn_number, mode]() -> Task<void> {
+        [this, entry = std::move(entry), turn_number, mode, keep_alive]() -> Task<void> {
           std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
           if (r) RecordUnattended(*r);
         },
@@ -100,13 +102,13 @@ void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<O
 }
 
 Task<std::vector<DeferredResult>> DeferredRunner::RunAwait(std::vector<OutboxEntry> entries, int turn_number,
-                                                          std::string mode) {
+                                                          std::shared_ptr<const void> keep_alive, std::string mode) {
   auto ex = co_await boost::asio::this_coro::executor;
   auto state = std::make_shared<AwaitState>(ex, entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     boost::asio::co_spawn(
         ex,
-        [this, state, i, entry = std::move(entries[i]), turn_number, mode]() -> Task<void> {
+        [this, state, i, entry = std::move(entries[i]), turn_number, mode, keep_alive]() -> Task<void> {
           std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
           if (r && state->waiting) {
             state->results[i] = std::move(r);

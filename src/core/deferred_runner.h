@@ -6,11 +6,14 @@
 // A call that outlives the await budget (deferred.timeout_ms) is not abandoned: it
 // goes on, bounded by its tool's timeout_ms, and records its own outcome.
 //
-// Lifetime: detached calls reference the runner, its store and tools; the io_context
-// running them must be drained or stopped before the Runtime that owns them goes.
+// Lifetime: detached calls reference the runner, its store and tools, and hold the
+// `keep_alive` their caller gives them (the runtime's tool catalog, which owns the
+// runner); the io_context running them must be drained or stopped before the Runtime
+// that owns the store goes.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,15 +44,19 @@ class DeferredRunner {
   // results that arrived in time, NOT yet recorded (the caller adds the failure notes
   // to the reply, then records them). Later arrivals record themselves.
   Task<std::vector<DeferredResult>> RunAwait(std::vector<OutboxEntry> entries, int turn_number,
-                                             std::string mode = "await");
+                                             std::shared_ptr<const void> keep_alive, std::string mode = "await");
   // Runs each entry detached and records its outcome; a failure becomes a notice.
   void Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries, int turn_number,
-             std::string mode);
+             std::string mode, std::shared_ptr<const void> keep_alive);
   // Records a result that nobody waits for: failure -> notice (and its event).
   void RecordUnattended(const DeferredResult& r);
 
-  const std::string& FailureNote(const std::string& tool) const;
+  // What the person is told when `entry` failed: its tool's failure_note, naming the
+  // plan step it was queued for, if any.
+  std::string FailureNote(const OutboxEntry& entry) const;
 
+  // Appended to the idempotency key a backend is sent (RuntimeParts::idempotency_salt).
+  std::string key_salt;
   // Called with the session id whenever a failure was stored as a notice.
   std::function<void(const std::string& session_id)> on_notice;
   // Called with each event of a result nobody waits for, once it is recorded.

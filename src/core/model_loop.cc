@@ -20,8 +20,8 @@ std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& conf
 }
 
 ModelLoop::ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model,
-                     ChainExecutor& executor)
-    : policies_(policies), model_(model), executor_(executor), tools_(ToolSpecsOf(config)) {}
+                     ModelProvider& audit_model, ChainExecutor& executor)
+    : policies_(policies), model_(model), audit_model_(audit_model), executor_(executor), tools_(ToolSpecsOf(config)) {}
 
 ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                std::shared_ptr<const std::vector<ToolSpec>> tools) {
@@ -45,6 +45,26 @@ ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoi
   return request;
 }
 
+namespace {
+
+std::string TurnTimeout(const TurnContext& ctx) {
+  return "the turn took longer than limits.turn_timeout_ms = " + std::to_string(ctx.config.turn_timeout_ms) + " ms";
+}
+
+Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model) {
+  return {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model.Name()}};
+}
+
+}  // namespace
+
+LoopOutcome ModelLoop::Failed(const Status& call) {
+  // A turn out of time says so plainly; any other failure names the call.
+  if (call.code() == StatusCode::kDeadlineExceeded && call.message().starts_with("the turn took longer")) {
+    return LoopOutcome{LoopOutcome::Kind::kFailed, call.message(), {}, {}};
+  }
+  return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + call.message(), {}, {}};
+}
+
 Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
   std::vector<Message> no_extra;
   Result<ModelResponse> response = co_await CallOnce(ctx, ctx.purpose, choice, std::move(no_extra), std::nullopt);
@@ -53,7 +73,7 @@ Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice)
 
 Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                                 std::vector<Message> extra, std::optional<Json> schema) {
-  Json call = {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}};
+  Json call = CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_);
   if (!ctx.step_id.empty()) call["step"] = ctx.step_id;
   ctx.Emit("model.call", std::move(call));
   ++ctx.result.model_calls;
@@ -65,19 +85,24 @@ Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpos
 Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                                 std::vector<Message> messages, std::optional<Json> schema,
                                                 std::shared_ptr<const std::vector<ToolSpec>> tools) {
-  Json call = {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model_.Name()}};
-  ctx.Emit("model.call", std::move(call));
+  ctx.Emit("model.call", CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_));
   ++ctx.result.model_calls;
   ModelRequest request = BuildModelRequest(ctx, purpose, choice, std::move(tools));
   request.messages = std::move(messages);
   co_return co_await Send(ctx, std::move(request), std::move(schema));
 }
 
-Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema) {
-  request.step_id = ctx.step_id;
-  request.response_schema = std::move(schema);
-  Result<ModelResponse> response = co_await model_.Complete(request);
+Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
+  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) {
+    Status late = DeadlineExceeded(TurnTimeout(ctx));
+    ctx.Emit("model.error", {{"message", late.message()}});
+    co_return late;
+  }
+  request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
+  Result<ModelResponse> response = co_await model.Complete(request);
   if (!response.ok()) {
+    // Cut short by the turn's own deadline: that, not the provider, is the reason.
+    if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = DeadlineExceeded(TurnTimeout(ctx));
     ctx.Emit("model.error", {{"message", response.status().message()}});
     co_return response;
   }
@@ -87,8 +112,76 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest reque
   if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
     event["usage"] = {{"input_tokens", usage.input_tokens}, {"output_tokens", usage.output_tokens}};
   }
+  if (response->finish != FinishReason::kStop) event["finish"] = FinishReasonName(response->finish);
   ctx.Emit("model.response", std::move(event));
   co_return response;
+}
+
+Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema) {
+  request.step_id = ctx.step_id;
+  request.response_schema = std::move(schema);
+  ModelProvider& model = request.purpose == Purpose::kAudit ? audit_model_ : model_;
+  Result<ModelResponse> response = co_await Exchange(ctx, model, request);
+  if (!response.ok()) co_return response;
+  auto unfinished = [](const ModelResponse& r) {
+    return (r.finish == FinishReason::kLength && r.tool_calls.empty()) || r.finish == FinishReason::kPaused;
+  };
+  // Cut off by the token limit (the same request again) or paused (the conversation
+  // back with what it said so far, as Anthropic documents): once per turn (I9).
+  if (unfinished(*response) && ctx.retries_used.insert("cut_off").second) {
+    const bool paused = response->finish == FinishReason::kPaused;
+    const std::string so_far = paused ? response->text : "";
+    if (paused) request.messages.push_back(Message::Assistant(so_far));
+    Json call = CallEvent(request.purpose, request.tool_choice, model);
+    call["repeat"] = FinishReasonName(response->finish);
+    ctx.Emit("model.call", std::move(call));
+    ++ctx.result.model_calls;
+    response = co_await Exchange(ctx, model, request);
+    if (!response.ok()) co_return response;
+    if (paused) response->text = so_far + response->text;
+  }
+  if (unfinished(*response)) {
+    co_return Aborted(response->finish == FinishReason::kPaused
+                          ? "the model paused its answer again after it was sent back once"
+                          : "the model's answer was cut off by its token limit, also when asked again");
+  }
+  // Cut off inside a call: that call is unfinished and is refused (the others stand).
+  if (response->finish == FinishReason::kLength) response->tool_calls.back().cut_off = true;
+  co_return response;
+}
+
+LoopOutcome ModelLoop::Answer(TurnContext& ctx, const ModelResponse& response) {
+  if (response.finish == FinishReason::kRefusal) {
+    // The model declined: the person gets a plain sentence, not the model's words
+    // dressed as an answer; no tool it proposed runs.
+    ctx.Emit("model.refusal", {{"response", ctx.response_index}, {"text", response.text}});
+    ctx.history.push_back(Message::Assistant(kRefusalReply));
+    return LoopOutcome{LoopOutcome::Kind::kRefusal, kRefusalReply, {}, {}};
+  }
+  if (response.text.empty()) return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
+  ctx.history.push_back(Message::Assistant(response.text));
+  return LoopOutcome{LoopOutcome::Kind::kReply, response.text, {}, {}};
+}
+
+Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhaseMachine& phase, ChainOutcome chain) {
+  if (chain.stop == ChainStop::kClarification) {
+    co_return LoopOutcome{LoopOutcome::Kind::kClarification, chain.clarification->clarification.question,
+                          std::move(chain.clarification), std::nullopt};
+  }
+  if (chain.stop == ChainStop::kApproval) {
+    co_return LoopOutcome{LoopOutcome::Kind::kApproval, "", std::nullopt, std::move(chain.approval)};
+  }
+  (void)phase.Advance(TurnPhase::kRunningModel);
+  if (chain.stop != ChainStop::kComplete) co_return std::nullopt;
+  // I1: after `complete`, exactly one more call, with tools off, composes the reply.
+  Result<ModelResponse> last = co_await CallOnce(ctx, ctx.purpose, ToolChoice::None(), {});
+  if (!last.ok()) co_return Failed(last.status());
+  if (!last->tool_calls.empty()) {
+    // Tool choice was `none`: calls proposed anyway never run and never enter history.
+    ctx.Emit("model.calls_ignored", {{"response", ctx.response_index}, {"tool_calls", CallsToJson(last->tool_calls)},
+                                     {"reason", "tool_choice none"}});
+  }
+  co_return Answer(ctx, *last);
 }
 
 Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
@@ -98,10 +191,10 @@ Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, Tool
     const int round = ++ctx.loop_rounds;
     Result<ModelResponse> response = co_await Call(ctx, choice);
     choice = ToolChoice::Auto();
-    if (!response.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + response.status().message(), {}, {}};
-    if (response->tool_calls.empty()) {
-      if (response->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
-      ctx.history.push_back(Message::Assistant(response->text));
+    if (!response.ok()) co_return Failed(response.status());
+    if (response->tool_calls.empty() || response->finish == FinishReason::kRefusal) {
+      LoopOutcome answer = Answer(ctx, *response);
+      if (answer.kind != LoopOutcome::Kind::kReply) co_return answer;
       std::optional<std::string> required;
       for (const auto& policy : policies_) {
         if ((required = policy->RequiredToolMissing(ctx))) break;
@@ -113,32 +206,12 @@ Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, Tool
         choice = ToolChoice::Named(*required);
         continue;
       }
-      co_return LoopOutcome{LoopOutcome::Kind::kReply, response->text, {}, {}};
+      co_return answer;
     }
     ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
     (void)phase.Advance(TurnPhase::kExecutingTools);
     ChainOutcome chain = co_await executor_.Run(ctx, response->tool_calls);
-    if (chain.stop == ChainStop::kClarification) {
-      co_return LoopOutcome{LoopOutcome::Kind::kClarification, chain.clarification->clarification.question,
-                            chain.clarification, std::nullopt};
-    }
-    if (chain.stop == ChainStop::kApproval) {
-      co_return LoopOutcome{LoopOutcome::Kind::kApproval, "", std::nullopt, chain.approval};
-    }
-    (void)phase.Advance(TurnPhase::kRunningModel);
-    if (chain.stop == ChainStop::kComplete) {
-      // I1: after `complete`, exactly one more call, with tools off, composes the reply.
-      Result<ModelResponse> last = co_await Call(ctx, ToolChoice::None());
-      if (!last.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + last.status().message(), {}, {}};
-      if (!last->tool_calls.empty()) {
-        // Tool choice was `none`: calls proposed anyway never run and never enter history.
-        ctx.Emit("model.calls_ignored", {{"response", ctx.response_index}, {"tool_calls", CallsToJson(last->tool_calls)},
-                                         {"reason", "tool_choice none"}});
-      }
-      if (last->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
-      ctx.history.push_back(Message::Assistant(last->text));
-      co_return LoopOutcome{LoopOutcome::Kind::kReply, last->text, {}, {}};
-    }
+    if (std::optional<LoopOutcome> done = co_await Conclude(ctx, phase, std::move(chain))) co_return std::move(*done);
   }
   co_return LoopOutcome{LoopOutcome::Kind::kFailed,
                         "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) +

@@ -111,6 +111,7 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
   // did what the step ran before it paused.
   const size_t first_tool = resuming ? 0 : ctx.result.tools.size();
   const std::vector<std::string> ran_before = resuming ? step.actual_tool_calls : std::vector<std::string>{};
+  const std::vector<PlanStep::Write> writes_before = resuming ? step.deferred_writes : std::vector<PlanStep::Write>{};
   ToolChoice choice = ToolChoice::Auto();
   const bool validated = step.step_type == "tool" && !step.required_tools.empty() && step.validation_mode != "off";
   while (true) {
@@ -119,11 +120,14 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
     std::vector<ToolOutcome> inside(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool),
                                     ctx.result.tools.end());
     step.actual_tool_calls = ran_before;
+    step.deferred_writes = writes_before;
     for (const ToolOutcome& o : inside) {
       if (o.SucceededOrQueued()) step.actual_tool_calls.push_back(o.name);
+      if (o.status == ToolOutcome::Status::kDeferred) step.deferred_writes.push_back({o.idempotency_key, o.name});
     }
     if (outcome.kind != LoopOutcome::Kind::kReply) {
-      step.status = outcome.kind == LoopOutcome::Kind::kFailed ? "failed" : "paused";
+      const bool waits = outcome.kind == LoopOutcome::Kind::kClarification || outcome.kind == LoopOutcome::Kind::kApproval;
+      step.status = waits ? "paused" : "failed";
       co_return outcome;
     }
     step.outcome = outcome.text;
@@ -192,7 +196,7 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
   for (size_t i = start; i < steps.size(); ++i) {
     std::optional<LoopOutcome> stopped = co_await RunStep(ctx, phase, steps[i], resuming && i == start);
     if (stopped) {
-      if (stopped->kind != LoopOutcome::Kind::kFailed) {
+      if (stopped->kind == LoopOutcome::Kind::kClarification || stopped->kind == LoopOutcome::Kind::kApproval) {
         // Waiting for the person: the plan goes on from this step once they answer.
         ctx.session.pending_plan = steps;
         ctx.session.pending_plan_step = i;
@@ -217,10 +221,8 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
   results += "\nWrite the reply to the user from these results.";
   ctx.history.push_back(Message::User(results));
   Result<ModelResponse> reply = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
-  if (!reply.ok()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + reply.status().message(), {}, {}};
-  if (reply->text.empty()) co_return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
-  ctx.history.push_back(Message::Assistant(reply->text));
-  co_return LoopOutcome{LoopOutcome::Kind::kReply, reply->text, {}, {}};
+  if (!reply.ok()) co_return ModelLoop::Failed(reply.status());
+  co_return loop_.Answer(ctx, *reply);
 }
 
 }  // namespace reins

@@ -33,8 +33,8 @@ bool IsProgressEvent(const std::string& type) {
 
 struct Runtime::Impl {
   // One tool catalog and everything built on it. A turn (and its deferred calls) runs
-  // on the catalog it started with; ReplaceTools makes a new one for later turns. Old
-  // ones are kept: they are few (a catalog changes rarely) and may still be in use.
+  // on the catalog it started with, holding it; ReplaceTools makes a new one for later
+  // turns, and an old one goes when the last turn or deferred call using it ends.
   struct Catalog {
     AgentConfig config;
     ToolRouter tools;
@@ -46,7 +46,6 @@ struct Runtime::Impl {
   mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
   std::shared_ptr<Catalog> catalog;
-  std::vector<std::shared_ptr<Catalog>> retired;
 
   std::shared_ptr<Catalog> Current() {
     std::lock_guard lock(mu);
@@ -58,8 +57,10 @@ struct Runtime::Impl {
     c->config = std::move(config);
     c->tools = BuildToolRouter(c->config, *parts.clock);
     for (const auto& [name, backend] : backends) c->tools.Set(name, backend);
-    c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, c->tools);
+    ModelProvider& audit = parts.audit_model ? *parts.audit_model : *parts.model;
+    c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, audit, c->tools);
     c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *parts.store, *parts.clock);
+    c->deferred->key_salt = parts.idempotency_salt;
     c->deferred->on_event = [this](const std::string& session_id, const TraceEvent& e) {
       if (parts.on_event) parts.on_event(session_id, e);
     };
@@ -176,8 +177,11 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
-const AgentConfig& Runtime::config() const { return impl_->Current()->config; }
-const std::string& Runtime::Greeting() const { return impl_->Current()->config.greeting; }
+std::shared_ptr<const AgentConfig> Runtime::config() const {
+  std::shared_ptr<Impl::Catalog> current = impl_->Current();
+  return std::shared_ptr<const AgentConfig>(current, &current->config);
+}
+std::string Runtime::Greeting() const { return impl_->Current()->config.greeting; }
 
 Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends) {
   AgentConfig config = impl_->Current()->config;
@@ -190,8 +194,7 @@ Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, s
   }
   std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config), all);
   std::lock_guard lock(impl_->mu);
-  impl_->retired.push_back(std::move(impl_->catalog));
-  impl_->catalog = std::move(next);
+  impl_->catalog = std::move(next);  // the old one lives on with whoever still holds it
   return OkStatus();
 }
 
@@ -259,13 +262,29 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     session.history.resize(ctx.history_base);
   };
   ctx.older_history_left_out = session.older_left_out;
+  ctx.key_salt = impl_->parts.idempotency_salt;
+  // The turn's budget up to its reply runs from now: waiting in the queue was not it.
+  if (catalog->config.turn_timeout_ms > 0) ctx.deadline_ms = impl_->parts.clock->NowMs() + catalog->config.turn_timeout_ms;
   ctx.session_id = session_id;
   ctx.turn_id = impl_->NewId("t_");
   ctx.input = std::move(input);
   const std::function<void(const TraceEvent&)> stream = std::move(ctx.input.on_event);
+  // Progress streams live, but only once the input is accepted: a refused turn (409,
+  // 422...) must not have begun a stream (docs/http-api.md).
+  std::vector<TraceEvent> held;
+  auto flush = [&] {
+    for (const TraceEvent& h : held) stream(h);
+    held.clear();
+  };
   if (stream) {
-    ctx.on_emit = [&stream](const TraceEvent& e) {
-      if (IsProgressEvent(e.type)) stream(e);
+    ctx.on_emit = [&](const TraceEvent& e) {
+      if (!IsProgressEvent(e.type)) return;
+      if (!ctx.admitted) {
+        held.push_back(e);
+        return;
+      }
+      flush();
+      stream(e);
     };
   }
   ctx.result.turn_id = ctx.turn_id;
@@ -283,20 +302,8 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     ctx.lease = *lease;
   }
 
-  Result<void> ran = Status();
-  const int64_t waited_ms = impl_->parts.clock->NowMs() - arrived_ms;
-  if (config.floor.enabled && waited_ms > config.floor.max_queue_age_ms) {
-    // Stale: it waited behind other turns for too long; replaying it now would answer
-    // a moment that has passed (seed 002's "stale deferred turns").
-    ctx.result.status = TurnStatus::kBlocked;
-    ctx.result.blocked_reason = "stale: waited " + std::to_string(waited_ms) + " ms in the queue (max " +
-                                std::to_string(config.floor.max_queue_age_ms) + " ms)";
-    ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
-    ctx.Emit("turn.blocked", {{"reason", ctx.result.blocked_reason}, {"stale", true}});
-    ctx.Emit("turn.completed", {{"status", "blocked"}});
-  } else {
-    ran = co_await catalog->pipeline->Run(ctx);
-  }
+  ctx.waited_ms = impl_->parts.clock->NowMs() - arrived_ms;  // the floor policy refuses a stale turn
+  Result<void> ran = co_await catalog->pipeline->Run(ctx);
   if (!ran.ok()) {
     roll_back();
     co_return ran.status();
@@ -342,40 +349,41 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
+  if (stream) flush();
   for (const TraceEvent& e : record.result.events) {
     if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable
     if (impl_->parts.on_event) impl_->parts.on_event(session_id, e);
   }
   const std::string delivered = record.result.reply;
-  co_await RunDeferred(*catalog->deferred, record, stream);
+  co_await RunDeferred(*catalog->deferred, catalog, record, stream);
   if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
   }
   co_return std::move(record.result);
 }
 
-Task<void> Runtime::RunDeferred(DeferredRunner& deferred, TurnRecord& record,
+Task<void> Runtime::RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
                                 const std::function<void(const TraceEvent&)>& stream) {
   std::vector<OutboxEntry> entries;
   for (const ToolOutcome& t : record.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
     entries.push_back({t.idempotency_key, record.session_id, record.result.turn_id, t.name, t.args,
-                       record.deferred_mode, "pending", 0, nullptr});
+                       record.deferred_mode, "pending", 0, nullptr, t.step_id});
   }
   if (entries.empty()) co_return;
   TurnResult& result = record.result;
   if (record.deferred_mode == "background") {
-    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number,
-                           "background");
+    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number, "background",
+                   std::move(keep_alive));
     co_return;
   }
-  std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), result.turn_number);
+  std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), result.turn_number, keep_alive);
   // One note per failed tool; tools sharing a note share one mention (I5).
   std::vector<std::string> notes;
   for (const DeferredResult& r : finished) {
     if (r.result.success) continue;
-    const std::string& note = deferred.FailureNote(r.entry.tool);
-    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+    std::string note = deferred.FailureNote(r.entry);
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
   }
   std::string noted_reply;
   if (!notes.empty()) {
@@ -390,6 +398,11 @@ Task<void> Runtime::RunDeferred(DeferredRunner& deferred, TurnRecord& record,
       t.result = r.result;
       t.latency_ms = r.latency_ms;
       if (!r.result.success) t.message = r.result.error;
+    }
+    for (PlanStep& step : result.plan) {
+      for (PlanStep::Write& w : step.deferred_writes) {
+        if (w.key == r.entry.key) w.outcome = r.result.success ? "succeeded" : "failed";
+      }
     }
     result.events.push_back(r.event);
     std::vector<TraceEvent> events = {r.event};
@@ -419,7 +432,7 @@ Task<Result<int>> Runtime::ResumeOutbox() {
   for (size_t i = 0; i < entries.size(); ++i) {
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
-    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, mode);
+    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, mode);
     for (const DeferredResult& r : done) catalog->deferred->RecordUnattended(r);
     ran += static_cast<int>(done.size());
   }

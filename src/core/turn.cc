@@ -27,11 +27,17 @@ std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
 }
 
 Json PlanStepToJson(const PlanStep& st) {
-  return {{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
-          {"requiredTools", st.required_tools}, {"expectedOutcome", st.expected_outcome},
-          {"toolValidationMode", st.validation_mode}, {"status", st.status},
-          {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
-          {"retries", st.retries}, {"outcome", st.outcome}};
+  Json j = {{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
+            {"requiredTools", st.required_tools}, {"expectedOutcome", st.expected_outcome},
+            {"toolValidationMode", st.validation_mode}, {"status", st.status},
+            {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
+            {"retries", st.retries}, {"outcome", st.outcome}};
+  if (!st.deferred_writes.empty()) {
+    Json writes = Json::object();  // keyed by idempotency key: the store updates one in place
+    for (const PlanStep::Write& w : st.deferred_writes) writes[w.key] = {{"tool", w.tool}, {"outcome", w.outcome}};
+    j["deferredWrites"] = std::move(writes);
+  }
+  return j;
 }
 
 PlanStep PlanStepFromJson(const Json& j) {
@@ -48,6 +54,11 @@ PlanStep PlanStepFromJson(const Json& j) {
   st.actual_tool_calls = j.value("actualToolCalls", std::vector<std::string>{});
   st.retries = j.value("retries", 0);
   st.outcome = j.value("outcome", "");
+  if (auto writes = j.find("deferredWrites"); writes != j.end() && writes->is_object()) {
+    for (const auto& [key, w] : writes->items()) {
+      st.deferred_writes.push_back({key, w.value("tool", ""), w.value("outcome", "queued")});
+    }
+  }
   return st;
 }
 

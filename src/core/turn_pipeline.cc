@@ -1,11 +1,14 @@
 #include "core/turn_pipeline.h"
 
+#include <algorithm>
+
 namespace reins {
 
-TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools)
+TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model,
+                           const ToolRouter& tools)
     : policies_(BuildPolicyChain(config)),
       executor_(policies_, tools),
-      loop_(config, policies_, model, executor_),
+      loop_(config, policies_, model, audit_model, executor_),
       plan_(loop_),
       audit_(config, loop_, executor_),
       plan_mode_(config.plan.enabled),
@@ -27,7 +30,9 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
     (void)phase.Advance(TurnPhase::kBlocked);
     ctx.result.status = TurnStatus::kBlocked;
     ctx.result.blocked_reason = verdict.reason;
-    ctx.Emit("turn.blocked", {{"reason", verdict.reason}});
+    Json blocked = {{"reason", verdict.reason}};
+    if (verdict.stale) blocked["stale"] = true;
+    ctx.Emit("turn.blocked", std::move(blocked));
     return true;
   }
   if (verdict.kind == AdmitVerdict::Kind::kCancel) {
@@ -81,6 +86,7 @@ Result<void> TurnPipeline::Admit(TurnContext& ctx) {
     approval.reset();
     ctx.approval_granted = *in.approve;
     ctx.user_text = ctx.decided_approval->request_text;
+    ctx.request_tools = ctx.decided_approval->request_tools;
     ctx.Emit(ctx.approval_granted ? "approval.granted" : "approval.denied",
              {{"id", ctx.decided_approval->id}, {"tool", ctx.decided_approval->tool},
               {"args", ctx.decided_approval->args}, {"by", in.speaker}});
@@ -108,6 +114,7 @@ Result<void> TurnPipeline::Admit(TurnContext& ctx) {
     ctx.answered = std::move(pending);
     pending.reset();
     ctx.user_text = ctx.answered->request_text;
+    ctx.request_tools = ctx.answered->request_tools;
     for (const auto& policy : policies_) policy->OnClarificationAnswered(ctx, *ctx.answered, ctx.chosen_option_id);
     ctx.Emit("clarification.answered", {{"id", ctx.answered->id},
                                         {"option_id", ctx.chosen_option_id},
@@ -247,17 +254,40 @@ void TurnPipeline::BuildContext(TurnContext& ctx) {
 }
 
 std::optional<std::string> TurnPipeline::Preempt(TurnContext& ctx) {
+  if (ctx.input.cancel) return std::nullopt;
   for (const auto& policy : policies_) {
     if (std::optional<std::string> reply = policy->Preempt(ctx)) return reply;
   }
   return std::nullopt;
 }
 
+// The safety override's turn: whoever speaks and whatever is pending (a lease, a
+// clarification, an approval), the person gets the fixed message verbatim and the flag
+// is queued. It leaves the lease and what is pending exactly as they were: no admission,
+// no OnTurnEnd. A speaker the floor keeps out leaves no trace in the model's history
+// either (their words reach no model, later ones included); notices wait for a reply
+// the session's people are reading.
+void TurnPipeline::AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase) {
+  executor_.Queue(ctx);
+  const bool outsider = ctx.config.floor.enabled && ctx.lease.ActiveAt(ctx.clock.NowMs()) &&
+                        ctx.lease.owner != ctx.input.speaker;
+  if (!outsider) {
+    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.history.push_back(Message::Assistant(answer));
+  }
+  ctx.pending_notices.clear();
+  Deliver(ctx, std::move(answer), phase);  // verbatim: rails never edit a safety message
+  ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+}
+
 std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
   for (const auto& policy : policies_) {
     std::string before = reply;
     if (!policy->ReviewReply(ctx, reply)) continue;
-    ctx.result.rails.emplace_back(policy->Name());
+    // Once per rail, even if the audit's rewrite already named it.
+    if (std::find(ctx.result.rails.begin(), ctx.result.rails.end(), policy->Name()) == ctx.result.rails.end()) {
+      ctx.result.rails.emplace_back(policy->Name());
+    }
     ctx.Emit("rail.fired", {{"rail", policy->Name()}, {"before", before}, {"after", reply}});
   }
   return reply;
@@ -332,7 +362,8 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx) {
     t.status = ToolOutcome::Status::kSkipped;
     t.reason = "turn_failed";
     t.message = why;
-    ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason}});
+    ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason},
+                              {"idempotency_key", t.idempotency_key}});
     for (Message& m : ctx.history) {
       if (m.role == Role::kTool && m.tool_call_id == t.call_id) {
         m.text = Json{{"success", false}, {"next_action", "error"}, {"error", why}}.dump();
@@ -346,21 +377,24 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
   TurnPhaseMachine phase;
   // Emitted first; if admission refuses the input, the whole turn is discarded.
   ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
+  // A crisis message is answered before anything else may refuse or hold it (I6).
+  if (std::optional<std::string> answer = Preempt(ctx)) {
+    ctx.admitted = true;
+    AnswerCrisis(ctx, std::move(*answer), phase);
+    co_return Result<void>{};
+  }
   if (Gate(ctx, phase)) {
+    ctx.admitted = true;
     ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
     co_return Result<void>{};
   }
   if (Result<void> admitted = Admit(ctx); !admitted.ok()) co_return admitted;
+  ctx.admitted = true;
   BuildContext(ctx);
-  if (std::optional<std::string> answer = Preempt(ctx)) {
-    ctx.history.push_back(Message::Assistant(*answer));
-    Deliver(ctx, std::move(*answer), phase);  // verbatim: rails never edit a safety message
-    EndTurn(ctx, phase);
-    co_return Result<void>{};
-  }
   (void)phase.Advance(TurnPhase::kRunningModel);
   // The person decided on an approval, or answered a question a call asked mid-call:
-  // that very call runs (again) before the model is asked anything.
+  // that very call runs (again) before the model is asked anything, and its result
+  // stops the turn exactly as in the loop (I1).
   const bool resumes = ResumesAQuestion(ctx, tools_);
   if (ctx.decided_approval || resumes) {
     (void)phase.Advance(TurnPhase::kExecutingTools);
@@ -370,12 +404,11 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
     } else {
       replay = co_await ReplayDecision(ctx);
     }
-    if (replay.stop == ChainStop::kClarification) {
-      Present(ctx, std::move(*replay.clarification), phase);
+    if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(replay))) {
+      co_await Finish(ctx, std::move(*stopped), phase, audit_on_);
       EndTurn(ctx, phase);
       co_return Result<void>{};
     }
-    (void)phase.Advance(TurnPhase::kRunningModel);
   }
 
   LoopOutcome outcome;  // if/else, not ?: - GCC 12 miscompiles co_await inside a conditional
@@ -384,33 +417,49 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
   } else {
     outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
   }
+  co_await Finish(ctx, std::move(outcome), phase, audit_on_);
+  EndTurn(ctx, phase);
+  co_return Result<void>{};
+}
+
+Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit) {
   switch (outcome.kind) {
     case LoopOutcome::Kind::kClarification:
       Present(ctx, std::move(*outcome.clarification), phase);
-      break;
+      co_return;
     case LoopOutcome::Kind::kApproval:
       PresentApproval(ctx, std::move(*outcome.approval), phase);
-      break;
-    case LoopOutcome::Kind::kReply: {
-      (void)phase.Advance(TurnPhase::kReviewing);
-      std::string candidate = std::move(outcome.text);
-      if (audit_on_) {
-        std::string audited = co_await audit_.Run(ctx, candidate);
-        if (audited != candidate) ctx.history.push_back(Message::Assistant(audited));
-        candidate = std::move(audited);
-      }
-      std::string reviewed = Review(ctx, std::move(candidate));
-      // History keeps what the person was told, so the next turn's model sees it too.
-      if (!ctx.history.empty() && ctx.history.back().role == Role::kAssistant) ctx.history.back().text = reviewed;
-      Deliver(ctx, std::move(reviewed), phase);
-      break;
-    }
+      co_return;
     case LoopOutcome::Kind::kFailed:
       Fail(ctx, outcome.text, phase);
+      co_return;
+    case LoopOutcome::Kind::kRefusal:
+      // Plain and fixed: no audit or rail rewrites it.
+      (void)phase.Advance(TurnPhase::kReviewing);
+      Deliver(ctx, std::move(outcome.text), phase);
+      co_return;
+    case LoopOutcome::Kind::kReply:
       break;
   }
-  EndTurn(ctx, phase);
-  co_return Result<void>{};
+  (void)phase.Advance(TurnPhase::kReviewing);
+  std::string candidate = std::move(outcome.text);
+  if (audit) {
+    LoopOutcome audited = co_await audit_.Run(ctx, phase, candidate);
+    // The audit's gather round ran into a question, an approval or a refusal: that ends
+    // the turn as it would have in the loop.
+    if (audited.kind != LoopOutcome::Kind::kReply) co_return co_await Finish(ctx, std::move(audited), phase, false);
+    candidate = std::move(audited.text);
+  }
+  std::string reviewed = Review(ctx, std::move(candidate));
+  // History keeps what the person was told, so the next turn's model sees it too.
+  const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
+                        ctx.history.back().tool_calls.empty();
+  if (answered) {
+    ctx.history.back().text = reviewed;
+  } else {
+    ctx.history.push_back(Message::Assistant(reviewed));
+  }
+  Deliver(ctx, std::move(reviewed), phase);
 }
 
 }  // namespace reins

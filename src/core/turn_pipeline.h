@@ -1,9 +1,10 @@
 // TurnPipeline: the life of a turn as a short sequence of named stages.
 //
+//   Preempt      a crisis message is answered at once (safety override), before the
+//                gate and whatever is pending, which it leaves as they were (I6)
 //   Gate         the admission gate: may this speaker's turn enter at all (floor lease)
 //   Admit        validate the input; answer a pending clarification (policies hear it)
 //   BuildContext append the user's message, or the note naming the chosen option
-//   Preempt      a policy may answer without the model (safety override)
 //   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h);
 //                with plan.enabled, PlanRunner: plan, one governed loop per step, synthesis
 //   (Replay)     after `approve`: the decided call runs, or is refused, exactly as proposed
@@ -14,8 +15,8 @@
 //   Deliver      the final reply, with pending notices in front
 //
 // Deferred calls run after the pipeline, once the turn is in the store
-// (runtime.cc, deferred_runner.h). Later mechanisms add stages here (admission gate,
-// plan, audit) by calling their policies; the executor itself does not change.
+// (runtime.cc, deferred_runner.h). Mechanisms add stages here by calling their
+// policies; the executor itself does not change.
 #pragma once
 
 #include "core/audit_stage.h"
@@ -31,7 +32,9 @@ namespace reins {
 
 class TurnPipeline {
  public:
-  TurnPipeline(const AgentConfig& config, ModelProvider& model, const ToolRouter& tools);
+  // `audit_model` answers the audit's verdict calls (audit_model in the config; else
+  // the agent's model); every other call goes to `model`.
+  TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model, const ToolRouter& tools);
 
   // Runs one turn in `ctx`. A non-OK Status means the input was refused before
   // anything happened; otherwise ctx.result holds the outcome.
@@ -50,9 +53,12 @@ class TurnPipeline {
   // Sends the person's answer to the tool call that asked for it mid-call.
   Task<ChainOutcome> ResumeQuestion(TurnContext& ctx);
   std::optional<std::string> Preempt(TurnContext& ctx);
+  void AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase);
   std::string Review(TurnContext& ctx, std::string reply);
   std::string WithNotices(TurnContext& ctx, std::string reply);
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
+  // What a loop, a plan, an audit or a replayed call ended with, carried to the person.
+  Task<void> Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
   static void WithdrawDeferred(TurnContext& ctx);
   static void Cancel(TurnContext& ctx, TurnPhaseMachine& phase);

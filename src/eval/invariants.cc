@@ -38,7 +38,7 @@ void CheckStop(const TurnRun& t, std::vector<InvariantViolation>& out) {
       if (e.type == "tool.executed" && e.data.value("response", 0) == response) {
         out.push_back({"I1", t.number, Describe(e) + " ran after the stopping result of " + Describe(events[i])});
       }
-      if (e.type == "model.call") {
+      if (e.type == "model.call" && !e.data.contains("repeat")) {  // a repeat is the same call again (I9)
         if (model_calls_after++ == 0) first_choice = e.data.value("tool_choice", "");
       }
     }
@@ -124,6 +124,27 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
     if (t.refused) continue;
     int64_t started = t.result.events.empty() ? 0 : t.result.events.front().at_ms;
     bool held = lease && lease->ActiveAt(started) && lease->owner != t.input.speaker;
+    const bool crisis = std::any_of(t.result.events.begin(), t.result.events.end(),
+                                    [](const TraceEvent& e) { return e.type == "safety.override"; });
+    if (crisis) {
+      // The one exception: answered with the fixed message whoever speaks, reaching no
+      // model and running nothing now, and the lease left exactly as it was.
+      if (t.result.status != TurnStatus::kCompleted) {
+        out.push_back({"I6", t.number, "a safety-override turn ended " + std::string(TurnStatusName(t.result.status))});
+      }
+      for (const TraceEvent& e : t.result.events) {
+        if (e.type == "model.call" || e.type == "tool.executed") {
+          out.push_back({"I6", t.number, e.type + " in a safety-override turn"});
+        }
+      }
+      const bool before = lease && lease->ActiveAt(started);
+      const bool after = t.result.lease.has_value();
+      if (before != after || (before && (lease->owner != t.result.lease->owner ||
+                                         lease->expires_at_ms != t.result.lease->expires_at_ms))) {
+        out.push_back({"I6", t.number, "a safety-override turn changed the floor lease"});
+      }
+      continue;
+    }
     if (held) {
       if (t.result.status != TurnStatus::kBlocked) {
         out.push_back({"I6", t.number, t.input.speaker + "'s turn was " + std::string(TurnStatusName(t.result.status)) +
@@ -170,10 +191,16 @@ void CheckRequiredTools(const std::vector<TurnRun>& turns, std::vector<Invariant
 }
 
 // I9: model calls stay bounded: the loop within limits.max_rounds plus its extras (one
-// tools-off call after `complete`, forced retries), at most two plan calls and one synthesis.
+// tools-off call after `complete`, forced retries, one repeat of a cut-off response), at
+// most two plan calls and one synthesis; and the turn reaches its reply within
+// limits.turn_timeout_ms.
 void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
-  int loop = 0, plan = 0, forced = 0, completes = 0, audit = 0, rewrite = 0, gather = 0;
+  int loop = 0, plan = 0, forced = 0, completes = 0, audit = 0, rewrite = 0, gather = 0, repeats = 0;
   for (const TraceEvent& e : t.result.events) {
+    if (e.type == "model.call" && e.data.contains("repeat")) {
+      ++repeats;  // the one repeat of a response cut off by the token limit (or paused)
+      continue;
+    }
     if (e.type == "model.call") {
       std::string purpose = e.data.value("purpose", "");
       if (purpose == "plan") ++plan;
@@ -188,6 +215,24 @@ void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<Invar
   // One synthesis after a plan, and one after an audit's gather round.
   int synthesis = (t.result.plan.empty() ? 0 : 1) + (gather > 0 ? 1 : 0);
   int bound = config.max_rounds + completes + synthesis;
+  if (repeats > 1) out.push_back({"I9", t.number, std::to_string(repeats) + " repeats of a cut-off response (bound 1)"});
+  if (config.turn_timeout_ms > 0 && !t.result.events.empty()) {
+    // Up to its reply (or its failure): deferred calls after it keep their own budget.
+    int64_t answered = t.result.events.back().at_ms;
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type == "reply.final" || e.type == "turn.failed" || e.type == "clarification" || e.type == "approval") {
+        answered = e.at_ms;
+        break;
+      }
+    }
+    // Slack for the moment a cancelled call takes to unwind in real time.
+    constexpr int64_t kSlackMs = 250;
+    if (answered - t.result.events.front().at_ms > config.turn_timeout_ms + kSlackMs) {
+      out.push_back({"I9", t.number, "the turn took " + std::to_string(answered - t.result.events.front().at_ms) +
+                                         " ms to its reply (limits.turn_timeout_ms " +
+                                         std::to_string(config.turn_timeout_ms) + ")"});
+    }
+  }
   if (audit > 2 || rewrite > 1 || gather > 1) {
     out.push_back({"I9", t.number, std::to_string(audit) + " audit, " + std::to_string(rewrite) + " rewrite and " +
                                        std::to_string(gather) + " gather calls (bounds 2, 1, 1)"});
@@ -256,10 +301,21 @@ void CheckSchema(const AgentConfig& config, const TurnRun& t, std::vector<Invari
   }
 }
 
+// Deferred calls the turn withdrew because it failed (docs/invariants.md, I12): they
+// never run, never reach the outbox, and the history says so instead of the instruction.
+std::set<std::string> WithdrawnCalls(const TurnRun& t, const char* field) {
+  std::set<std::string> out;
+  for (const TraceEvent& e : t.result.events) {
+    if (e.type == "tool.skipped" && e.data.value("reason", "") == "turn_failed") out.insert(e.data.value(field, ""));
+  }
+  return out;
+}
+
 // I4: a deferred call runs only after the reply is final, and the model saw only the
 // synthetic instruction in its place.
 void CheckDeferral(const AgentConfig& config, const TurnRun& t, const std::vector<Message>& history,
                    std::vector<InvariantViolation>& out) {
+  const std::set<std::string> withdrawn = WithdrawnCalls(t, "call_id");
   bool reply_final = false;
   for (const TraceEvent& e : t.result.events) {
     if (e.type == "reply.final") reply_final = true;
@@ -275,6 +331,7 @@ void CheckDeferral(const AgentConfig& config, const TurnRun& t, const std::vecto
     if (e.type != "tool.deferred") continue;
     const ToolDef* tool = config.FindTool(e.data.value("name", ""));
     std::string call_id = e.data.value("call_id", "");
+    if (withdrawn.contains(call_id)) continue;  // its history entry now says it did not run
     for (const Message& m : history) {
       if (m.role != Role::kTool || m.tool_call_id != call_id || tool == nullptr) continue;
       if (m.text != tool->deferred_instruction) {
@@ -309,10 +366,18 @@ void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEnt
     for (const TraceEvent& e : t.result.events) {
       if (e.type == "deferred.executed") ++runs[e.data.value("idempotency_key", "")];
     }
+    const std::set<std::string> withdrawn = WithdrawnCalls(t, "idempotency_key");
     for (const TraceEvent& e : t.result.events) {
       if (e.type != "tool.deferred") continue;
       std::string key = e.data.value("idempotency_key", "");
       auto row = std::find_if(outbox.begin(), outbox.end(), [&](const OutboxEntry& o) { return o.key == key; });
+      if (withdrawn.contains(key)) {
+        // The person was told the request failed: the write must never run.
+        if (row != outbox.end() || runs[key] != 0) {
+          out.push_back({"I12", t.number, "withdrawn deferred call " + key + " reached the outbox or ran"});
+        }
+        continue;
+      }
       if (row == outbox.end()) {
         out.push_back({"I12", t.number, "deferred " + e.data.value("name", "") + " (" + key + ") has no outbox row"});
       } else if (row->status != "done" || row->result.is_null()) {

@@ -28,7 +28,13 @@ Check ReadCheck(ConfigReader& r, const std::string& ptr, const std::string& key,
   c.kind = key;
   c.value = *r.Get(JoinPointer(ptr, key));
   c.mark = r.doc().MarkOf(JoinPointer(ptr, key));
-  if (!IsKnownCheck(key, final_block)) r.Error(JoinPointer(ptr, key), "unknown check '" + key + "'");
+  if (!IsKnownCheck(key, final_block)) {
+    std::vector<std::string_view> known(std::begin(kTurnChecks), std::end(kTurnChecks));
+    if (final_block) known.push_back("invocations");
+    std::optional<std::string_view> best = ClosestName(key, known);
+    r.Error(JoinPointer(ptr, key), "unknown check '" + key + "'" +
+                                       (best ? " (did you mean '" + std::string(*best) + "'?)" : std::string()));
+  }
   if (key.find("matches") != std::string::npos) {
     if (c.value.is_string()) r.CheckRegex(JoinPointer(ptr, key), c.value.get<std::string>());
     else r.Error(JoinPointer(ptr, key), key + " takes a regex string");

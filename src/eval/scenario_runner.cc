@@ -1,7 +1,10 @@
 #include "eval/scenario_runner.h"
 
+#include <cstdio>
 #include <functional>
+#include <mutex>
 #include <optional>
+#include <random>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,6 +21,17 @@
 
 namespace reins {
 namespace {
+
+// 64 random bits as hex, different for every run of the process and across processes.
+std::string RunNonce() {
+  static std::random_device device;
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  const uint64_t bits = (uint64_t{device()} << 32) ^ device();
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+  return text;
+}
 
 // The model of one run: the scripted model (a missing reply is the scenario's mistake)
 // or the simulated one (its scripted replies are only the correct behaviour).
@@ -210,6 +224,8 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   parts.store = std::shared_ptr<Store>(std::move(store).value());
   parts.clock = setup.clock;
   parts.id_seed = options.id_seed;
+  // Ids repeat from run to run; what a real service sees must not (docs/scenarios.md).
+  parts.idempotency_salt = "." + RunNonce();
   parts.tool_backends = setup.tools;
   Result<std::unique_ptr<Runtime>> runtime = Runtime::Create(setup.agent, parts);
   if (!runtime.ok()) {

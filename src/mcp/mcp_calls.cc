@@ -75,7 +75,8 @@ Task<void> McpCallDesk::Run(std::shared_ptr<McpClient> client, std::shared_ptr<O
   JsonRpcPeer::ProgressFn forward = [call](const Json& p) {
     if (call->request.on_progress) call->request.on_progress(p);
   };
-  Result<Json> result = co_await client->CallTool(call->request.tool, call->request.args, forward);
+  Result<Json> result = co_await client->CallTool(call->request.tool, call->request.args, forward,
+                                                  static_cast<int>(call->request.timeout_ms));
   call->result = std::move(result);
   std::vector<std::shared_ptr<Open>>& open = in_flight_[call->server];
   open.erase(std::remove(open.begin(), open.end(), call), open.end());

@@ -40,6 +40,7 @@ struct McpCallRequest {
   std::string session_id;
   bool may_ask = false;
   Json answer;  // resuming a parked call: the fields to accept with
+  int64_t timeout_ms = 30000;  // the call's budget (the tool's timeout_ms, or the turn's rest)
   JsonRpcPeer::ProgressFn on_progress;
   std::shared_ptr<McpCallHandle> handle;  // optional
 };

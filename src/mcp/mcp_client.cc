@@ -206,19 +206,21 @@ Task<Status> McpClient::ListTools() {
   co_return OkStatus();
 }
 
-Task<Result<Json>> McpClient::CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress) {
+Task<Result<Json>> McpClient::CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress,
+                                      int timeout_ms) {
   uint64_t generation = generation_;
-  Result<Json> result = co_await CallOnce(tool, args, on_progress);
+  Result<Json> result = co_await CallOnce(tool, args, on_progress, timeout_ms);
   // A forgotten HTTP session: the server never processed the call, so sending it again
   // on a new session cannot run it twice.
   if (!result.ok() && session_lost_at_ != 0 && session_lost_at_ >= generation) {
     session_lost_at_ = 0;
-    result = co_await CallOnce(std::move(tool), std::move(args), std::move(on_progress));
+    result = co_await CallOnce(std::move(tool), std::move(args), std::move(on_progress), timeout_ms);
   }
   co_return result;
 }
 
-Task<Result<Json>> McpClient::CallOnce(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress) {
+Task<Result<Json>> McpClient::CallOnce(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress,
+                                      int timeout_ms) {
   if (!connected_) {
     auto now = std::chrono::steady_clock::now();
     if (started_once_ && now < retry_at_ && session_lost_at_ == 0) {
@@ -240,7 +242,8 @@ Task<Result<Json>> McpClient::CallOnce(std::string tool, Json args, JsonRpcPeer:
   std::shared_ptr<JsonRpcPeer> peer = peer_;
   Json params = {{"name", tool}, {"arguments", args.is_object() ? args : Json::object()}};
   const std::string method = "tools/call";
-  Result<Json> result = co_await peer->Call(method, std::move(params), options_.call_timeout_ms, std::move(on_progress));
+  const int timeout = timeout_ms > 0 ? timeout_ms : options_.call_timeout_ms;
+  Result<Json> result = co_await peer->Call(method, std::move(params), timeout, std::move(on_progress));
   co_return result;
 }
 

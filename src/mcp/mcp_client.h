@@ -59,7 +59,9 @@ class McpClient {
 
   Task<Status> Start();
   // Parameters by value: a coroutine must own what it uses across suspensions.
-  Task<Result<Json>> CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress = {});
+  // `timeout_ms` 0: options' call_timeout_ms. Past it, the server hears notifications/cancelled.
+  Task<Result<Json>> CallTool(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress = {},
+                              int timeout_ms = 0);
   // True after notifications/tools/list_changed until the tools are listed again.
   bool tools_stale() const { return tools_stale_; }
   // Lists the tools again (tools() then has the new list).
@@ -79,7 +81,7 @@ class McpClient {
   Task<Status> Connect();
   Status OpenStdio();
   void OpenHttp();
-  Task<Result<Json>> CallOnce(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress);
+  Task<Result<Json>> CallOnce(std::string tool, Json args, JsonRpcPeer::ProgressFn on_progress, int timeout_ms);
   Task<Status> ListTools();
   Task<Result<Json>> AnswerServer(std::string method, Json params);
   Task<void> ReadLoop(std::shared_ptr<bool> alive, std::shared_ptr<StdioProcess> process,

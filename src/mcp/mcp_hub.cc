@@ -37,6 +37,7 @@ McpCallRequest CallFor(const std::string& tool, const ToolRequest& request, Json
   call.session_id = request.session_id;
   call.may_ask = request.may_ask;
   call.answer = request.answer;
+  call.timeout_ms = request.timeout_ms;
   call.on_progress = std::move(on_progress);
   call.handle = std::move(handle);
   return call;
@@ -305,6 +306,10 @@ Status McpHub::ApplyCatalogs(AgentConfig& config) const {
     if (!it->second->connected() && it->second->tools().empty()) continue;  // it never started
     Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, it->second->tools());
     if (!applied.ok()) problems += applied.message();
+    for (ToolDef& t : config.tools) {  // exposed tools, unnamed in the config: the server's timeout
+      if (t.backend.kind != ToolBackendConfig::Kind::kMcp || ServerOf(t) != server.name) continue;
+      if (!t.configured.contains("timeout_ms")) t.timeout_ms = server.timeout_ms;
+    }
   }
   if (problems.empty()) return OkStatus();
   return InvalidArgument(problems);

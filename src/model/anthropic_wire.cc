@@ -44,6 +44,8 @@ std::string SystemText(const std::vector<Message>& messages) {
 // two user texts) share one API message.
 class Conversation {
  public:
+  explicit Conversation(bool label_speakers) : label_speakers_(label_speakers) {}
+
   void Add(const Message& m) {
     switch (m.role) {
       case Role::kSystem: return;  // see SystemText
@@ -65,7 +67,7 @@ class Conversation {
   }
 
   void AddUser(const Message& m) {
-    std::string text = wire::UserText(m);
+    std::string text = wire::UserText(m, label_speakers_);
     if (!Blank(text)) Open("user").push_back(TextBlock(std::move(text)));
   }
 
@@ -94,6 +96,7 @@ class Conversation {
     content.insert(first_other, std::move(block));
   }
 
+  bool label_speakers_;
   Json messages_ = Json::array();
 };
 
@@ -135,7 +138,7 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
   Json body = {{"model", config.model},
                {"max_tokens", wire::OptionInt(config, "max_tokens").value_or(kDefaultMaxTokens)}};
   if (std::string system = SystemText(request.messages); !system.empty()) body["system"] = std::move(system);
-  Conversation conversation;
+  Conversation conversation(wire::SeveralSpeakers(request.messages));
   for (const Message& m : request.messages) conversation.Add(m);
   body["messages"] = conversation.Take();
   if (Json tools = ToolsJson(request); !tools.empty()) {
@@ -188,6 +191,10 @@ Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
   if (content == nullptr) return InvalidArgument("anthropic response has no content");
   ModelResponse response;
   for (const Json& block : *content) AddBlock(block, structured, response);
+  const std::string stop = String(body, "stop_reason");
+  if (stop == "max_tokens") response.finish = FinishReason::kLength;
+  if (stop == "refusal") response.finish = FinishReason::kRefusal;
+  if (stop == "pause_turn") response.finish = FinishReason::kPaused;
   if (const Json* usage = Object(body, "usage")) {
     response.usage.input_tokens = Int(*usage, "input_tokens");
     response.usage.output_tokens = Int(*usage, "output_tokens");
@@ -266,6 +273,9 @@ class AnthropicAssembler : public StreamAssembler {
   // Usage counts are cumulative: the latest value wins.
   Status MessageDelta(const Json& data) {
     if (const Json* usage = Object(data, "usage")) TakeUsage(*usage);
+    if (const Json* delta = Object(data, "delta"); delta != nullptr && !String(*delta, "stop_reason").empty()) {
+      stop_reason_ = String(*delta, "stop_reason");
+    }
     return OkStatus();
   }
 
@@ -297,7 +307,9 @@ class AnthropicAssembler : public StreamAssembler {
   Json WholeResponse() const {
     Json content = Json::array();
     for (const auto& [index, block] : blocks_) content.push_back(WholeBlock(block));  // std::map: index order
-    return {{"type", "message"}, {"role", "assistant"}, {"content", std::move(content)}, {"usage", usage_}};
+    Json whole = {{"type", "message"}, {"role", "assistant"}, {"content", std::move(content)}, {"usage", usage_}};
+    if (!stop_reason_.empty()) whole["stop_reason"] = stop_reason_;
+    return whole;
   }
 
   bool structured_;
@@ -305,6 +317,7 @@ class AnthropicAssembler : public StreamAssembler {
   bool done_ = false;
   std::map<int, Block> blocks_;
   Json usage_ = Json::object();
+  std::string stop_reason_;
 };
 
 // ---- Format --------------------------------------------------------------------------

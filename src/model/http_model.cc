@@ -1,5 +1,6 @@
 #include "model/http_model.h"
 
+#include <algorithm>
 #include <optional>
 
 #include <re2/re2.h>
@@ -70,14 +71,24 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
   if (streaming) http.headers.push_back({"Accept", "text/event-stream"});
   http.body = wire_->BuildBody(config_, request, streaming);
 
+  // The caller's budget (the turn's deadline) bounds every attempt and the waits between.
+  const int64_t deadline = request.timeout_ms > 0 ? clock_->NowMs() + request.timeout_ms : 0;
+  auto bound = [&](int ms) {
+    if (deadline == 0) return ms;
+    return static_cast<int>(std::clamp<int64_t>(deadline - clock_->NowMs(), 1, ms));
+  };
   Attempt attempt;
   std::optional<Result<HttpResponse>> outcome;
   for (int n = 0;; ++n) {
     attempt = Attempt{};
+    http.timeouts = {bound(timeouts_.connect_ms), bound(timeouts_.first_byte_ms), bound(timeouts_.idle_ms),
+                     bound(timeouts_.total_ms)};
     outcome.emplace(co_await Exchange(http, request, attempt));
     last_attempts_ = n + 1;
     if (n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(*outcome)) break;
-    co_await clock_->Sleep(RetryDelayMs(retry_, n, *outcome, clock_->NowMs(), rng_));
+    const int64_t delay = RetryDelayMs(retry_, n, *outcome, clock_->NowMs(), rng_);
+    if (deadline != 0 && clock_->NowMs() + delay >= deadline) break;  // no time left for another try
+    co_await clock_->Sleep(delay);
   }
   if (!outcome->ok() || (*outcome)->status < 200 || (*outcome)->status >= 300) {
     co_return Failure(*outcome, last_attempts_);

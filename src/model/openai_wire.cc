@@ -46,10 +46,10 @@ Json AssistantJson(const Message& m) {
   return out;
 }
 
-Json MessageJson(const Message& m) {
+Json MessageJson(const Message& m, bool label_speakers) {
   switch (m.role) {
     case Role::kSystem: return {{"role", "system"}, {"content", m.text}};
-    case Role::kUser: return {{"role", "user"}, {"content", wire::UserText(m)}};
+    case Role::kUser: return {{"role", "user"}, {"content", wire::UserText(m, label_speakers)}};
     case Role::kAssistant: return AssistantJson(m);
     case Role::kTool: break;
   }
@@ -95,7 +95,8 @@ void AddOptions(const ModelConfig& config, bool has_tools, Json& body) {
 std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream) {
   Json body = {{"model", config.model}};
   Json messages = Json::array();
-  for (const Message& m : request.messages) messages.push_back(MessageJson(m));
+  const bool label_speakers = wire::SeveralSpeakers(request.messages);
+  for (const Message& m : request.messages) messages.push_back(MessageJson(m, label_speakers));
   body["messages"] = std::move(messages);
   const bool has_tools = request.tools != nullptr && !request.tools->empty();
   if (has_tools) {
@@ -161,11 +162,21 @@ Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
   if (message == nullptr) return InvalidArgument("openai response choice has no message");
   ModelResponse response;
   response.text = ContentText(Find(*message, "content"));
-  if (response.text.empty()) response.text = String(*message, "refusal");
+  if (std::string refusal = String(*message, "refusal"); !refusal.empty()) {
+    // The model declined: its words are kept, but this is no answer to deliver as one.
+    if (response.text.empty()) response.text = refusal;
+    response.finish = FinishReason::kRefusal;
+  }
   if (const Json* calls = Array(*message, "tool_calls")) {
     for (const Json& call : *calls) {
       if (call.is_object()) response.tool_calls.push_back(ParseToolCall(call));
     }
+  }
+  const std::string finish = String((*choices)[0], "finish_reason");
+  if (finish == "length") response.finish = FinishReason::kLength;
+  // Filtered with nothing left to say: as good as a refusal.
+  if (finish == "content_filter" && response.tool_calls.empty() && response.text.empty()) {
+    response.finish = FinishReason::kRefusal;
   }
   if (const Json* usage = Object(body, "usage")) {
     response.usage.input_tokens = Int(*usage, "prompt_tokens");
@@ -194,8 +205,9 @@ class OpenAIAssembler : public StreamAssembler {
     if (HasError(chunk)) return ErrorStatus(chunk);
     if (const Json* choices = Array(chunk, "choices")) {
       for (const Json& choice : *choices) {
-        const Json* delta = Object(choice, "delta");
-        if (delta != nullptr && Int(choice, "index") == 0) Delta(*delta);
+        if (Int(choice, "index") != 0) continue;
+        if (const Json* delta = Object(choice, "delta")) Delta(*delta);
+        if (std::string finish = String(choice, "finish_reason"); !finish.empty()) finish_reason_ = finish;
       }
     }
     if (const Json* usage = Object(chunk, "usage")) usage_ = *usage;
@@ -257,6 +269,7 @@ class OpenAIAssembler : public StreamAssembler {
     }
     if (!tool_calls.empty()) message["tool_calls"] = std::move(tool_calls);
     Json choice = {{"index", 0}, {"message", std::move(message)}};
+    if (!finish_reason_.empty()) choice["finish_reason"] = finish_reason_;
     Json body = {{"choices", Json::array({std::move(choice)})}};
     if (!usage_.is_null()) body["usage"] = usage_;
     return body;
@@ -267,6 +280,7 @@ class OpenAIAssembler : public StreamAssembler {
   bool done_ = false;
   std::string content_;
   std::string refusal_;
+  std::string finish_reason_;
   std::map<int, PendingCall> calls_;
   Json usage_;
 };

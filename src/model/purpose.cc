@@ -14,6 +14,16 @@ std::string_view PurposeName(Purpose p) {
   return "chat";
 }
 
+std::string_view FinishReasonName(FinishReason f) {
+  switch (f) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kRefusal: return "refusal";
+    case FinishReason::kPaused: return "paused";
+  }
+  return "stop";
+}
+
 bool ParsePurpose(std::string_view name, Purpose* p) {
   for (Purpose x : {Purpose::kChat, Purpose::kPlan, Purpose::kStep, Purpose::kAudit, Purpose::kRewrite,
                     Purpose::kGather}) {

@@ -91,6 +91,12 @@ ModelResponse ScriptedModel::Render(const Json& body, int call_number) const {
     response.json = *it;
     response.text = it->dump();
   }
+  if (auto it = body.find("finish"); it != body.end() && it->is_string()) {
+    // A response that is not a finished answer: cut off, refused or paused.
+    for (FinishReason f : {FinishReason::kLength, FinishReason::kRefusal, FinishReason::kPaused}) {
+      if (*it == FinishReasonName(f)) response.finish = f;
+    }
+  }
   if (auto it = body.find("raw"); it != body.end()) {
     response.text = it->get<std::string>();
     Json parsed = ParseJsonOrDiscarded(response.text);

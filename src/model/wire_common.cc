@@ -63,7 +63,19 @@ std::optional<bool> OptionBool(const ModelConfig& config, const char* key) {
   return v->get<bool>();
 }
 
-std::string UserText(const Message& m) { return m.speaker.empty() ? m.text : "[" + m.speaker + "]: " + m.text; }
+std::string UserText(const Message& m, bool label_speakers) {
+  return m.speaker.empty() || !label_speakers ? m.text : "[" + m.speaker + "]: " + m.text;
+}
+
+bool SeveralSpeakers(const std::vector<Message>& messages) {
+  const std::string* first = nullptr;
+  for (const Message& m : messages) {
+    if (m.role != Role::kUser || m.speaker.empty()) continue;
+    if (first == nullptr) first = &m.speaker;
+    else if (*first != m.speaker) return true;
+  }
+  return false;
+}
 
 Json InputSchema(const Json& schema) {
   return schema.is_object() ? schema : Json{{"type", "object"}, {"properties", Json::object()}};

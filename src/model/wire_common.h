@@ -34,8 +34,10 @@ const Json* Array(const Json& obj, const char* key);
 std::optional<int> OptionInt(const ModelConfig& config, const char* key);
 std::optional<bool> OptionBool(const ModelConfig& config, const char* key);
 
-// A user message as the model sees it: "[speaker]: text" in multi-speaker sessions.
-std::string UserText(const Message& m);
+// A user message as the model sees it: "[speaker]: text" when `label_speakers`.
+std::string UserText(const Message& m, bool label_speakers);
+// Whether more than one person speaks in `messages`: only then are speakers named.
+bool SeveralSpeakers(const std::vector<Message>& messages);
 
 // A tool's input schema; an empty object schema when the spec has none (both APIs
 // require one).

@@ -41,10 +41,12 @@ struct AdmitVerdict {
   enum class Kind { kAdmit, kBlock, kCancel };
   Kind kind = Kind::kAdmit;
   std::string reason;  // kBlock: who holds the floor, for what, until when
+  bool stale = false;  // kBlock: it waited in the queue past floor.max_queue_age_ms
 
   static AdmitVerdict Admit() { return {}; }
-  static AdmitVerdict Block(std::string reason) { return {Kind::kBlock, std::move(reason)}; }
-  static AdmitVerdict Cancel() { return {Kind::kCancel, ""}; }
+  static AdmitVerdict Block(std::string reason) { return {Kind::kBlock, std::move(reason), false}; }
+  static AdmitVerdict Stale(std::string reason) { return {Kind::kBlock, std::move(reason), true}; }
+  static AdmitVerdict Cancel() { return {Kind::kCancel, "", false}; }
 };
 
 struct CallVerdict {

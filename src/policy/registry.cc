@@ -10,6 +10,7 @@
 #include "policy/rails/empathy_first.h"
 #include "policy/rails/honest_claims.h"
 #include "policy/rails/no_internal_names.h"
+#include "policy/rails/ui_allowlist.h"
 #include "policy/safety/safety_override.h"
 #include "policy/schema/schema_guard.h"
 
@@ -36,6 +37,7 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   if (!config.rails.honest_claims.is_null()) {
     chain.push_back(std::make_unique<HonestClaims>(config, config.rails.honest_claims));
   }
+  if (!config.rails.ui_allowlist.is_null()) chain.push_back(std::make_unique<UiAllowlist>(config.rails.ui_allowlist));
   return chain;
 }
 

@@ -42,9 +42,26 @@ EntityLedger EntityLedger::FromJson(const Json& j) {
   return ledger;
 }
 
+namespace {
+
+// A list of strings from a stored state, ignoring anything else in it.
+std::vector<std::string> StringList(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const Json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
 Json PendingClarificationToJson(const PendingClarification& p) {
-  return {{"id", p.id}, {"clarification", ClarificationToJson(p.clarification)}, {"tool", p.tool},
-          {"entity_type", p.entity_type}, {"request_text", p.request_text}};
+  Json j = {{"id", p.id}, {"clarification", ClarificationToJson(p.clarification)}, {"tool", p.tool},
+            {"entity_type", p.entity_type}, {"request_text", p.request_text}};
+  if (!p.request_tools.empty()) j["request_tools"] = p.request_tools;
+  return j;
 }
 
 std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) {
@@ -59,6 +76,7 @@ std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) 
   p.tool = j.value("tool", "");
   p.entity_type = j.value("entity_type", "");
   p.request_text = j.value("request_text", "");
+  p.request_tools = StringList(j, "request_tools");
   return p;
 }
 
@@ -68,6 +86,7 @@ Json SessionState::ToJson() const {
   if (pending_approval) {
     j["pending_approval"] = {{"id", pending_approval->id}, {"tool", pending_approval->tool},
                              {"args", pending_approval->args}, {"request_text", pending_approval->request_text}};
+    if (!pending_approval->request_tools.empty()) j["pending_approval"]["request_tools"] = pending_approval->request_tools;
   }
   if (!pending_plan.empty()) {
     Json steps = Json::array();
@@ -89,7 +108,7 @@ SessionState SessionState::FromJson(const Json& j) {
   }
   if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
     s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
-                                         a->value("request_text", "")};
+                                         a->value("request_text", ""), StringList(*a, "request_tools")};
   }
   return s;
 }

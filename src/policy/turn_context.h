@@ -4,6 +4,8 @@
 // (src/core) advances the turn's phase.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
@@ -35,7 +37,20 @@ struct TurnContext {
   std::string session_id;
   std::string turn_id;
   TurnInput input;
+  int64_t waited_ms = 0;  // how long the turn waited behind the session's earlier ones
+  std::string key_salt;   // RuntimeParts::idempotency_salt
   std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
+  // Tools that ran (or were queued) for that request in the turns before this one (it
+  // was interrupted by a clarification or an approval).
+  std::vector<std::string> request_tools;
+  // Tools that ran (or were queued) for the request so far, earlier turns included.
+  std::vector<std::string> RequestTools() const {
+    std::vector<std::string> all = request_tools;
+    for (const ToolOutcome& o : result.tools) {
+      if (o.SucceededOrQueued()) all.push_back(o.name);
+    }
+    return all;
+  }
   TurnResult result;
   int response_index = 0;  // model responses so far in this turn
   int loop_rounds = 0;     // model calls of the governed loop so far (limits.max_rounds)
@@ -47,6 +62,9 @@ struct TurnContext {
   std::optional<LeaseRequest> lease_request;  // a result asked for the floor this turn
   // When not empty, only these tools may run (an audit's gather round).
   std::set<std::string> allowed_tools;
+  // Calls the runtime proposes itself (the safety override's flag tool): guarded like the
+  // model's calls and queued, but never in the model's history.
+  std::vector<ToolCall> system_calls;
   // Bounded extras already spent in this turn, by name (e.g. "intent:prayer").
   std::set<std::string> retries_used;
   // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
@@ -66,6 +84,18 @@ struct TurnContext {
   Json resume_answer;
   std::string cancelled_approval_id;
   std::string chosen_option_id;
+
+  // limits.turn_timeout_ms: when the turn must have its reply (0: no limit).
+  int64_t deadline_ms = 0;
+  // Time left before the deadline (0 once past it); a large number without a deadline.
+  int64_t RemainingMs() const {
+    if (deadline_ms == 0) return int64_t{1} << 40;
+    return std::max<int64_t>(0, deadline_ms - clock.NowMs());
+  }
+
+  // The input was accepted: from here on the turn has a result (even a blocked or a
+  // cancelled one); until then it may still be refused with nothing recorded.
+  bool admitted = false;
 
   // Set by the runtime when the caller streams the turn (TurnInput.on_event).
   std::function<void(const TraceEvent&)> on_emit;

@@ -174,8 +174,14 @@ CREATE UNIQUE INDEX turns_by_idempotency_key ON turns(session_id, idempotency_ke
 CREATE INDEX sessions_by_tenant ON sessions(tenant);
 )sql";
 
+// v7: a deferred write queued inside a plan step remembers the step: its failure note
+// names the step, and the step's record shows the write's outcome (I7).
+constexpr const char* kV7 = R"sql(
+ALTER TABLE outbox ADD COLUMN step_id TEXT NOT NULL DEFAULT '';
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
 
 }  // namespace
 

@@ -82,8 +82,8 @@ void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
   for (const ToolOutcome& t : turn.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
     SQLite::Statement& q = db.Get(
-        "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)");
+        "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+        "step_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)");
     q.bind(1, t.idempotency_key);
     q.bind(2, turn.session_id);
     q.bind(3, turn.result.turn_id);
@@ -92,6 +92,7 @@ void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
     q.bind(6, turn.deferred_mode);
     q.bind(7, turn.created_at_ms);
     q.bind(8, turn.created_at_ms);
+    q.bind(9, t.step_id);
     q.exec();
   }
 }

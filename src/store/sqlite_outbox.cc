@@ -16,7 +16,7 @@ using store::DumpJson;
 using store::Guarded;
 
 constexpr const char* kOutboxColumns =
-    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result FROM outbox";
+    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, step_id FROM outbox";
 
 OutboxEntry OutboxFromRow(SQLite::Statement& q) {
   OutboxEntry e;
@@ -29,6 +29,7 @@ OutboxEntry OutboxFromRow(SQLite::Statement& q) {
   e.status = q.getColumn(6).getString();
   e.attempts = q.getColumn(7).getInt();
   e.result = ColumnJson(q.getColumn(8), "the result of outbox entry '" + e.key + "'");
+  e.step_id = q.getColumn(9).getString();
   return e;
 }
 
@@ -53,11 +54,12 @@ Result<void> SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     store::ResetOnExit reset(*statements_);
     store::StatementCache& sc = *statements_;
-    SQLite::Statement& find = sc.Get("SELECT session_id, turn_id FROM outbox WHERE key = ?");
+    SQLite::Statement& find = sc.Get("SELECT session_id, turn_id, step_id FROM outbox WHERE key = ?");
     find.bind(1, o.key);
     if (!find.executeStep()) return NotFound("outbox entry '" + o.key + "' does not exist");
     const std::string session_id = find.getColumn(0).getString();
     const std::string turn_id = find.getColumn(1).getString();
+    const std::string step_id = find.getColumn(2).getString();
     const std::string envelope = DumpJson(EnvelopeToJson(o.result));
 
     SQLite::Statement& done = sc.Get("UPDATE outbox SET status = 'done', result = ?, updated_at = ? WHERE key = ?");
@@ -86,6 +88,20 @@ Result<void> SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
         events.bind(2, turn_id);
         events.exec();
       }
+    }
+    if (!step_id.empty()) {
+      // The plan step that queued the write shows what became of it (I7).
+      SQLite::Statement& step = sc.Get(
+          "UPDATE turns SET result = json_set(result, '$.plan.steps[' || "
+          "(SELECT s.key FROM json_each(turns.result, '$.plan.steps') s WHERE json_extract(s.value, '$.id') = ?1) || "
+          "'].deferredWrites.\"' || ?2 || '\".outcome', ?3) "
+          "WHERE id = ?4 AND EXISTS (SELECT 1 FROM json_each(turns.result, '$.plan.steps') s "
+          "WHERE json_extract(s.value, '$.id') = ?1)");
+      step.bind(1, step_id);
+      step.bind(2, o.key);
+      step.bind(3, std::string(o.result.success ? "succeeded" : "failed"));
+      step.bind(4, turn_id);
+      step.exec();
     }
     if (!o.reply.empty()) {
       // The reply, its copy in the result, and the turn's last assistant message (what

@@ -45,7 +45,7 @@ ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
         break;
       case ToolBackendConfig::Kind::kHttp:
         if (!http) http = std::make_shared<HttpClient>();
-        router.Set(tool.name, std::make_shared<HttpBackend>(tool, hosts, http));
+        router.Set(tool.name, std::make_shared<HttpBackend>(tool, hosts, http, clock));
         break;
       case ToolBackendConfig::Kind::kMcp:
         router.Set(tool.name, std::make_shared<UnavailableBackend>("MCP servers were not started for this tool (the entry point did not start an McpHub)"));

@@ -1,5 +1,6 @@
 #include "tools/http_backend.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "core/detail_log.h"
@@ -37,8 +38,9 @@ Json ErrorResult(std::string message) {
 
 }  // namespace
 
-HttpBackend::HttpBackend(const ToolDef& tool, std::set<std::string> allowed_hosts, std::shared_ptr<HttpClient> client)
-    : tool_(tool.name), allowed_hosts_(std::move(allowed_hosts)), client_(std::move(client)) {
+HttpBackend::HttpBackend(const ToolDef& tool, std::set<std::string> allowed_hosts, std::shared_ptr<HttpClient> client,
+                         Clock& clock)
+    : tool_(tool.name), allowed_hosts_(std::move(allowed_hosts)), client_(std::move(client)), clock_(clock) {
   const Json& spec = tool.backend.spec;
   url_template_ = spec.value("url", "");
   method_ = spec.value("method", "POST");
@@ -99,11 +101,13 @@ Task<Result<Json>> HttpBackend::Invoke(const ToolRequest& request) {
   if (!request.idempotency_key.empty()) http.headers.push_back({"Idempotency-Key", request.idempotency_key});
   if (!request.session_id.empty()) http.headers.push_back({"Reins-Session-Id", request.session_id});
   if (method_ != "GET") http.body = request.args.dump();
-  http.timeouts.total_ms = timeout_ms_;
-  http.timeouts.first_byte_ms = timeout_ms_;
-  http.timeouts.idle_ms = timeout_ms_;
-  http.timeouts.connect_ms = std::min(timeout_ms_, 10000);
+  const int timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms_, std::max<int64_t>(request.timeout_ms, 1)));
+  http.timeouts.total_ms = timeout_ms;
+  http.timeouts.first_byte_ms = timeout_ms;
+  http.timeouts.idle_ms = timeout_ms;
+  http.timeouts.connect_ms = std::min(timeout_ms, 10000);
 
+  RealWorkScope real(clock_);  // simulated time waits for the real call
   Result<HttpResponse> response = co_await client_->Send(std::move(http));
   // The model, the trace and API clients learn what failed, not where the tool's
   // server lives: the address goes to the detail log.

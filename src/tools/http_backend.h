@@ -12,6 +12,11 @@
 // The host allow-list: the URL's host must be one the config names (the tool's
 // `allowed_hosts`, else every host written literally in an http tool URL of the
 // agent), so an argument cannot point the tool elsewhere at run time.
+//
+// Time: a call takes at most the smaller of the backend's own `timeout_ms` and the
+// call's budget (ToolRequest.timeout_ms: the tool's timeout_ms, or less when the turn's
+// budget ends sooner), in real time; while it runs, simulated time (scenario runs)
+// stands still, so the clock never declares a real call timed out that is still going.
 #pragma once
 
 #include <memory>
@@ -20,13 +25,15 @@
 
 #include "net/http_client.h"
 #include "reins/agent_config.h"
+#include "reins/clock.h"
 #include "reins/tool_backend.h"
 
 namespace reins {
 
 class HttpBackend final : public ToolBackend {
  public:
-  HttpBackend(const ToolDef& tool, std::set<std::string> allowed_hosts, std::shared_ptr<HttpClient> client);
+  HttpBackend(const ToolDef& tool, std::set<std::string> allowed_hosts, std::shared_ptr<HttpClient> client,
+              Clock& clock);
   Task<Result<Json>> Invoke(const ToolRequest& request) override;
 
  private:
@@ -39,6 +46,7 @@ class HttpBackend final : public ToolBackend {
   int timeout_ms_;
   std::set<std::string> allowed_hosts_;
   std::shared_ptr<HttpClient> client_;
+  Clock& clock_;
 };
 
 // Hosts named literally in the http tool URLs of `config` (the default allow-list).

@@ -19,6 +19,7 @@ tools:
     may_clarify: true
     lease: { domain: music, ttl_s: 60 }
     entities: { produces: { track: "$.data.ids[*]" } }
+    timeout_ms: 30000  # the "slow" fixture takes 20 s
     input_schema: { type: object, properties: { title: { type: string }, track: { type: string } } }
   - name: volume
     input_schema: { type: object }

@@ -65,7 +65,7 @@ TEST(AnthropicWireTest, BuildsTheWholeRequestBody) {
     "model": "claude-test",
     "max_tokens": 1000,
     "system": "Be brief.\n\nAnswer in English.",
-    "messages": [{"role": "user", "content": [{"type": "text", "text": "[Ana]: Weather in Oslo?"}]}],
+    "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]}],
     "tools": [
       {"name": "get_weather", "description": "Current weather",
        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}},

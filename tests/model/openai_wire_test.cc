@@ -48,15 +48,16 @@ TEST(OpenAIWireTest, BuildsTheWholeRequestBody) {
   ModelConfig config = Config();
   config.temperature = 0.25;
   config.options = {{"max_tokens", 300}, {"parallel_tool_calls", false}, {"unrelated", "x"}};
+  // Two people speak, so each is named.
   ModelRequest request = Request({Message::System("Be brief."), Message::User("Weather in Oslo?", "Ana"),
-                                  Message::User("And Bergen?")},
+                                  Message::User("And Bergen?", "Ben")},
                                  WeatherTools());
   EXPECT_EQ(Body(request, config), Json::parse(R"({
     "model": "gpt-test",
     "messages": [
       {"role": "system", "content": "Be brief."},
       {"role": "user", "content": "[Ana]: Weather in Oslo?"},
-      {"role": "user", "content": "And Bergen?"}],
+      {"role": "user", "content": "[Ben]: And Bergen?"}],
     "tools": [
       {"type": "function", "function": {"name": "get_weather", "description": "Current weather",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},

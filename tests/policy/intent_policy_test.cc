@@ -26,12 +26,12 @@ TEST(IntentPolicyTest, SatisfiedByADeferredOrSuccessfulCallNotByAFailedOne) {
   failed.name = "submit_prayer_request";
   failed.result = ResultEnvelope::Failure("db down");
   p.ctx.result.tools = {failed};
-  EXPECT_EQ(MissingTools(p.ctx.result.tools, {"submit_prayer_request"}).size(), 1u);
+  EXPECT_EQ(MissingTools(p.ctx.RequestTools(), {"submit_prayer_request"}).size(), 1u);
   ToolOutcome queued = failed;
   queued.status = ToolOutcome::Status::kDeferred;
   queued.result.reset();
   p.ctx.result.tools.push_back(queued);
-  EXPECT_TRUE(MissingTools(p.ctx.result.tools, {"submit_prayer_request"}).empty());
+  EXPECT_TRUE(MissingTools(p.ctx.RequestTools(), {"submit_prayer_request"}).empty());
 }
 
 TEST(IntentPolicyTest, AuditAndOffOnlyRecord) {

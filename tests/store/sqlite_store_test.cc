@@ -449,7 +449,8 @@ TEST_F(SqliteStoreTest, TheKeyMigrationCarriesKeysOfOlderTurnsOver) {
     // Back to version 5, as a database written before the key column existed.
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
     db.exec("DROP INDEX turns_by_idempotency_key; DROP INDEX sessions_by_tenant;"
-            "ALTER TABLE turns DROP COLUMN idempotency_key; PRAGMA user_version = 5");
+            "ALTER TABLE turns DROP COLUMN idempotency_key; ALTER TABLE outbox DROP COLUMN step_id;"
+            "PRAGMA user_version = 5");
   }
   Reopen();
   auto found = store_->FindTurnByKey("s1", "old-key");

@@ -34,10 +34,11 @@ ToolRequest Call(Json args, std::string key = "") {
 class HttpBackendTest : public ::testing::Test {
  protected:
   HttpBackend Backend(Json extra = Json::object(), std::string path = "/send") {
-    return HttpBackend(HttpTool(up_.base_url() + path, extra), {"127.0.0.1"}, client_);
+    return HttpBackend(HttpTool(up_.base_url() + path, extra), {"127.0.0.1"}, client_, clock_);
   }
   MockUpstream up_;
   std::shared_ptr<HttpClient> client_ = std::make_shared<HttpClient>();
+  SystemClock clock_;
 };
 
 TEST_F(HttpBackendTest, PostsTheArgumentsWithTheIdempotencyKey) {
@@ -100,14 +101,14 @@ TEST_F(HttpBackendTest, FillsPathArgumentsAndGetSendsNoBody) {
 
 TEST_F(HttpBackendTest, RefusesHostsOffTheAllowList) {
   ToolDef tool = HttpTool("http://{host}:" + std::to_string(up_.port()) + "/send");
-  HttpBackend backend(tool, {"127.0.0.1"}, client_);
+  HttpBackend backend(tool, {"127.0.0.1"}, client_, clock_);
   auto r = RunSync(backend.Invoke(Call({{"host", "localhost"}})));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)["success"], false);
   EXPECT_NE((*r)["error"].get<std::string>().find("not on this tool's allow-list"), std::string::npos);
   EXPECT_TRUE(up_.requests().empty());
   // An explicit allow-list replaces the default.
-  HttpBackend widened(HttpTool(tool.backend.spec["url"], Json{{"allowed_hosts", {"localhost"}}}), {"127.0.0.1"}, client_);
+  HttpBackend widened(HttpTool(tool.backend.spec["url"], Json{{"allowed_hosts", {"localhost"}}}), {"127.0.0.1"}, client_, clock_);
   up_.Enqueue(MockUpstream::Json(200, "{}"));
   auto ok = RunSync(widened.Invoke(Call({{"host", "localhost"}})));
   ASSERT_TRUE(ok.ok()) << ok.status().message();

@@ -22,6 +22,12 @@ FloorPolicy::FloorPolicy(const AgentConfig& config) : config_(config) {
 }
 
 AdmitVerdict FloorPolicy::Admit(TurnContext& ctx) const {
+  // Stale: it waited behind other turns for too long; replaying it now would answer a
+  // moment that has passed (seed 002's "stale deferred turns").
+  if (ctx.waited_ms > config_.floor.max_queue_age_ms) {
+    return AdmitVerdict::Stale("stale: waited " + std::to_string(ctx.waited_ms) + " ms in the queue (max " +
+                               std::to_string(config_.floor.max_queue_age_ms) + " ms)");
+  }
   int64_t now = ctx.clock.NowMs();
   if (!ctx.lease.owner.empty() && !ctx.lease.ActiveAt(now)) {
     ctx.Emit("lease.expired", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}});

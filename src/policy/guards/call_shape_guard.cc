@@ -15,6 +15,10 @@ CallVerdict CallShapeGuard::Guard(TurnContext& ctx, const ProposedCall& proposed
     for (const std::string& t : ctx.allowed_tools) names += (names.empty() ? "" : ", ") + t;
     return CallVerdict::Reject("not_allowed", call.name + " is not part of this round; only " + names + " may be called.");
   }
+  if (call.cut_off) {
+    return CallVerdict::Reject("cut_off", "your response was cut off by the token limit inside this call to " +
+                                              call.name + ", so it did not run. Call it again, with shorter arguments.");
+  }
   if (!call.args_valid) {
     std::string excerpt = call.arguments_text.substr(0, 80);
     return CallVerdict::Reject("invalid_json", "the arguments of " + call.name +

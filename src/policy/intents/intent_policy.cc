@@ -4,13 +4,10 @@
 
 namespace reins {
 
-std::vector<std::string> MissingTools(const std::vector<ToolOutcome>& outcomes, const std::vector<std::string>& required) {
+std::vector<std::string> MissingTools(const std::vector<std::string>& ran, const std::vector<std::string>& required) {
   std::vector<std::string> missing;
   for (const std::string& tool : required) {
-    bool ran = std::any_of(outcomes.begin(), outcomes.end(), [&](const ToolOutcome& o) {
-      return o.name == tool && o.SucceededOrQueued();
-    });
-    if (!ran) missing.push_back(tool);
+    if (std::find(ran.begin(), ran.end(), tool) == ran.end()) missing.push_back(tool);
   }
   return missing;
 }
@@ -25,7 +22,9 @@ IntentPolicy::IntentPolicy(const AgentConfig& config) {
 std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) const {
   for (const Intent& intent : intents_) {
     if (!RE2::PartialMatch(ctx.user_text, *intent.match)) continue;
-    std::vector<std::string> missing = MissingTools(ctx.result.tools, intent.config->required_tools);
+    // The request's tools count wherever they ran: in this turn, or in the one that
+    // asked the clarification (or approval) this turn answers.
+    std::vector<std::string> missing = MissingTools(ctx.RequestTools(), intent.config->required_tools);
     if (missing.empty()) continue;
     const std::string key = "intent:" + intent.config->name;
     bool first_time = ctx.retries_used.insert(key).second;

@@ -30,7 +30,7 @@ class IntentPolicy final : public Policy {
   std::vector<Intent> intents_;
 };
 
-// The `required` tools with no successful (or queued) call among `outcomes`.
-std::vector<std::string> MissingTools(const std::vector<ToolOutcome>& outcomes, const std::vector<std::string>& required);
+// The `required` tools not among those that `ran` (successfully, or queued).
+std::vector<std::string> MissingTools(const std::vector<std::string>& ran, const std::vector<std::string>& required);
 
 }  // namespace reins

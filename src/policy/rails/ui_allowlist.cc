@@ -5,6 +5,8 @@
 
 #include <re2/re2.h>
 
+#include "policy/rails/rail_text.h"
+
 namespace reins {
 namespace {
 
@@ -45,6 +47,24 @@ std::vector<std::string> UnknownUiElements(const Json& rail_config, const std::s
     }
   }
   return unknown;
+}
+
+bool UiAllowlist::ReviewReply(TurnContext& ctx, std::string& reply) const {
+  std::vector<std::string> unknown = UnknownUiElements(config_, reply, ctx.input.page_context);
+  if (unknown.empty()) return false;
+  std::string kept;
+  for (const std::string& sentence : Sentences(reply)) {
+    bool points_away = false;
+    for (const std::string& element : unknown) points_away = points_away || sentence.find(element) != std::string::npos;
+    if (!points_away) kept += sentence;
+  }
+  std::string list;
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == unknown.size() ? " or " : ", ") + ("the " + unknown[i]);
+  }
+  while (!kept.empty() && std::isspace(static_cast<unsigned char>(kept.back()))) kept.pop_back();
+  reply = (kept.empty() ? "" : kept + " ") + "I can't point you to " + list + ": it is not on your screen.";
+  return true;
 }
 
 }  // namespace reins

@@ -1,14 +1,28 @@
 // UI allow-list (seed 004): UI elements a reply names ("open the Latency Heatmap
-// panel") must be on the user's screen, page_context.ui_elements. The audit stage turns
-// any it finds into a rewrite_once without asking a model whether to.
+// panel") must be on the user's screen, page_context.ui_elements. With the audit on,
+// the audit stage turns any it finds into a rewrite_once without asking a model
+// whether to; with or without it, the UiAllowlist rail is the deterministic last
+// resort: a sentence that points to an element not on the screen is left out, and the
+// reply says what it cannot point to.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "policy/policy.h"
 #include "reins/json.h"
 
 namespace reins {
+
+class UiAllowlist final : public Policy {
+ public:
+  explicit UiAllowlist(const Json& rail_config) : config_(rail_config) {}
+  std::string_view Name() const override { return "ui_allowlist"; }
+  bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
+
+ private:
+  Json config_;
+};
 
 // The UI elements `reply` names that `page_context.ui_elements` does not list.
 // `rail_config.element_patterns`: RE2 patterns whose first group is an element name

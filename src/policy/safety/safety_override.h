@@ -1,7 +1,8 @@
 // SafetyOverride (seed 000): a message matching a crisis pattern is answered with the
-// configured message before any model call, and the flag tool runs deferred with the
-// user's text. The model is bypassed entirely, so the person gets the safety message
-// whatever the model would have said.
+// configured message before anything else (the admission gate and pending questions
+// included, I6), and the flag tool is proposed with the user's text, to run deferred
+// (ctx.system_calls; the pipeline guards and queues it). The model is bypassed
+// entirely, so the person gets the safety message whatever the model would have said.
 #pragma once
 
 #include <memory>
@@ -27,10 +28,5 @@ class SafetyOverride final : public Policy {
   const AgentConfig& config_;
   std::vector<Rule> rules_;
 };
-
-// The arguments a flag tool gets: the user's text under the tool's first string
-// property named text, message, user_text or content, else its first required string
-// property, else "text".
-Json FlagToolArgs(const ToolDef& tool, const std::string& user_text);
 
 }  // namespace reins
