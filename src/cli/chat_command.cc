@@ -10,12 +10,12 @@
 #include <boost/asio/io_context.hpp>
 
 #include "cli/commands.h"
-#include "core/detail_log.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
+#include "core/detail_log.h"
 #include "mcp/mcp_hub.h"
-#include "model/http_model.h"
+#include "model/provider_factory.h"
 #include "reins/runtime.h"
 
 namespace reins {
@@ -26,29 +26,34 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-// Applies the command-line overrides, then, for an agent whose config scripts its
-// model, picks a real one from the environment. Returns false with advice when no
-// model can be reached.
+// Applies the command-line overrides. An agent whose config scripts its model chats
+// with that script (how an agent is tried offline) unless the command line names a
+// real model (--provider or --base-url). Returns false with advice when no model can
+// be reached.
 bool ChooseModel(const ChatFlags& flags, ModelConfig& m, std::string* advice) {
-  if (!flags.provider.empty()) m.provider = flags.provider;
-  if (m.provider == "scripted" || m.provider == "sim") {
-    if (!flags.base_url.empty() || !Env("OPENAI_API_KEY").empty()) {
-      m.provider = "openai";
-    } else if (!Env("ANTHROPIC_API_KEY").empty()) {
-      m.provider = "anthropic";
+  const bool scripted = m.provider == "scripted" || m.provider == "sim";
+  if (scripted && flags.provider.empty() && flags.base_url.empty()) {
+    if (m.provider == "sim") {
+      *advice = "This agent's model is the simulated one, which needs a scenario: try reins run or reins eval,\n"
+                "  or chat with a real model: --provider openai (with OPENAI_API_KEY) or --base-url URL --model NAME";
+      return false;
     }
-    if (m.provider == "openai") m.model = "gpt-4o-mini";
-    if (m.provider == "anthropic") m.model = "claude-sonnet-4-5";
+    if (!m.options.contains("replies")) {
+      *advice = "This agent's model is scripted but its config has no model.replies to replay:\n"
+                "  add replies, or chat with a real model: --provider openai (with OPENAI_API_KEY), or\n"
+                "  --base-url http://127.0.0.1:11434/v1 --model llama3.1 (any OpenAI-compatible server, Ollama here)";
+      return false;
+    }
+    return true;
   }
+  if (!flags.provider.empty()) m.provider = flags.provider;
+  if (scripted && flags.provider.empty()) m.provider = "openai";  // --base-url alone: an OpenAI-compatible server
+  if (scripted && m.model.empty()) m.model = m.provider == "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini";
   if (!flags.model.empty()) m.model = flags.model;
   if (!flags.base_url.empty()) m.base_url = flags.base_url;
   if (m.api_key.empty()) m.api_key = Env(m.provider == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
   if (m.provider != "openai" && m.provider != "anthropic") {
-    *advice =
-        "This agent's model is scripted (it replays scenario files), so there is no one to chat with yet.\n"
-        "  - set OPENAI_API_KEY (or ANTHROPIC_API_KEY) to chat with a hosted model, or\n"
-        "  - point at any OpenAI-compatible server: --base-url http://127.0.0.1:11434/v1 --model llama3.1 (Ollama)\n"
-        "  - or see a scripted conversation with no key at all: build/reins demo";
+    *advice = "--provider must be openai or anthropic, got '" + m.provider + "'";
     return false;
   }
   bool local = !m.base_url.empty() && m.base_url.find("api.openai.com") == std::string::npos &&
@@ -150,13 +155,21 @@ int ChatCommand(const ChatFlags& flags) {
     return 2;
   }
   auto clock = std::make_shared<SystemClock>();
-  auto model = MakeHttpModel(config->model, std::make_shared<HttpClient>(), clock);
+  auto model = MakeModelProvider(config->model, clock);
   auto store = OpenStore(flags.store);
   if (!model.ok() || !store.ok()) {
     std::cerr << (model.ok() ? store.status() : model.status()).message() << "\n";
     return 2;
   }
   RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
+  if (config->audit_model) {
+    auto audit = MakeModelProvider(*config->audit_model, clock);
+    if (!audit.ok()) {
+      std::cerr << "audit_model: " << audit.status().message() << "\n";
+      return 2;
+    }
+    parts.audit_model = *audit;
+  }
   // The MCP servers the agent uses, started before the runtime and stopped after it.
   Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends);
   if (!mcp.ok()) {

@@ -27,6 +27,9 @@ int CheckCommand(const std::vector<std::string>& files) {
         }
         std::cout << term.Green("ok") << " " << file << "  agent " << a->name << ", " << a->tools.size() << " tools" << mcp
                   << "\n";
+        for (const std::string& warning : AgentConfigWarnings(*a)) {
+          std::cout << term.Yellow("warning") << " " << file << ": " << warning << "\n";
+        }
         continue;
       }
       std::cerr << a.status().message();

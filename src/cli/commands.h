@@ -62,6 +62,7 @@ struct ServeFlags {
   size_t max_body_bytes = 1u << 20;
   int max_connections = 20000;  // beyond it: 503 (10,000 turns in flight still fit)
   size_t session_cache = 10000;  // sessions kept in memory between turns
+  int max_inflight = 10000;      // turns running at once; beyond it 503
 };
 
 int CheckCommand(const std::vector<std::string>& files);

@@ -100,6 +100,9 @@ int main(int argc, char** argv) {
   serve->add_option("--max-connections", serve_flags.max_connections, "open connections; one more gets 503")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
+  serve->add_option("--max-inflight", serve_flags.max_inflight, "turns running at once; one more gets 503 with Retry-After")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000000));
   serve->add_option("--session-cache", serve_flags.session_cache,
                     "sessions kept in memory between turns (least recently used evicted; the store keeps all)")
       ->capture_default_str()

@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "core/detail_log.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
+#include "core/detail_log.h"
 #include "eval/scenario_runner.h"
 
 namespace reins {

@@ -24,22 +24,13 @@
 #include "config/agent_config_loader.h"
 #include "core/detail_log.h"
 #include "mcp/mcp_hub.h"
-#include "model/http_model.h"
-#include "model/scripted_model.h"
+#include "model/provider_factory.h"
 #include "server/api.h"
 
 namespace reins {
 namespace {
 
 namespace asio = boost::asio;
-
-Result<std::shared_ptr<ModelProvider>> MakeModel(const ModelConfig& m, std::shared_ptr<Clock> clock) {
-  if (m.provider == "scripted") {
-    return std::shared_ptr<ModelProvider>(std::make_shared<ScriptedModel>(m.options.value("replies", Json::array())));
-  }
-  if (m.provider == "openai" || m.provider == "anthropic") return MakeHttpModel(m, std::make_shared<HttpClient>(), clock);
-  return InvalidArgument("provider '" + m.provider + "' cannot serve yet (use openai, anthropic or scripted)");
-}
 
 bool IsLoopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
 
@@ -121,7 +112,7 @@ int ServeCommand(const ServeFlags& flags) {
     return 2;
   }
   auto clock = std::make_shared<SystemClock>();
-  auto model = MakeModel(config->model, clock);
+  auto model = MakeModelProvider(config->model, clock);
   std::string store_url = flags.store.empty() ? config->store : flags.store;
   auto store = OpenStore(store_url);
   if (!model.ok() || !store.ok()) {
@@ -131,6 +122,14 @@ int ServeCommand(const ServeFlags& flags) {
   Api* api_ptr = nullptr;  // set below; events only flow once the server runs
   RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
   parts.session_cache = flags.session_cache;
+  if (config->audit_model) {
+    auto audit = MakeModelProvider(*config->audit_model, clock);
+    if (!audit.ok()) {
+      std::cerr << "audit_model: " << audit.status().message() << "\n";
+      return 2;
+    }
+    parts.audit_model = *audit;
+  }
   parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
   };
@@ -156,6 +155,7 @@ int ServeCommand(const ServeFlags& flags) {
     HttpServer* server_ptr = nullptr;
     ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};
     options.open_connections = [&server_ptr] { return server_ptr ? server_ptr->open_connections() : 0; };
+    options.max_inflight = flags.max_inflight;
     Api api(**runtime, strand, keys, metrics, options);
     api_ptr = &api;
     HttpServer::Options http{.host = host, .port = port, .max_body_bytes = flags.max_body_bytes};

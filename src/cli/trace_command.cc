@@ -38,7 +38,7 @@ int TraceCommand(const std::string& store_url, const std::string& session_id, bo
     for (const StoredTurn& t : *turns) {
       Json events = Json::array();
       for (const TraceEvent& e : t.events) events.push_back(TraceEventToJson(e));
-      out["turns"].push_back({{"turn_id", t.turn_id}, {"number", t.turn_number}, {"input", t.input}, {"result", t.result}, {"events", events}});
+      out["turns"].push_back({{"turn_id", t.turn_id}, {"turn_number", t.turn_number}, {"input", t.input}, {"result", t.result}, {"events", events}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;

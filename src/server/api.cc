@@ -126,6 +126,7 @@ ApiError WrongMethod(const std::string& used, const char* allowed) {
 }
 std::map<std::string, std::string> AllowHeader(const char* method) { return {{"Allow", method}}; }
 std::map<std::string, std::string> ReplayHeader() { return {{"Idempotent-Replay", "true"}}; }
+std::map<std::string, std::string> RetryAfter(int seconds) { return {{"Retry-After", std::to_string(seconds)}}; }
 
 Json CreatedJson(const std::string& id, const std::string& greeting) {
   Json body = {{"session_id", id}};
@@ -162,6 +163,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   ApiOptions options;
   RateLimiter limiter;
   std::atomic<bool> shutting_down{false};
+  std::atomic<int> inflight{0};  // turns running now (--max-inflight)
   // Whole traces are read and rendered here, never on the runtime strand.
   asio::thread_pool readers{1};
 
@@ -200,7 +202,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<std::optional<ApiError>> CheckSession(const std::string& id, const std::string& tenant);
   Task<void> GetSession(ServerResponse& res, const std::string& id);
   Task<void> PostTurn(const ServerRequest& req, ServerResponse& res, const std::string& id);
-  Task<void> StreamTurn(ServerResponse& res, const std::string& id, TurnInput in);
+  Task<void> StreamTurn(ServerResponse& res, const std::string& id, TurnInput in, std::shared_ptr<void> slot);
   Task<void> GetTrace(const ServerRequest& req, ServerResponse& res, const std::string& id);
   Task<void> StreamTrace(ServerResponse& res, const std::string& id);
   Task<void> CancelLease(ServerResponse& res, const std::string& id);
@@ -208,6 +210,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<void> RenderMetrics(ServerResponse& res);
   Task<void> Ready(ServerResponse& res);
   Task<std::optional<Json>> Replay(const std::string& id, const std::string& key);
+  // A place among the turns in flight, held until the turn ends; nullopt when full.
+  std::optional<std::shared_ptr<void>> TakeTurnSlot();
   Task<Result<TracePage>> ReadPage(const std::string& id, TurnRange range);
   void Count(const std::string& session_id, const TraceEvent& e);
 };
@@ -378,10 +382,26 @@ Task<std::optional<Json>> Api::Impl::Replay(const std::string& id, const std::st
   co_return co_await OnRuntime<std::optional<Json>>(std::move(work));
 }
 
+std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
+  if (++inflight > options.max_inflight) {
+    --inflight;
+    return std::nullopt;
+  }
+  auto self = shared_from_this();
+  return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
+}
+
 Task<void> Api::Impl::PostTurn(const ServerRequest& req, ServerResponse& res, const std::string& id) {
   TurnInput in;
   if (auto bad = ParseTurnBody(req.body, req.Header("idempotency-key"), &in)) co_return co_await SendError(res, *bad);
-  if (req.Header("accept").find("text/event-stream") != std::string::npos) co_return co_await StreamTurn(res, id, std::move(in));
+  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
+  if (!slot) {
+    ApiError busy = Err(503, "overloaded", "too many turns in flight; retry after the Retry-After delay");
+    co_return co_await SendError(res, busy, RetryAfter(1));
+  }
+  if (req.Header("accept").find("text/event-stream") != std::string::npos) {
+    co_return co_await StreamTurn(res, id, std::move(in), std::move(*slot));
+  }
   const std::string key = in.idempotency_key;
   Runtime& rt = runtime;
   std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
@@ -398,31 +418,38 @@ Task<void> Api::Impl::PostTurn(const ServerRequest& req, ServerResponse& res, co
   co_await SendJson(res, 200, TurnResultToJson(*r, true));
 }
 
-Task<void> Api::Impl::StreamTurn(ServerResponse& res, const std::string& id, TurnInput in) {
+Task<void> Api::Impl::StreamTurn(ServerResponse& res, const std::string& id, TurnInput in, std::shared_ptr<void> slot) {
   auto stream = std::make_shared<EventStream>(co_await asio::this_coro::executor);
   in.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
   const std::string key = in.idempotency_key;
   auto result = std::make_shared<std::optional<Result<TurnResult>>>();
   // The turn runs on the runtime strand whatever happens to this connection: a client
   // that goes away mid-stream does not stop it (it is still stored, its writes still run).
-  asio::co_spawn(strand, RunStreamedTurn(runtime, id, std::move(in), result), [stream, result](std::exception_ptr e) {
-    if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
-    stream->Finish();
-  });
+  asio::co_spawn(strand, RunStreamedTurn(runtime, id, std::move(in), result),
+                 [stream, result, slot](std::exception_ptr e) {
+                   if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
+                   stream->Finish();
+                 });
+  // The stream begins with the turn's first event: a turn the runtime refuses before it
+  // starts gets its own status (409, 422...), never a 200 stream with an error in it.
+  if (!co_await stream->Started()) {
+    const Result<TurnResult>& refused = **result;
+    if (refused.ok()) {
+      LogTurn(id, *refused);
+      co_return co_await SendJson(res, 200, TurnResultToJson(*refused, true));
+    }
+    if (refused.status().code() == StatusCode::kAlreadyExists && !key.empty()) {
+      if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
+    }
+    co_return co_await SendError(res, FromStatus(refused.status()));
+  }
   if (!(co_await res.StartStream()).ok()) co_return;
   bool connected = co_await stream->Pump(res, options.heartbeat_ms);
-  if (!connected) co_return;
   const Result<TurnResult>& r = **result;
-  Json done;
-  if (r.ok()) {
-    done = TurnResultToJson(*r, true);
-  } else if (r.status().code() == StatusCode::kAlreadyExists && !key.empty()) {
-    std::optional<Json> first = co_await Replay(id, key);
-    done = first ? *first : ErrorJson(FromStatus(r.status()));
-  } else {
-    done = ErrorJson(FromStatus(r.status()));
-  }
-  const std::string name = r.ok() || done.contains("turn_id") ? "turn.completed" : "error";
+  if (r.ok()) LogTurn(id, *r);
+  if (!connected) co_return;
+  Json done = r.ok() ? TurnResultToJson(*r, true) : ErrorJson(FromStatus(r.status()));
+  const std::string name = r.ok() ? "turn.completed" : "error";
   const std::string data = Dump(done);
   (void)co_await res.Send(name, data);
 }
@@ -489,6 +516,7 @@ Task<void> Api::Impl::CancelLease(ServerResponse& res, const std::string& id) {
   };
   Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
   if (!r.ok()) co_return co_await SendError(res, FromStatus(r.status()));
+  LogTurn(id, *r);
   co_await res.Respond(204, std::string(), std::string());
 }
 
@@ -513,7 +541,7 @@ Task<void> Api::Impl::Ready(ServerResponse& res) {
   if (!probe.ok()) LogDetail("store", "readiness probe failed: " + probe.status().message());
   std::optional<ApiError> unready = NotReady(shutting_down, probe.ok() ? Status() : probe.status());
   if (unready) co_return co_await SendError(res, *unready);
-  co_await SendJson(res, 200, ReadyJson(runtime.config().name));
+  co_await SendJson(res, 200, ReadyJson(runtime.config()->name));
 }
 
 Task<void> Api::Impl::RenderMetrics(ServerResponse& res) {
@@ -564,7 +592,7 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
     std::lock_guard lock(mu);
     if (auto it = model_call_started.find(session_id); it != model_call_started.end()) {
       metrics.Observe("reins_model_call_duration_seconds",
-                      {{"purpose", it->second.second}, {"provider", runtime.config().model.provider}},
+                      {{"purpose", it->second.second}, {"provider", runtime.config()->model.provider}},
                       static_cast<double>(e.at_ms - it->second.first) / 1000.0);
       model_call_started.erase(it);
     }
@@ -575,7 +603,7 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
   } else if (e.type == "tool.rejected" || e.type == "tool.skipped") {
     // A model may name any tool: only the agent's tools become label values, so the
     // number of series stays bounded.
-    const std::string name = runtime.config().FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
+    const std::string name = runtime.config()->FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
     metrics.Inc("reins_tool_calls_total", {{"tool", name}, {"status", e.type.substr(5)}, {"deferred", "false"}});
   } else if (e.type == "rail.fired") {
     metrics.Inc("reins_rails_fired_total", {{"rail", str("rail")}});

@@ -28,6 +28,7 @@ struct ApiOptions {
   double rate_per_second = 20;  // per API key
   double rate_burst = 40;
   int heartbeat_ms = 15000;     // SSE comment lines on idle streams
+  int max_inflight = 10000;     // turns running at once; beyond it 503 with Retry-After
   // Connections open now (the transport's count), for /metrics; may be empty.
   std::function<int()> open_connections;
 };

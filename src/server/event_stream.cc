@@ -38,7 +38,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
     Push("tool.finished", Dump(ToolFinished(e, "skipped")));
   } else if (t == "tool.deferred") {
     Push("tool.finished", Dump(ToolFinished(e, "deferred")));
-  } else if (t == "approval.requested") {
+  } else if (t == "approval") {  // {id, tool, args}, once the pause is committed
     Push("approval", Dump(e.data));
   } else if (t == "reply.final") {
     // The governed reply is final as one piece; it is sent as one delta, then final.
@@ -46,6 +46,11 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
     Push("reply.final", Dump(e.data));
   } else if (t == "deferred.executed") {
     Push("deferred.finished", Dump(e.data));
+  } else if (t == "deferred.note") {
+    // A deferred write failed after the reply streamed: its note, as a notice; the
+    // turn.completed that follows carries the reply with it.
+    Json notes = e.data.value("text", Json::array());
+    for (const Json& note : notes) Push("notice", Dump(Json{{"text", note}}));
   } else if (t == "notice.created") {
     Push("notice", Dump(e.data));
   }
@@ -61,7 +66,7 @@ void EventStream::PushSessionEvent(const TraceEvent& e) {
     Push("deferred.finished", Dump(d));
   } else if (t == "lease.opened" || t == "lease.released" || t == "turn.completed" || t == "clarification") {
     Push(t, Dump(d));
-  } else if (t == "approval.requested") {
+  } else if (t == "approval") {
     Push("approval", Dump(d));
   }
 }
@@ -83,6 +88,18 @@ void EventStream::Finish() {
     finished_ = true;
   }
   asio::post(wake_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
+}
+
+Task<bool> EventStream::Started() {
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (!queue_.empty()) co_return true;
+      if (finished_) co_return false;
+    }
+    wake_.expires_at(std::chrono::steady_clock::time_point::max());
+    co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
 }
 
 Task<bool> EventStream::Pump(ServerResponse& res, int heartbeat_ms) {

@@ -33,6 +33,9 @@ class EventStream : public std::enable_shared_from_this<EventStream> {
   // Writes queued events as they arrive, a heartbeat after `heartbeat_ms` of silence.
   // Returns true when finished, false when the client went away.
   Task<bool> Pump(ServerResponse& res, int heartbeat_ms);
+  // Waits for the first event or the end, whichever comes first; true when an event
+  // came (a turn the runtime refused ends without one: the caller answers its status).
+  Task<bool> Started();
 
  private:
   void Push(std::string event, std::string data);
