@@ -134,7 +134,10 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   // The agent: a file (relative to this one) or an inline mapping; overrides merge in.
   LocatedDoc agent_doc;
   std::string agent_root, agent_dir = base;
-  if (auto agent_path = r.String("", "agent")) {
+  if (r.IsMapping("/agent")) {
+    agent_doc = doc;
+    agent_root = "/agent";
+  } else if (auto agent_path = r.String("", "agent")) {
     std::filesystem::path ap = std::filesystem::path(base) / *agent_path;
     const size_t problems = diag.size();
     agent_doc = LoadYamlFile(ap.string(), diag);
@@ -145,9 +148,6 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
       diag.Add(agent_doc.MarkOf(""), "the agent file must hold an agent mapping (name, model, tools...), not " +
                                          DescribeType(agent_doc.value));
     }
-  } else if (r.IsMapping("/agent")) {
-    agent_doc = doc;
-    agent_root = "/agent";
   } else {
     r.Error("", r.Has("", "agent") ? "agent must be a file path or a mapping" : "missing required key 'agent'");
   }

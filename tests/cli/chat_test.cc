@@ -51,6 +51,16 @@ TEST(ChatCommand, AConversationWithToolsAndAClarification) {
   EXPECT_EQ(up.requests()[0].target, "/v1/chat/completions");
 }
 
+TEST(ChatCommand, AScriptedAgentReplaysItsScriptOffline) {
+  int rc = 0;
+  std::string out = Shell("printf 'hello\\n/quit\\n' | NO_COLOR=1 env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
+                              std::string(REINS_BINARY) + " chat --config tests/server/agent.yaml",
+                          &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("with scripted"), std::string::npos) << out;
+  EXPECT_NE(out.find("agent> Hello there."), std::string::npos) << out;
+}
+
 TEST(ChatCommand, SaysWhichVariableToSetWithoutAKey) {
   int rc = 0;
   std::string out = Shell("env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " + std::string(REINS_BINARY) +

@@ -41,6 +41,8 @@ out=$("$reins" run --store "sqlite:$db" examples/messaging/scenarios/clarify-joh
 session=$(grep -o 's_[0-9a-f]*' <<<"$out" | tail -n 1)
 "$reins" trace --store "sqlite:$db" --session "$session" | grep -q "turn 2" || fail "trace does not show turn 2"
 "$reins" trace --store "sqlite:$db" | grep -q "$session" || fail "trace without --session does not list the session"
+"$reins" trace --json --store "sqlite:$db" --session "$session" | grep -q '"turn_number": 2' ||
+  fail "trace --json does not name turn_number as the HTTP API does"
 rm -f "$db" "$db-wal" "$db-shm"
 
 # A scenario whose model has no reply fails with the documented message.
@@ -54,7 +56,18 @@ YAML
 out=$("$reins" run "$tmp/s.yaml"); rc=$?
 [ "$rc" -eq 1 ] || fail "a scenario with no scripted reply exited $rc"
 grep -q "scripted model has no reply for call 1 (turn 1, purpose chat" <<<"$out" || fail "no-reply message: $out"
+
+# An unknown check gets a suggestion.
+cat > "$tmp/typo.yaml" <<YAML
+id: typo
+agent: $root/examples/messaging/agent.yaml
+model: { provider: scripted, replies: [ { text: hi } ] }
+turns: [ { say: hi, expect: { reply_contain: hi } } ]
+YAML
+out=$("$reins" check "$tmp/typo.yaml" 2>&1)
+grep -q "did you mean 'reply_contains'" <<<"$out" || fail "no did-you-mean for a check: $out"
 rm -rf "$tmp"
 
 echo "cli_test: $failures failures"
 [ "$failures" -eq 0 ]
+

@@ -436,5 +436,28 @@ TEST(AnthropicWireTest, OddButValidEventsAreIgnored) {
   EXPECT_EQ(s.response->usage.output_tokens, 0);
 }
 
+TEST(AnthropicWireTest, StopReasonsSayWhetherTheAnswerIsFinished) {
+  auto wire = MakeAnthropicWire();
+  auto body = [&](const char* stop) {
+    return wire->ParseBody(std::string(R"({"type":"message","content":[{"type":"text","text":"Hm"}],"stop_reason":")") +
+                               stop + "\"}",
+                           Request({}));
+  };
+  EXPECT_EQ(body("end_turn")->finish, FinishReason::kStop);
+  EXPECT_EQ(body("tool_use")->finish, FinishReason::kStop);
+  EXPECT_EQ(body("max_tokens")->finish, FinishReason::kLength);
+  EXPECT_EQ(body("refusal")->finish, FinishReason::kRefusal);
+  EXPECT_EQ(body("pause_turn")->finish, FinishReason::kPaused);
+  // Streamed: message_delta carries it.
+  std::string sse = Sse({R"({"type":"message_start","message":{"id":"m","usage":{"input_tokens":1}}})",
+                         R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
+                         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Searching"}})",
+                         R"({"type":"message_delta","delta":{"stop_reason":"pause_turn"},"usage":{"output_tokens":2}})",
+                         R"({"type":"message_stop"})"});
+  Streamed s = Stream(Request({}), sse, 4);
+  ASSERT_TRUE(s.response.ok()) << s.response.status().ToString();
+  EXPECT_EQ(s.response->finish, FinishReason::kPaused);
+}
+
 }  // namespace
 }  // namespace reins

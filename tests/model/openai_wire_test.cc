@@ -172,6 +172,7 @@ TEST(OpenAIWireTest, RefusalIsTheTextWhenThereIsNoContent) {
       Request({}));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->text, "I can't help with that.");
+  EXPECT_EQ(r->finish, FinishReason::kRefusal) << "a refusal is not an answer to deliver as one";
   EXPECT_EQ(r->usage.input_tokens, 0);
 }
 
@@ -397,6 +398,25 @@ TEST(OpenAIWireTest, OddButValidChunksAreIgnored) {
   EXPECT_EQ(s.response->text, "ok");
   EXPECT_EQ(s.text, "ok");
   EXPECT_TRUE(s.response->tool_calls.empty());
+}
+
+TEST(OpenAIWireTest, FinishReasonsSayWhetherTheAnswerIsFinished) {
+  auto wire = MakeOpenAIWire();
+  auto stop = wire->ParseBody(R"({"choices":[{"finish_reason":"stop","message":{"content":"Done."}}]})", Request({}));
+  auto cut = wire->ParseBody(R"({"choices":[{"finish_reason":"length","message":{"content":"The answer is"}}]})",
+                             Request({}));
+  auto filtered = wire->ParseBody(R"({"choices":[{"finish_reason":"content_filter","message":{"content":""}}]})",
+                                  Request({}));
+  ASSERT_TRUE(stop.ok() && cut.ok() && filtered.ok());
+  EXPECT_EQ(stop->finish, FinishReason::kStop);
+  EXPECT_EQ(cut->finish, FinishReason::kLength);
+  EXPECT_EQ(filtered->finish, FinishReason::kRefusal);
+  // Streamed: the finish_reason of the last chunk.
+  std::string sse = Sse({R"({"choices":[{"index":0,"delta":{"content":"The answer"}}]})",
+                         R"({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]})", "[DONE]"});
+  Streamed s = Stream(Request({}), sse, 5);
+  ASSERT_TRUE(s.response.ok()) << s.response.status().ToString();
+  EXPECT_EQ(s.response->finish, FinishReason::kLength);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // consistent: the turn is recorded as failed, nothing half-written, the next turn works.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "config/agent_config_loader.h"
 #include "model/http_model.h"
 #include "reins/runtime.h"
@@ -156,6 +158,34 @@ TEST_F(ProviderTurnTest, AFailingModelLeavesTheSessionConsistent) {
       EXPECT_EQ(last["messages"][i + 1 + k]["tool_call_id"], m["tool_calls"][k]["id"]) << last.dump(2);
     }
   }
+}
+
+TEST_F(ProviderTurnTest, AModelCallPastTheTurnsDeadlineIsAbortedAndTheTurnFailsHonestly) {
+  config_.turn_timeout_ms = 300;
+  runtime_.reset();
+  {
+    auto clock = std::make_shared<SystemClock>();
+    RuntimeParts parts;
+    parts.model = MakeHttpModel(config_.model, std::make_shared<HttpClient>(), clock).value();
+    parts.clock = clock;
+    parts.store = OpenStore("sqlite::memory:").value();
+    runtime_ = Runtime::Create(config_, parts).value();
+    session_ = runtime_->CreateSession().value();
+  }
+  testing::MockReply slow = MockUpstream::Json(200, OpenAIResponse({"far too late", {}}));
+  slow.first_byte_delay_ms = 3000;
+  up_.Enqueue(slow);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = Say("hello?");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, TurnStatus::kFailed);
+  EXPECT_NE(r->error.find("limits.turn_timeout_ms = 300 ms"), std::string::npos) << r->error;
+  EXPECT_LT(took, std::chrono::milliseconds(2500)) << "the exchange was aborted, not waited out";
+  up_.Enqueue(MockUpstream::Json(200, OpenAIResponse({"Hello.", {}})));
+  auto next = Say("hello again");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->reply, "Hello.") << "the session stays usable";
 }
 
 }  // namespace

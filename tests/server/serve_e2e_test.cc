@@ -4,6 +4,8 @@
 // tenant isolation, idempotent retries, rate limits and graceful shutdown.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -256,6 +258,100 @@ TEST_F(ServeTest, ApprovalPausesUntilApproved) {
   ASSERT_EQ(approved.status, 200) << approved.body.dump();
   EXPECT_EQ(approved.body["status"], "completed");
   EXPECT_EQ(approved.body["tools"][0]["status"], "executed");
+}
+
+TEST_F(ServeTest, AFailedWriteIsANoticeAfterTheReplyAndTheFinalResultCarriesIt) {
+  Start();
+  std::string id = NewSession(*server_);
+  auto events = StreamAll(url("/v1/sessions/" + id + "/turns"), Say("Please note milk"));
+  size_t final = IndexOf(events, "reply.final"), notice = IndexOf(events, "notice");
+  ASSERT_LT(notice, events.size()) << "no notice event";
+  EXPECT_LT(final, notice);
+  EXPECT_EQ(Json::parse(events[notice].data)["text"], "(Note: I could not save your note.)");
+  EXPECT_EQ(Json::parse(events[final].data)["text"], "I'm so sorry. The team will pray for her.")
+      << "the reply as streamed, before the note";
+  Json done = Json::parse(events.back().data);
+  EXPECT_NE(done["reply"].get<std::string>().find("(Note: I could not save your note.)"), std::string::npos)
+      << "turn.completed carries the reply as finally delivered";
+}
+
+TEST_F(ServeTest, AStreamedApprovalIsItsIdToolAndArgs) {
+  Start();
+  std::string id = NewSession(*server_);
+  auto events = StreamAll(url("/v1/sessions/" + id + "/turns"), Say("show it"));
+  size_t at = IndexOf(events, "approval");
+  ASSERT_LT(at, events.size());
+  Json approval = Json::parse(events[at].data);
+  EXPECT_EQ(approval["tool"], "display_confirmation");
+  EXPECT_EQ(approval["args"], Json({{"text", "saved"}}));
+  EXPECT_EQ(approval.size(), 3u) << approval.dump();
+  EXPECT_EQ(approval["id"].get<std::string>().rfind("a_", 0), 0u);
+}
+
+TEST_F(ServeTest, AStreamedTurnRefusedBeforeItStartsGetsItsStatus) {
+  Start();
+  std::string id = NewSession(*server_);
+  Reply refused = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"select":"u_doe"})",
+                       {{"Accept", "text/event-stream"}});
+  EXPECT_EQ(refused.status, 409) << refused.raw.body;
+  EXPECT_EQ(refused.body["error"]["code"], "conflict");
+  EXPECT_EQ(refused.raw.Header("content-type"), "application/json");
+}
+
+TEST_F(ServeTest, TurnsBeyondMaxInflightGet503) {
+  Start({"--max-inflight", "1"});
+  std::string a = NewSession(*server_), b = NewSession(*server_);
+  boost::asio::io_context io;
+  HttpClient client;
+  Result<HttpResponse> slow = Status(StatusCode::kInternal, "not run");
+  auto run_slow = [&]() -> Task<void> {
+    HttpRequest r;
+    r.url = url("/v1/sessions/" + a + "/turns");
+    r.body = Say("slow please");
+    slow = co_await client.Send(r);
+  };
+  boost::asio::co_spawn(io, run_slow(), boost::asio::detached);
+  std::thread driver([&] { io.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Reply busy = Call("POST", url("/v1/sessions/" + b + "/turns"), Say("hello"));
+  driver.join();
+  EXPECT_EQ(busy.status, 503) << busy.body.dump();
+  EXPECT_EQ(busy.body["error"]["code"], "overloaded");
+  EXPECT_EQ(busy.raw.Header("retry-after"), "1");
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(slow->status, 200);
+  EXPECT_EQ(Call("POST", url("/v1/sessions/" + b + "/turns"), Say("hello")).status, 200) << "a place again";
+}
+
+TEST_F(ServeTest, ErrorBodiesStayJsonWhateverTheyQuote) {
+  Start();
+  std::string id = NewSession(*server_);
+  // A field name holding a control character and a quote, quoted back in the message.
+  Reply bad = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"say":"hi","col\u0001\"our":1})");
+  EXPECT_EQ(bad.status, 400);
+  ASSERT_TRUE(bad.body.is_object()) << bad.raw.body;
+  EXPECT_NE(bad.body["error"]["message"].get<std::string>().find("col\x01\"our"), std::string::npos) << bad.raw.body;
+}
+
+TEST_F(ServeTest, StreamedTurnsAndLeaseCancelsAreLoggedAndRefusalsCountedByRoute) {
+  std::string keys = "/tmp/reins-e2e-log-keys-" + std::to_string(getpid()) + ".yaml";
+  unlink(keys.c_str());
+  std::string key = AddKeyWithBinary(keys, "acme");
+  Start({"--keys", keys});
+  std::vector<HttpHeaderField> auth = {{"Authorization", "Bearer " + key}};
+  std::string id = NewSession(*server_, auth);
+  std::vector<HttpHeaderField> streamed = auth;
+  (void)StreamAll(url("/v1/sessions/" + id + "/turns"), Say("hello"), streamed);
+  EXPECT_EQ(Call("DELETE", url("/v1/sessions/" + id + "/lease"), "", auth).status, 204);
+  EXPECT_EQ(Call("POST", url("/v1/sessions/" + id + "/turns"), Say("hello")).status, 401);
+  std::string log = server_->Log();
+  size_t turns = 0;
+  for (size_t at = log.find("\"msg\":\"turn\""); at != std::string::npos; at = log.find("\"msg\":\"turn\"", at + 1)) ++turns;
+  EXPECT_EQ(turns, 2u) << "one line for the streamed turn, one for the cancel:\n" << log;
+  std::string metrics = Call("GET", url("/metrics")).raw.body;
+  EXPECT_NE(metrics.find("reins_http_requests_total{route=\"/v1/sessions/{id}/turns\",status=\"401\"} 1"),
+            std::string::npos) << metrics;
+  unlink(keys.c_str());
 }
 
 TEST_F(ServeTest, SessionEventsStreamWhatHappensInTheSession) {
