@@ -21,41 +21,43 @@
 namespace reins {
 namespace {
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
+// An API key in the environment names the real provider a scripted agent chats with.
+std::string ProviderFromEnvironment() {
+  if (std::getenv("OPENAI_API_KEY") != nullptr) return "openai";
+  if (std::getenv("ANTHROPIC_API_KEY") != nullptr) return "anthropic";
+  return "";
 }
 
-// Applies the command-line overrides. An agent whose config scripts its model chats
-// with that script (how an agent is tried offline) unless the command line names a
-// real model (--provider or --base-url). Returns false with advice when no model can
-// be reached.
+// Applies the command-line overrides. An agent whose config scripts its model with
+// `replies` chats with that script (how an agent is tried offline) unless the command
+// line names a real model (--provider or --base-url). One scripted without replies
+// (the examples: their scenarios hold the script) chats with the provider whose key
+// is in the environment. Returns false with advice when no model can be reached.
 bool ChooseModel(const ChatFlags& flags, ModelConfig& m, std::string* advice) {
   const bool scripted = m.provider == "scripted" || m.provider == "sim";
-  if (scripted && flags.provider.empty() && flags.base_url.empty()) {
-    if (m.provider == "sim") {
-      *advice = "This agent's model is the simulated one, which needs a scenario: try reins run or reins eval,\n"
-                "  or chat with a real model: --provider openai (with OPENAI_API_KEY) or --base-url URL --model NAME";
+  std::string provider = flags.provider;
+  if (scripted && provider.empty() && flags.base_url.empty()) {
+    if (m.provider == "scripted" && m.options.contains("replies")) return true;
+    provider = ProviderFromEnvironment();
+    if (provider.empty()) {
+      *advice = std::string(m.provider == "sim" ? "This agent's model is the simulated one, which needs a scenario (reins run, eval)"
+                                                : "This agent's model is scripted but its config has no model.replies to replay") +
+                ":\n  chat with a real model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass\n"
+                "  --base-url http://127.0.0.1:11434/v1 --model llama3.1 (any OpenAI-compatible server, Ollama here).\n"
+                "  For a scripted conversation with no key: build/reins demo";
       return false;
     }
-    if (!m.options.contains("replies")) {
-      *advice = "This agent's model is scripted but its config has no model.replies to replay:\n"
-                "  add replies, or chat with a real model: --provider openai (with OPENAI_API_KEY), or\n"
-                "  --base-url http://127.0.0.1:11434/v1 --model llama3.1 (any OpenAI-compatible server, Ollama here)";
-      return false;
-    }
-    return true;
   }
-  if (!flags.provider.empty()) m.provider = flags.provider;
-  if (scripted && flags.provider.empty()) m.provider = "openai";  // --base-url alone: an OpenAI-compatible server
+  if (!provider.empty()) m.provider = provider;
+  if (scripted && provider.empty()) m.provider = "openai";  // --base-url alone: an OpenAI-compatible server
   if (scripted && m.model.empty()) m.model = m.provider == "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini";
   if (!flags.model.empty()) m.model = flags.model;
   if (!flags.base_url.empty()) m.base_url = flags.base_url;
-  if (m.api_key.empty()) m.api_key = Env(m.provider == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
   if (m.provider != "openai" && m.provider != "anthropic") {
     *advice = "--provider must be openai or anthropic, got '" + m.provider + "'";
     return false;
   }
+  ApplyProviderEnvironment(m);
   bool local = !m.base_url.empty() && m.base_url.find("api.openai.com") == std::string::npos &&
                m.base_url.find("api.anthropic.com") == std::string::npos;
   if (m.api_key.empty() && !local) {
@@ -156,7 +158,8 @@ int ChatCommand(const ChatFlags& flags) {
   }
   auto clock = std::make_shared<SystemClock>();
   auto model = MakeModelProvider(config->model, clock);
-  auto store = OpenStore(flags.store);
+  const std::string store_url = flags.store.empty() ? config->store : flags.store;
+  auto store = OpenStore(store_url);
   if (!model.ok() || !store.ok()) {
     std::cerr << (model.ok() ? store.status() : model.status()).message() << "\n";
     return 2;
@@ -217,7 +220,7 @@ int ChatCommand(const ChatFlags& flags) {
     PrintResult(*result, term);
     last = std::move(*result);
   }
-  std::cout << "\n" << term.Dim("session " + *session + " (reins trace --store " + flags.store + " --session " + *session + ")") << "\n";
+  std::cout << "\n" << term.Dim("session " + *session + " (reins trace --store " + store_url + " --session " + *session + ")") << "\n";
   return 0;
 }
 

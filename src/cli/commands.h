@@ -46,7 +46,7 @@ struct ChatFlags {
   std::string model;     // overrides model.model
   std::string base_url;  // overrides model.base_url
   std::string speaker = "user";
-  std::string store = "sqlite::memory:";
+  std::string store;  // default: the config's `store`
 };
 
 struct ServeFlags {

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   chat->add_option("--model", chat_flags.model, "override the model name");
   chat->add_option("--base-url", chat_flags.base_url, "an OpenAI-compatible server (vLLM, llama.cpp, Ollama...)");
   chat->add_option("--as", chat_flags.speaker, "who speaks first")->capture_default_str();
-  chat->add_option("--store", chat_flags.store, "sqlite:PATH to keep the session")->capture_default_str();
+  chat->add_option("--store", chat_flags.store, "sqlite:PATH to keep the session (default: the config's store)");
 
   reins::ServeFlags serve_flags;
   auto* serve = app.add_subcommand("serve", "Serve the HTTP API (sessions, turns, SSE, metrics) for one agent");

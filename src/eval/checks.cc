@@ -221,7 +221,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
       }
     }
   } else {
-    r.detail = "not supported yet";
+    r.detail = "unknown check '" + k + "'";  // the loader refuses these; kept so none passes
   }
   if (r.passed) r.detail.clear();
   return r;

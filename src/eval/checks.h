@@ -1,6 +1,6 @@
 // Expectation checks of scenario files (docs/scenarios.md): each takes what a turn (or
-// the whole conversation) produced and says PASS or FAIL with what it saw. A check this
-// build cannot evaluate fails with "not supported yet", never passes.
+// the whole conversation) produced and says PASS or FAIL with what it saw. A check kind
+// the loader let through unknown would fail, never pass.
 #pragma once
 
 #include <vector>

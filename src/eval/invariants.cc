@@ -24,22 +24,30 @@ std::string Describe(const TraceEvent& e) {
 }
 
 // I1: nothing executes after a stopping result in the same response; a clarification
-// ends the turn's model calls; `complete` is followed by exactly one tools-off call.
+// ends the turn's model calls; `complete` is followed by exactly one tools-off call of
+// the loop it happened in (the turn's chat loop, a plan step's, or the audit's gather
+// round), which then ends. The audit judging that answer afterwards is not that loop.
 void CheckStop(const TurnRun& t, std::vector<InvariantViolation>& out) {
   const auto& events = t.result.events;
+  std::string loop;  // the purpose of the model call that proposed the calls now running
   for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].type == "model.call") loop = events[i].data.value("purpose", "");
     if (!StoppingResult(events[i])) continue;
     int response = events[i].data.value("response", 0);
     std::string action = events[i].data.value("next_action", "");
-    int model_calls_after = 0;
+    int model_calls_after = 0, loop_calls_after = 0;
     std::string first_choice;
+    bool loop_over = false;
     for (size_t j = i + 1; j < events.size(); ++j) {
       const TraceEvent& e = events[j];
       if (e.type == "tool.executed" && e.data.value("response", 0) == response) {
         out.push_back({"I1", t.number, Describe(e) + " ran after the stopping result of " + Describe(events[i])});
       }
+      if (e.type == "plan.step.finished") loop_over = true;  // the next step is a loop of its own
       if (e.type == "model.call" && !e.data.contains("repeat")) {  // a repeat is the same call again (I9)
-        if (model_calls_after++ == 0) first_choice = e.data.value("tool_choice", "");
+        ++model_calls_after;
+        if (loop_over || e.data.value("purpose", "") != loop) continue;
+        if (loop_calls_after++ == 0) first_choice = e.data.value("tool_choice", "");
       }
     }
     if (action == "clarification_needed") {
@@ -50,9 +58,9 @@ void CheckStop(const TurnRun& t, std::vector<InvariantViolation>& out) {
       }
     }
     if (action == "complete" && events[i].data.value("success", false)) {
-      if (model_calls_after != 1 || first_choice != "none") {
-        out.push_back({"I1", t.number, "after complete: " + std::to_string(model_calls_after) +
-                                           " model calls (first with tool choice '" + first_choice +
+      if (loop_calls_after != 1 || first_choice != "none") {
+        out.push_back({"I1", t.number, "after complete: " + std::to_string(loop_calls_after) + " " + loop +
+                                           " calls (first with tool choice '" + first_choice +
                                            "'), expected exactly one with tool choice none"});
       }
     }

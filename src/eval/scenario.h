@@ -53,8 +53,8 @@ Result<Scenario> LoadScenarioFile(const std::string& path);
 // used by `eval` to pick scenario files out of a folder that also holds agents.
 bool IsScenarioFile(const std::string& path);
 
-// The check keys this build knows; the runner reports the ones it cannot evaluate
-// yet as "not supported yet" (counted as failed).
+// The check keys scenario files may use (`invocations` only in `final`); the loader
+// refuses any other key, with the closest known name as a suggestion.
 bool IsKnownCheck(const std::string& kind, bool final_block);
 
 }  // namespace reins

@@ -16,7 +16,7 @@ struct CheckResult {
   std::string kind;
   Json expected;
   bool passed = false;
-  std::string detail;  // what was seen, when it failed (or "not supported yet")
+  std::string detail;  // what was seen, when it failed
   std::string dimension;
   std::string critical;
 };

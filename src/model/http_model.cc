@@ -124,7 +124,10 @@ Status HttpModel::Failure(const Result<HttpResponse>& outcome, int attempts) con
   const std::string status = "HTTP " + std::to_string(outcome->status);
   LogDetail(Name(), status + " from " + url_ + ": " + Redact(said, false) + after);
   std::string message = std::string(Name()) + ": " + status + ": " + Redact(said) + after;
-  if (outcome->status == 401 || outcome->status == 403) message += "; check the API key in the agent config";
+  if (outcome->status == 401 || outcome->status == 403) {
+    message += std::string("; check the API key (model.api_key in the agent config, or ") +
+               (Name() == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY") + ")";
+  }
   return IsRetryableHttpStatus(outcome->status) ? Unavailable(message) : InvalidArgument(message);
 }
 

@@ -1,11 +1,25 @@
 #include "model/provider_factory.h"
 
+#include <cstdlib>
+
 #include "model/http_model.h"
 #include "model/scripted_model.h"
 
 namespace reins {
 
-Result<std::shared_ptr<ModelProvider>> MakeModelProvider(const ModelConfig& config, std::shared_ptr<Clock> clock) {
+void ApplyProviderEnvironment(ModelConfig& config) {
+  if (config.provider != "openai" && config.provider != "anthropic") return;
+  const bool openai = config.provider == "openai";
+  auto fill = [](std::string& field, const char* variable) {
+    const char* value = std::getenv(variable);
+    if (field.empty() && value != nullptr) field = value;
+  };
+  fill(config.api_key, openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+  fill(config.base_url, openai ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL");
+}
+
+Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std::shared_ptr<Clock> clock) {
+  ApplyProviderEnvironment(config);
   if (config.provider == "scripted") {
     return std::shared_ptr<ModelProvider>(std::make_shared<ScriptedModel>(config.options.value("replies", Json::array())));
   }

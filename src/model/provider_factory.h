@@ -3,6 +3,10 @@
 // the scripted model replaying the config's own `replies` (an agent tried offline).
 // `sim` needs a scenario's scripted replies as its notion of correct behaviour, so it
 // runs only under run, eval and fuzz.
+//
+// As the providers' own SDKs do, an openai or anthropic model without `api_key` or
+// `base_url` in the config takes OPENAI_API_KEY / OPENAI_BASE_URL (ANTHROPIC_API_KEY /
+// ANTHROPIC_BASE_URL) from the environment; the config wins when it sets them.
 #pragma once
 
 #include <memory>
@@ -14,6 +18,11 @@
 
 namespace reins {
 
-Result<std::shared_ptr<ModelProvider>> MakeModelProvider(const ModelConfig& config, std::shared_ptr<Clock> clock);
+// Fills an unset api_key and base_url of an openai or anthropic model from the
+// environment variables above.
+void ApplyProviderEnvironment(ModelConfig& config);
+
+// Applies the environment first.
+Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std::shared_ptr<Clock> clock);
 
 }  // namespace reins

@@ -2,7 +2,7 @@
 // arrive in arbitrary pieces (a chunk may end inside a line, inside a UTF-8 sequence,
 // between "\r" and "\n"); the parser buffers until a blank line completes an event.
 // Used by the model providers (OpenAI `data:` chunks, Anthropic `event:` + `data:`)
-// and later by the MCP Streamable HTTP transport.
+// and by the MCP Streamable HTTP transport.
 #pragma once
 
 #include <cstddef>

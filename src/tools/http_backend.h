@@ -1,8 +1,8 @@
 // HttpBackend: the `http` tool backend. A call becomes one request to the configured
-// URL: POST/PUT send the arguments as a JSON body (GET sends none); `{name}` in the
-// URL's path is replaced by that argument, percent-encoded. Deferred calls carry
-// their idempotency key as an `Idempotency-Key` header, so a retried write (crash
-// recovery) can be de-duplicated by the service.
+// URL: POST/PUT send the arguments as a JSON body (GET sends none); `{name}` anywhere
+// in the URL is replaced by that argument, percent-encoded. Every call carries its
+// idempotency key as an `Idempotency-Key` header, so a retried write (crash recovery)
+// can be de-duplicated by the service.
 //
 // A 2xx response with a JSON body is the result (a full envelope or plain data; the
 // executor normalises it); 204 is a bare success. Any other status, or a 2xx body

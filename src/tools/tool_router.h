@@ -23,8 +23,9 @@ class ToolRouter {
 };
 
 // Backends for every tool of `config` that names one it can build here (fixture,
-// builtin, http; the http tools share one connection pool). MCP tools, whose backend
-// arrives later, get a backend that fails each call with a message saying so.
+// builtin, http; the http tools share one connection pool). MCP tools get a backend
+// that fails each call with a message saying so, until the entry point's McpHub
+// (src/mcp) sets theirs.
 ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock);
 
 }  // namespace reins

@@ -53,12 +53,28 @@ TEST(ChatCommand, AConversationWithToolsAndAClarification) {
 
 TEST(ChatCommand, AScriptedAgentReplaysItsScriptOffline) {
   int rc = 0;
-  std::string out = Shell("printf 'hello\\n/quit\\n' | NO_COLOR=1 env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
+  // A key in the environment does not pull it away from its script.
+  std::string out = Shell("printf 'hello\\n/quit\\n' | NO_COLOR=1 OPENAI_API_KEY=sk-unused " +
                               std::string(REINS_BINARY) + " chat --config tests/server/agent.yaml",
                           &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("with scripted"), std::string::npos) << out;
   EXPECT_NE(out.find("agent> Hello there."), std::string::npos) << out;
+}
+
+TEST(ChatCommand, AnAgentScriptedOnlyByItsScenariosChatsWithTheModelOfTheEnvironment) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(200, OpenAIResponse({"Hello from the real model.", {}})));
+  int rc = 0;
+  std::string out = Shell("printf 'hello\\n/quit\\n' | NO_COLOR=1 env -u ANTHROPIC_API_KEY OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" +
+                              up.base_url() + "/v1 " + std::string(REINS_BINARY) +
+                              " chat --config examples/messaging/agent.yaml",
+                          &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("with openai gpt-4o-mini"), std::string::npos) << out;
+  EXPECT_NE(out.find("Hello from the real model."), std::string::npos) << out;
+  ASSERT_EQ(up.requests().size(), 1u) << out;
+  EXPECT_EQ(up.requests()[0].headers["authorization"], "Bearer sk-test");
 }
 
 TEST(ChatCommand, SaysWhichVariableToSetWithoutAKey) {

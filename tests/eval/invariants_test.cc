@@ -65,6 +65,28 @@ TEST_F(InvariantsTest, I1CompleteNeedsExactlyOneToolsOffCall) {
   EXPECT_NE(std::find(ids.begin(), ids.end(), "I1"), ids.end());
 }
 
+TEST_F(InvariantsTest, I1CompleteIsJudgedWithinItsOwnLoop) {
+  // The chat loop's one tools-off call, then the audit judging the answer: fine.
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "auto"}});
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "complete"));
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "none"}});
+  Event("model.call", {{"purpose", "audit"}, {"tool_choice", "none"}});
+  EXPECT_TRUE(Ids().empty());
+  // A second call of the same loop after its tools-off call breaks it.
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "auto"}});
+  std::vector<std::string> ids = Ids();
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "I1"), ids.end());
+}
+
+TEST_F(InvariantsTest, I1CompleteInAPlanStepEndsThatStepOnly) {
+  Event("model.call", {{"purpose", "step"}, {"tool_choice", "auto"}});
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "complete"));
+  Event("model.call", {{"purpose", "step"}, {"tool_choice", "none"}});
+  Event("plan.step.finished", {{"step", "s1"}, {"status", "completed"}});
+  Event("model.call", {{"purpose", "step"}, {"tool_choice", "auto"}});  // the next step
+  EXPECT_TRUE(Ids().empty());
+}
+
 TEST_F(InvariantsTest, I2ExecutionAfterAMayClarifyCall) {
   Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "continue", {{"data", {{"ids", {"u1"}}}}}));
   Event("tool.executed", Executed("send", 1, {{"to", "u1"}}, true, "continue"));

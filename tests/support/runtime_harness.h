@@ -1,6 +1,8 @@
 // A Runtime wired for tests: an agent from YAML text, the scripted model (wrapped to
 // record every request it receives), fixture tools, a virtual clock and a real SQLite
-// store (in memory unless a URL is given).
+// store (in memory unless a URL is given). Every event a turn emits, and every event
+// stored with the session's turns by the end of the test (deferred outcomes included),
+// must be listed in docs/trace.md.
 #pragma once
 
 #include <functional>
@@ -15,6 +17,7 @@
 #include "model/scripted_model.h"
 #include "reins/runtime.h"
 #include "support/run_sync.h"
+#include "support/trace_doc.h"
 #include "tools/fixture_backend.h"
 
 namespace reins::testing {
@@ -63,7 +66,17 @@ class RuntimeHarness : public ::testing::Test {
     runtime_ = std::move(runtime).value();
     session_ = runtime_->CreateSession().value();
   }
-  Result<TurnResult> Run(TurnInput in) { return RunSync(runtime_->RunTurn(session_, std::move(in)), clock_.get()); }
+  Result<TurnResult> Run(TurnInput in) {
+    Result<TurnResult> r = RunSync(runtime_->RunTurn(session_, std::move(in)), clock_.get());
+    if (r.ok()) ExpectDocumented(r->events);
+    return r;
+  }
+  void TearDown() override {
+    if (runtime_ == nullptr || session_.empty()) return;
+    auto stored = runtime_->store().LoadTurns(session_);
+    if (!stored.ok()) return;  // a test that broke its store on purpose
+    for (const StoredTurn& t : *stored) ExpectDocumented(t.events);
+  }
   Result<TurnResult> Say(const std::string& text) {
     TurnInput in;
     in.say = text;

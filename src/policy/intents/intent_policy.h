@@ -2,7 +2,8 @@
 // names the tools a good answer needs. When the model answers without having run them:
 //   force - the loop asks once more with tool choice forced to the first missing tool
 //           (seed 000's "no tool called": a prayer need with no prayer request);
-//   audit - recorded for the audit pass (a later issue) to act on;
+//   audit - recorded; the audit pass (docs/audit.md) checks the reply against it, and
+//           with the audit off it is recorded only (`reins check` warns);
 //   off   - recorded only.
 // At most one forced retry per intent per turn (I9).
 #pragma once
