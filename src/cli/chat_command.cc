@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "cli/commands.h"
+#include "cli/runtime_parts.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
@@ -157,22 +158,13 @@ int ChatCommand(const ChatFlags& flags) {
     return 2;
   }
   auto clock = std::make_shared<SystemClock>();
-  auto model = MakeModelProvider(config->model, clock);
   const std::string store_url = flags.store.empty() ? config->store : flags.store;
-  auto store = OpenStore(store_url);
-  if (!model.ok() || !store.ok()) {
-    std::cerr << (model.ok() ? store.status() : model.status()).message() << "\n";
+  Result<RuntimeParts> made = MakeRuntimeParts(*config, flags.store, clock);
+  if (!made.ok()) {
+    std::cerr << made.status().message() << "\n";
     return 2;
   }
-  RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
-  if (config->audit_model) {
-    auto audit = MakeModelProvider(*config->audit_model, clock);
-    if (!audit.ok()) {
-      std::cerr << "audit_model: " << audit.status().message() << "\n";
-      return 2;
-    }
-    parts.audit_model = *audit;
-  }
+  RuntimeParts parts = std::move(made).value();
   // The MCP servers the agent uses, started before the runtime and stopped after it.
   Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends);
   if (!mcp.ok()) {

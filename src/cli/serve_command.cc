@@ -21,10 +21,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "cli/commands.h"
+#include "cli/runtime_parts.h"
 #include "config/agent_config_loader.h"
 #include "core/detail_log.h"
 #include "mcp/mcp_hub.h"
-#include "model/provider_factory.h"
 #include "server/api.h"
 
 namespace reins {
@@ -112,24 +112,15 @@ int ServeCommand(const ServeFlags& flags) {
     return 2;
   }
   auto clock = std::make_shared<SystemClock>();
-  auto model = MakeModelProvider(config->model, clock);
   std::string store_url = flags.store.empty() ? config->store : flags.store;
-  auto store = OpenStore(store_url);
-  if (!model.ok() || !store.ok()) {
-    std::cerr << (model.ok() ? store.status() : model.status()).message() << "\n";
+  Result<RuntimeParts> made = MakeRuntimeParts(*config, flags.store, clock);
+  if (!made.ok()) {
+    std::cerr << made.status().message() << "\n";
     return 2;
   }
   Api* api_ptr = nullptr;  // set below; events only flow once the server runs
-  RuntimeParts parts{.model = *model, .store = std::move(*store), .clock = clock};
+  RuntimeParts parts = std::move(made).value();
   parts.session_cache = flags.session_cache;
-  if (config->audit_model) {
-    auto audit = MakeModelProvider(*config->audit_model, clock);
-    if (!audit.ok()) {
-      std::cerr << "audit_model: " << audit.status().message() << "\n";
-      return 2;
-    }
-    parts.audit_model = *audit;
-  }
   parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
   };
