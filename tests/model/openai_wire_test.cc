@@ -400,6 +400,17 @@ TEST(OpenAIWireTest, OddButValidChunksAreIgnored) {
   EXPECT_TRUE(s.response->tool_calls.empty());
 }
 
+TEST(OpenAIWireTest, OnePersonsMessagesGoWithoutASpeakerLabel) {
+  // Only one person ever spoke: "[user]: " in front of each message would only puzzle
+  // the model. Labels start when a second person speaks, for the whole history.
+  Json one = Body(Request({Message::User("Hi", "user"), Message::User("Still there?", "user")}));
+  EXPECT_EQ(one["messages"][0]["content"], "Hi");
+  EXPECT_EQ(one["messages"][1]["content"], "Still there?");
+  Json two = Body(Request({Message::User("Hi", "user"), Message::User("Me too", "bob")}));
+  EXPECT_EQ(two["messages"][0]["content"], "[user]: Hi");
+  EXPECT_EQ(two["messages"][1]["content"], "[bob]: Me too");
+}
+
 TEST(OpenAIWireTest, FinishReasonsSayWhetherTheAnswerIsFinished) {
   auto wire = MakeOpenAIWire();
   auto stop = wire->ParseBody(R"({"choices":[{"finish_reason":"stop","message":{"content":"Done."}}]})", Request({}));
