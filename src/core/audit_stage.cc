@@ -123,13 +123,16 @@ LoopOutcome Reply(std::string text) { return LoopOutcome{LoopOutcome::Kind::kRep
 }  // namespace
 
 Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, const std::vector<std::string>& tools,
-                                     const std::string& why, std::string candidate) {
+                                     std::string why, std::string candidate) {
   ctx.purpose = Purpose::kGather;
   ctx.allowed_tools = std::set<std::string>(tools.begin(), tools.end());
   ctx.history.push_back(Message::User("Gather the missing evidence with " + tools.front() +
                                       (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
   ToolChoice choice = tools.size() == 1 ? ToolChoice::Named(tools.front()) : ToolChoice::Required();
   Result<ModelResponse> round = co_await loop_.CallOnce(ctx, Purpose::kGather, choice, {});
+  if (!round.ok() && ModelLoop::OutOfTurnTime(round.status())) co_return ModelLoop::Failed(round.status());
+  // A refusal's calls are not run, in the gather round as in the loop.
+  if (round.ok() && round->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
   ChainOutcome chain;
   if (round.ok() && !round->tool_calls.empty()) {
     ctx.history.push_back(Message::Assistant(round->text, round->tool_calls));
@@ -141,11 +144,13 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
   // The gathered results stop the chain like any other (I1): the person is asked, the
   // call waits for approval, or `complete` has the one tools-off call answer.
   if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(chain))) {
-    if (stopped->kind == LoopOutcome::Kind::kFailed) co_return Reply(std::move(candidate));
+    const bool out_of_time = stopped->kind == LoopOutcome::Kind::kFailed && stopped->text.starts_with("the turn took longer");
+    if (stopped->kind == LoopOutcome::Kind::kFailed && !out_of_time) co_return Reply(std::move(candidate));
     co_return std::move(*stopped);
   }
   ctx.history.push_back(Message::User("Answer the question again from all the evidence gathered."));
   Result<ModelResponse> answer = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
+  if (!answer.ok() && ModelLoop::OutOfTurnTime(answer.status())) co_return ModelLoop::Failed(answer.status());
   if (!answer.ok() || answer->text.empty()) co_return Reply(std::move(candidate));
   if (answer->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
   co_return Reply(answer->text);
@@ -162,7 +167,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
               {"missing", missing}};
     ctx.Emit("audit", record);
     ctx.result.audit = record;
-    co_return co_await Gather(ctx, phase, missing, "the " + intent->name + " question needs it", std::move(candidate));
+    std::string why = "the " + intent->name + " question needs it";  // a local: GCC 12 and temporaries across co_await
+    co_return co_await Gather(ctx, phase, missing, std::move(why), std::move(candidate));
   }
   // UI the reply names that is not on the user's screen: rewrite, no verdict needed.
   if (!config_.rails.ui_allowlist.is_null()) {
@@ -177,6 +183,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
       ctx.history.push_back(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
                                           list + ". Point only to what is there."));
       Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
+      if (!rewrite.ok() && ModelLoop::OutOfTurnTime(rewrite.status())) co_return ModelLoop::Failed(rewrite.status());
       co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
     }
   }
@@ -188,7 +195,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
     Result<ModelResponse> response =
         co_await loop_.CallWith(ctx, Purpose::kAudit, ToolChoice::None(), prompt, AuditVerdictSchema(), nullptr);
     if (!response.ok()) {
-      // Fail open: a broken audit never withholds the answer.
+      // Fail open: a broken audit never withholds the answer. Out of time, the turn fails.
+      if (ModelLoop::OutOfTurnTime(response.status())) co_return ModelLoop::Failed(response.status());
       error = "audit model failed: " + response.status().message();
       break;
     }
@@ -217,6 +225,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   if (repair == "rewrite_once") {
     ctx.history.push_back(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
     Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
+    if (!rewrite.ok() && ModelLoop::OutOfTurnTime(rewrite.status())) co_return ModelLoop::Failed(rewrite.status());
     co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
   }
   if (repair == "gather_missing_evidence_once") {

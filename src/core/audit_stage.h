@@ -29,13 +29,14 @@ namespace reins {
 class AuditStage {
  public:
   AuditStage(const AgentConfig& config, ModelLoop& loop, ChainExecutor& executor);
-  // The reply to deliver (kReply), or the clarification, approval or refusal a gather
-  // round ran into; records ctx.result.audit.
+  // The reply to deliver (kReply), or the clarification or approval a gather round ran
+  // into, or kFailed when the turn's limits.turn_timeout_ms ran out (the audit otherwise
+  // fails open: a broken audit never withholds the answer); records ctx.result.audit.
   Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase, std::string candidate);
 
  private:
   Task<LoopOutcome> Gather(TurnContext& ctx, TurnPhaseMachine& phase, const std::vector<std::string>& tools,
-                           const std::string& why, std::string candidate);
+                           std::string why, std::string candidate);
   std::string RenderPrompt(const TurnContext& ctx, const std::string& candidate) const;
 
   const AgentConfig& config_;

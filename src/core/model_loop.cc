@@ -1,9 +1,13 @@
 #include "core/model_loop.h"
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
 #include "core/context_window.h"
 
 namespace reins {
 namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
 
 Json CallsToJson(const std::vector<ToolCall>& calls) {
   Json out = Json::array();
@@ -57,9 +61,13 @@ Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& m
 
 }  // namespace
 
+bool ModelLoop::OutOfTurnTime(const Status& call) {
+  return call.code() == StatusCode::kDeadlineExceeded && call.message().starts_with("the turn took longer");
+}
+
 LoopOutcome ModelLoop::Failed(const Status& call) {
   // A turn out of time says so plainly; any other failure names the call.
-  if (call.code() == StatusCode::kDeadlineExceeded && call.message().starts_with("the turn took longer")) {
+  if (OutOfTurnTime(call)) {
     return LoopOutcome{LoopOutcome::Kind::kFailed, call.message(), {}, {}};
   }
   return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + call.message(), {}, {}};
@@ -98,8 +106,18 @@ Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider&
     ctx.Emit("model.error", {{"message", late.message()}});
     co_return late;
   }
-  request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
-  Result<ModelResponse> response = co_await model.Complete(request);
+  Result<ModelResponse> response = Internal("no model call was made");
+  if (ctx.deadline_ms != 0) {
+    // The provider is told its budget (HttpModel aborts the exchange at it), and the turn
+    // stops waiting at the deadline whatever the provider does.
+    request.timeout_ms = ctx.RemainingMs();
+    auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
+    if (raced.index() == 0) response = std::move(std::get<0>(raced));
+    else response = DeadlineExceeded(TurnTimeout(ctx));
+  } else {
+    request.timeout_ms = 0;
+    response = co_await model.Complete(request);
+  }
   if (!response.ok()) {
     // Cut short by the turn's own deadline: that, not the provider, is the reason.
     if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = DeadlineExceeded(TurnTimeout(ctx));

@@ -54,6 +54,9 @@ class ModelLoop {
 
   // The failed outcome for a model call that failed (the turn's timeout named as such).
   static LoopOutcome Failed(const Status& call);
+  // True when a call failed because the turn's limits.turn_timeout_ms ran out: the turn
+  // then fails, even where another failure would be passed over (the audit fails open).
+  static bool OutOfTurnTime(const Status& call);
   // A text answer as the turn's reply, or the refusal it stands for; recorded in history.
   LoopOutcome Answer(TurnContext& ctx, const ModelResponse& response);
 

@@ -97,7 +97,7 @@ Task<std::vector<PlanStep>> PlanRunner::MakePlan(TurnContext& ctx) {
 }
 
 Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step,
-                                                     bool resuming) {
+                                                     bool resuming, std::optional<ChainOutcome> replayed) {
   ctx.step_id = step.id;
   ctx.Emit("plan.step.started", {{"step", step.id}, {"stepType", step.step_type},
                                  {"requiredTools", step.required_tools}, {"resumed", resuming}});
@@ -115,7 +115,20 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
   ToolChoice choice = ToolChoice::Auto();
   const bool validated = step.step_type == "tool" && !step.required_tools.empty() && step.validation_mode != "off";
   while (true) {
-    LoopOutcome outcome = co_await loop_.Run(ctx, phase, choice);
+    // The replayed call stopped the step's chain (a question, another approval, or
+    // `complete` with its one tools-off call): that is the loop's outcome. Otherwise
+    // the loop goes on from it.
+    std::optional<LoopOutcome> concluded;
+    if (replayed) {
+      concluded = co_await loop_.Conclude(ctx, phase, std::move(*replayed));
+      replayed.reset();
+    }
+    LoopOutcome outcome;
+    if (concluded) {
+      outcome = std::move(*concluded);
+    } else {
+      outcome = co_await loop_.Run(ctx, phase, choice);
+    }
     // What ran inside this step only (I7), kept for a resume if the step pauses.
     std::vector<ToolOutcome> inside(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool),
                                     ctx.result.tools.end());
@@ -175,7 +188,7 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
   co_return std::nullopt;
 }
 
-Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
+Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<ChainOutcome> replayed) {
   std::vector<PlanStep> steps;
   size_t start = 0;
   const bool resuming = !ctx.session.pending_plan.empty();
@@ -194,7 +207,9 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
   }
   ctx.purpose = Purpose::kStep;
   for (size_t i = start; i < steps.size(); ++i) {
-    std::optional<LoopOutcome> stopped = co_await RunStep(ctx, phase, steps[i], resuming && i == start);
+    std::optional<ChainOutcome> replay;
+    if (resuming && i == start) replay = std::move(replayed);
+    std::optional<LoopOutcome> stopped = co_await RunStep(ctx, phase, steps[i], resuming && i == start, std::move(replay));
     if (stopped) {
       if (stopped->kind == LoopOutcome::Kind::kClarification || stopped->kind == LoopOutcome::Kind::kApproval) {
         // Waiting for the person: the plan goes on from this step once they answer.

@@ -19,15 +19,19 @@ class PlanRunner {
  public:
   explicit PlanRunner(ModelLoop& loop) : loop_(loop) {}
   // The same outcome kinds as the chat loop: a reply, or the clarification, approval or
-  // failure a step ran into (which ends the turn there).
-  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase);
+  // failure a step ran into (which ends the turn there). `replayed`: the outcome of the
+  // call the person decided on (an approval) or answered (an MCP question) at the start
+  // of this turn, which belongs to the paused step: the step's loop concludes it first
+  // (I1), as if the call had just run inside it.
+  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<ChainOutcome> replayed = std::nullopt);
 
  private:
   Task<std::vector<PlanStep>> MakePlan(TurnContext& ctx);
   // Runs one step; a non-reply outcome ends the plan.
   // `resuming`: the step was interrupted in an earlier turn (approval, clarification)
   // and goes on after the person's answer.
-  Task<std::optional<LoopOutcome>> RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step, bool resuming);
+  Task<std::optional<LoopOutcome>> RunStep(TurnContext& ctx, TurnPhaseMachine& phase, PlanStep& step, bool resuming,
+                                           std::optional<ChainOutcome> replayed);
 
   ModelLoop& loop_;
 };

@@ -29,7 +29,9 @@ bool CanAdvance(TurnPhase from, TurnPhase to) {
     case P::kExecutingTools:
       return to == P::kRunningModel || to == P::kAwaitingClarification || to == P::kAwaitingApproval ||
              to == P::kFailed;
-    case P::kReviewing: return to == P::kDelivering || to == P::kFailed;
+    case P::kReviewing:
+      // The audit's gather round runs tools and the model again before the reply.
+      return to == P::kDelivering || to == P::kExecutingTools || to == P::kRunningModel || to == P::kFailed;
     case P::kDelivering: return to == P::kCompleted;
     case P::kCompleted:
     case P::kAwaitingClarification:

@@ -5,7 +5,8 @@
 //                     override) | Blocked | Cancelled (the admission gate) | Failed
 //   RunningModel   -> ExecutingTools | Reviewing | Failed
 //   ExecutingTools -> RunningModel | AwaitingClarification | AwaitingApproval | Failed
-//   Reviewing      -> Delivering | Failed
+//   Reviewing      -> Delivering | ExecutingTools | RunningModel (the audit's gather
+//                     round) | Failed
 //   Delivering     -> Completed
 //
 // Terminal phases: Completed, AwaitingClarification, AwaitingApproval, Blocked,

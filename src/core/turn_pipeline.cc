@@ -336,7 +336,7 @@ void TurnPipeline::Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine
 
 void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase) {
   (void)phase.Advance(TurnPhase::kFailed);
-  WithdrawDeferred(ctx);
+  WithdrawDeferred(ctx, "turn_failed");
   ctx.result.status = TurnStatus::kFailed;
   ctx.result.error = why;
   ctx.result.reply = "Sorry, I could not complete that request just now.";
@@ -352,16 +352,22 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   ctx.Emit("turn.failed", {{"error", why}});
 }
 
-// A failed turn tells the person it could not complete the request, so the writes it
-// queued must not run behind that reply (nothing half-done): they are withdrawn before
-// the outbox is written, and the history says so, so the model does not later claim them.
-void TurnPipeline::WithdrawDeferred(TurnContext& ctx) {
-  const std::string why = "not run: the turn failed before a reply";
+// A failed turn tells the person it could not complete the request, and a refusal that
+// it cannot help, so the writes the turn queued must not run behind that reply (nothing
+// half-done): they are withdrawn before the outbox is written, the history says so (the
+// model does not later claim them), and a plan step that queued one records it.
+void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason) {
+  const std::string why = reason == "refused" ? "not run: the request was refused" : "not run: the turn failed before a reply";
   for (ToolOutcome& t : ctx.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
     t.status = ToolOutcome::Status::kSkipped;
-    t.reason = "turn_failed";
+    t.reason = reason;
     t.message = why;
+    for (PlanStep& step : ctx.result.plan) {
+      for (PlanStep::Write& w : step.deferred_writes) {
+        if (w.key == t.idempotency_key) w.outcome = "withdrawn";
+      }
+    }
     ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason},
                               {"idempotency_key", t.idempotency_key}});
     for (Message& m : ctx.history) {
@@ -395,25 +401,30 @@ Task<Result<void>> TurnPipeline::Run(TurnContext& ctx) {
   // The person decided on an approval, or answered a question a call asked mid-call:
   // that very call runs (again) before the model is asked anything, and its result
   // stops the turn exactly as in the loop (I1).
+  // In plan mode that call belongs to the paused step, whose loop concludes it.
   const bool resumes = ResumesAQuestion(ctx, tools_);
+  const bool in_plan = plan_mode_ && !ctx.session.pending_plan.empty();
+  std::optional<ChainOutcome> replay;
   if (ctx.decided_approval || resumes) {
     (void)phase.Advance(TurnPhase::kExecutingTools);
-    ChainOutcome replay;
     if (resumes) {
       replay = co_await ResumeQuestion(ctx);
     } else {
       replay = co_await ReplayDecision(ctx);
     }
-    if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(replay))) {
-      co_await Finish(ctx, std::move(*stopped), phase, audit_on_);
-      EndTurn(ctx, phase);
-      co_return Result<void>{};
+    if (!in_plan) {
+      if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(*replay))) {
+        co_await Finish(ctx, std::move(*stopped), phase, audit_on_);
+        EndTurn(ctx, phase);
+        co_return Result<void>{};
+      }
+      replay.reset();
     }
   }
 
   LoopOutcome outcome;  // if/else, not ?: - GCC 12 miscompiles co_await inside a conditional
   if (plan_mode_) {
-    outcome = co_await plan_.Run(ctx, phase);
+    outcome = co_await plan_.Run(ctx, phase, std::move(replay));
   } else {
     outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
   }
@@ -434,7 +445,8 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhase
       Fail(ctx, outcome.text, phase);
       co_return;
     case LoopOutcome::Kind::kRefusal:
-      // Plain and fixed: no audit or rail rewrites it.
+      // Plain and fixed: no audit or rail rewrites it, and nothing the turn queued runs.
+      WithdrawDeferred(ctx, "refused");
       (void)phase.Advance(TurnPhase::kReviewing);
       Deliver(ctx, std::move(outcome.text), phase);
       co_return;
@@ -445,10 +457,11 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhase
   std::string candidate = std::move(outcome.text);
   if (audit) {
     LoopOutcome audited = co_await audit_.Run(ctx, phase, candidate);
-    // The audit's gather round ran into a question, an approval or a refusal: that ends
-    // the turn as it would have in the loop.
+    // The audit's gather round ran into a question, an approval or a refusal, or the
+    // turn ran out of time: that ends the turn as it would have in the loop.
     if (audited.kind != LoopOutcome::Kind::kReply) co_return co_await Finish(ctx, std::move(audited), phase, false);
     candidate = std::move(audited.text);
+    (void)phase.Advance(TurnPhase::kReviewing);  // back from a gather round, if one ran
   }
   std::string reviewed = Review(ctx, std::move(candidate));
   // History keeps what the person was told, so the next turn's model sees it too.

@@ -60,7 +60,7 @@ class TurnPipeline {
   // What a loop, a plan, an audit or a replayed call ended with, carried to the person.
   Task<void> Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
-  static void WithdrawDeferred(TurnContext& ctx);
+  static void WithdrawDeferred(TurnContext& ctx, const std::string& reason);
   static void Cancel(TurnContext& ctx, TurnPhaseMachine& phase);
 
   PolicyChain policies_;

@@ -25,13 +25,18 @@ std::string Describe(const TraceEvent& e) {
 
 // I1: nothing executes after a stopping result in the same response; a clarification
 // ends the turn's model calls; `complete` is followed by exactly one tools-off call of
-// the loop it happened in (the turn's chat loop, a plan step's, or the audit's gather
-// round), which then ends. The audit judging that answer afterwards is not that loop.
+// the loop it happened in, which then ends. Loop calls are chat, step and gather calls
+// (the tools-off call of a gather round or of a replayed call is a chat call); the audit
+// judging the answer (audit, rewrite) is not the loop, and the loop is over when its
+// plan step finishes or the audit starts a repair (a gather round is a loop of its own).
+bool IsLoopCall(const TraceEvent& e) {
+  const std::string purpose = e.data.value("purpose", "");
+  return purpose.empty() || purpose == "chat" || purpose == "step" || purpose == "gather";
+}
+
 void CheckStop(const TurnRun& t, std::vector<InvariantViolation>& out) {
   const auto& events = t.result.events;
-  std::string loop;  // the purpose of the model call that proposed the calls now running
   for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].type == "model.call") loop = events[i].data.value("purpose", "");
     if (!StoppingResult(events[i])) continue;
     int response = events[i].data.value("response", 0);
     std::string action = events[i].data.value("next_action", "");
@@ -43,10 +48,10 @@ void CheckStop(const TurnRun& t, std::vector<InvariantViolation>& out) {
       if (e.type == "tool.executed" && e.data.value("response", 0) == response) {
         out.push_back({"I1", t.number, Describe(e) + " ran after the stopping result of " + Describe(events[i])});
       }
-      if (e.type == "plan.step.finished") loop_over = true;  // the next step is a loop of its own
+      if (e.type == "plan.step.finished" || e.type == "audit") loop_over = true;
       if (e.type == "model.call" && !e.data.contains("repeat")) {  // a repeat is the same call again (I9)
         ++model_calls_after;
-        if (loop_over || e.data.value("purpose", "") != loop) continue;
+        if (loop_over || !IsLoopCall(e)) continue;
         if (loop_calls_after++ == 0) first_choice = e.data.value("tool_choice", "");
       }
     }
@@ -59,8 +64,8 @@ void CheckStop(const TurnRun& t, std::vector<InvariantViolation>& out) {
     }
     if (action == "complete" && events[i].data.value("success", false)) {
       if (loop_calls_after != 1 || first_choice != "none") {
-        out.push_back({"I1", t.number, "after complete: " + std::to_string(loop_calls_after) + " " + loop +
-                                           " calls (first with tool choice '" + first_choice +
+        out.push_back({"I1", t.number, "after complete: " + std::to_string(loop_calls_after) +
+                                           " loop calls (first with tool choice '" + first_choice +
                                            "'), expected exactly one with tool choice none"});
       }
     }
@@ -309,12 +314,14 @@ void CheckSchema(const AgentConfig& config, const TurnRun& t, std::vector<Invari
   }
 }
 
-// Deferred calls the turn withdrew because it failed (docs/invariants.md, I12): they
-// never run, never reach the outbox, and the history says so instead of the instruction.
+// Deferred calls the turn withdrew because it failed or the model refused
+// (docs/invariants.md, I12): they never run, never reach the outbox, and the history
+// says so instead of the instruction.
 std::set<std::string> WithdrawnCalls(const TurnRun& t, const char* field) {
   std::set<std::string> out;
   for (const TraceEvent& e : t.result.events) {
-    if (e.type == "tool.skipped" && e.data.value("reason", "") == "turn_failed") out.insert(e.data.value(field, ""));
+    const std::string reason = e.type == "tool.skipped" ? e.data.value("reason", "") : "";
+    if (reason == "turn_failed" || reason == "refused") out.insert(e.data.value(field, ""));
   }
   return out;
 }

@@ -121,6 +121,9 @@ void Log(Json line) {
   std::cerr << text << std::flush;
 }
 
+// --max-inflight turns are running already.
+ApiError Overloaded() { return Err(503, "overloaded", "too many turns in flight; retry after the Retry-After delay"); }
+
 ApiError WrongMethod(const std::string& used, const char* allowed) {
   return Err(405, "method_not_allowed", used + " is not allowed here (use " + allowed + ")");
 }
@@ -396,8 +399,7 @@ Task<void> Api::Impl::PostTurn(const ServerRequest& req, ServerResponse& res, co
   if (auto bad = ParseTurnBody(req.body, req.Header("idempotency-key"), &in)) co_return co_await SendError(res, *bad);
   std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
   if (!slot) {
-    ApiError busy = Err(503, "overloaded", "too many turns in flight; retry after the Retry-After delay");
-    co_return co_await SendError(res, busy, RetryAfter(1));
+    co_return co_await SendError(res, Overloaded(), RetryAfter(1));
   }
   if (req.Header("accept").find("text/event-stream") != std::string::npos) {
     co_return co_await StreamTurn(res, id, std::move(in), std::move(*slot));
@@ -425,29 +427,28 @@ Task<void> Api::Impl::StreamTurn(ServerResponse& res, const std::string& id, Tur
   auto result = std::make_shared<std::optional<Result<TurnResult>>>();
   // The turn runs on the runtime strand whatever happens to this connection: a client
   // that goes away mid-stream does not stop it (it is still stored, its writes still run).
+  // The turn's log line is written when the turn ends, whether or not anyone still listens.
   asio::co_spawn(strand, RunStreamedTurn(runtime, id, std::move(in), result),
-                 [stream, result, slot](std::exception_ptr e) {
+                 [id, stream, result, slot](std::exception_ptr e) {
                    if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
+                   if (result->has_value() && (*result)->ok()) LogTurn(id, ***result);
                    stream->Finish();
                  });
   // The stream begins with the turn's first event: a turn the runtime refuses before it
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
   if (!co_await stream->Started()) {
     const Result<TurnResult>& refused = **result;
-    if (refused.ok()) {
-      LogTurn(id, *refused);
-      co_return co_await SendJson(res, 200, TurnResultToJson(*refused, true));
-    }
+    if (refused.ok()) co_return co_await SendJson(res, 200, TurnResultToJson(*refused, true));
     if (refused.status().code() == StatusCode::kAlreadyExists && !key.empty()) {
       if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
     }
     co_return co_await SendError(res, FromStatus(refused.status()));
   }
   if (!(co_await res.StartStream()).ok()) co_return;
-  bool connected = co_await stream->Pump(res, options.heartbeat_ms);
+  // Pump returns true only once the turn finished (and set its result); false when the
+  // client went away, while the turn may still be running.
+  if (!co_await stream->Pump(res, options.heartbeat_ms)) co_return;
   const Result<TurnResult>& r = **result;
-  if (r.ok()) LogTurn(id, *r);
-  if (!connected) co_return;
   Json done = r.ok() ? TurnResultToJson(*r, true) : ErrorJson(FromStatus(r.status()));
   const std::string name = r.ok() ? "turn.completed" : "error";
   const std::string data = Dump(done);
@@ -507,6 +508,11 @@ Task<void> Api::Impl::StreamTrace(ServerResponse& res, const std::string& id) {
 }
 
 Task<void> Api::Impl::CancelLease(ServerResponse& res, const std::string& id) {
+  // A cancel is a turn too: it takes a place among the turns in flight.
+  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
+  if (!slot) {
+    co_return co_await SendError(res, Overloaded(), RetryAfter(1));
+  }
   TurnInput in;
   in.speaker = "api";
   in.cancel = true;

@@ -84,12 +84,17 @@ TEST_F(ContractTest, AClarificationInTheGatherRoundEndsTheTurnThere) {
                           {"repeat": true, "text": "should not be asked"}])",
         {{"state", R"([{"result": {"next_action": "clarification_needed", "data": {},
             "clarification": {"question": "Which site?", "options": [{"id": "north"}, {"id": "south"}]}}}])"}});
-  auto r = Say("how is the mesh?");
+  TurnInput in;
+  in.say = "how is the mesh?";
+  auto r = Record(in);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->status, TurnStatus::kAwaitingClarification);
   EXPECT_EQ(r->reply, "Which site?");
-  EXPECT_EQ(ModelCalls(*r), (std::vector<std::string>{"chat:auto", "gather:tool:state"})) << "no call after the question";
+  EXPECT_EQ(ModelCalls(*r), (std::vector<std::string>{"chat:auto", "gather:tool:state"}))
+      << "no call after the question";
   ASSERT_TRUE(r->clarification);
+  EXPECT_EQ(r->events.back().data.value("phase", ""), "awaiting_clarification");
+  ExpectNoViolations(kGatherAgent);
 }
 
 TEST_F(ContractTest, CompleteInTheGatherRoundGetsOneToolsOffCall) {
@@ -97,15 +102,17 @@ TEST_F(ContractTest, CompleteInTheGatherRoundGetsOneToolsOffCall) {
                           {"when": {"purpose": "gather"}, "tool_calls": [{"name": "state", "args": {}}]},
                           {"when": {"purpose": "chat", "last": "tool"}, "text": "North is down."}])",
         {{"state", R"([{"result": {"success": true, "next_action": "complete", "data": {"north": "down"}}}])"}});
-  auto r = Say("how is the mesh?");
+  TurnInput in;
+  in.say = "how is the mesh?";
+  auto r = Record(in);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, TurnStatus::kCompleted);
   EXPECT_EQ(r->reply, "North is down.");
   EXPECT_EQ(ModelCalls(*r), (std::vector<std::string>{"chat:auto", "gather:tool:state", "chat:none"}));
+  ExpectNoViolations(kGatherAgent);
 }
 
-TEST_F(ContractTest, AnApprovalInTheGatherRoundPausesTheTurn) {
-  Build(R"(name: ops
+constexpr const char* kGatherApprovalAgent = R"(name: ops
 model: { provider: scripted }
 audit: { enabled: true }
 intents: [ { name: fix, match: '(?i)fix', required_tools: [restart], enforcement: audit } ]
@@ -113,41 +120,93 @@ tools:
   - name: restart
     approval: required
     input_schema: { type: object }
-)",
+)";
+
+TEST_F(ContractTest, AnApprovalInTheGatherRoundPausesTheTurn) {
+  Build(kGatherApprovalAgent,
         R"([{"when": {"purpose": "chat", "last": "user"}, "text": "Done."},
             {"when": {"purpose": "gather"}, "tool_calls": [{"name": "restart", "args": {}}]},
             {"repeat": true, "text": "should not be asked"}])",
         {{"restart", R"([{"result": {"success": true}}])"}});
-  auto r = Say("please fix it");
+  TurnInput in;
+  in.say = "please fix it";
+  auto r = Record(in);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, TurnStatus::kAwaitingApproval);
   ASSERT_TRUE(r->approval);
   EXPECT_EQ(r->approval->tool, "restart");
   EXPECT_EQ(ModelCalls(*r).size(), 2u);
   EXPECT_TRUE(HasEvent(*r, "approval"));
+  ExpectNoViolations(kGatherApprovalAgent);
 }
 
 // ---- 2. A replayed call that completes ----------------------------------------------
 
-TEST_F(ContractTest, AnApprovedCallThatCompletesGetsExactlyOneToolsOffCall) {
-  Build(R"(name: a
+constexpr const char* kBookingAgent = R"(name: a
 model: { provider: scripted }
 tools:
   - name: book
     approval: required
     input_schema: { type: object }
-)",
+)";
+
+TEST_F(ContractTest, AnApprovedCallThatCompletesGetsExactlyOneToolsOffCall) {
+  Build(kBookingAgent,
         R"([{"when": {"turn": 1}, "tool_calls": [{"name": "book", "args": {"day": "mon"}}]},
             {"when": {"turn": 2}, "text": "Booked for Monday."},
             {"repeat": true, "tool_calls": [{"name": "book", "args": {}}]}])",
         {{"book", R"([{"result": {"success": true, "next_action": "complete"}}])"}});
-  ASSERT_EQ(Say("book monday")->status, TurnStatus::kAwaitingApproval);
+  TurnInput book;
+  book.say = "book monday";
+  ASSERT_EQ(Record(book)->status, TurnStatus::kAwaitingApproval);
   TurnInput approve;
   approve.approve = true;
-  auto r = Run(approve);
+  auto r = Record(approve);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->reply, "Booked for Monday.");
   EXPECT_EQ(ModelCalls(*r), (std::vector<std::string>{"chat:none"}));
+  ExpectNoViolations(kBookingAgent);
+}
+
+constexpr const char* kPlanBookingAgent = R"(name: trips
+model: { provider: scripted }
+plan: { enabled: true }
+tools:
+  - name: book
+    approval: required
+    input_schema: { type: object }
+  - name: note
+    input_schema: { type: object }
+)";
+
+TEST_F(ContractTest, AnApprovedCallThatCompletesEndsItsPlanStepAndThePlanGoesOn) {
+  Build(kPlanBookingAgent,
+        R"([{"when": {"purpose": "plan"}, "json": {"steps": [
+              {"id": "step_1", "description": "Book it", "stepType": "tool", "requiredTools": ["book"]},
+              {"id": "step_2", "description": "Note it", "stepType": "tool", "requiredTools": ["note"]}]}},
+            {"when": {"purpose": "step", "step": "step_1", "turn": 1}, "tool_calls": [{"name": "book", "args": {"day": "mon"}}]},
+            {"when": {"purpose": "step", "step": "step_1", "turn": 2}, "text": "Booked."},
+            {"when": {"purpose": "step", "step": "step_2", "last": "user"}, "tool_calls": [{"name": "note", "args": {}}]},
+            {"when": {"purpose": "step", "step": "step_2", "last": "tool"}, "text": "Noted."},
+            {"when": {"purpose": "chat"}, "text": "Booked for Monday and noted."}])",
+        {{"book", R"([{"result": {"success": true, "next_action": "complete"}}])"},
+         {"note", R"([{"result": {"success": true}}])"}});
+  TurnInput ask;
+  ask.say = "book monday and note it";
+  ASSERT_EQ(Record(ask)->status, TurnStatus::kAwaitingApproval);
+  TurnInput approve;
+  approve.approve = true;
+  auto r = Record(approve);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, TurnStatus::kCompleted);
+  EXPECT_EQ(r->reply, "Booked for Monday and noted.");
+  // step_1's loop concludes the approved call's `complete` with one tools-off step call;
+  // step_2 then runs, and the synthesis answers.
+  EXPECT_EQ(ModelCalls(*r), (std::vector<std::string>{"step:none", "step:auto", "step:auto", "chat:none"}));
+  ASSERT_EQ(r->plan.size(), 2u);
+  EXPECT_EQ(r->plan[0].status, "completed");
+  EXPECT_EQ(r->plan[1].status, "completed");
+  ExpectNoViolations(kPlanBookingAgent);
 }
 
 // ---- 3. The safety override, whoever speaks and whatever is pending ------------------
@@ -353,6 +412,43 @@ TEST_F(ContractTest, AuditCallsGoToTheAuditModel) {
   EXPECT_EQ(recorder_->requests[0].purpose, Purpose::kChat);
 }
 
+// A model that answers only when the turn's deadline has long passed (one that ignores
+// the budget it is given): the turn stops waiting at the deadline all the same.
+class HangingModel final : public ModelProvider {
+ public:
+  explicit HangingModel(Clock& clock) : clock_(clock) {}
+  std::string_view Name() const override { return "hanging"; }
+  Task<Result<ModelResponse>> Complete(const ModelRequest&) override {
+    co_await clock_.Sleep(600000);
+    co_return Result<ModelResponse>(ModelResponse{});
+  }
+
+ private:
+  Clock& clock_;
+};
+
+constexpr const char* kTimedAuditAgent = R"(name: a
+model: { provider: scripted }
+audit: { enabled: true }
+limits: { turn_timeout_ms: 1000 }
+tools: [ { name: save, timing: deferred, input_schema: { type: object } } ]
+)";
+
+TEST_F(ContractTest, ATurnThatRunsOutOfTimeInTheAuditFails) {
+  Build(kTimedAuditAgent, R"([{"when": {"last": "user"}, "tool_calls": [{"name": "save", "args": {}}]},
+                              {"when": {"last": "tool"}, "text": "Saved, I think."}])",
+        {{"save", R"([{"result": {"success": true}}])"}}, "sqlite::memory:",
+        [this](RuntimeParts& parts) { parts.audit_model = std::make_shared<HangingModel>(*clock_); });
+  TurnInput in;
+  in.say = "save it";
+  auto r = Record(in);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, TurnStatus::kFailed) << "the audit fails open, but not past the turn's deadline";
+  EXPECT_NE(r->error.find("limits.turn_timeout_ms = 1000 ms"), std::string::npos) << r->error;
+  EXPECT_EQ(Calls("save"), 0) << "the write is withdrawn";
+  ExpectNoViolations(kTimedAuditAgent);
+}
+
 // ---- 8. The UI allow-list without the audit; warnings ---------------------------------
 
 TEST_F(ContractTest, TheUiAllowlistRailWorksWithoutTheAudit) {
@@ -422,6 +518,26 @@ TEST_F(ContractTest, ARefusalIsAPlainHonestReply) {
   EXPECT_EQ(r->status, TurnStatus::kCompleted);
   EXPECT_EQ(r->reply, "I'm sorry, but I can't help with that request.");
   EXPECT_TRUE(HasEvent(*r, "model.refusal"));
+}
+
+constexpr const char* kRefusingAgent = R"(name: r
+model: { provider: scripted }
+tools: [ { name: save, timing: deferred, input_schema: { type: object } } ]
+)";
+
+TEST_F(ContractTest, ARefusalAfterAQueuedWriteWithdrawsIt) {
+  Build(kRefusingAgent, R"([{"when": {"last": "user"}, "tool_calls": [{"name": "save", "args": {}}]},
+                            {"when": {"last": "tool"}, "text": "I can't continue with this.", "finish": "refusal"}])",
+        {{"save", R"([{"result": {"success": true}}])"}});
+  TurnInput in;
+  in.say = "save it";
+  auto r = Record(in);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->reply, "I'm sorry, but I can't help with that request.");
+  ASSERT_EQ(r->tools.size(), 1u);
+  EXPECT_EQ(r->tools[0].reason, "refused");
+  EXPECT_EQ(Calls("save"), 0) << "told it cannot be helped, the person's write does not run";
+  ExpectNoViolations(kRefusingAgent);
 }
 
 TEST_F(ContractTest, APausedAnswerGoesBackOnceWithWhatItSaidSoFar) {

@@ -78,6 +78,26 @@ TEST_F(InvariantsTest, I1CompleteIsJudgedWithinItsOwnLoop) {
   EXPECT_NE(std::find(ids.begin(), ids.end(), "I1"), ids.end());
 }
 
+TEST_F(InvariantsTest, I1CompleteInAReplayedCallOrAGatherRoundEndsWithOneChatCall) {
+  // An approved call replayed at the turn's start: no model call before it.
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "complete"));
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "none"}});
+  EXPECT_TRUE(Ids().empty());
+  // A chat loop's complete, the audit, then a gather round that completes too.
+  turn_.result.events.clear();
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "auto"}});
+  Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "complete"));
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "none"}});
+  Event("model.call", {{"purpose", "audit"}, {"tool_choice", "none"}});
+  Event("audit", {{"repair", "gather_missing_evidence_once"}});
+  Event("model.call", {{"purpose", "gather"}, {"tool_choice", "required"}});
+  Json second = Executed("lookup", 0, {{"q", "K"}}, true, "complete");
+  second["response"] = 3;
+  Event("tool.executed", second);
+  Event("model.call", {{"purpose", "chat"}, {"tool_choice", "none"}});
+  EXPECT_TRUE(Ids().empty());
+}
+
 TEST_F(InvariantsTest, I1CompleteInAPlanStepEndsThatStepOnly) {
   Event("model.call", {{"purpose", "step"}, {"tool_choice", "auto"}});
   Event("tool.executed", Executed("lookup", 0, {{"q", "J"}}, true, "complete"));

@@ -18,14 +18,8 @@ namespace {
 using testing::MockUpstream;
 namespace fs = std::filesystem;
 
-TEST(RealBackendScenarioTest, SimulatedTimeWaitsForTheRealServiceAndKeysDifferPerRun) {
-  MockUpstream shop;
-  for (int i = 0; i < 2; ++i) {
-    testing::MockReply placed = MockUpstream::Json(200, R"({"success": true, "data": {"order": "o_1"}})");
-    placed.first_byte_delay_ms = 400;  // real time; the budgets below are simulated time
-    shop.Enqueue(placed);
-  }
-  const fs::path dir = fs::path(::testing::TempDir()) / ("reins_real_backend_" + std::to_string(::getpid()));
+// A scenario whose place_order tool posts to `shop`, run from a file in a fresh folder.
+Result<Scenario> OrderScenario(const MockUpstream& shop, const fs::path& dir) {
   fs::create_directories(dir);
   const fs::path file = dir / "order.yaml";
   std::ofstream(file) << R"yaml(id: order
@@ -47,9 +41,24 @@ model:
     - { when: { last: tool }, text: "Your order for Dune is on its way." }
 turns:
   - say: Order Dune for me
-    expect: { status: completed, reply_not_contains: "(Note", tools_deferred: [place_order] }
+    expect: { status: completed, tools_deferred: [place_order] }
 )yaml";
-  Result<Scenario> scenario = LoadScenarioFile(file.string());
+  return LoadScenarioFile(file.string());
+}
+
+fs::path TempDir(const std::string& name) {
+  return fs::path(::testing::TempDir()) / ("reins_real_backend_" + name + "_" + std::to_string(::getpid()));
+}
+
+TEST(RealBackendScenarioTest, SimulatedTimeWaitsForTheRealServiceAndKeysDifferPerRun) {
+  MockUpstream shop;
+  for (int i = 0; i < 2; ++i) {
+    testing::MockReply placed = MockUpstream::Json(200, R"({"success": true, "data": {"order": "o_1"}})");
+    placed.first_byte_delay_ms = 400;  // real time; the budgets are simulated time
+    shop.Enqueue(placed);
+  }
+  const fs::path dir = TempDir("ok");
+  Result<Scenario> scenario = OrderScenario(shop, dir);
   ASSERT_TRUE(scenario.ok()) << scenario.status().message();
   std::set<std::string> trace_keys;
   for (int run = 0; run < 2; ++run) {
@@ -58,6 +67,7 @@ turns:
     ASSERT_EQ(r.turns.size(), 1u);
     for (const CheckResult& c : r.turns[0].checks) EXPECT_TRUE(c.passed) << c.kind << ": " << c.detail;
     for (const InvariantViolation& v : r.violations) ADD_FAILURE() << v.id << ": " << v.message;
+    EXPECT_EQ(r.turns[0].result.reply.find("(Note"), std::string::npos) << "no failure note for a placed order";
     for (const TraceEvent& e : r.turns[0].result.events) {
       if (e.type == "tool.deferred") trace_keys.insert(e.data.value("idempotency_key", ""));
     }
@@ -68,6 +78,29 @@ turns:
   EXPECT_NE(seen[0].headers["idempotency-key"], seen[1].headers["idempotency-key"])
       << "a de-duplicating service must not take the second run's order for the first's";
   EXPECT_EQ(seen[0].headers["idempotency-key"].rfind(*trace_keys.begin(), 0), 0u);
+  fs::remove_all(dir);
+}
+
+TEST(RealBackendScenarioTest, ARealFailureGivesOneNote) {
+  MockUpstream shop;
+  testing::MockReply down = MockUpstream::Json(503, R"({"error": "warehouse offline"})");
+  down.first_byte_delay_ms = 400;
+  shop.Enqueue(down);
+  const fs::path dir = TempDir("down");
+  Result<Scenario> scenario = OrderScenario(shop, dir);
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  ScenarioRun r = RunScenario(*scenario);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(r.turns.size(), 1u);
+  for (const InvariantViolation& v : r.violations) ADD_FAILURE() << v.id << ": " << v.message;
+  const std::string& reply = r.turns[0].result.reply;
+  const size_t first = reply.find("(Note: the order failed.)");
+  ASSERT_NE(first, std::string::npos) << reply;
+  EXPECT_EQ(reply.find("(Note: the order failed.)", first + 1), std::string::npos) << "told twice: " << reply;
+  for (const TraceEvent& e : r.turns[0].result.events) {
+    EXPECT_NE(e.type, "notice.created") << "the note reached the reply; no notice repeats it";
+  }
+  EXPECT_EQ(shop.requests().size(), 1u);
   fs::remove_all(dir);
 }
 

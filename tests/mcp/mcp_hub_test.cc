@@ -91,6 +91,36 @@ TEST(McpHubTest, CallsCrossToTheHubAndBackWithProgressAndCancellation) {
   });
 }
 
+// An immediate call's budget (its tool's timeout_ms, or what is left of the turn) is
+// enforced by the MCP call itself, in real time: the call fails at the budget, and the
+// server hears notifications/cancelled for it.
+TEST(McpHubTest, ACallStopsAtItsBudgetAndTheServerHearsOfIt) {
+  AgentConfig config = FakeAgent();
+  McpHub hub;
+  Status started = hub.Start(config);
+  ASSERT_TRUE(started.ok()) << started.message();
+  SystemClock clock;
+  auto backends = hub.Backends(config, clock);
+  boost::asio::io_context runtime;
+  Drive(runtime, [&]() -> Task<void> {
+    ToolRequest slow{"slow", Json{{"ms", 5000}}, "s1", "t1", "k1"};
+    slow.timeout_ms = 300;
+    const auto start = std::chrono::steady_clock::now();
+    Result<Json> late = co_await backends.at(kSlow)->Invoke(slow);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(took, std::chrono::milliseconds(3000)) << "the call waited for the server, not its budget";
+    const bool failed = !late.ok() || !(*late).value("success", true);
+    EXPECT_TRUE(failed) << (late.ok() ? late->dump() : late.status().message());
+    ToolRequest ask{"cancelled", Json::object(), "s1", "t1", "k2"};
+    Result<Json> cancelled = co_await backends.at(kCancelled)->Invoke(ask);
+    EXPECT_TRUE(cancelled.ok()) << cancelled.status().message();
+    if (cancelled.ok()) {
+      EXPECT_EQ((*cancelled)["data"]["ids"].size(), 1u) << cancelled->dump();
+    }
+  });
+  hub.Stop();
+}
+
 // The fake's `ask` tool elicits {color: red|blue} and returns the answer it got.
 TEST(McpHubTest, AnElicitationParksTheCallUntilThePersonAnswers) {
   AgentConfig config = FakeAgent();
