@@ -3,9 +3,11 @@
 // what is measured is reins itself: guards, executor, trace, history, commit.
 //
 //   make bench    (Release build; prints time and allocations per turn)
+//   reins_bench --turns=N   N turns and nothing else (callgrind instruction counts)
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <string_view>
 
 #include <benchmark/benchmark.h>
 #include <boost/asio/co_spawn.hpp>
@@ -58,12 +60,12 @@ constexpr const char* kFixture = R"([{"result": {"success": true, "next_action":
 // A store that keeps nothing: separates the pipeline's own cost from SQLite's.
 class DiscardingStore final : public Store {
  public:
-  Result<void> CreateSession(const SessionRecord&) override { return {}; }
+  Status CreateSession(const SessionRecord&) override { return {}; }
   Result<SessionRecord> LoadSession(const std::string&) override { return NotFound("discarding store"); }
   Result<std::vector<SessionRecord>> ListSessions() override { return std::vector<SessionRecord>{}; }
   Result<int64_t> CountSessions(std::optional<std::string>) override { return int64_t{0}; }
   Result<std::vector<Message>> LoadMessages(const std::string&, TurnRange) override { return std::vector<Message>{}; }
-  Result<void> CommitTurn(const TurnRecord&) override { return {}; }
+  Status CommitTurn(const TurnRecord&) override { return {}; }
   Result<std::vector<StoredTurn>> LoadTurns(const std::string&, TurnRange) override { return std::vector<StoredTurn>{}; }
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string&, TurnRange) override {
     return std::vector<StoredInvocation>{};
@@ -72,7 +74,7 @@ class DiscardingStore final : public Store {
     return std::optional<StoredTurn>();
   }
   Result<bool> ClaimOutbox(const std::string&, int64_t) override { return true; }
-  Result<void> RecordDeferredOutcome(const DeferredOutcome&) override { return {}; }
+  Status RecordDeferredOutcome(const DeferredOutcome&) override { return {}; }
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override { return std::vector<OutboxEntry>{}; }
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string&) override { return std::vector<OutboxEntry>{}; }
   Result<std::vector<Notice>> PendingNotices(const std::string&) override { return std::vector<Notice>{}; }
@@ -127,7 +129,37 @@ void BM_TwoRoundTurn(benchmark::State& state) {
 }
 BENCHMARK(BM_TwoRoundTurn)->ArgName("sqlite")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
+// `--turns=N`: exactly N pipeline-only turns and nothing else, for instruction counts
+// that do not depend on timing (callgrind: run N and 2N, the difference over N is the
+// cost of one turn without the process's fixed start-up).
+int RunTurns(long count) {
+  std::unique_ptr<Runtime> runtime = MakeRuntime(false);
+  boost::asio::io_context io;
+  TurnInput input;
+  input.say = "What time is service on Sunday?";
+  int failed = 0;
+  for (long i = 0; i < count; ++i) {
+    std::string session = runtime->CreateSession().value();
+    boost::asio::co_spawn(io, [&]() -> Task<void> {
+      Result<TurnResult> r = co_await runtime->RunTurn(session, input);
+      if (!r.ok() || r->status != TurnStatus::kCompleted) ++failed;
+    }, boost::asio::detached);
+    io.run();
+    io.restart();
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace reins
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string_view(argv[1]).starts_with("--turns=")) {
+    return reins::RunTurns(std::atol(argv[1] + 8));
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

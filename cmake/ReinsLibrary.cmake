@@ -25,10 +25,26 @@ function(reins_apply_flags target)
   endif()
 endfunction()
 
+# A library sees its own folder of src/ and, through its DEPS, the folders of the
+# libraries below it; never src/ as a whole. Each folder gets an include root in the
+# build tree holding one link, <root>/<folder> -> src/<folder>, so `#include
+# "pipeline/runtime.h"` from a library that does not depend on the pipeline does not
+# compile.
+function(reins_folder_include_root out)
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+  set(root ${PROJECT_BINARY_DIR}/include-roots/${folder})
+  if(NOT EXISTS ${root}/${folder})
+    file(MAKE_DIRECTORY ${root})
+    file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${root}/${folder} SYMBOLIC)
+  endif()
+  set(${out} ${root} PARENT_SCOPE)
+endfunction()
+
 function(reins_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  reins_folder_include_root(root)
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include ${root})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
   reins_apply_flags(${name})
 endfunction()

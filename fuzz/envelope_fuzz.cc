@@ -1,5 +1,5 @@
 // A tool's raw result -> the envelope normaliser (every tool result goes through it).
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "fuzz/fuzz_target.h"
 #include "reins/envelope.h"
 

@@ -3,7 +3,7 @@
 // elicitation reader.
 #include <boost/asio/io_context.hpp>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "fuzz/fuzz_target.h"
 #include "mcp/elicitation.h"
 #include "mcp/json_rpc.h"

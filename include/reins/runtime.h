@@ -31,8 +31,6 @@
 
 namespace reins {
 
-class DeferredRunner;
-
 struct RuntimeParts {
   std::shared_ptr<ModelProvider> model;  // required
   // Answers the audit's verdict calls (the config's audit_model); null: `model` does.
@@ -97,9 +95,6 @@ class Runtime {
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
   Task<Result<TurnResult>> RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms);
-  // `keep_alive` is the turn's tool catalog, which owns `deferred`: its calls hold it.
-  Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
-                         const std::function<void(const TraceEvent&)>& stream);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -59,12 +59,14 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 
-// Either a T or a non-OK Status.
+// Either a T or a non-OK Status. Built from an OK Status it holds an internal error
+// (as absl::StatusOr does): there is no Result without a value and without an error.
+// A function with no value to return returns a Status.
 template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be OK
+  Result(Status status) : v_(NotOk(std::move(status))) {}  // NOLINT: implicit by design
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -83,20 +85,12 @@ class [[nodiscard]] Result {
   }
 
  private:
+  static Status NotOk(Status status) {
+    if (status.ok()) return Internal("a Result was built from an OK status without a value");
+    return status;
+  }
+
   std::variant<T, Status> v_;
-};
-
-template <>
-class [[nodiscard]] Result<void> {
- public:
-  Result() = default;
-  Result(Status status) : status_(std::move(status)) {}  // NOLINT
-  bool ok() const { return status_.ok(); }
-  explicit operator bool() const { return ok(); }
-  const Status& status() const { return status_; }
-
- private:
-  Status status_;
 };
 
 }  // namespace reins
@@ -116,6 +110,19 @@ class [[nodiscard]] Result<void> {
   auto REINS_CONCAT(reins_result_, __LINE__) = (expr);                    \
   if (!REINS_CONCAT(reins_result_, __LINE__).ok())                        \
     return REINS_CONCAT(reins_result_, __LINE__).status();                \
+  lhs = std::move(REINS_CONCAT(reins_result_, __LINE__)).value()
+
+// The same two, for coroutines (Task<Status>, Task<Result<T>>): `expr` may co_await.
+#define REINS_CO_RETURN_IF_ERROR(expr)                                   \
+  do {                                                                   \
+    auto&& reins_status_ = (expr);                                       \
+    if (!reins_status_.ok()) co_return ::reins::ToStatus(reins_status_); \
+  } while (0)
+
+#define REINS_CO_ASSIGN_OR_RETURN(lhs, expr)                              \
+  auto REINS_CONCAT(reins_result_, __LINE__) = (expr);                    \
+  if (!REINS_CONCAT(reins_result_, __LINE__).ok())                        \
+    co_return REINS_CONCAT(reins_result_, __LINE__).status();             \
   lhs = std::move(REINS_CONCAT(reins_result_, __LINE__)).value()
 
 namespace reins {

@@ -130,7 +130,7 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  virtual Result<void> CreateSession(const SessionRecord& session) = 0;
+  virtual Status CreateSession(const SessionRecord& session) = 0;
   // NotFound when there is no such session.
   virtual Result<SessionRecord> LoadSession(const std::string& session_id) = 0;
   virtual Result<std::vector<SessionRecord>> ListSessions() = 0;
@@ -140,7 +140,7 @@ class Store {
   virtual Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) = 0;
   // Atomically: the turn row, its messages, tool invocations, clarification opened or
   // answered, trace events, and the session's new state and turn count.
-  virtual Result<void> CommitTurn(const TurnRecord& turn) = 0;
+  virtual Status CommitTurn(const TurnRecord& turn) = 0;
   // Turns in order, with their tool invocations (of the same turns) in order.
   virtual Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id, TurnRange range = {}) = 0;
   virtual Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id,
@@ -152,7 +152,7 @@ class Store {
   // The outbox (deferral, I12). Claim moves a pending (or, after a crash, running)
   // entry to running and counts the attempt; false when it is already done.
   virtual Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) = 0;
-  virtual Result<void> RecordDeferredOutcome(const DeferredOutcome& outcome) = 0;
+  virtual Status RecordDeferredOutcome(const DeferredOutcome& outcome) = 0;
   // Entries not done, oldest first: what a restarted runtime must still run.
   virtual Result<std::vector<OutboxEntry>> UnfinishedOutbox() = 0;
   virtual Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) = 0;

@@ -3,25 +3,148 @@
 // what a checker needs to re-derive the guarantee independently of the executor:
 // model response index and call position for tool events, full arguments and results.
 //
-// Event types (data fields in docs/trace.md):
-//   turn.started, model.call, model.response, tool.rejected, tool.skipped,
-//   tool.executed, tool.progress, clarification, clarification.answered, reply.final,
-//   turn.completed
+// The event types are declared once, here, with the fields their `data` may carry;
+// docs/trace.md describes each and a test holds the two together
+// (tests/eval/trace_doc_test.cc). Code names an event by its enumerator or by its
+// name as a string literal: `e.type == "tool.executed"` and `Emit("tool.executed", ...)`
+// are checked while compiling (EventName is consteval), so a misspelt or retired name
+// does not build, and the comparison is between enumerators, not strings.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reins/json.h"
 
 namespace reins {
 
+enum class EventType : uint8_t {
+  // The turn
+  kTurnStarted, kTurnBlocked, kTurnCancelled, kTurnFailed, kTurnCompleted, kReplyFinal, kNotice,
+  // The model
+  kModelCall, kModelResponse, kModelError, kModelRefusal, kModelCallsIgnored,
+  // Tool calls
+  kToolExecuted, kToolProgress, kToolRejected, kToolSkipped, kToolDeferred, kDeferredExecuted, kDeferredNote,
+  kNoticeCreated,
+  // Clarifications, approvals and the floor
+  kClarification, kClarificationAnswered, kClarificationSuperseded, kClarificationCancelled, kApprovalRequested,
+  kApproval, kApprovalGranted, kApprovalDenied, kApprovalCancelled, kLeaseOpened, kLeaseReleased, kLeaseExpired,
+  // Plans, intents, the audit, rails and the safety override
+  kPlan, kPlanInvalid, kPlanFallback, kPlanResumed, kPlanAbandoned, kPlanStepStarted, kPlanStepRetry,
+  kPlanStepFinished, kIntentMissing, kAudit, kAuditError, kRailFired, kHonestClaimsCorrected, kSafetyOverride,
+  // A stored event whose type this build does not know (written by a newer reins).
+  kUnknown,
+};
+
+// An event type's name in JSON, and the fields its `data` may carry (space-separated).
+struct EventSpec {
+  EventType type;
+  std::string_view name;
+  std::string_view fields;
+};
+
+// The call fields every tool event carries (docs/trace.md, "the call fields").
+#define REINS_CALL_FIELDS "call_id name args response position "
+
+inline constexpr EventSpec kEventSpecs[] = {
+    {EventType::kTurnStarted, "turn.started", "turn_id speaker input"},
+    {EventType::kTurnBlocked, "turn.blocked", "reason stale"},
+    {EventType::kTurnCancelled, "turn.cancelled", "speaker"},
+    {EventType::kTurnFailed, "turn.failed", "error"},
+    {EventType::kTurnCompleted, "turn.completed", "status phase"},
+    {EventType::kReplyFinal, "reply.final", "text"},
+    {EventType::kNotice, "notice", "id text"},
+    {EventType::kModelCall, "model.call", "purpose tool_choice model step repeat round"},
+    {EventType::kModelResponse, "model.response", "response text tool_calls finish usage"},
+    {EventType::kModelError, "model.error", "message"},
+    {EventType::kModelRefusal, "model.refusal", "response text"},
+    {EventType::kModelCallsIgnored, "model.calls_ignored", "response reason tool_calls"},
+    {EventType::kToolExecuted, "tool.executed",
+     REINS_CALL_FIELDS "result success next_action latency_ms may_clarify"},
+    {EventType::kToolProgress, "tool.progress", "call_id name progress total message"},
+    {EventType::kToolRejected, "tool.rejected", REINS_CALL_FIELDS "reason guard message"},
+    {EventType::kToolSkipped, "tool.skipped", REINS_CALL_FIELDS "reason idempotency_key"},
+    {EventType::kToolDeferred, "tool.deferred", REINS_CALL_FIELDS "idempotency_key instruction policy"},
+    {EventType::kDeferredExecuted, "deferred.executed",
+     "name args idempotency_key result success next_action latency_ms mode"},
+    {EventType::kDeferredNote, "deferred.note", "text"},
+    {EventType::kNoticeCreated, "notice.created", "text tool"},
+    {EventType::kClarification, "clarification", "type question options id tool entity_type"},
+    {EventType::kClarificationAnswered, "clarification.answered", "id option_id entity_type tool"},
+    {EventType::kClarificationSuperseded, "clarification.superseded", "id"},
+    {EventType::kClarificationCancelled, "clarification.cancelled", "id"},
+    {EventType::kApprovalRequested, "approval.requested", REINS_CALL_FIELDS "approval_id"},
+    {EventType::kApproval, "approval", "id tool args"},
+    {EventType::kApprovalGranted, "approval.granted", "id tool args by"},
+    {EventType::kApprovalDenied, "approval.denied", "id tool args by"},
+    {EventType::kApprovalCancelled, "approval.cancelled", "id"},
+    {EventType::kLeaseOpened, "lease.opened", "owner domain expires_at"},
+    {EventType::kLeaseReleased, "lease.released", "owner domain reason"},
+    {EventType::kLeaseExpired, "lease.expired", "owner domain"},
+    {EventType::kPlan, "plan", "steps"},
+    {EventType::kPlanInvalid, "plan.invalid", "attempt error"},
+    {EventType::kPlanFallback, "plan.fallback", "reason"},
+    {EventType::kPlanResumed, "plan.resumed", "step"},
+    {EventType::kPlanAbandoned, "plan.abandoned", "step"},
+    {EventType::kPlanStepStarted, "plan.step.started", "step stepType requiredTools resumed"},
+    {EventType::kPlanStepRetry, "plan.step.retry", "step missing retry"},
+    {EventType::kPlanStepFinished, "plan.step.finished", "step status validationStatus requiredTools actualToolCalls"},
+    {EventType::kIntentMissing, "intent.missing", "intent missing enforcement retry"},
+    {EventType::kAudit, "audit", "repair reason verdict missing unknown_ui error"},
+    {EventType::kAuditError, "audit_error", "attempt error"},
+    {EventType::kRailFired, "rail.fired", "rail before after"},
+    {EventType::kHonestClaimsCorrected, "honest_claims.corrected", "tool"},
+    {EventType::kSafetyOverride, "safety.override", "pattern flag_tool"},
+    {EventType::kUnknown, "unknown", ""},
+};
+
+#undef REINS_CALL_FIELDS
+
+namespace trace_detail {
+constexpr bool SpecsInOrder() {
+  for (size_t i = 0; i < std::size(kEventSpecs); ++i) {
+    if (static_cast<size_t>(kEventSpecs[i].type) != i) return false;
+  }
+  return static_cast<size_t>(EventType::kUnknown) + 1 == std::size(kEventSpecs);
+}
+static_assert(SpecsInOrder(), "kEventSpecs lists every EventType once, in declaration order");
+
+// Not constexpr: reaching it while compiling an EventName is the error message.
+void UnknownEventName();
+}  // namespace trace_detail
+
+constexpr std::string_view EventTypeName(EventType type) { return kEventSpecs[static_cast<size_t>(type)].name; }
+
+// kUnknown for a name no event has.
+constexpr EventType EventTypeFromName(std::string_view name) {
+  for (const EventSpec& spec : kEventSpecs) {
+    if (spec.name == name && spec.type != EventType::kUnknown) return spec.type;
+  }
+  return EventType::kUnknown;
+}
+
+constexpr const EventSpec& SpecOf(EventType type) { return kEventSpecs[static_cast<size_t>(type)]; }
+
+// An event type named by a string literal, resolved while compiling; a name that is not
+// in kEventSpecs does not compile.
+struct EventName {
+  consteval EventName(const char* name) : type(EventTypeFromName(name)) {  // NOLINT: implicit by design
+    if (type == EventType::kUnknown) trace_detail::UnknownEventName();
+  }
+  EventType type;
+};
+
+constexpr bool operator==(EventType a, EventName b) { return a == b.type; }
+
 struct TraceEvent {
-  std::string type;
-  int turn = 0;     // 1-based turn number within the session
+  EventType type = EventType::kUnknown;
+  int turn = 0;  // 1-based turn number within the session
   int64_t at_ms = 0;
   Json data = Json::object();
+
+  std::string_view name() const { return EventTypeName(type); }
 };
 
 Json TraceEventToJson(const TraceEvent& e);

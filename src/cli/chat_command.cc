@@ -14,7 +14,7 @@
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
-#include "core/detail_log.h"
+#include "domain/detail_log.h"
 #include "mcp/mcp_hub.h"
 #include "model/provider_factory.h"
 #include "reins/runtime.h"

@@ -8,7 +8,7 @@
 #include "cli/progress.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "eval/eval_report.h"
 #include "eval/eval_suite.h"
 #include "eval/scenario_runner.h"

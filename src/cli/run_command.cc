@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
-#include "core/detail_log.h"
+#include "domain/detail_log.h"
 #include "eval/scenario_runner.h"
 
 namespace reins {

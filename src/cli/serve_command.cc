@@ -23,7 +23,7 @@
 #include "cli/commands.h"
 #include "cli/runtime_parts.h"
 #include "config/agent_config_loader.h"
-#include "core/detail_log.h"
+#include "domain/detail_log.h"
 #include "mcp/mcp_hub.h"
 #include "server/api.h"
 

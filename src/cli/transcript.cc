@@ -17,56 +17,83 @@ void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
   out << "\n";
 }
 
-}  // namespace
-
-void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
-  for (const TraceEvent& e : events) {
-    const Json& d = e.data;
-    if (e.type == "model.response" && !d["tool_calls"].empty()) {
+// One line for an event a reader of the transcript cares about; nothing for the rest.
+void PrintToolEvent(std::ostream& out, const TraceEvent& e, const Term& term) {
+  const Json& d = e.data;
+  const std::string type(e.name());
+  switch (e.type) {
+    case EventType::kModelResponse: {
+      if (d["tool_calls"].empty()) return;
       std::string calls;
       for (const Json& c : d["tool_calls"]) calls += (calls.empty() ? "" : ", ") + c.value("name", "") + "(" + Short(c.value("arguments", ""), 60) + ")";
       out << "    " << term.Dim("model proposes") << " " << calls << "\n";
-    } else if (e.type == "tool.executed") {
+      return;
+    }
+    case EventType::kToolExecuted: {
       std::string what = d.value("success", false) ? term.Green("ran") : term.Red("failed");
       out << "    " << what << " " << d.value("name", "") << " -> " << d.value("next_action", "");
       if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
       out << "\n";
-    } else if (e.type == "tool.rejected") {
+      return;
+    }
+    case EventType::kToolRejected:
       out << "    " << term.Yellow("refused") << " " << d.value("name", "") << " [" << d.value("reason", "") << "] "
           << term.Dim(Short(d.value("message", ""), 110)) << "\n";
-    } else if (e.type == "tool.skipped") {
+      return;
+    case EventType::kToolSkipped:
       out << "    " << term.Dim("skipped " + d.value("name", "") + " [" + d.value("reason", "") + "]") << "\n";
-    } else if (e.type == "tool.deferred") {
+      return;
+    case EventType::kToolDeferred:
       out << "    " << term.Cyan("deferred") << " " << d.value("name", "") << " "
           << term.Dim("(model sees: " + Short(d.value("instruction", ""), 70) + ")") << "\n";
-    } else if (e.type == "deferred.executed") {
+      return;
+    case EventType::kDeferredExecuted: {
       std::string what = d.value("success", false) ? term.Green("ran after reply") : term.Red("failed after reply");
       out << "    " << what << " " << d.value("name", "") << " [" << d.value("mode", "") << "]";
       if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
       out << "\n";
-    } else if (e.type == "approval.requested") {
+      return;
+    }
+    case EventType::kApprovalRequested:
       out << "    " << term.Yellow("paused") << " " << d.value("name", "") << " " << term.Dim("(needs the person's approval)") << "\n";
-    } else if (e.type == "approval.granted" || e.type == "approval.denied") {
-      out << "    " << term.Dim(e.type + " by " + d.value("by", "") + " for " + d.value("tool", "")) << "\n";
-    } else if (e.type == "rail.fired") {
+      return;
+    case EventType::kApprovalGranted:
+    case EventType::kApprovalDenied:
+      out << "    " << term.Dim(type + " by " + d.value("by", "") + " for " + d.value("tool", "")) << "\n";
+      return;
+    case EventType::kRailFired:
       out << "    " << term.Yellow("rail " + d.value("rail", "")) << " changed the reply\n";
-    } else if (e.type == "safety.override") {
+      return;
+    case EventType::kSafetyOverride:
       out << "    " << term.Yellow("safety override") << " " << term.Dim("(no model call)") << "\n";
-    } else if (e.type == "lease.opened" || e.type == "lease.released") {
-      out << "    " << term.Dim(e.type + ": " + d.value("owner", "") + " (" + d.value("domain", "") + ")") << "\n";
-    } else if (e.type == "notice.created") {
+      return;
+    case EventType::kLeaseOpened:
+    case EventType::kLeaseReleased:
+      out << "    " << term.Dim(type + ": " + d.value("owner", "") + " (" + d.value("domain", "") + ")") << "\n";
+      return;
+    case EventType::kNoticeCreated:
       out << "    " << term.Yellow("notice for the next reply:") << " " << d.value("text", "") << "\n";
-    } else if (e.type == "clarification.answered") {
+      return;
+    case EventType::kClarificationAnswered: {
       std::string about = d.value("entity_type", "");
       if (about.empty()) about = d.value("tool", "");
       out << "    " << term.Dim("choice recorded: " + d.value("option_id", "") + " for " + about) << "\n";
+      return;
     }
+    default:
+      return;
   }
+}
+
+}  // namespace
+
+void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
+  for (const TraceEvent& e : events) PrintToolEvent(out, e, term);
 }
 
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
   for (const TraceEvent& e : events) {
-    out << "      " << term.Cyan(e.type) << " " << term.Dim(Short(e.data.dump(), 200)) << "\n";
+    out << "      " << term.Cyan(std::string(e.name())) << " " << term.Dim(Short(e.data.dump(), 200)) << "\n";
   }
 }
 

@@ -3,8 +3,8 @@
 #include <set>
 
 #include "config/agent_config_loader.h"
-#include "core/json_path.h"
-#include "policy/schema/schema_validator.h"
+#include "domain/json_path.h"
+#include "schema/schema_validator.h"
 
 namespace reins {
 namespace {

@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "core/json_path.h"
-#include "policy/schema/schema_validator.h"
+#include "domain/json_path.h"
+#include "schema/schema_validator.h"
 
 namespace reins {
 namespace {
@@ -19,7 +19,7 @@ bool StoppingResult(const TraceEvent& e) {
 }
 
 std::string Describe(const TraceEvent& e) {
-  return e.type + " " + e.data.value("name", "") + " (response " + std::to_string(e.data.value("response", 0)) +
+  return std::string(e.name()) + " " + e.data.value("name", "") + " (response " + std::to_string(e.data.value("response", 0)) +
          ", position " + std::to_string(e.data.value("position", 0)) + ")";
 }
 
@@ -147,7 +147,7 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
       }
       for (const TraceEvent& e : t.result.events) {
         if (e.type == "model.call" || e.type == "tool.executed") {
-          out.push_back({"I6", t.number, e.type + " in a safety-override turn"});
+          out.push_back({"I6", t.number, std::string(e.name()) + " in a safety-override turn"});
         }
       }
       const bool before = lease && lease->ActiveAt(started);
@@ -165,7 +165,7 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
       }
       for (const TraceEvent& e : t.result.events) {
         if (e.type == "model.call" || e.type == "tool.executed" || e.type == "tool.deferred") {
-          out.push_back({"I6", t.number, e.type + " during " + t.input.speaker + "'s turn while " + lease->owner +
+          out.push_back({"I6", t.number, std::string(e.name()) + " during " + t.input.speaker + "'s turn while " + lease->owner +
                                              " held the floor"});
         }
       }

@@ -1,7 +1,7 @@
 #include "eval/naive_loop.h"
 
-#include "core/json_text.h"
-#include "core/model_loop.h"
+#include "domain/json_text.h"
+#include "pipeline/model_loop.h"
 
 namespace reins {
 
@@ -40,8 +40,8 @@ Task<TurnResult> NaiveLoop::RunTurn(const TurnInput& input) {
   TurnResult r;
   r.turn_number = ++turns_;
   r.turn_id = "naive_turn_" + std::to_string(r.turn_number);
-  auto emit = [&](std::string type, Json data) {
-    r.events.push_back({std::move(type), r.turn_number, clock_.NowMs(), std::move(data)});
+  auto emit = [&](EventName name, Json data) {
+    r.events.push_back({name.type, r.turn_number, clock_.NowMs(), std::move(data)});
   };
   emit("turn.started", {{"speaker", input.speaker}});
   if (input.cancel) lease_.reset();

@@ -10,7 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "net/sse.h"
 #include "reins/json.h"
 

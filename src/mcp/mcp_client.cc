@@ -3,7 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "mcp/http_transport.h"
 #include "mcp/stdio_process.h"
 

@@ -14,7 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include "policy/schema/schema_validator.h"
+#include "schema/schema_validator.h"
 
 namespace reins {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <re2/re2.h>
 
-#include "core/detail_log.h"
+#include "domain/detail_log.h"
 #include "net/url.h"
 
 namespace reins {

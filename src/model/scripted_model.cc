@@ -2,7 +2,7 @@
 
 #include <re2/re2.h>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 
 namespace reins {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <re2/re2.h>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "model/schema_args.h"
 
 namespace reins {

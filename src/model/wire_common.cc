@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 
 namespace reins::wire {
 

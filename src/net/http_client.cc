@@ -280,9 +280,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
 
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const BodyChunkFn* on_chunk,
                                                       const HeadersFn* on_headers) {
-  Result<Url> parsed = ParseUrl(request.url);
-  if (!parsed.ok()) co_return parsed.status();
-  const Url& url = *parsed;
+  REINS_CO_ASSIGN_OR_RETURN(const Url url, ParseUrl(request.url));
   std::string what = request.method + " " + request.url;
   if (request.body.size() > options.max_request_bytes) {
     co_return ResourceExhausted(what + ": the request body (" + std::to_string(request.body.size()) +
@@ -299,9 +297,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const
     std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(key) : nullptr;
     bool pooled = c != nullptr;
     if (!c) {
-      auto opened_conn = co_await Open(url, key, deadlines);
-      if (!opened_conn.ok()) co_return opened_conn.status();
-      c = std::move(*opened_conn);
+      REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(url, key, deadlines));
     }
     bool reusable = false, got_bytes = false;
     std::optional<Result<HttpResponse>> exchanged;

@@ -1,43 +1,43 @@
-// The one place that decides which governance mechanisms run, and in what order.
+#include "policy/registry.h"
+
 #include "policy/approval/approval_policy.h"
 #include "policy/clarify/clarify_truncation.h"
 #include "policy/deferral/deferral_policy.h"
 #include "policy/floor/floor_policy.h"
 #include "policy/guards/call_shape_guard.h"
 #include "policy/intents/intent_policy.h"
-#include "policy/policy.h"
 #include "policy/provenance/provenance_guard.h"
 #include "policy/rails/empathy_first.h"
 #include "policy/rails/honest_claims.h"
 #include "policy/rails/no_internal_names.h"
 #include "policy/rails/ui_allowlist.h"
 #include "policy/safety/safety_override.h"
-#include "policy/schema/schema_guard.h"
+#include "policy/schema_guard/schema_guard.h"
 
 namespace reins {
 
 PolicyChain BuildPolicyChain(const AgentConfig& config) {
   PolicyChain chain;
   // The gate decides before anything else whether a turn may enter at all.
-  if (config.floor.enabled) chain.push_back(std::make_unique<FloorPolicy>(config));
-  if (!config.rails.safety_override.empty()) chain.push_back(std::make_unique<SafetyOverride>(config));
+  if (config.floor.enabled) chain.Add(std::make_unique<FloorPolicy>(config));
+  if (!config.rails.safety_override.empty()) chain.Add(std::make_unique<SafetyOverride>(config));
   // Guards first: later policies may assume a known tool, an argument object, valid
   // arguments and known ids. Deferral comes after them: nothing invalid is queued.
-  chain.push_back(std::make_unique<CallShapeGuard>());
-  chain.push_back(std::make_unique<SchemaGuard>(config));
-  chain.push_back(std::make_unique<ProvenanceGuard>(config));
-  chain.push_back(std::make_unique<ApprovalPolicy>());
-  chain.push_back(std::make_unique<DeferralPolicy>());
-  chain.push_back(std::make_unique<ClarifyTruncation>());
-  if (!config.intents.empty()) chain.push_back(std::make_unique<IntentPolicy>(config));
+  chain.Add(std::make_unique<CallShapeGuard>());
+  chain.Add(std::make_unique<SchemaGuard>(config));
+  chain.Add(std::make_unique<ProvenanceGuard>(config));
+  chain.Add(std::make_unique<ApprovalPolicy>());
+  chain.Add(std::make_unique<DeferralPolicy>());
+  chain.Add(std::make_unique<ClarifyTruncation>());
+  if (!config.intents.empty()) chain.Add(std::make_unique<IntentPolicy>(config));
   // Rails, in the order they edit the reply: names first (later rails match titles),
   // the opener, then corrections at the end.
-  if (!config.rails.no_internal_names.is_null()) chain.push_back(std::make_unique<NoInternalNames>(config));
-  if (!config.rails.empathy_first.is_null()) chain.push_back(std::make_unique<EmpathyFirst>(config.rails.empathy_first));
+  if (!config.rails.no_internal_names.is_null()) chain.Add(std::make_unique<NoInternalNames>(config));
+  if (!config.rails.empathy_first.is_null()) chain.Add(std::make_unique<EmpathyFirst>(config.rails.empathy_first));
   if (!config.rails.honest_claims.is_null()) {
-    chain.push_back(std::make_unique<HonestClaims>(config, config.rails.honest_claims));
+    chain.Add(std::make_unique<HonestClaims>(config, config.rails.honest_claims));
   }
-  if (!config.rails.ui_allowlist.is_null()) chain.push_back(std::make_unique<UiAllowlist>(config.rails.ui_allowlist));
+  if (!config.rails.ui_allowlist.is_null()) chain.Add(std::make_unique<UiAllowlist>(config.rails.ui_allowlist));
   return chain;
 }
 

@@ -9,7 +9,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "core/detail_log.h"
+#include "domain/detail_log.h"
 #include "reins/json.h"
 #include "server/event_stream.h"
 #include "server/request_bodies.h"
@@ -335,10 +335,9 @@ Task<void> Api::Impl::CreateSession(const ServerRequest& req, ServerResponse& re
   // cannot both take the last place.
   std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant, quota]() -> Task<Result<std::string>> {
     if (quota) {
-      Result<int64_t> count = rt.store().CountSessions(tenant);
-      if (!count.ok()) co_return count.status();
-      if (*count >= *quota) {
-        co_return ResourceExhausted("tenant '" + tenant + "' has " + std::to_string(*count) +
+      REINS_CO_ASSIGN_OR_RETURN(const int64_t count, rt.store().CountSessions(tenant));
+      if (count >= *quota) {
+        co_return ResourceExhausted("tenant '" + tenant + "' has " + std::to_string(count) +
                                     " sessions, its quota (max_sessions in the keys file)");
       }
     }
@@ -553,11 +552,9 @@ Task<void> Api::Impl::Ready(ServerResponse& res) {
 Task<void> Api::Impl::RenderMetrics(ServerResponse& res) {
   Runtime& rt = runtime;
   std::function<Task<Result<std::pair<int64_t, int64_t>>>()> work = [&rt]() -> Task<Result<std::pair<int64_t, int64_t>>> {
-    Result<std::vector<OutboxEntry>> outbox = rt.store().UnfinishedOutbox();
-    Result<int64_t> sessions = rt.store().CountSessions(std::nullopt);
-    if (!outbox.ok()) co_return outbox.status();
-    if (!sessions.ok()) co_return sessions.status();
-    co_return std::make_pair(static_cast<int64_t>(outbox->size()), *sessions);
+    REINS_CO_ASSIGN_OR_RETURN(const std::vector<OutboxEntry> outbox, rt.store().UnfinishedOutbox());
+    REINS_CO_ASSIGN_OR_RETURN(const int64_t sessions, rt.store().CountSessions(std::nullopt));
+    co_return std::make_pair(static_cast<int64_t>(outbox.size()), sessions);
   };
   Result<std::pair<int64_t, int64_t>> counts = co_await OnRuntime<Result<std::pair<int64_t, int64_t>>>(std::move(work));
   if (counts.ok()) {
@@ -588,35 +585,54 @@ void Api::OnRuntimeEvent(const std::string& session_id, const TraceEvent& event)
 void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
   const Json& d = e.data;
   auto str = [&](const char* key) { return d.is_object() && d.contains(key) && d[key].is_string() ? d[key].get<std::string>() : ""; };
-  if (e.type == "turn.completed") {
-    metrics.Inc("reins_turns_total", {{"status", str("status")}});
-  } else if (e.type == "model.call") {
-    metrics.Inc("reins_model_calls_total", {{"purpose", str("purpose")}, {"provider", str("model")}});
-    std::lock_guard lock(mu);
-    model_call_started[session_id] = {e.at_ms, str("purpose")};
-  } else if (e.type == "model.response" || e.type == "model.error") {
-    std::lock_guard lock(mu);
-    if (auto it = model_call_started.find(session_id); it != model_call_started.end()) {
-      metrics.Observe("reins_model_call_duration_seconds",
-                      {{"purpose", it->second.second}, {"provider", runtime.config()->model.provider}},
-                      static_cast<double>(e.at_ms - it->second.first) / 1000.0);
-      model_call_started.erase(it);
+  switch (e.type) {
+    case EventType::kTurnCompleted:
+      metrics.Inc("reins_turns_total", {{"status", str("status")}});
+      break;
+    case EventType::kModelCall: {
+      metrics.Inc("reins_model_calls_total", {{"purpose", str("purpose")}, {"provider", str("model")}});
+      std::lock_guard lock(mu);
+      model_call_started[session_id] = {e.at_ms, str("purpose")};
+      break;
     }
-  } else if (e.type == "tool.executed" || e.type == "deferred.executed") {
-    bool ok = d.is_object() && d.value("success", false);
-    metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
-                                           {"deferred", e.type == "deferred.executed" ? "true" : "false"}});
-  } else if (e.type == "tool.rejected" || e.type == "tool.skipped") {
-    // A model may name any tool: only the agent's tools become label values, so the
-    // number of series stays bounded.
-    const std::string name = runtime.config()->FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
-    metrics.Inc("reins_tool_calls_total", {{"tool", name}, {"status", e.type.substr(5)}, {"deferred", "false"}});
-  } else if (e.type == "rail.fired") {
-    metrics.Inc("reins_rails_fired_total", {{"rail", str("rail")}});
-  } else if (e.type == "turn.blocked") {
-    metrics.Inc("reins_leases_blocked_total");
-  } else if (e.type == "audit") {
-    metrics.Inc("reins_audit_repairs_total", {{"repair", str("repair")}});
+    case EventType::kModelResponse:
+    case EventType::kModelError: {
+      std::lock_guard lock(mu);
+      if (auto it = model_call_started.find(session_id); it != model_call_started.end()) {
+        metrics.Observe("reins_model_call_duration_seconds",
+                        {{"purpose", it->second.second}, {"provider", runtime.config()->model.provider}},
+                        static_cast<double>(e.at_ms - it->second.first) / 1000.0);
+        model_call_started.erase(it);
+      }
+      break;
+    }
+    case EventType::kToolExecuted:
+    case EventType::kDeferredExecuted: {
+      bool ok = d.is_object() && d.value("success", false);
+      metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
+                                             {"deferred", e.type == EventType::kDeferredExecuted ? "true" : "false"}});
+      break;
+    }
+    case EventType::kToolRejected:
+    case EventType::kToolSkipped: {
+      // A model may name any tool: only the agent's tools become label values, so the
+      // number of series stays bounded.
+      const std::string name = runtime.config()->FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
+      const std::string status = e.type == EventType::kToolRejected ? "rejected" : "skipped";
+      metrics.Inc("reins_tool_calls_total", {{"tool", name}, {"status", status}, {"deferred", "false"}});
+      break;
+    }
+    case EventType::kRailFired:
+      metrics.Inc("reins_rails_fired_total", {{"rail", str("rail")}});
+      break;
+    case EventType::kTurnBlocked:
+      metrics.Inc("reins_leases_blocked_total");
+      break;
+    case EventType::kAudit:
+      metrics.Inc("reins_audit_repairs_total", {{"repair", str("repair")}});
+      break;
+    default:
+      break;
   }
 }
 

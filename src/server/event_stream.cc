@@ -27,47 +27,69 @@ Json ToolFinished(const TraceEvent& e, const char* status) {
 EventStream::EventStream(asio::any_io_executor connection) : wake_(std::move(connection)) {}
 
 void EventStream::PushTurnEvent(const TraceEvent& e) {
-  const std::string& t = e.type;
-  if (t == "turn.started" || t == "model.call" || t == "clarification" || t == "lease.opened" || t == "lease.released") {
-    Push(t, Dump(e.data));
-  } else if (t == "tool.executed") {
-    Push("tool.finished", Dump(ToolFinished(e, "executed")));
-  } else if (t == "tool.rejected") {
-    Push("tool.finished", Dump(ToolFinished(e, "rejected")));
-  } else if (t == "tool.skipped") {
-    Push("tool.finished", Dump(ToolFinished(e, "skipped")));
-  } else if (t == "tool.deferred") {
-    Push("tool.finished", Dump(ToolFinished(e, "deferred")));
-  } else if (t == "approval") {  // {id, tool, args}, once the pause is committed
-    Push("approval", Dump(e.data));
-  } else if (t == "reply.final") {
-    // The governed reply is final as one piece; it is sent as one delta, then final.
-    Push("reply.delta", Dump(e.data));
-    Push("reply.final", Dump(e.data));
-  } else if (t == "deferred.executed") {
-    Push("deferred.finished", Dump(e.data));
-  } else if (t == "deferred.note") {
-    // A deferred write failed after the reply streamed: its note, as a notice; the
-    // turn.completed that follows carries the reply with it.
-    Json notes = e.data.value("text", Json::array());
-    for (const Json& note : notes) Push("notice", Dump(Json{{"text", note}}));
-  } else if (t == "notice.created") {
-    Push("notice", Dump(e.data));
+  switch (e.type) {
+    case EventType::kTurnStarted:
+    case EventType::kModelCall:
+    case EventType::kClarification:
+    case EventType::kLeaseOpened:
+    case EventType::kLeaseReleased:
+    case EventType::kApproval:  // {id, tool, args}, once the pause is committed
+      Push(std::string(e.name()), Dump(e.data));
+      break;
+    case EventType::kToolExecuted:
+      Push("tool.finished", Dump(ToolFinished(e, "executed")));
+      break;
+    case EventType::kToolRejected:
+      Push("tool.finished", Dump(ToolFinished(e, "rejected")));
+      break;
+    case EventType::kToolSkipped:
+      Push("tool.finished", Dump(ToolFinished(e, "skipped")));
+      break;
+    case EventType::kToolDeferred:
+      Push("tool.finished", Dump(ToolFinished(e, "deferred")));
+      break;
+    case EventType::kReplyFinal:
+      // The governed reply is final as one piece; it is sent as one delta, then final.
+      Push("reply.delta", Dump(e.data));
+      Push("reply.final", Dump(e.data));
+      break;
+    case EventType::kDeferredExecuted:
+      Push("deferred.finished", Dump(e.data));
+      break;
+    case EventType::kDeferredNote: {
+      // A deferred write failed after the reply streamed: its note, as a notice; the
+      // turn.completed that follows carries the reply with it.
+      Json notes = e.data.value("text", Json::array());
+      for (const Json& note : notes) Push("notice", Dump(Json{{"text", note}}));
+      break;
+    }
+    case EventType::kNoticeCreated:
+      Push("notice", Dump(e.data));
+      break;
+    default:
+      break;  // the rest stays in the trace (GET .../trace)
   }
 }
 
 void EventStream::PushSessionEvent(const TraceEvent& e) {
-  const std::string& t = e.type;
   Json d = e.data.is_object() ? e.data : Json::object();
   d["turn"] = e.turn;
-  if (t == "notice.created") {
-    Push("notice", Dump(d));
-  } else if (t == "deferred.executed") {
-    Push("deferred.finished", Dump(d));
-  } else if (t == "lease.opened" || t == "lease.released" || t == "turn.completed" || t == "clarification") {
-    Push(t, Dump(d));
-  } else if (t == "approval") {
-    Push("approval", Dump(d));
+  switch (e.type) {
+    case EventType::kNoticeCreated:
+      Push("notice", Dump(d));
+      break;
+    case EventType::kDeferredExecuted:
+      Push("deferred.finished", Dump(d));
+      break;
+    case EventType::kLeaseOpened:
+    case EventType::kLeaseReleased:
+    case EventType::kTurnCompleted:
+    case EventType::kClarification:
+    case EventType::kApproval:
+      Push(std::string(e.name()), Dump(d));
+      break;
+    default:
+      break;
   }
 }
 

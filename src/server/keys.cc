@@ -25,7 +25,7 @@ using Tenants = std::map<std::string, Tenant>;
 
 constexpr size_t kMaxKeysFileBytes = 1 << 20;
 
-Result<void> ReadHashes(const std::string& path, const std::string& tenant, const YAML::Node& list, Tenant* out) {
+Status ReadHashes(const std::string& path, const std::string& tenant, const YAML::Node& list, Tenant* out) {
   if (!list.IsSequence()) return InvalidArgument(path + ": tenants." + tenant + " must list SHA-256 hashes");
   for (const auto& h : list) {
     std::string hash = h.IsScalar() ? h.Scalar() : "";

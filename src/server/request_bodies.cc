@@ -3,7 +3,7 @@
 #include <charconv>
 #include <limits>
 
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 #include "server/request_rules.h"
 
 namespace reins {

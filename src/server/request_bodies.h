@@ -1,7 +1,7 @@
 // RequestBodies: the JSON bodies and query strings of the HTTP API, read field by
 // field into typed values, or refused with the status and a sentence naming the field
 // (docs/http-api.md). Pure functions: the handlers, the fuzz targets and the tests
-// share them. Bodies are parsed with the depth limit of core/json_parse.h.
+// share them. Bodies are parsed with the depth limit of domain/json_parse.h.
 #pragma once
 
 #include <optional>

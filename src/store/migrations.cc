@@ -187,7 +187,7 @@ constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
 
 int LatestSchemaVersion() { return static_cast<int>(kSteps.size()); }
 
-Result<void> ApplyMigrations(SQLite::Database& db) {
+Status ApplyMigrations(SQLite::Database& db) {
   const int latest = LatestSchemaVersion();
   try {
     int version = db.execAndGet("PRAGMA user_version").getInt();

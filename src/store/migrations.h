@@ -19,6 +19,6 @@ int LatestSchemaVersion();
 // Applies the missing steps, each in its own transaction, so a failure leaves the
 // database at the last complete version. A database newer than this build is refused
 // (FailedPrecondition): older code would misread or corrupt it.
-Result<void> ApplyMigrations(SQLite::Database& db);
+Status ApplyMigrations(SQLite::Database& db);
 
 }  // namespace reins::store

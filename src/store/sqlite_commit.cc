@@ -214,10 +214,10 @@ void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
 
 }  // namespace
 
-Result<void> SqliteStore::CommitTurn(const TurnRecord& turn) {
+Status SqliteStore::CommitTurn(const TurnRecord& turn) {
   std::lock_guard lock(mu_);
   const std::string what = "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
-  return store::Guarded(what, [&]() -> Result<void> {
+  return store::Guarded(what, [&]() -> Status {
     store::ResetOnExit reset(*statements_);
     store::CachedTransaction tx(*statements_);
     store::StatementCache& sc = *statements_;

@@ -48,9 +48,9 @@ Result<bool> SqliteStore::ClaimOutbox(const std::string& key, int64_t now_ms) {
   });
 }
 
-Result<void> SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
+Status SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
   std::lock_guard lock(mu_);
-  return Guarded("cannot record the outcome of deferred call '" + o.key + "'", [&]() -> Result<void> {
+  return Guarded("cannot record the outcome of deferred call '" + o.key + "'", [&]() -> Status {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     store::ResetOnExit reset(*statements_);
     store::StatementCache& sc = *statements_;

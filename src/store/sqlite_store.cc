@@ -7,8 +7,8 @@
 #include "store/migrations.h"
 #include "store/sqlite_util.h"
 
-#include "core/json_parse.h"
-#include "core/json_text.h"
+#include "domain/json_parse.h"
+#include "domain/json_text.h"
 
 namespace reins {
 namespace store {
@@ -20,9 +20,9 @@ std::string DumpEvents(const std::vector<TraceEvent>& events) {
   out.reserve(events.size() * 256);
   for (const TraceEvent& e : events) {
     if (out.size() > 1) out += ',';
-    out += R"({"type":)";
-    AppendJsonText(out, Json(e.type));
-    out += R"(,"turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
+    out += R"({"type":")";
+    out += e.name();  // [a-z_.] only: nothing to escape
+    out += R"(","turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
     AppendJsonText(out, e.data);
     out += '}';
   }
@@ -153,7 +153,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   } catch (const SQLite::Exception& e) {
     return Unavailable("cannot open SQLite database '" + path + "': " + e.what());
   }
-  Result<void> configured = Guarded("cannot configure SQLite database '" + path + "'", [&]() -> Result<void> {
+  Status configured = Guarded("cannot configure SQLite database '" + path + "'", [&]() -> Status {
     // Off by default in SQLite; the schema's REFERENCES clauses mean nothing without it.
     db->exec("PRAGMA foreign_keys = ON");
     if (path != ":memory:") {
@@ -163,15 +163,15 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
     }
     return {};
   });
-  if (!configured.ok()) return configured.status();
+  if (!configured.ok()) return configured;
   REINS_RETURN_IF_ERROR(store::ApplyMigrations(*db));
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
 }
 
-Result<void> SqliteStore::CreateSession(const SessionRecord& session) {
+Status SqliteStore::CreateSession(const SessionRecord& session) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
-  return Guarded("cannot create session '" + session.id + "'", [&]() -> Result<void> {
+  return Guarded("cannot create session '" + session.id + "'", [&]() -> Status {
     if (store::SessionExists(*statements_, session.id)) {
       return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
     }

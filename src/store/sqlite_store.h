@@ -30,19 +30,19 @@ class SqliteStore final : public Store {
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
 
-  Result<void> CreateSession(const SessionRecord& session) override;
+  Status CreateSession(const SessionRecord& session) override;
   Result<SessionRecord> LoadSession(const std::string& session_id) override;
   Result<std::vector<SessionRecord>> ListSessions() override;
   Result<int64_t> CountSessions(std::optional<std::string> tenant) override;
   Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) override;
-  Result<void> CommitTurn(const TurnRecord& turn) override;  // sqlite_commit.cc
+  Status CommitTurn(const TurnRecord& turn) override;  // sqlite_commit.cc
   Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id, TurnRange range = {}) override;
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id, TurnRange range = {}) override;
   Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& session_id,
                                                   const std::string& idempotency_key) override;
   // The outbox and notices: sqlite_outbox.cc
   Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) override;
-  Result<void> RecordDeferredOutcome(const DeferredOutcome& outcome) override;
+  Status RecordDeferredOutcome(const DeferredOutcome& outcome) override;
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override;
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) override;
   Result<std::vector<Notice>> PendingNotices(const std::string& session_id) override;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/detail_log.h"
-#include "core/json_parse.h"
+#include "domain/detail_log.h"
+#include "domain/json_parse.h"
 #include "net/url.h"
 
 namespace reins {

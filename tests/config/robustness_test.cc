@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "config/agent_config_loader.h"
-#include "policy/schema/schema_validator.h"
+#include "schema/schema_validator.h"
 #include "reins/envelope.h"
 #include "reins/message.h"
 

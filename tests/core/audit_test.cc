@@ -1,6 +1,6 @@
 // The audit stage around a runtime: fail-open when the audit model fails, the catalog
 // cap, the verdict schema.
-#include "core/audit_stage.h"
+#include "pipeline/audit_stage.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // FitContext: what one model call carries is bounded, deterministically, and never
 // breaks a tool call from its result.
-#include "core/context_window.h"
+#include "pipeline/context_window.h"
 
 #include <gtest/gtest.h>
 

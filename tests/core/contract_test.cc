@@ -26,7 +26,7 @@ std::vector<std::string> ModelCalls(const TurnResult& r) {
 }
 
 bool HasEvent(const TurnResult& r, const std::string& type) {
-  return std::any_of(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return e.type == type; });
+  return std::any_of(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return e.name() == type; });
 }
 
 class ContractTest : public testing::RuntimeHarness {

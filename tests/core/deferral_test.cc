@@ -48,11 +48,11 @@ TEST_F(DeferralTest, StreamsProgressLiveAndTheReplyOnlyAfterTheCommit) {
   Build(kAgent, kReplies, {{"save_prayer", kSaved}, {"service_times", kTimes}}, "sqlite::memory:",
         [&](RuntimeParts& parts) {
           parts.after_commit = [&](const std::string&) { seen.push_back("<commit>"); };
-          parts.on_event = [&](const std::string&, const TraceEvent& e) { session_events.push_back(e.type); };
+          parts.on_event = [&](const std::string&, const TraceEvent& e) { session_events.emplace_back(e.name()); };
         });
   TurnInput in;
   in.say = "Please pray for my mother. When is service?";
-  in.on_event = [&](const TraceEvent& e) { seen.push_back(e.type); };
+  in.on_event = [&](const TraceEvent& e) { seen.emplace_back(e.name()); };
   auto r = Run(std::move(in));
   ASSERT_TRUE(r.ok()) << r.status().message();
   auto at = [&](const std::string& type) { return std::find(seen.begin(), seen.end(), type) - seen.begin(); };

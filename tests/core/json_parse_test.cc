@@ -1,5 +1,5 @@
 // ParseJson: nesting is bounded while parsing, so no deep value is ever built.
-#include "core/json_parse.h"
+#include "domain/json_parse.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/json_path.h"
+#include "domain/json_path.h"
 
 #include <gtest/gtest.h>
 

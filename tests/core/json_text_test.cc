@@ -1,4 +1,4 @@
-#include "core/json_text.h"
+#include "domain/json_text.h"
 
 #include <random>
 

@@ -1,4 +1,4 @@
-#include "core/plan_runner.h"
+#include "pipeline/plan_runner.h"
 
 #include <gtest/gtest.h>
 

@@ -21,7 +21,7 @@ class InvariantsTest : public ::testing::Test {
     turn_.number = 1;
     turn_.result.status = TurnStatus::kCompleted;
   }
-  void Event(const std::string& type, Json data) { turn_.result.events.push_back({type, 1, 0, std::move(data)}); }
+  void Event(EventName type, Json data) { turn_.result.events.push_back({type.type, 1, 0, std::move(data)}); }
   Json Executed(const std::string& name, int position, Json args, bool success, const std::string& action,
                 Json result = Json::object()) {
     return {{"name", name}, {"response", 1}, {"position", position}, {"args", std::move(args)},
@@ -162,10 +162,10 @@ TEST_F(InvariantsTest, I7ResumedStepKeepsWhatRanBeforeThePause) {
   Json finished = {{"step", "s1"}, {"status", "completed"}, {"validationStatus", "passed"}, {"requiredTools", {"lookup"}}};
   TurnRun first = turn_, second = turn_;
   second.number = 2;
-  first.result.events = {{"plan.step.started", 1, 0, step}, {"tool.executed", 1, 0, search}};
+  first.result.events = {{EventType::kPlanStepStarted, 1, 0, step}, {EventType::kToolExecuted, 1, 0, search}};
   Json resumed = step;
   resumed["resumed"] = true;
-  second.result.events = {{"plan.step.started", 2, 0, resumed}, {"plan.step.finished", 2, 0, finished}};
+  second.result.events = {{EventType::kPlanStepStarted, 2, 0, resumed}, {EventType::kPlanStepFinished, 2, 0, finished}};
   EXPECT_TRUE(CheckInvariants(config_, {first, second}, history_).empty());
   second.result.events[0].data = step;  // started afresh: lookup never ran inside it
   std::vector<InvariantViolation> v = CheckInvariants(config_, {first, second}, history_);

@@ -98,7 +98,7 @@ TEST(RealBackendScenarioTest, ARealFailureGivesOneNote) {
   ASSERT_NE(first, std::string::npos) << reply;
   EXPECT_EQ(reply.find("(Note: the order failed.)", first + 1), std::string::npos) << "told twice: " << reply;
   for (const TraceEvent& e : r.turns[0].result.events) {
-    EXPECT_NE(e.type, "notice.created") << "the note reached the reply; no notice repeats it";
+    EXPECT_NE(e.name(), "notice.created") << "the note reached the reply; no notice repeats it";
   }
   EXPECT_EQ(shop.requests().size(), 1u);
   fs::remove_all(dir);

@@ -1,9 +1,11 @@
-// docs/trace.md lists every event the code emits, with its fields. Two checks: every
-// event type written in the source (an Emit call or a TraceEvent built by hand) has a
-// row and every row is an event the source writes; and every event of every example
-// scenario, run governed, with the governor off and under the simulated model's faults,
-// has only the fields its row lists. The runtime tests check their own turns the same
+// docs/trace.md lists every event include/reins/trace.h declares, with its fields (the
+// compiler holds the code to the header: an undeclared name does not build). Three
+// checks: the header and the doc list the same events and the doc names every declared
+// field; every declared event is written somewhere in src/ (nothing retired lingers);
+// and every event of every example scenario, run governed, with the governor off and
+// under the simulated model's faults, has only the fields both list. The runtime tests check their own turns the same
 // way (support/runtime_harness.h), which covers the paths no example takes.
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -21,39 +23,76 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Event types written in src/: `Emit("x"`, `emit("x"`, a ternary of two inside an Emit,
-// and `{"x", <turn>, ...}` braces that build a TraceEvent by hand.
+// "plan.step.started" -> "PlanStepStarted", the enumerator's name after its `k`.
+std::string EnumeratorOf(std::string_view name) {
+  std::string out;
+  bool upper = true;
+  for (char c : name) {
+    if (c == '.' || c == '_') {
+      upper = true;
+    } else {
+      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      upper = false;
+    }
+  }
+  return out;
+}
+
+// Event types written in src/: by name (`Emit("x"`, `emit("x"`) or by enumerator on a
+// line that writes an event (an Emit call, a TraceEvent built by hand).
 std::map<std::string, std::string> EventTypesInSource() {
-  const std::regex emit(R"re([Ee]mit\(\s*(?:[a-z_.]+\s*\?\s*"([a-z_.]+)"\s*:\s*)?"([a-z_.]+)")re");
-  const std::regex built(R"re(\{"([a-z_]+\.[a-z_.]+)",\s*[a-z_.]*turn[a-z_]*,)re");
+  const std::regex emit(R"re([Ee]mit\(\s*"([a-z_.]+)")re");
+  const std::regex enumerator(R"re(EventType::k([A-Za-z]+))re");
+  std::map<std::string, std::string> by_enumerator;
+  for (const EventSpec& spec : kEventSpecs) by_enumerator[EnumeratorOf(spec.name)] = spec.name;
   std::map<std::string, std::string> found;  // type -> a file that writes it
   for (const auto& entry : fs::recursive_directory_iterator(fs::path(REINS_SOURCE_DIR) / "src")) {
     if (!entry.is_regular_file() || (entry.path().extension() != ".cc" && entry.path().extension() != ".h")) continue;
     std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string s = text.str();
     const std::string file = fs::relative(entry.path(), REINS_SOURCE_DIR).string();
-    for (const std::regex* re : {&emit, &built}) {
-      for (auto it = std::sregex_iterator(s.begin(), s.end(), *re); it != std::sregex_iterator(); ++it) {
-        for (size_t g = 1; g < it->size(); ++g) {
-          if ((*it)[g].matched) found.emplace((*it)[g].str(), file);
-        }
+    for (std::string line; std::getline(in, line);) {
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), emit); it != std::sregex_iterator(); ++it) {
+        found.emplace((*it)[1].str(), file);
+      }
+      const bool writes = line.find("mit(") != std::string::npos || line.find("events.push_back(") != std::string::npos ||
+                          line.find("TraceEvent ") != std::string::npos || line.find("event = {") != std::string::npos;
+      if (!writes) continue;
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), enumerator); it != std::sregex_iterator(); ++it) {
+        if (auto name = by_enumerator.find((*it)[1].str()); name != by_enumerator.end()) found.emplace(name->second, file);
       }
     }
   }
   return found;
 }
 
-TEST(TraceDocTest, EveryEventTypeInTheSourceHasARowAndEveryRowIsEmitted) {
+TEST(TraceDocTest, EveryDeclaredEventHasARowWithItsFieldsAndEveryRowIsDeclared) {
   const auto& doc = testing::DocumentedTraceEvents();
-  const std::map<std::string, std::string> source = EventTypesInSource();
-  ASSERT_GT(source.size(), 30u) << "the source scan found too few event types to be working";
-  for (const auto& [type, file] : source) {
-    EXPECT_TRUE(doc.contains(type)) << file << " emits '" << type << "', which docs/trace.md does not list";
+  for (const EventSpec& spec : kEventSpecs) {
+    if (spec.type == EventType::kUnknown) continue;
+    const std::string type(spec.name);
+    auto row = doc.find(type);
+    if (row == doc.end()) {
+      ADD_FAILURE() << "include/reins/trace.h declares '" << type << "', which docs/trace.md does not list";
+      continue;
+    }
+    for (const std::string& field : testing::DeclaredFields(spec.type)) {
+      EXPECT_TRUE(row->second.contains(field)) << "docs/trace.md's row for '" << type << "' does not name its field '"
+                                               << field << "'";
+    }
   }
   for (const auto& [type, fields] : doc) {
-    EXPECT_TRUE(source.contains(type)) << "docs/trace.md lists '" << type << "', which no code emits";
+    EXPECT_NE(EventTypeFromName(type), EventType::kUnknown)
+        << "docs/trace.md lists '" << type << "', which include/reins/trace.h does not declare";
+  }
+}
+
+TEST(TraceDocTest, EveryDeclaredEventIsWrittenSomewhere) {
+  const std::map<std::string, std::string> source = EventTypesInSource();
+  ASSERT_GT(source.size(), 30u) << "the source scan found too few event types to be working";
+  for (const EventSpec& spec : kEventSpecs) {
+    if (spec.type == EventType::kUnknown) continue;
+    EXPECT_TRUE(source.contains(std::string(spec.name))) << "include/reins/trace.h declares '" << spec.name
+                                                          << "', which no code in src/ writes";
   }
 }
 

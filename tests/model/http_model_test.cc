@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "config/agent_config_loader.h"
-#include "core/detail_log.h"
+#include "domain/detail_log.h"
 #include "reins/runtime.h"
 #include "support/mock_payloads.h"
 #include "support/mock_upstream.h"

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "model/schema_args.h"
-#include "policy/schema/schema_validator.h"
+#include "schema/schema_validator.h"
 #include "support/run_sync.h"
 
 namespace reins {

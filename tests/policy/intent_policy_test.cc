@@ -43,7 +43,7 @@ TEST(IntentPolicyTest, AuditAndOffOnlyRecord) {
   p.ctx.user_text = "any small groups?";
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());
   ASSERT_FALSE(p.ctx.result.events.empty());
-  EXPECT_EQ(p.ctx.result.events.back().type, "intent.missing");
+  EXPECT_EQ(p.ctx.result.events.back().name(), "intent.missing");
   p.ctx.user_text = "what time is service?";
   size_t before = p.ctx.result.events.size();
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());

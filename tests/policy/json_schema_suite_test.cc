@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "policy/schema/schema_validator.h"
+#include "schema/schema_validator.h"
 
 namespace reins {
 namespace {

@@ -1,4 +1,4 @@
-#include "policy/schema/schema_validator.h"
+#include "schema/schema_validator.h"
 
 #include <limits>
 #include <string>

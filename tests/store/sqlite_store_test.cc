@@ -125,12 +125,12 @@ TEST_F(SqliteStoreTest, UnknownSessionIsNotFound) {
   EXPECT_EQ(store_->LoadMessages("nope").status().code(), StatusCode::kNotFound);
   TurnRecord t = Turn(1, "t1");
   t.session_id = "nope";
-  EXPECT_EQ(store_->CommitTurn(t).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->CommitTurn(t).code(), StatusCode::kNotFound);
 }
 
 TEST_F(SqliteStoreTest, CreatingAnExistingSessionIsAlreadyExists) {
   auto again = store_->CreateSession(Session("s1"));
-  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(SqliteStoreTest, CommittedTurnReadsBackCompletely) {
@@ -149,7 +149,7 @@ TEST_F(SqliteStoreTest, CommittedTurnReadsBackCompletely) {
        1, 2},
       {"call_3", "email", {{"to", "x"}}, ToolOutcome::Status::kDeferred, "", "", {}, 0, 2, 0}};
   t.result.clarification = Clarify("cl_1");
-  t.result.events = {{"turn.started", 1, 10, {{"speaker", "user"}}}, {"tool.executed", 1, 11, {{"name", "x"}}}};
+  t.result.events = {{EventType::kTurnStarted, 1, 10, {{"speaker", "user"}}}, {EventType::kToolExecuted, 1, 11, {{"name", "x"}}}};
   ASSERT_TRUE(store_->CommitTurn(t).ok());
 
   auto s = store_->LoadSession("s1");
@@ -257,12 +257,12 @@ TEST_F(SqliteStoreTest, AnsweringANonPendingClarificationFailsAndWritesNothing) 
   // so nothing remaining proves the rollback.
   TurnRecord again = Turn(3, "t3");
   again.result.tools = {{"c", "x", Json::object(), ToolOutcome::Status::kSkipped, "truncated", "", {}, 0, 1, 0}};
-  again.result.events = {{"turn.started", 3, 1, Json::object()}};
+  again.result.events = {{EventType::kTurnStarted, 3, 1, Json::object()}};
   again.answered_clarification_id = "cl_1";
   auto result = store_->CommitTurn(again);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(result.status().message().find("cl_1"), std::string::npos);
+  EXPECT_EQ(result.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.message().find("cl_1"), std::string::npos);
   EXPECT_EQ(Counts(), before);
   EXPECT_EQ(store_->LoadSession("s1")->turn_count, 2);
   EXPECT_EQ(store_->LoadMessages("s1")->size(), 4u);
@@ -273,7 +273,7 @@ TEST_F(SqliteStoreTest, DuplicateTurnIdIsAlreadyExistsAndWritesNothing) {
   ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
   const std::string before = Counts();
   auto result = store_->CommitTurn(Turn(2, "t1"));
-  EXPECT_EQ(result.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(result.code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(Counts(), before);
 }
 
@@ -289,7 +289,7 @@ TEST_F(SqliteStoreTest, FailureMidCommitLeavesNoPartialRows) {
   second.result.clarification = Clarify("cl_1");
   auto result = store_->CommitTurn(second);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(result.code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(Counts(), before);
   EXPECT_EQ(Text("SELECT status FROM clarifications WHERE id = 'cl_1'"), "pending");  // not superseded
 }
@@ -422,7 +422,7 @@ TEST_F(SqliteStoreTest, AnIdempotencyKeyFindsItsTurnAndIsUniquePerSession) {
   EXPECT_FALSE(store_->FindTurnByKey("s1", "k-2").value());
   TurnRecord again = Turn(3, "t3");
   again.input["idempotency_key"] = "k-1";
-  EXPECT_EQ(store_->CommitTurn(again).status().code(), StatusCode::kAlreadyExists) << "the index holds it";
+  EXPECT_EQ(store_->CommitTurn(again).code(), StatusCode::kAlreadyExists) << "the index holds it";
   ASSERT_TRUE(store_->CreateSession(Session("s2")).ok());
   again.session_id = "s2";
   again.result.turn_number = 1;

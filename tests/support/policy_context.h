@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "policy/turn_context.h"
+#include "turn/turn_context.h"
 
 namespace reins::testing {
 

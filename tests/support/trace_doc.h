@@ -1,7 +1,7 @@
 // docs/trace.md as a contract: its table names every trace event type and the fields
-// of its `data`. Tests that run turns hand their events to ExpectDocumented, so a test
-// that makes the code emit an event type or a field the doc does not list fails, naming
-// what to add. Set REINS_TRACE_DOC_DUMP=FILE to append every (type, field) seen instead
+// of its `data`, as include/reins/trace.h declares them. Tests that run turns hand their
+// events to ExpectDocumented, so a test that makes the code emit a field the header or
+// the doc does not list fails, naming what to add. Set REINS_TRACE_DOC_DUMP=FILE to append every (type, field) seen instead
 // of failing, one per line, when writing the doc.
 #pragma once
 
@@ -61,25 +61,37 @@ inline const std::map<std::string, std::set<std::string>>& DocumentedTraceEvents
   return kDoc;
 }
 
+// The fields include/reins/trace.h declares for `type`.
+inline std::set<std::string> DeclaredFields(EventType type) {
+  std::set<std::string> out;
+  std::istringstream words{std::string(SpecOf(type).fields)};
+  for (std::string w; words >> w;) out.insert(w);
+  return out;
+}
+
 inline void ExpectDocumented(const std::vector<TraceEvent>& events) {
   static const char* dump = std::getenv("REINS_TRACE_DOC_DUMP");
   const auto& doc = DocumentedTraceEvents();
   ASSERT_FALSE(doc.empty()) << "docs/trace.md has no event table";
   for (const TraceEvent& e : events) {
+    const std::string type(e.name());
     if (dump != nullptr) {
       std::ofstream out(dump, std::ios::app);
-      out << e.type << "\n";
-      for (const auto& item : e.data.items()) out << e.type << " " << item.key() << "\n";
+      out << type << "\n";
+      for (const auto& item : e.data.items()) out << type << " " << item.key() << "\n";
       continue;
     }
-    auto row = doc.find(e.type);
-    if (row == doc.end()) {
-      ADD_FAILURE() << "trace event '" << e.type << "' is not in docs/trace.md: " << e.data.dump();
+    auto row = doc.find(type);
+    if (e.type == EventType::kUnknown || row == doc.end()) {
+      ADD_FAILURE() << "trace event '" << type << "' is not in docs/trace.md: " << e.data.dump();
       continue;
     }
+    const std::set<std::string> declared = DeclaredFields(e.type);
     for (const auto& item : e.data.items()) {
+      EXPECT_TRUE(declared.contains(item.key()))
+          << "field '" << item.key() << "' of trace event '" << type << "' is not declared in include/reins/trace.h";
       EXPECT_TRUE(row->second.contains(item.key()))
-          << "field '" << item.key() << "' of trace event '" << e.type << "' is not in docs/trace.md";
+          << "field '" << item.key() << "' of trace event '" << type << "' is not in docs/trace.md";
     }
   }
 }

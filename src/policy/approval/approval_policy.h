@@ -3,7 +3,7 @@
 // `approve: true` runs exactly that call, `approve: false` gives the model a refusal.
 #pragma once
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 
 namespace reins {
 

@@ -3,7 +3,7 @@
 // proposed them before seeing the result; they wait until it has.
 #pragma once
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 
 namespace reins {
 

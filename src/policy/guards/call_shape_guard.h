@@ -2,7 +2,7 @@
 // agent does not define, or arguments that are not a JSON object.
 #pragma once
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 
 namespace reins {
 

@@ -13,7 +13,7 @@
 
 #include <re2/re2.h>
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 
 namespace reins {
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "core/json_path.h"
-#include "policy/policy.h"
+#include "domain/json_path.h"
+#include "turn/policy.h"
 
 namespace reins {
 
@@ -26,15 +26,5 @@ class ProvenanceGuard final : public Policy {
   // tool -> entity type -> compiled JSONPath
   std::map<std::string, std::map<std::string, JsonPath>> produces_;
 };
-
-// The ids a result produces, per entity type, using the tool's `entities.produces`.
-std::map<std::string, std::vector<std::string>> ProducedEntities(const ToolDef& tool, const ResultEnvelope& result);
-
-// Which entity type the options of a clarification are ids of: the tool's only
-// produced type, else the type whose produced ids include the first option; "" if none.
-std::string EntityTypeOfOptions(const ToolDef& tool, const ResultEnvelope& result);
-
-// An entity id as text: strings as they are, integers in decimal; "" for anything else.
-std::string EntityIdText(const Json& v);
 
 }  // namespace reins

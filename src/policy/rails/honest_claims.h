@@ -10,7 +10,7 @@
 
 #include <re2/re2.h>
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 
 namespace reins {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 
 namespace reins {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/policy.h"
+#include "turn/policy.h"
 #include "reins/json.h"
 
 namespace reins {

@@ -1,0 +1,130 @@
+#include "reins/turn.h"
+
+#include "reins/clock.h"
+
+namespace reins {
+
+std::string_view TurnStatusName(TurnStatus s) {
+  switch (s) {
+    case TurnStatus::kCompleted: return "completed";
+    case TurnStatus::kAwaitingClarification: return "awaiting_clarification";
+    case TurnStatus::kAwaitingApproval: return "awaiting_approval";
+    case TurnStatus::kBlocked: return "blocked";
+    case TurnStatus::kCancelled: return "cancelled";
+    case TurnStatus::kFailed: return "failed";
+  }
+  return "failed";
+}
+
+std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
+  switch (s) {
+    case ToolOutcome::Status::kExecuted: return "executed";
+    case ToolOutcome::Status::kDeferred: return "deferred";
+    case ToolOutcome::Status::kRejected: return "rejected";
+    case ToolOutcome::Status::kSkipped: return "skipped";
+  }
+  return "skipped";
+}
+
+Json PlanStepToJson(const PlanStep& st) {
+  Json j = {{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
+            {"requiredTools", st.required_tools}, {"expectedOutcome", st.expected_outcome},
+            {"toolValidationMode", st.validation_mode}, {"status", st.status},
+            {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
+            {"retries", st.retries}, {"outcome", st.outcome}};
+  if (!st.deferred_writes.empty()) {
+    Json writes = Json::object();  // keyed by idempotency key: the store updates one in place
+    for (const PlanStep::Write& w : st.deferred_writes) writes[w.key] = {{"tool", w.tool}, {"outcome", w.outcome}};
+    j["deferredWrites"] = std::move(writes);
+  }
+  return j;
+}
+
+PlanStep PlanStepFromJson(const Json& j) {
+  PlanStep st;
+  if (!j.is_object()) return st;
+  st.id = j.value("id", "");
+  st.description = j.value("description", "");
+  st.step_type = j.value("stepType", "reasoning");
+  st.required_tools = j.value("requiredTools", std::vector<std::string>{});
+  st.expected_outcome = j.value("expectedOutcome", "");
+  st.validation_mode = j.value("toolValidationMode", "strict");
+  st.status = j.value("status", "pending");
+  st.validation_status = j.value("validationStatus", "");
+  st.actual_tool_calls = j.value("actualToolCalls", std::vector<std::string>{});
+  st.retries = j.value("retries", 0);
+  st.outcome = j.value("outcome", "");
+  if (auto writes = j.find("deferredWrites"); writes != j.end() && writes->is_object()) {
+    for (const auto& [key, w] : writes->items()) {
+      st.deferred_writes.push_back({key, w.value("tool", ""), w.value("outcome", "queued")});
+    }
+  }
+  return st;
+}
+
+Json TurnInputToJson(const TurnInput& in) {
+  Json j = {{"speaker", in.speaker}};
+  if (in.say) j["say"] = *in.say;
+  if (in.select) j["select"] = *in.select;
+  if (in.approve) j["approve"] = *in.approve;
+  if (in.cancel) j["cancel"] = true;
+  if (!in.page_context.is_null()) j["page_context"] = in.page_context;
+  if (!in.idempotency_key.empty()) j["idempotency_key"] = in.idempotency_key;
+  return j;
+}
+
+Json TurnResultToJson(const TurnResult& r, bool with_tools) {
+  Json tools = Json::array();
+  for (size_t i = 0; with_tools && i < r.tools.size(); ++i) {
+    const ToolOutcome& t = r.tools[i];
+    Json jt = {{"name", t.name}, {"args", t.args}, {"status", ToolOutcomeStatusName(t.status)}};
+    if (!t.reason.empty()) jt["reason"] = t.reason;
+    if (!t.message.empty()) jt["message"] = t.message;
+    if (t.result) {
+      jt["success"] = t.result->success;
+      jt["next_action"] = NextActionName(t.result->next_action);
+      jt["latency_ms"] = t.latency_ms;
+    }
+    tools.push_back(std::move(jt));
+  }
+  Json j = {{"turn_id", r.turn_id},
+            {"status", TurnStatusName(r.status)},
+            {"reply", r.reply},
+            {"tools", std::move(tools)},
+            {"rails", r.rails},
+            {"notices", r.notices}};
+  if (!r.error.empty()) j["error"] = r.error;
+  if (!r.blocked_reason.empty()) j["blocked_reason"] = r.blocked_reason;
+  if (r.lease) {
+    j["lease"] = {{"owner", r.lease->owner}, {"domain", r.lease->domain}, {"expires_at", FormatIsoTime(r.lease->expires_at_ms)}};
+  }
+  if (!r.plan.empty()) {
+    Json steps = Json::array();
+    for (const PlanStep& st : r.plan) steps.push_back(PlanStepToJson(st));
+    j["plan"] = {{"steps", std::move(steps)}};
+  }
+  if (!r.audit.is_null()) j["audit"] = r.audit;
+  if (r.approval) j["approval"] = {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}};
+  if (r.clarification) {
+    Json c = ClarificationToJson(r.clarification->clarification);
+    c["id"] = r.clarification->id;
+    j["clarification"] = std::move(c);
+  }
+  return j;
+}
+
+Json TraceEventToJson(const TraceEvent& e) {
+  return {{"type", std::string(e.name())}, {"turn", e.turn}, {"at_ms", e.at_ms}, {"data", e.data}};
+}
+
+TraceEvent TraceEventFromJson(const Json& j) {
+  TraceEvent e;
+  if (!j.is_object()) return e;
+  e.type = EventTypeFromName(j.value("type", ""));
+  e.turn = j.value("turn", 0);
+  e.at_ms = j.value("at_ms", int64_t{0});
+  if (auto it = j.find("data"); it != j.end()) e.data = *it;
+  return e;
+}
+
+}  // namespace reins

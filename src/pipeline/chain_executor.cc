@@ -1,0 +1,226 @@
+#include "pipeline/chain_executor.h"
+
+#include <algorithm>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include "domain/json_text.h"
+#include "domain/entities.h"
+
+namespace reins {
+namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
+  return {{"call_id", p.call->id},     {"name", p.call->name},
+          {"args", p.call->args_valid ? p.call->args : Json(p.call->arguments_text)},
+          {"response", ctx.response_index}, {"position", p.position}};
+}
+
+std::string IdempotencyKey(const TurnContext& ctx, int position) {
+  return ctx.turn_id + ":" + std::to_string(ctx.response_index) + ":" + std::to_string(position);
+}
+
+std::string ErrorContent(const std::string& error) {
+  return Json{{"success", false}, {"next_action", "error"}, {"error", error}}.dump();
+}
+
+ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutcome::Status status) {
+  ToolOutcome o;
+  o.call_id = p.call->id;
+  o.name = p.call->name;
+  o.args = p.call->args_valid ? p.call->args : Json(p.call->arguments_text);
+  o.status = status;
+  o.response_index = ctx.response_index;
+  o.position = p.position;
+  o.step_id = ctx.step_id;
+  return o;
+}
+
+}  // namespace
+
+Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, int64_t* latency_ms) {
+  ToolBackend* backend = tools_.Find(p.tool->name);
+  if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
+  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id,
+                      IdempotencyKey(ctx, p.position) + ctx.key_salt};
+  // The tool's own timeout, or what is left of the turn's budget if that ends sooner.
+  const int64_t budget = std::min<int64_t>(p.tool->timeout_ms, ctx.RemainingMs());
+  request.timeout_ms = budget;
+  request.on_progress = [&ctx, &p](const Json& progress) {
+    Json data = {{"call_id", p.call->id}, {"name", p.call->name}};
+    for (const char* key : {"progress", "total", "message"}) {
+      if (progress.contains(key)) data[key] = progress[key];
+    }
+    ctx.Emit("tool.progress", std::move(data));
+  };
+  request.may_ask = true;
+  if (p.call->id == ctx.resumed_call_id) request.answer = ctx.resume_answer;
+  int64_t start = ctx.clock.NowMs();
+  // Whichever ends first: the call, or its budget on the clock (which cancels the call:
+  // an HTTP exchange is dropped, an MCP server hears notifications/cancelled).
+  auto raced = co_await (backend->Invoke(request) || ctx.clock.Sleep(budget));
+  *latency_ms = ctx.clock.NowMs() - start;
+  if (raced.index() == 1) {
+    const bool turn_ran_out = budget < p.tool->timeout_ms;
+    co_return ResultEnvelope::Failure("timed out after " + std::to_string(budget) + " ms" +
+                                      (turn_ran_out ? " (the turn's limits.turn_timeout_ms ran out)" : ""));
+  }
+  Result<Json>& raw = std::get<0>(raced);
+  if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
+  co_return NormaliseToolResult(*raw);
+}
+
+void ChainExecutor::Queue(TurnContext& ctx) {
+  const std::vector<ToolCall> calls = std::move(ctx.system_calls);
+  ctx.system_calls.clear();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false};
+    GuardDecision decision = policies_.Guard(ctx, p);
+    const CallVerdict& verdict = decision.verdict;
+    const std::string guard(decision.policy);
+    Json data = CallEventData(ctx, p);
+    data["policy"] = "system";
+    if (verdict.kind == CallVerdict::Kind::kReplace) {
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
+      o.idempotency_key = IdempotencyKey(ctx, p.position);
+      data["idempotency_key"] = o.idempotency_key;
+      ctx.Emit("tool.deferred", std::move(data));
+      ctx.result.tools.push_back(std::move(o));
+      continue;
+    }
+    // Refused by a guard, or a tool that would run now or wait for approval (reins check
+    // refuses such a flag tool): recorded, never run in place of the outbox.
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
+    o.reason = verdict.kind == CallVerdict::Kind::kReject ? verdict.reason : "not_deferred";
+    o.message = verdict.kind == CallVerdict::Kind::kReject ? verdict.message : "a call the runtime makes must be deferred";
+    data["reason"] = o.reason;
+    data["guard"] = guard;
+    data["message"] = o.message;
+    ctx.Emit("tool.rejected", std::move(data));
+    ctx.result.tools.push_back(std::move(o));
+  }
+}
+
+Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls) {
+  std::vector<ProposedCall> proposed;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    proposed.push_back({&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(i), false});
+  }
+  policies_.ShapeCalls(ctx, proposed);
+
+  ChainOutcome outcome;
+  for (const ProposedCall& p : proposed) {
+    const std::string& name = p.call->name;
+    const bool out_of_time = ctx.deadline_ms != 0 && ctx.RemainingMs() == 0;
+    if (outcome.stop != ChainStop::kNone || p.truncated || out_of_time) {
+      std::string reason = p.truncated ? "truncated" : out_of_time ? "turn_timeout" : "chain_stopped";
+      std::string why = reason == "truncated"
+                            ? "not executed: it was proposed together with a tool that may ask the user to "
+                              "clarify; call it again once that result is known"
+                        : reason == "turn_timeout" ? "not executed: the turn ran out of time (limits.turn_timeout_ms)"
+                                                   : "not executed: an earlier call in the same response stopped the chain";
+      if (out_of_time) outcome.stop = ChainStop::kError;
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+      o.reason = reason;
+      o.message = why;
+      Json data = CallEventData(ctx, p);
+      data["reason"] = reason;
+      ctx.Emit("tool.skipped", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent(why), true));
+      ctx.result.tools.push_back(std::move(o));
+      continue;
+    }
+
+    GuardDecision decision = policies_.Guard(ctx, p);
+    const CallVerdict& verdict = decision.verdict;
+    const std::string guard(decision.policy);
+    if (verdict.kind == CallVerdict::Kind::kReject) {
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
+      o.reason = verdict.reason;
+      o.message = verdict.message;
+      Json data = CallEventData(ctx, p);
+      data["reason"] = verdict.reason;
+      data["guard"] = guard;
+      data["message"] = verdict.message;
+      ctx.Emit("tool.rejected", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
+                                                                          verdict.message), true));
+      ctx.result.tools.push_back(std::move(o));
+      // The model's plan for the rest of this response rested on this call.
+      outcome.stop = ChainStop::kError;
+      continue;
+    }
+    if (verdict.kind == CallVerdict::Kind::kPause) {
+      // Not run: it waits for a person. Calls after it wait too (skipped), so the model
+      // can propose them again once the decision is known.
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+      o.reason = "awaiting_approval";
+      o.message = verdict.message;
+      PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text, {}};
+      Json data = CallEventData(ctx, p);
+      data["approval_id"] = pending.id;
+      ctx.Emit("approval.requested", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
+      ctx.result.tools.push_back(std::move(o));
+      pending.request_tools = ctx.RequestTools();
+      outcome.stop = ChainStop::kApproval;
+      outcome.approval = std::move(pending);
+      continue;
+    }
+    if (verdict.kind == CallVerdict::Kind::kReplace) {
+      // Deferred: the model sees only the synthetic result; the real call waits in the
+      // outbox under a key stable across retries (turn, response, position).
+      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
+      o.idempotency_key = IdempotencyKey(ctx, p.position);
+      Json data = CallEventData(ctx, p);
+      data["idempotency_key"] = o.idempotency_key;
+      data["instruction"] = verdict.message;
+      data["policy"] = guard;
+      ctx.Emit("tool.deferred", std::move(data));
+      ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
+      ctx.result.tools.push_back(std::move(o));
+      continue;  // a synthetic result never stops the chain
+    }
+
+    int64_t latency_ms = 0;
+    ResultEnvelope result = co_await Execute(ctx, p, &latency_ms);
+    policies_.Observe(ctx, p, result);
+
+    Json envelope = EnvelopeToJson(result);
+    ctx.history.push_back(Message::Tool(p.call->id, name, JsonText(envelope), !result.success));
+    Json data = CallEventData(ctx, p);
+    data["result"] = std::move(envelope);
+    data["success"] = result.success;
+    data["next_action"] = NextActionName(result.next_action);
+    data["latency_ms"] = latency_ms;
+    data["may_clarify"] = p.tool->may_clarify;
+    ctx.Emit("tool.executed", std::move(data));
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
+    o.result = result;
+    o.latency_ms = latency_ms;
+    if (!result.success) o.message = result.error;
+    ctx.result.tools.push_back(std::move(o));
+
+    if (!result.StopsChain()) continue;
+    if (result.next_action == NextAction::kClarificationNeeded) {
+      outcome.stop = ChainStop::kClarification;
+      PendingClarification pending;
+      pending.id = "c_" + ctx.turn_id.substr(ctx.turn_id.find('_') + 1) + "_" + std::to_string(p.position);
+      pending.clarification = *result.clarification;
+      pending.tool = name;
+      pending.entity_type = EntityTypeOfOptions(*p.tool, result);
+      pending.request_text = ctx.user_text;
+      pending.request_tools = ctx.RequestTools();
+      outcome.clarification = std::move(pending);
+    } else if (result.next_action == NextAction::kComplete && result.success) {
+      outcome.stop = ChainStop::kComplete;
+    } else {
+      outcome.stop = ChainStop::kError;
+    }
+  }
+  co_return outcome;
+}
+
+}  // namespace reins

@@ -1,0 +1,45 @@
+// ChainExecutor: runs the tool calls of ONE model response, one by one, under the
+// policy chain. This is where the seed-001 guarantees live:
+//   - every proposed call is shaped (truncation after a may_clarify tool, I2), guarded
+//     (unknown tool, bad JSON, schema I11, provenance I3) and, if allowed, executed;
+//   - after each executed call its next_action decides at once: clarification_needed,
+//     complete, error or success:false stop the chain; later calls are skipped (I1);
+//   - every proposed call gets exactly one tool message in history, in order (I10).
+#pragma once
+
+#include <optional>
+
+#include "turn/policy.h"
+#include "reins/async.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+enum class ChainStop { kNone, kClarification, kComplete, kError, kApproval };
+
+struct ChainOutcome {
+  ChainStop stop = ChainStop::kNone;
+  std::optional<PendingClarification> clarification;
+  std::optional<PendingApproval> approval;
+};
+
+class ChainExecutor {
+ public:
+  ChainExecutor(const PolicyChain& policies, const ToolRouter& tools) : policies_(policies), tools_(tools) {}
+
+  // Appends one tool message per call to ctx.history and one ToolOutcome per call to
+  // ctx.result.tools, with trace events.
+  Task<ChainOutcome> Run(TurnContext& ctx, const std::vector<ToolCall>& calls);
+  // The calls the runtime proposed itself (ctx.system_calls), guarded exactly like the
+  // model's: queued when a deferral policy replaces them, recorded rejected when a
+  // guard refuses them. Nothing runs now and nothing enters the model's history.
+  void Queue(TurnContext& ctx);
+
+ private:
+  Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, int64_t* latency_ms);
+
+  const PolicyChain& policies_;
+  const ToolRouter& tools_;
+};
+
+}  // namespace reins

@@ -1,0 +1,131 @@
+#include "pipeline/deferred_runner.h"
+
+#include <memory>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace reins {
+namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+// What the turn waiting in `await` mode shares with the calls it started.
+struct AwaitState {
+  explicit AwaitState(const boost::asio::any_io_executor& ex, size_t n)
+      : done(ex, boost::asio::steady_timer::time_point::max()), results(n), left(n) {}
+  boost::asio::steady_timer done;  // cancelled when the last call finishes
+  std::vector<std::optional<DeferredResult>> results;
+  size_t left;
+  bool waiting = true;
+};
+
+Task<void> WaitUntilDone(std::shared_ptr<AwaitState> state) {
+  if (state->left == 0) co_return;
+  co_await state->done.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+}
+
+}  // namespace
+
+std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
+  const ToolDef* def = config_.FindTool(entry.tool);
+  std::string note = def != nullptr ? def->failure_note : DefaultFailureNote("that request");
+  if (!entry.step_id.empty()) note += " (This was for step " + entry.step_id + " of the plan.)";
+  return note;
+}
+
+Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int turn_number, std::string mode) {
+  Result<bool> claimed = store_.ClaimOutbox(entry.key, clock_.NowMs());
+  if (claimed.ok() && !*claimed) co_return std::nullopt;  // done by an earlier run
+  DeferredResult r;
+  r.entry = entry;
+  int64_t start = clock_.NowMs();
+  const ToolDef* tool = config_.FindTool(entry.tool);
+  ToolBackend* backend = tool != nullptr ? tools_.Find(entry.tool) : nullptr;
+  if (!claimed.ok()) {
+    r.result = ResultEnvelope::Failure("the outbox could not be updated: " + claimed.status().message());
+  } else if (backend == nullptr) {
+    r.result = ResultEnvelope::Failure("tool " + entry.tool + " has no backend configured");
+  } else {
+    ToolRequest request{entry.tool, entry.args, entry.session_id, entry.turn_id, entry.key + key_salt};
+    request.timeout_ms = tool->timeout_ms;
+    // A hanging backend is bounded by the tool's own timeout.
+    auto outcome = co_await (backend->Invoke(request) || clock_.Sleep(tool->timeout_ms));
+    if (outcome.index() == 1) {
+      r.result = ResultEnvelope::Failure("timed out after " + std::to_string(tool->timeout_ms) + " ms");
+    } else if (Result<Json>& raw = std::get<0>(outcome); !raw.ok()) {
+      r.result = ResultEnvelope::Failure(raw.status().message());
+    } else {
+      r.result = NormaliseToolResult(*raw);
+    }
+  }
+  r.latency_ms = clock_.NowMs() - start;
+  r.event = {EventType::kDeferredExecuted, turn_number, clock_.NowMs(),
+             Json{{"name", entry.tool}, {"args", entry.args}, {"idempotency_key", entry.key},
+                  {"result", EnvelopeToJson(r.result)}, {"success", r.result.success},
+                  {"next_action", NextActionName(r.result.next_action)}, {"latency_ms", r.latency_ms},
+                  {"mode", mode}}};
+  co_return r;
+}
+
+void DeferredRunner::RecordUnattended(const DeferredResult& r) {
+  DeferredOutcome o{r.entry.key, r.result, r.latency_ms, {r.event}, "", "", clock_.NowMs()};
+  if (!r.result.success) {
+    o.notice = FailureNote(r.entry);
+    o.events.push_back({EventType::kNoticeCreated, r.event.turn, clock_.NowMs(), {{"text", o.notice}, {"tool", r.entry.tool}}});
+  }
+  // A failed write here leaves the entry unfinished: a restart runs it again under the
+  // same key, which the backend de-duplicates.
+  if (!store_.RecordDeferredOutcome(o).ok()) return;
+  if (!o.notice.empty() && on_notice) on_notice(r.entry.session_id);
+  for (const TraceEvent& e : o.events) {
+    if (on_event) on_event(r.entry.session_id, e);
+  }
+}
+
+void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries,
+                           int turn_number, std::string mode, std::shared_ptr<const void> keep_alive) {
+  for (OutboxEntry& entry : entries) {
+    boost::asio::co_spawn(
+        ex,
+        [this, entry = std::move(entry), turn_number, mode, keep_alive]() -> Task<void> {
+          std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
+          if (r) RecordUnattended(*r);
+        },
+        boost::asio::detached);
+  }
+}
+
+Task<std::vector<DeferredResult>> DeferredRunner::RunAwait(std::vector<OutboxEntry> entries, int turn_number,
+                                                          std::shared_ptr<const void> keep_alive, std::string mode) {
+  auto ex = co_await boost::asio::this_coro::executor;
+  auto state = std::make_shared<AwaitState>(ex, entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    boost::asio::co_spawn(
+        ex,
+        [this, state, i, entry = std::move(entries[i]), turn_number, mode, keep_alive]() -> Task<void> {
+          std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
+          if (r && state->waiting) {
+            state->results[i] = std::move(r);
+          } else if (r) {
+            RecordUnattended(*r);  // the turn stopped waiting: report it with the next reply
+          }
+          if (--state->left == 0) state->done.cancel();
+        },
+        boost::asio::detached);
+  }
+  co_await (WaitUntilDone(state) || clock_.Sleep(config_.deferred.timeout_ms));
+  state->waiting = false;
+  std::vector<DeferredResult> finished;
+  for (std::optional<DeferredResult>& r : state->results) {
+    if (r) finished.push_back(std::move(*r));
+  }
+  co_return finished;
+}
+
+}  // namespace reins

@@ -1,0 +1,237 @@
+#include "pipeline/model_loop.h"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include "pipeline/context_window.h"
+
+namespace reins {
+namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+Json CallsToJson(const std::vector<ToolCall>& calls) {
+  Json out = Json::array();
+  for (const ToolCall& c : calls) out.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments_text}});
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& config) {
+  auto specs = std::make_shared<std::vector<ToolSpec>>();
+  for (const ToolDef& t : config.tools) specs->push_back({t.name, t.description, t.input_schema});
+  return specs;
+}
+
+ModelLoop::ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model,
+                     ModelProvider& audit_model, ChainExecutor& executor)
+    : policies_(policies), model_(model), audit_model_(audit_model), executor_(executor), tools_(ToolSpecsOf(config)) {}
+
+ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                               std::shared_ptr<const std::vector<ToolSpec>> tools) {
+  ModelRequest request;
+  request.purpose = purpose;
+  request.tool_choice = std::move(choice);
+  request.turn = ctx.result.turn_number;
+  request.user_text = ctx.user_text;
+  std::string system = ctx.config.system_prompt;
+  for (const std::string& note : ctx.system_notes) system += "\n\n" + note;
+  if (!ctx.input.page_context.is_null()) {
+    system += "\n\nPage context (what the user is looking at): " + ctx.input.page_context.dump();
+  }
+  ContextWindow window = FitContext(ctx.history, ctx.history_base, ctx.config.max_context_chars,
+                                    system.size() + ContextWindow::kMaxNoteChars, ctx.older_history_left_out);
+  if (std::string note = window.Note(); !note.empty()) system += "\n\n" + note;
+  request.messages.reserve(window.messages.size() + 1);
+  request.messages.push_back(Message::System(std::move(system)));
+  for (Message& m : window.messages) request.messages.push_back(std::move(m));
+  request.tools = std::move(tools);
+  return request;
+}
+
+namespace {
+
+std::string TurnTimeout(const TurnContext& ctx) {
+  return "the turn took longer than limits.turn_timeout_ms = " + std::to_string(ctx.config.turn_timeout_ms) + " ms";
+}
+
+Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model) {
+  return {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model.Name()}};
+}
+
+}  // namespace
+
+bool ModelLoop::OutOfTurnTime(const Status& call) {
+  return call.code() == StatusCode::kDeadlineExceeded && call.message().starts_with("the turn took longer");
+}
+
+LoopOutcome ModelLoop::Failed(const Status& call) {
+  // A turn out of time says so plainly; any other failure names the call.
+  if (OutOfTurnTime(call)) {
+    return LoopOutcome{LoopOutcome::Kind::kFailed, call.message(), {}, {}};
+  }
+  return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + call.message(), {}, {}};
+}
+
+Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
+  std::vector<Message> no_extra;
+  Result<ModelResponse> response = co_await CallOnce(ctx, ctx.purpose, choice, std::move(no_extra), std::nullopt);
+  co_return response;
+}
+
+Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                                std::vector<Message> extra, std::optional<Json> schema) {
+  Json call = CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_);
+  if (!ctx.step_id.empty()) call["step"] = ctx.step_id;
+  ctx.Emit("model.call", std::move(call));
+  ++ctx.result.model_calls;
+  ModelRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
+  for (Message& m : extra) request.messages.push_back(std::move(m));
+  co_return co_await Send(ctx, std::move(request), std::move(schema));
+}
+
+Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                                std::vector<Message> messages, std::optional<Json> schema,
+                                                std::shared_ptr<const std::vector<ToolSpec>> tools) {
+  ctx.Emit("model.call", CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_));
+  ++ctx.result.model_calls;
+  ModelRequest request = BuildModelRequest(ctx, purpose, choice, std::move(tools));
+  request.messages = std::move(messages);
+  co_return co_await Send(ctx, std::move(request), std::move(schema));
+}
+
+Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
+  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) {
+    Status late = DeadlineExceeded(TurnTimeout(ctx));
+    ctx.Emit("model.error", {{"message", late.message()}});
+    co_return late;
+  }
+  Result<ModelResponse> response = Internal("no model call was made");
+  if (ctx.deadline_ms != 0) {
+    // The provider is told its budget (HttpModel aborts the exchange at it), and the turn
+    // stops waiting at the deadline whatever the provider does.
+    request.timeout_ms = ctx.RemainingMs();
+    auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
+    if (raced.index() == 0) response = std::move(std::get<0>(raced));
+    else response = DeadlineExceeded(TurnTimeout(ctx));
+  } else {
+    request.timeout_ms = 0;
+    response = co_await model.Complete(request);
+  }
+  if (!response.ok()) {
+    // Cut short by the turn's own deadline: that, not the provider, is the reason.
+    if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = DeadlineExceeded(TurnTimeout(ctx));
+    ctx.Emit("model.error", {{"message", response.status().message()}});
+    co_return response;
+  }
+  ++ctx.response_index;
+  Json event = {{"response", ctx.response_index}, {"text", response->text}, {"tool_calls", CallsToJson(response->tool_calls)}};
+  const Usage& usage = response->usage;
+  if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
+    event["usage"] = {{"input_tokens", usage.input_tokens}, {"output_tokens", usage.output_tokens}};
+  }
+  if (response->finish != FinishReason::kStop) event["finish"] = FinishReasonName(response->finish);
+  ctx.Emit("model.response", std::move(event));
+  co_return response;
+}
+
+Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema) {
+  request.step_id = ctx.step_id;
+  request.response_schema = std::move(schema);
+  ModelProvider& model = request.purpose == Purpose::kAudit ? audit_model_ : model_;
+  Result<ModelResponse> response = co_await Exchange(ctx, model, request);
+  if (!response.ok()) co_return response;
+  auto unfinished = [](const ModelResponse& r) {
+    return (r.finish == FinishReason::kLength && r.tool_calls.empty()) || r.finish == FinishReason::kPaused;
+  };
+  // Cut off by the token limit (the same request again) or paused (the conversation
+  // back with what it said so far, as Anthropic documents): once per turn (I9).
+  if (unfinished(*response) && ctx.retries_used.insert("cut_off").second) {
+    const bool paused = response->finish == FinishReason::kPaused;
+    const std::string so_far = paused ? response->text : "";
+    if (paused) request.messages.push_back(Message::Assistant(so_far));
+    Json call = CallEvent(request.purpose, request.tool_choice, model);
+    call["repeat"] = FinishReasonName(response->finish);
+    ctx.Emit("model.call", std::move(call));
+    ++ctx.result.model_calls;
+    response = co_await Exchange(ctx, model, request);
+    if (!response.ok()) co_return response;
+    if (paused) response->text = so_far + response->text;
+  }
+  if (unfinished(*response)) {
+    co_return Aborted(response->finish == FinishReason::kPaused
+                          ? "the model paused its answer again after it was sent back once"
+                          : "the model's answer was cut off by its token limit, also when asked again");
+  }
+  // Cut off inside a call: that call is unfinished and is refused (the others stand).
+  if (response->finish == FinishReason::kLength) response->tool_calls.back().cut_off = true;
+  co_return response;
+}
+
+LoopOutcome ModelLoop::Answer(TurnContext& ctx, const ModelResponse& response) {
+  if (response.finish == FinishReason::kRefusal) {
+    // The model declined: the person gets a plain sentence, not the model's words
+    // dressed as an answer; no tool it proposed runs.
+    ctx.Emit("model.refusal", {{"response", ctx.response_index}, {"text", response.text}});
+    ctx.history.push_back(Message::Assistant(kRefusalReply));
+    return LoopOutcome{LoopOutcome::Kind::kRefusal, kRefusalReply, {}, {}};
+  }
+  if (response.text.empty()) return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
+  ctx.history.push_back(Message::Assistant(response.text));
+  return LoopOutcome{LoopOutcome::Kind::kReply, response.text, {}, {}};
+}
+
+Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhaseMachine& phase, ChainOutcome chain) {
+  if (chain.stop == ChainStop::kClarification) {
+    co_return LoopOutcome{LoopOutcome::Kind::kClarification, chain.clarification->clarification.question,
+                          std::move(chain.clarification), std::nullopt};
+  }
+  if (chain.stop == ChainStop::kApproval) {
+    co_return LoopOutcome{LoopOutcome::Kind::kApproval, "", std::nullopt, std::move(chain.approval)};
+  }
+  phase.Enter(TurnPhase::kRunningModel);
+  if (chain.stop != ChainStop::kComplete) co_return std::nullopt;
+  // I1: after `complete`, exactly one more call, with tools off, composes the reply.
+  Result<ModelResponse> last = co_await CallOnce(ctx, ctx.purpose, ToolChoice::None(), {});
+  if (!last.ok()) co_return Failed(last.status());
+  if (!last->tool_calls.empty()) {
+    // Tool choice was `none`: calls proposed anyway never run and never enter history.
+    ctx.Emit("model.calls_ignored", {{"response", ctx.response_index}, {"tool_calls", CallsToJson(last->tool_calls)},
+                                     {"reason", "tool_choice none"}});
+  }
+  co_return Answer(ctx, *last);
+}
+
+Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
+  const int max_rounds = ctx.config.max_rounds;
+  ToolChoice choice = std::move(first);
+  while (ctx.loop_rounds < max_rounds) {
+    const int round = ++ctx.loop_rounds;
+    Result<ModelResponse> response = co_await Call(ctx, choice);
+    choice = ToolChoice::Auto();
+    if (!response.ok()) co_return Failed(response.status());
+    if (response->tool_calls.empty() || response->finish == FinishReason::kRefusal) {
+      LoopOutcome answer = Answer(ctx, *response);
+      if (answer.kind != LoopOutcome::Kind::kReply) co_return answer;
+      std::optional<std::string> required = policies_.RequiredToolMissing(ctx);
+      if (required && round < max_rounds) {
+        // One more round, naming the missing tool and forcing the model to call it.
+        ctx.history.push_back(Message::User("Before answering, call " + *required +
+                                            ": this request needs its result. Then answer again."));
+        choice = ToolChoice::Named(*required);
+        continue;
+      }
+      co_return answer;
+    }
+    ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
+    phase.Enter(TurnPhase::kExecutingTools);
+    ChainOutcome chain = co_await executor_.Run(ctx, response->tool_calls);
+    if (std::optional<LoopOutcome> done = co_await Conclude(ctx, phase, std::move(chain))) co_return std::move(*done);
+  }
+  co_return LoopOutcome{LoopOutcome::Kind::kFailed,
+                        "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) +
+                            " model calls",
+                        {}, {}};
+}
+
+}  // namespace reins

@@ -1,0 +1,84 @@
+// ModelLoop: the governed loop of one turn. It asks the model, hands each response's
+// calls to the ChainExecutor, and repeats until the model answers with text, a tool
+// asks the user to clarify, or limits.max_rounds is reached (a clear failure, never a
+// hang). After a `complete` result it makes one last call with tool choice `none`.
+// When a policy says a required tool is missing from a text answer (intents), it asks
+// once more with tool choice forced to that tool.
+//
+// Every model call goes through Send, which also decides what a response that is not
+// a finished answer means (docs/providers.md): cut off by the token limit or paused,
+// the model goes on once per turn (I9), then the turn fails honestly; a call cut off
+// inside is refused, never run; a refusal is answered with a plain sentence. Calls stop
+// at the turn's deadline (limits.turn_timeout_ms). Audit calls go to the audit model.
+#pragma once
+
+#include <string>
+
+#include "pipeline/chain_executor.h"
+#include "turn/turn_phase.h"
+#include "reins/model_provider.h"
+
+namespace reins {
+
+struct LoopOutcome {
+  enum class Kind { kReply, kClarification, kApproval, kFailed, kRefusal };
+  Kind kind = Kind::kFailed;
+  std::string text;   // kReply: the candidate reply; kRefusal: the reply to deliver; kFailed: why
+  std::optional<PendingClarification> clarification;
+  std::optional<PendingApproval> approval;
+};
+
+// What the person is told when the model declines: plain, and not the model's words.
+inline constexpr const char* kRefusalReply = "I'm sorry, but I can't help with that request.";
+
+class ModelLoop {
+ public:
+  ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model, ModelProvider& audit_model,
+            ChainExecutor& executor);
+  // Rounds count against limits.max_rounds for the whole turn (ctx.loop_rounds), so a
+  // plan's steps share one budget (I9). `first` is the first call's tool choice.
+  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first);
+  // What a chain's stop means for the turn, as in the loop: a clarification or an
+  // approval ends it; after `complete` exactly one call with tool choice `none` gives the
+  // reply (I1); nullopt: the loop goes on (an error the model may repair, or no stop).
+  Task<std::optional<LoopOutcome>> Conclude(TurnContext& ctx, TurnPhaseMachine& phase, ChainOutcome chain);
+  // One model call outside the loop (plan, synthesis), recorded like the loop's.
+  Task<Result<ModelResponse>> CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                       std::vector<Message> extra, std::optional<Json> schema = std::nullopt);
+  // A call with its own messages and tools instead of the turn's (the audit, a gather
+  // round restricted to some tools); recorded like every other call.
+  Task<Result<ModelResponse>> CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                                       std::vector<Message> messages, std::optional<Json> schema,
+                                       std::shared_ptr<const std::vector<ToolSpec>> tools);
+  const std::shared_ptr<const std::vector<ToolSpec>>& tools() const { return tools_; }
+
+  // The failed outcome for a model call that failed (the turn's timeout named as such).
+  static LoopOutcome Failed(const Status& call);
+  // True when a call failed because the turn's limits.turn_timeout_ms ran out: the turn
+  // then fails, even where another failure would be passed over (the audit fails open).
+  static bool OutOfTurnTime(const Status& call);
+  // A text answer as the turn's reply, or the refusal it stands for; recorded in history.
+  LoopOutcome Answer(TurnContext& ctx, const ModelResponse& response);
+
+ private:
+  // One logical model call, recorded in the trace; the response is appended to history
+  // by the caller.
+  Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
+  Task<Result<ModelResponse>> Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema);
+  Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request);
+
+  const PolicyChain& policies_;
+  ModelProvider& model_;
+  ModelProvider& audit_model_;
+  ChainExecutor& executor_;
+  std::shared_ptr<const std::vector<ToolSpec>> tools_;
+};
+
+// The tools of `config` as the model sees them.
+std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& config);
+
+// The request for one model call: system prompt (+ page context) and the history.
+ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                               std::shared_ptr<const std::vector<ToolSpec>> tools);
+
+}  // namespace reins

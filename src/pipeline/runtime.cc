@@ -1,0 +1,461 @@
+#include "reins/runtime.h"
+
+#include <algorithm>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <unordered_map>
+
+#include <boost/asio/this_coro.hpp>
+#include <openssl/rand.h>
+
+#include "pipeline/context_window.h"
+#include "pipeline/deferred_runner.h"
+#include "pipeline/session_queue.h"
+#include "pipeline/turn_pipeline.h"
+#include "turn/session_state.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+namespace {
+
+// Events a streaming caller may see while the turn runs: what the runtime is doing,
+// never what the person will be told (that waits for the commit, I12).
+bool IsProgressEvent(EventType type) {
+  switch (type) {
+    case EventType::kTurnStarted:
+    case EventType::kModelCall:
+    case EventType::kModelError:
+    case EventType::kToolExecuted:
+    case EventType::kToolProgress:
+    case EventType::kToolRejected:
+    case EventType::kToolSkipped:
+    case EventType::kToolDeferred:
+    case EventType::kPlanInvalid:
+    case EventType::kPlanFallback:
+    case EventType::kPlanResumed:
+    case EventType::kPlanAbandoned:
+    case EventType::kPlanStepStarted:
+    case EventType::kPlanStepRetry:
+    case EventType::kPlanStepFinished:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+struct Runtime::Impl {
+  // One tool catalog and everything built on it. A turn (and its deferred calls) runs
+  // on the catalog it started with, holding it; ReplaceTools makes a new one for later
+  // turns, and an old one goes when the last turn or deferred call using it ends.
+  struct Catalog {
+    AgentConfig config;
+    ToolRouter tools;
+    std::unique_ptr<TurnPipeline> pipeline;
+    std::unique_ptr<DeferredRunner> deferred;
+  };
+  RuntimeParts parts;
+  SessionQueue queue;
+  mutable std::mutex mu;  // guards rng, sessions and the catalogs
+  std::mt19937_64 rng;
+  std::shared_ptr<Catalog> catalog;
+
+  std::shared_ptr<Catalog> Current() {
+    std::lock_guard lock(mu);
+    return catalog;
+  }
+
+  std::shared_ptr<Catalog> Build(AgentConfig config, const std::map<std::string, std::shared_ptr<ToolBackend>>& backends) {
+    auto c = std::make_shared<Catalog>();
+    c->config = std::move(config);
+    c->tools = BuildToolRouter(c->config, *parts.clock);
+    for (const auto& [name, backend] : backends) c->tools.Set(name, backend);
+    ModelProvider& audit = parts.audit_model ? *parts.audit_model : *parts.model;
+    c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, audit, c->tools);
+    c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *parts.store, *parts.clock);
+    c->deferred->key_salt = parts.idempotency_salt;
+    c->deferred->on_event = [this](const std::string& session_id, const TraceEvent& e) {
+      if (parts.on_event) parts.on_event(session_id, e);
+    };
+    c->deferred->on_notice = [this](const std::string& session_id) {
+      std::lock_guard lock(mu);
+      if (auto it = sessions.find(session_id); it != sessions.end()) it->second->second->may_have_notices = true;
+    };
+    return c;
+  }
+
+  // What a session needs between turns, cached after the first load from the store.
+  struct CachedSession {
+    SessionState state;
+    std::vector<Message> history;
+    int turn_count = 0;
+    // False once we know the session has no undelivered notice; a deferred failure
+    // recorded by this runtime sets it again. Saves a query on almost every turn.
+    bool may_have_notices = true;
+    // Turns older than `history` exist but no model call can include them any more.
+    bool older_left_out = false;
+
+    // Keeps only the history a model call may still see (ReachableStart).
+    void Trim(size_t max_context_chars) {
+      if (size_t start = ReachableStart(history, max_context_chars); start > 0) {
+        history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start));
+        older_left_out = true;
+      }
+    }
+  };
+  // Least recently used first. A turn holds its own reference, so evicting a session
+  // that is running a turn is safe: its next turn reads it again from the store.
+  std::list<std::pair<std::string, std::shared_ptr<CachedSession>>> lru;
+  std::unordered_map<std::string, decltype(lru)::iterator> sessions;
+
+  // Ids sort by creation time (11 hex digits of milliseconds, then 24 random ones), so
+  // the store's indexes grow at their end instead of splitting pages at random.
+  std::string NewId(const char* prefix) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    unsigned char random[12];
+    if (parts.id_seed != 0 || RAND_bytes(random, sizeof random) != 1) {
+      std::lock_guard lock(mu);
+      for (unsigned char& byte : random) byte = static_cast<unsigned char>(rng());
+    }
+    std::string id = prefix;
+    auto now = static_cast<uint64_t>(parts.clock->NowMs());
+    for (int shift = 40; shift >= 0; shift -= 4) id += kHex[(now >> shift) & 15];
+    for (unsigned char byte : random) {
+      id += kHex[byte >> 4];
+      id += kHex[byte & 15];
+    }
+    return id;
+  }
+
+  // The cached session, marked as just used; null when it is not cached. Under mu.
+  std::shared_ptr<CachedSession> Touch(const std::string& session_id) {
+    auto it = sessions.find(session_id);
+    if (it == sessions.end()) return nullptr;
+    lru.splice(lru.end(), lru, it->second);
+    return it->second->second;
+  }
+  // Caches `session`, evicting the least recently used beyond the limit. Under mu.
+  std::shared_ptr<CachedSession> Remember(const std::string& session_id, std::shared_ptr<CachedSession> session) {
+    if (auto known = Touch(session_id)) return known;
+    sessions[session_id] = lru.insert(lru.end(), {session_id, std::move(session)});
+    while (lru.size() > std::max<size_t>(parts.session_cache, 1)) {
+      sessions.erase(lru.front().first);
+      lru.pop_front();
+    }
+    return lru.back().second;
+  }
+
+  Result<std::shared_ptr<CachedSession>> Load(const std::string& session_id) {
+    {
+      std::lock_guard lock(mu);
+      if (auto cached = Touch(session_id)) return cached;
+    }
+    REINS_ASSIGN_OR_RETURN(SessionRecord record, parts.store->LoadSession(session_id));
+    auto cached = std::make_shared<CachedSession>();
+    cached->state = SessionState::FromJson(record.state);
+    cached->turn_count = record.turn_count;
+    // Newest turns first, a page at a time, until older ones can no longer reach a
+    // model call: a long session costs what its window costs, not its length.
+    constexpr int kPageTurns = 32;
+    const size_t max_chars = Current()->config.max_context_chars;
+    for (int end = record.turn_count; end > 0;) {
+      const int after = std::max(0, end - kPageTurns);
+      REINS_ASSIGN_OR_RETURN(std::vector<Message> page, parts.store->LoadMessages(session_id, TurnRange{after, end - after}));
+      page.insert(page.end(), std::make_move_iterator(cached->history.begin()),
+                  std::make_move_iterator(cached->history.end()));
+      cached->history = std::move(page);
+      end = after;
+      if (end > 0 && ReachableStart(cached->history, max_chars) > 0) {
+        cached->older_left_out = true;
+        break;
+      }
+    }
+    cached->Trim(max_chars);
+    std::lock_guard lock(mu);
+    return Remember(session_id, std::move(cached));
+  }
+
+  // The turn's deferred calls, once it is committed: awaited (their failures noted on
+  // the reply) or handed to the background. `keep_alive` is the turn's tool catalog,
+  // which owns `deferred`: its calls hold it.
+  Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
+                         const std::function<void(const TraceEvent&)>& stream);
+};
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() = default;
+
+Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimeParts parts) {
+  if (!parts.model) return InvalidArgument("a runtime needs a model provider");
+  if (!parts.store) return InvalidArgument("a runtime needs a store");
+  if (!parts.clock) parts.clock = std::make_shared<SystemClock>();
+  auto impl = std::make_unique<Impl>();
+  impl->parts = std::move(parts);
+  impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
+  impl->catalog = impl->Build(std::move(config), impl->parts.tool_backends);
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+std::shared_ptr<const AgentConfig> Runtime::config() const {
+  std::shared_ptr<Impl::Catalog> current = impl_->Current();
+  return std::shared_ptr<const AgentConfig>(current, &current->config);
+}
+std::string Runtime::Greeting() const { return impl_->Current()->config.greeting; }
+
+Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends) {
+  AgentConfig config = impl_->Current()->config;
+  config.tools = std::move(tools);
+  std::map<std::string, std::shared_ptr<ToolBackend>> all;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (auto& [name, backend] : backends) impl_->parts.tool_backends[name] = std::move(backend);
+    all = impl_->parts.tool_backends;
+  }
+  std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config), all);
+  std::lock_guard lock(impl_->mu);
+  impl_->catalog = std::move(next);  // the old one lives on with whoever still holds it
+  return OkStatus();
+}
+
+Store& Runtime::store() { return *impl_->parts.store; }
+
+size_t Runtime::cached_sessions() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->lru.size();
+}
+
+Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
+  SessionRecord record;
+  record.id = impl_->NewId("s_");
+  record.tenant = tenant;
+  record.created_at_ms = impl_->parts.clock->NowMs();
+  record.metadata = metadata.is_object() ? metadata : Json::object();
+  record.state = SessionState{}.ToJson();
+  REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
+  auto fresh = std::make_shared<Impl::CachedSession>();
+  fresh->may_have_notices = false;  // a new session has nothing waiting
+  std::lock_guard lock(impl_->mu);
+  impl_->Remember(record.id, std::move(fresh));
+  return record.id;
+}
+
+Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInput input) {
+  // One turn of a session at a time, in arrival order.
+  const int64_t arrived_ms = impl_->parts.clock->NowMs();
+  co_await impl_->queue.Acquire(session_id);
+  struct Leave {  // the next turn in line goes on however this one ends
+    SessionQueue& queue;
+    const std::string& session_id;
+    ~Leave() { queue.Release(session_id); }
+  } leave{impl_->queue, session_id};
+  co_return co_await RunAdmittedTurn(session_id, std::move(input), arrived_ms);
+}
+
+Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms) {
+  REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<Impl::CachedSession> loaded, impl_->Load(session_id));
+  Impl::CachedSession& session = *loaded;
+  if (!input.idempotency_key.empty()) {
+    // Checked inside the session's queue: a retry that arrives while the first try
+    // runs waits for it, then finds its key.
+    REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier,
+                              impl_->parts.store->FindTurnByKey(session_id, input.idempotency_key));
+    if (earlier) {
+      const Json& asked = earlier->input;
+      if (asked != TurnInputToJson(input)) {
+        co_return InvalidArgument("idempotency key '" + input.idempotency_key +
+                                  "' was already used by turn " + std::to_string(earlier->turn_number) +
+                                  " for a different request; use a new key for a new request");
+      }
+      co_return AlreadyExists("a turn with idempotency_key '" + input.idempotency_key + "' already ran");
+    }
+  }
+  // The turn works on the cached session in place. If it is refused or cannot be
+  // committed, the state is restored and the history cut back, so the session is
+  // exactly as it was (turns of one session never overlap; see runtime.h).
+  SessionState state_before = session.state;
+  std::shared_ptr<Impl::Catalog> catalog = impl_->Current();  // this turn's, to its end
+  TurnContext ctx(catalog->config, *impl_->parts.clock, session.state, session.history);
+  auto roll_back = [&] {
+    session.state = std::move(state_before);
+    session.history.resize(ctx.history_base);
+  };
+  ctx.older_history_left_out = session.older_left_out;
+  ctx.key_salt = impl_->parts.idempotency_salt;
+  // The turn's budget up to its reply runs from now: waiting in the queue was not it.
+  if (catalog->config.turn_timeout_ms > 0) ctx.deadline_ms = impl_->parts.clock->NowMs() + catalog->config.turn_timeout_ms;
+  ctx.session_id = session_id;
+  ctx.turn_id = impl_->NewId("t_");
+  ctx.input = std::move(input);
+  const std::function<void(const TraceEvent&)> stream = std::move(ctx.input.on_event);
+  // Progress streams live, but only once the input is accepted: a refused turn (409,
+  // 422...) must not have begun a stream (docs/http-api.md).
+  std::vector<TraceEvent> held;
+  auto flush = [&] {
+    for (const TraceEvent& h : held) stream(h);
+    held.clear();
+  };
+  if (stream) {
+    ctx.on_emit = [&](const TraceEvent& e) {
+      if (!IsProgressEvent(e.type)) return;
+      if (!ctx.admitted) {
+        held.push_back(e);
+        return;
+      }
+      flush();
+      stream(e);
+    };
+  }
+  ctx.result.turn_id = ctx.turn_id;
+  ctx.result.turn_number = session.turn_count + 1;
+  if (session.may_have_notices) {
+    if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
+      for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
+      session.may_have_notices = !notices->empty();
+    }
+  }
+  const AgentConfig& config = catalog->config;
+  if (config.floor.enabled) {
+    REINS_CO_ASSIGN_OR_RETURN(ctx.lease, impl_->parts.store->LoadLease(session_id));
+  }
+
+  ctx.waited_ms = impl_->parts.clock->NowMs() - arrived_ms;  // the floor policy refuses a stale turn
+  Status ran = co_await catalog->pipeline->Run(ctx);
+  if (!ran.ok()) {
+    roll_back();
+    co_return ran;
+  }
+
+  TurnRecord record;
+  record.session_id = session_id;
+  record.speaker = ctx.input.speaker;
+  record.input = TurnInputToJson(ctx.input);
+  record.result = std::move(ctx.result);
+  record.new_messages.assign(session.history.begin() + static_cast<std::ptrdiff_t>(ctx.history_base),
+                             session.history.end());
+  record.session_state = session.state.ToJson();
+  if (ctx.answered) {
+    record.answered_clarification_id = ctx.answered->id;
+    record.chosen_option_id = ctx.chosen_option_id;
+  }
+  record.withdrawn_clarification_id = ctx.withdrawn_clarification_id;
+  if (ctx.decided_approval) {
+    record.decided_approval_id = ctx.decided_approval->id;
+    record.approval_decision = ctx.approval_granted ? "granted" : "denied";
+  }
+  record.cancelled_approval_id = ctx.cancelled_approval_id;
+  record.delivered_notices = ctx.delivered_notices;
+  record.lease_change = ctx.lease_change;
+  record.lease_expected_version = ctx.lease.version;
+  const Lease& after = ctx.lease_change ? *ctx.lease_change : ctx.lease;
+  if (after.ActiveAt(impl_->parts.clock->NowMs())) record.result.lease = after;
+  record.deferred_mode = catalog->config.deferred.mode;
+  record.created_at_ms = impl_->parts.clock->NowMs();
+  Status committed = impl_->parts.store->CommitTurn(record);
+  if (!committed.ok()) {
+    roll_back();
+    // Keep the store's code: a lease moved by another writer is a conflict, not a crash.
+    co_return Status(committed.code(), "the turn could not be stored: " + committed.message());
+  }
+  session.turn_count = record.result.turn_number;
+  session.Trim(config.max_context_chars);
+  // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
+  if (const auto& asked = state_before.pending_clarification;
+      asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id) {
+    if (ToolBackend* backend = catalog->tools.Find(asked->tool)) backend->Withdraw(session_id);
+  }
+  // The turn and its outbox rows are durable: only now may deferred calls run (I12).
+  if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
+  if (stream) flush();
+  for (const TraceEvent& e : record.result.events) {
+    if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable
+    if (impl_->parts.on_event) impl_->parts.on_event(session_id, e);
+  }
+  const std::string delivered = record.result.reply;
+  co_await impl_->RunDeferred(*catalog->deferred, catalog, record, stream);
+  if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
+    session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
+  }
+  co_return std::move(record.result);
+}
+
+Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive,
+                                      TurnRecord& record, const std::function<void(const TraceEvent&)>& stream) {
+  std::vector<OutboxEntry> entries;
+  for (const ToolOutcome& t : record.result.tools) {
+    if (t.status != ToolOutcome::Status::kDeferred) continue;
+    entries.push_back({t.idempotency_key, record.session_id, record.result.turn_id, t.name, t.args,
+                       record.deferred_mode, "pending", 0, nullptr, t.step_id});
+  }
+  if (entries.empty()) co_return;
+  TurnResult& result = record.result;
+  if (record.deferred_mode == "background") {
+    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number, "background",
+                   std::move(keep_alive));
+    co_return;
+  }
+  std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), result.turn_number, keep_alive);
+  // One note per failed tool; tools sharing a note share one mention (I5).
+  std::vector<std::string> notes;
+  for (const DeferredResult& r : finished) {
+    if (r.result.success) continue;
+    std::string note = deferred.FailureNote(r.entry);
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
+  }
+  std::string noted_reply;
+  if (!notes.empty()) {
+    std::string joined;
+    for (const std::string& n : notes) joined += (joined.empty() ? "" : " ") + n;
+    result.reply += "\n\n" + joined;
+    noted_reply = result.reply;
+  }
+  for (const DeferredResult& r : finished) {
+    for (ToolOutcome& t : result.tools) {
+      if (t.idempotency_key != r.entry.key) continue;
+      t.result = r.result;
+      t.latency_ms = r.latency_ms;
+      if (!r.result.success) t.message = r.result.error;
+    }
+    for (PlanStep& step : result.plan) {
+      for (PlanStep::Write& w : step.deferred_writes) {
+        if (w.key == r.entry.key) w.outcome = r.result.success ? "succeeded" : "failed";
+      }
+    }
+    result.events.push_back(r.event);
+    std::vector<TraceEvent> events = {r.event};
+    if (&r == &finished.back() && !notes.empty()) {
+      TraceEvent note{EventType::kDeferredNote, result.turn_number, parts.clock->NowMs(), {{"text", notes}}};
+      result.events.push_back(note);
+      events.push_back(note);
+    }
+    DeferredOutcome o{r.entry.key, r.result, r.latency_ms, events, "", noted_reply, parts.clock->NowMs()};
+    // If this write fails the entry stays unfinished and a restart runs it again under
+    // the same key; the reply the person gets is already honest either way.
+    (void)parts.store->RecordDeferredOutcome(o);
+    for (const TraceEvent& e : events) {
+      if (stream) stream(e);
+      if (parts.on_event) parts.on_event(record.session_id, e);
+    }
+  }
+}
+
+Task<Result<int>> Runtime::ResumeOutbox() {
+  REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, impl_->parts.store->UnfinishedOutbox());
+  const std::string mode = "resumed";
+  std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
+  int ran = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::vector<OutboxEntry> one;
+    one.push_back(entries[i]);
+    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, mode);
+    for (const DeferredResult& r : done) catalog->deferred->RecordUnattended(r);
+    ran += static_cast<int>(done.size());
+  }
+  co_return ran;
+}
+
+}  // namespace reins

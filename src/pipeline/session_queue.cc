@@ -1,0 +1,35 @@
+#include "pipeline/session_queue.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace reins {
+
+Task<void> SessionQueue::Acquire(const std::string& session_id) {
+  Line& line = lines_[session_id];
+  if (!line.busy) {
+    line.busy = true;
+    co_return;
+  }
+  auto timer = std::make_shared<boost::asio::steady_timer>(co_await boost::asio::this_coro::executor,
+                                                           boost::asio::steady_timer::time_point::max());
+  line.waiting.push_back(timer);
+  // Release() cancels the timer of the next waiter in line: that is the wake-up.
+  co_await timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+}
+
+void SessionQueue::Release(const std::string& session_id) {
+  auto it = lines_.find(session_id);
+  if (it == lines_.end()) return;
+  Line& line = it->second;
+  if (line.waiting.empty()) {
+    lines_.erase(it);  // an idle session costs nothing here
+    return;
+  }
+  std::shared_ptr<boost::asio::steady_timer> next = line.waiting.front();
+  line.waiting.pop_front();
+  next->cancel();  // ownership passes straight to the next turn; busy stays true
+}
+
+}  // namespace reins

@@ -1,0 +1,473 @@
+#include "pipeline/turn_pipeline.h"
+
+#include "policy/registry.h"
+
+#include <algorithm>
+
+namespace reins {
+
+TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model,
+                           const ToolRouter& tools)
+    : policies_(BuildPolicyChain(config)),
+      executor_(policies_, tools),
+      loop_(config, policies_, model, audit_model, executor_),
+      plan_(loop_),
+      audit_(config, loop_, executor_),
+      plan_mode_(config.plan.enabled),
+      audit_on_(config.audit.enabled),
+      tools_(tools) {}
+
+bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
+  if (ctx.input.cancel) {
+    Cancel(ctx, phase);
+    return true;
+  }
+  const AdmitVerdict verdict = policies_.Admit(ctx);
+  if (verdict.kind == AdmitVerdict::Kind::kBlock) {
+    // Reaches neither the model nor any tool, and leaves no trace in the model's history.
+    phase.Enter(TurnPhase::kBlocked);
+    ctx.result.blocked_reason = verdict.reason;
+    Json blocked = {{"reason", verdict.reason}};
+    if (verdict.stale) blocked["stale"] = true;
+    ctx.Emit("turn.blocked", std::move(blocked));
+    return true;
+  }
+  if (verdict.kind == AdmitVerdict::Kind::kCancel) {
+    Cancel(ctx, phase);
+    return true;
+  }
+  return false;
+}
+
+// "Stop": releases the floor and withdraws whatever was pending (a clarification, an
+// approval, the rest of a plan). Reached through a cancel pattern or TurnInput.cancel.
+void TurnPipeline::Cancel(TurnContext& ctx, TurnPhaseMachine& phase) {
+  phase.Enter(TurnPhase::kCancelled);
+  if (ctx.session.pending_clarification) {
+    ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
+    ctx.withdrawn_clarification_id = ctx.session.pending_clarification->id;
+    ctx.session.pending_clarification.reset();
+  }
+  if (ctx.session.pending_approval) {
+    ctx.Emit("approval.cancelled", {{"id", ctx.session.pending_approval->id}});
+    ctx.cancelled_approval_id = ctx.session.pending_approval->id;
+    ctx.session.pending_approval.reset();
+  }
+  ctx.session.pending_plan.clear();
+  if (ctx.config.floor.enabled) {
+    ctx.lease_change = Lease{};
+    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
+  }
+  ctx.result.reply = "Okay, I've stopped that.";
+  if (ctx.input.say) {  // a spoken "stop" belongs to the conversation; an API cancel does not
+    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+  }
+  ctx.Emit("turn.cancelled", {{"speaker", ctx.input.speaker}});
+}
+
+void TurnPipeline::EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase) {
+  policies_.OnTurnEnd(ctx);
+  Close(ctx, phase);
+}
+
+// The last event of every turn: its status and the phase it ended in. A transition the
+// phase table refused (a bug in the pipeline) failed the turn; it goes on the record
+// first.
+void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
+  if (!phase.violation().empty()) ctx.Emit("turn.failed", {{"error", phase.violation()}});
+  ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+}
+
+Status TurnPipeline::Admit(TurnContext& ctx) {
+  const TurnInput& in = ctx.input;
+  int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
+  if (given != 1) return InvalidArgument("a turn needs exactly one of say, select or approve");
+  std::optional<PendingApproval>& approval = ctx.session.pending_approval;
+  if (in.approve) {
+    if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
+    ctx.decided_approval = std::move(approval);
+    approval.reset();
+    ctx.approval_granted = *in.approve;
+    ctx.user_text = ctx.decided_approval->request_text;
+    ctx.request_tools = ctx.decided_approval->request_tools;
+    ctx.Emit(ctx.approval_granted ? EventType::kApprovalGranted : EventType::kApprovalDenied,
+             {{"id", ctx.decided_approval->id}, {"tool", ctx.decided_approval->tool},
+              {"args", ctx.decided_approval->args}, {"by", in.speaker}});
+    return {};
+  }
+  if (approval) {
+    // A pending approval holds the session: nothing new reaches the model until the
+    // person decides (or, with floor control on, cancels).
+    return FailedPrecondition("an approval is pending for " + approval->tool +
+                              ": answer it with approve: true or approve: false first");
+  }
+  std::optional<PendingClarification>& pending = ctx.session.pending_clarification;
+  if (in.select) {
+    if (!pending) return FailedPrecondition("there is no pending clarification to answer with select");
+    const ClarificationOption* chosen = nullptr;
+    std::string ids;
+    for (const ClarificationOption& o : pending->clarification.options) {
+      if (o.id == *in.select) chosen = &o;
+      ids += (ids.empty() ? "" : ", ") + o.id;
+    }
+    if (chosen == nullptr) {
+      return InvalidArgument("'" + *in.select + "' is not one of the pending options (" + ids + ")");
+    }
+    ctx.chosen_option_id = chosen->id;
+    ctx.answered = std::move(pending);
+    pending.reset();
+    ctx.user_text = ctx.answered->request_text;
+    ctx.request_tools = ctx.answered->request_tools;
+    policies_.OnClarificationAnswered(ctx, *ctx.answered, ctx.chosen_option_id);
+    ctx.Emit("clarification.answered", {{"id", ctx.answered->id},
+                                        {"option_id", ctx.chosen_option_id},
+                                        {"entity_type", ctx.answered->entity_type},
+                                        {"tool", ctx.answered->tool}});
+    return {};
+  }
+  if (!ctx.session.pending_plan.empty()) {
+    // A new request: the paused plan is abandoned, not resumed.
+    ctx.Emit("plan.abandoned", {{"step", ctx.session.pending_plan[ctx.session.pending_plan_step].id}});
+    ctx.session.pending_plan.clear();
+  }
+  if (pending) {
+    // A new request instead of an answer: the old question no longer applies.
+    ctx.Emit("clarification.superseded", {{"id", pending->id}});
+    ctx.withdrawn_clarification_id = pending->id;
+    pending.reset();
+  }
+  ctx.user_text = *in.say;
+  return {};
+}
+
+namespace {
+
+// The decided call re-enters history as its own call/result pair, so every call still
+// has exactly one result (I10) and the model sees what happened. (Plain functions, not
+// coroutines: GCC 12 miscompiles some initialisers inside coroutine bodies.)
+ToolCall PrepareReplay(TurnContext& ctx) {
+  const PendingApproval& a = *ctx.decided_approval;
+  ctx.history.push_back(Message::User(std::string("The user ") + (ctx.approval_granted ? "approved" : "denied") +
+                                          " running " + a.tool + " with " + a.args.dump() + ".",
+                                      ctx.input.speaker));
+  ToolCall call{"approved_" + a.id, a.tool, a.args.dump(), a.args, true};
+  ctx.history.push_back(Message::Assistant("", {call}));
+  return call;
+}
+
+ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
+  ToolOutcome o;
+  o.call_id = call.id;
+  o.name = call.name;
+  o.args = call.args;
+  o.status = ToolOutcome::Status::kRejected;
+  o.reason = "denied";
+  o.message = "denied by user";
+  ctx.Emit("tool.rejected", {{"call_id", call.id}, {"name", call.name}, {"args", call.args},
+                             {"response", ctx.response_index}, {"position", 0}, {"reason", "denied"},
+                             {"message", o.message}});
+  Json content = {{"success", false}, {"next_action", "error"}, {"error", "rejected: denied by user"}};
+  ctx.history.push_back(Message::Tool(call.id, call.name, content.dump(), true));
+  ctx.result.tools.push_back(std::move(o));
+  return ChainOutcome{ChainStop::kError, std::nullopt, std::nullopt};
+}
+
+// A tool that asked the person a question mid-call (an MCP elicitation, mcp/elicitation.h)
+// is resumed, not re-run by the model: the chosen option carries the answer and the
+// call's arguments, and the same call goes back to the backend with the answer.
+constexpr const char* kQuestionType = "elicitation";
+
+const ClarificationOption* ChosenOption(const TurnContext& ctx) {
+  for (const ClarificationOption& o : ctx.answered->clarification.options) {
+    if (o.id == ctx.chosen_option_id) return &o;
+  }
+  return nullptr;
+}
+
+// Only a backend that holds such calls open resumes them: any other tool answering with
+// this clarification type is asked again through the model, as usual.
+bool ResumesAQuestion(const TurnContext& ctx, const ToolRouter& tools) {
+  if (!ctx.answered || ctx.answered->clarification.type != kQuestionType) return false;
+  const ToolBackend* backend = tools.Find(ctx.answered->tool);
+  if (backend == nullptr || !backend->ResumesQuestions()) return false;
+  const ClarificationOption* chosen = ChosenOption(ctx);
+  return chosen != nullptr && chosen->metadata.is_object() && chosen->metadata.contains("elicitation") &&
+         chosen->metadata["elicitation"].value("field", "") != "";
+}
+
+ToolCall PrepareResume(TurnContext& ctx) {
+  const ClarificationOption& chosen = *ChosenOption(ctx);
+  const Json& answer = chosen.metadata["elicitation"];
+  Json args = chosen.metadata.value("resume_args", Json::object());
+  ctx.history.push_back(Message::User("The user answered \"" + chosen.title + "\" to \"" +
+                                          ctx.answered->clarification.question + "\".",
+                                      ctx.input.speaker));
+  ToolCall call{"answered_" + ctx.answered->id, ctx.answered->tool, args.dump(), args, true};
+  ctx.history.push_back(Message::Assistant("", {call}));
+  ctx.resumed_call_id = call.id;
+  ctx.resume_answer = Json{{answer["field"].get<std::string>(), answer.value("value", Json())}};
+  return call;
+}
+
+}  // namespace
+
+Task<ChainOutcome> TurnPipeline::ResumeQuestion(TurnContext& ctx) {
+  std::vector<ToolCall> calls;
+  calls.push_back(PrepareResume(ctx));
+  co_return co_await executor_.Run(ctx, calls);
+}
+
+Task<ChainOutcome> TurnPipeline::ReplayDecision(TurnContext& ctx) {
+  ToolCall call = PrepareReplay(ctx);
+  if (!ctx.approval_granted) co_return RecordDenial(ctx, call);
+  ctx.approved_call_id = call.id;  // exactly this call, these arguments (I8)
+  std::vector<ToolCall> calls;
+  calls.push_back(std::move(call));
+  co_return co_await executor_.Run(ctx, calls);
+}
+
+void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase) {
+  phase.Enter(TurnPhase::kAwaitingApproval);
+  const ToolDef* tool = ctx.FindTool(approval.tool);
+  std::string title = tool != nullptr ? tool->title : approval.tool;
+  std::string question = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
+  ctx.history.push_back(Message::Assistant(question));
+  ctx.result.reply = WithNotices(ctx, question);
+  ctx.result.approval = approval;
+  ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
+  ctx.session.pending_approval = std::move(approval);
+}
+
+void TurnPipeline::BuildContext(TurnContext& ctx) {
+  if (ctx.decided_approval) return;  // ReplayDecision writes this turn's context
+  if (ResumesAQuestion(ctx, tools_)) return;  // so does ResumeQuestion
+  if (ctx.answered) {
+    const ClarificationOption* chosen = nullptr;
+    for (const ClarificationOption& o : ctx.answered->clarification.options) {
+      if (o.id == ctx.chosen_option_id) chosen = &o;
+    }
+    ctx.history.push_back(Message::User("The user chose \"" + chosen->title + "\" (id " + chosen->id +
+                                            ") in answer to \"" + ctx.answered->clarification.question +
+                                            "\". Continue the original request with this choice.",
+                                        ctx.input.speaker));
+    return;
+  }
+  ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+}
+
+std::optional<std::string> TurnPipeline::Preempt(TurnContext& ctx) {
+  if (ctx.input.cancel) return std::nullopt;
+  return policies_.Preempt(ctx);
+}
+
+// The safety override's turn: whoever speaks and whatever is pending (a lease, a
+// clarification, an approval), the person gets the fixed message verbatim and the flag
+// is queued. It leaves the lease and what is pending exactly as they were: no admission,
+// no OnTurnEnd. A speaker the floor keeps out leaves no trace in the model's history
+// either (their words reach no model, later ones included); notices wait for a reply
+// the session's people are reading.
+void TurnPipeline::AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase) {
+  executor_.Queue(ctx);
+  const bool outsider = ctx.config.floor.enabled && ctx.lease.ActiveAt(ctx.clock.NowMs()) &&
+                        ctx.lease.owner != ctx.input.speaker;
+  if (!outsider) {
+    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.history.push_back(Message::Assistant(answer));
+  }
+  ctx.pending_notices.clear();
+  Deliver(ctx, std::move(answer), phase);  // verbatim: rails never edit a safety message
+  Close(ctx, phase);
+}
+
+std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
+  return policies_.ReviewReply(ctx, std::move(reply), [&ctx](std::string_view rail, const std::string& before,
+                                                             const std::string& after) {
+    // Once per rail, even if the audit's rewrite already named it.
+    if (std::find(ctx.result.rails.begin(), ctx.result.rails.end(), rail) == ctx.result.rails.end()) {
+      ctx.result.rails.emplace_back(rail);
+    }
+    ctx.Emit("rail.fired", {{"rail", rail}, {"before", before}, {"after", after}});
+  });
+}
+
+// Notices from earlier background failures go in front of the next reply, once.
+std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply) {
+  if (ctx.pending_notices.empty()) return reply;
+  std::string front;
+  for (const auto& [id, text] : ctx.pending_notices) {
+    front += (front.empty() ? "" : " ") + text;
+    ctx.result.notices.push_back(text);
+    ctx.delivered_notices.push_back(id);
+    ctx.Emit("notice", {{"id", id}, {"text", text}});
+  }
+  ctx.pending_notices.clear();
+  // The model's history says what the person was told, notices included.
+  if (!ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {
+    ctx.history.back().text = front + "\n\n" + ctx.history.back().text;
+  }
+  return front + "\n\n" + reply;
+}
+
+void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase) {
+  phase.Enter(TurnPhase::kAwaitingClarification);
+  // The system asks, not the model: the options keep their real ids.
+  ctx.history.push_back(Message::Assistant(pending.clarification.question));
+  ctx.result.reply = WithNotices(ctx, pending.clarification.question);
+  Json c = ClarificationToJson(pending.clarification);
+  c["id"] = pending.id;
+  c["tool"] = pending.tool;
+  c["entity_type"] = pending.entity_type;
+  ctx.Emit("clarification", std::move(c));
+  ctx.result.clarification = pending;
+  ctx.session.pending_clarification = std::move(pending);
+}
+
+void TurnPipeline::Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase) {
+  phase.Enter(TurnPhase::kDelivering);
+  ctx.result.reply = WithNotices(ctx, std::move(reply));
+  ctx.Emit("reply.final", {{"text", ctx.result.reply}});
+  phase.Enter(TurnPhase::kCompleted);
+}
+
+void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase) {
+  phase.Enter(TurnPhase::kFailed);
+  WithdrawDeferred(ctx, "turn_failed");
+  ctx.result.error = why;
+  ctx.result.reply = "Sorry, I could not complete that request just now.";
+  // What the person was told closes the turn in history too, so the next model call
+  // never sees this turn's message as a request still waiting for an answer.
+  const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
+                        ctx.history.back().tool_calls.empty();
+  if (answered) {
+    ctx.history.back().text = ctx.result.reply;
+  } else if (ctx.history.size() > ctx.history_base) {
+    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+  }
+  ctx.Emit("turn.failed", {{"error", why}});
+}
+
+// A failed turn tells the person it could not complete the request, and a refusal that
+// it cannot help, so the writes the turn queued must not run behind that reply (nothing
+// half-done): they are withdrawn before the outbox is written, the history says so (the
+// model does not later claim them), and a plan step that queued one records it.
+void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason) {
+  const std::string why = reason == "refused" ? "not run: the request was refused" : "not run: the turn failed before a reply";
+  for (ToolOutcome& t : ctx.result.tools) {
+    if (t.status != ToolOutcome::Status::kDeferred) continue;
+    t.status = ToolOutcome::Status::kSkipped;
+    t.reason = reason;
+    t.message = why;
+    for (PlanStep& step : ctx.result.plan) {
+      for (PlanStep::Write& w : step.deferred_writes) {
+        if (w.key == t.idempotency_key) w.outcome = "withdrawn";
+      }
+    }
+    ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason},
+                              {"idempotency_key", t.idempotency_key}});
+    for (Message& m : ctx.history) {
+      if (m.role == Role::kTool && m.tool_call_id == t.call_id) {
+        m.text = Json{{"success", false}, {"next_action", "error"}, {"error", why}}.dump();
+        m.is_error = true;
+      }
+    }
+  }
+}
+
+Task<Status> TurnPipeline::Run(TurnContext& ctx) {
+  TurnPhaseMachine phase(ctx.result);  // the turn's status follows its phase
+  // Emitted first; if admission refuses the input, the whole turn is discarded.
+  ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
+  // A crisis message is answered before anything else may refuse or hold it (I6).
+  if (std::optional<std::string> answer = Preempt(ctx)) {
+    ctx.admitted = true;
+    AnswerCrisis(ctx, std::move(*answer), phase);
+    co_return OkStatus();
+  }
+  if (Gate(ctx, phase)) {
+    ctx.admitted = true;
+    Close(ctx, phase);
+    co_return OkStatus();
+  }
+  if (Status admitted = Admit(ctx); !admitted.ok()) co_return admitted;
+  ctx.admitted = true;
+  BuildContext(ctx);
+  phase.Enter(TurnPhase::kRunningModel);
+  // The person decided on an approval, or answered a question a call asked mid-call:
+  // that very call runs (again) before the model is asked anything, and its result
+  // stops the turn exactly as in the loop (I1).
+  // In plan mode that call belongs to the paused step, whose loop concludes it.
+  const bool resumes = ResumesAQuestion(ctx, tools_);
+  const bool in_plan = plan_mode_ && !ctx.session.pending_plan.empty();
+  std::optional<ChainOutcome> replay;
+  if (ctx.decided_approval || resumes) {
+    phase.Enter(TurnPhase::kExecutingTools);
+    if (resumes) {
+      replay = co_await ResumeQuestion(ctx);
+    } else {
+      replay = co_await ReplayDecision(ctx);
+    }
+    if (!in_plan) {
+      if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(*replay))) {
+        co_await Finish(ctx, std::move(*stopped), phase, audit_on_);
+        EndTurn(ctx, phase);
+        co_return OkStatus();
+      }
+      replay.reset();
+    }
+  }
+
+  LoopOutcome outcome;  // if/else, not ?: - GCC 12 miscompiles co_await inside a conditional
+  if (plan_mode_) {
+    outcome = co_await plan_.Run(ctx, phase, std::move(replay));
+  } else {
+    outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
+  }
+  co_await Finish(ctx, std::move(outcome), phase, audit_on_);
+  EndTurn(ctx, phase);
+  co_return OkStatus();
+}
+
+Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit) {
+  switch (outcome.kind) {
+    case LoopOutcome::Kind::kClarification:
+      Present(ctx, std::move(*outcome.clarification), phase);
+      co_return;
+    case LoopOutcome::Kind::kApproval:
+      PresentApproval(ctx, std::move(*outcome.approval), phase);
+      co_return;
+    case LoopOutcome::Kind::kFailed:
+      Fail(ctx, outcome.text, phase);
+      co_return;
+    case LoopOutcome::Kind::kRefusal:
+      // Plain and fixed: no audit or rail rewrites it, and nothing the turn queued runs.
+      WithdrawDeferred(ctx, "refused");
+      phase.Enter(TurnPhase::kReviewing);
+      Deliver(ctx, std::move(outcome.text), phase);
+      co_return;
+    case LoopOutcome::Kind::kReply:
+      break;
+  }
+  phase.Enter(TurnPhase::kReviewing);
+  std::string candidate = std::move(outcome.text);
+  if (audit) {
+    LoopOutcome audited = co_await audit_.Run(ctx, phase, candidate);
+    // The audit's gather round ran into a question, an approval or a refusal, or the
+    // turn ran out of time: that ends the turn as it would have in the loop.
+    if (audited.kind != LoopOutcome::Kind::kReply) co_return co_await Finish(ctx, std::move(audited), phase, false);
+    candidate = std::move(audited.text);
+    phase.Enter(TurnPhase::kReviewing);  // back from a gather round, if one ran
+  }
+  std::string reviewed = Review(ctx, std::move(candidate));
+  // History keeps what the person was told, so the next turn's model sees it too.
+  const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
+                        ctx.history.back().tool_calls.empty();
+  if (answered) {
+    ctx.history.back().text = reviewed;
+  } else {
+    ctx.history.push_back(Message::Assistant(reviewed));
+  }
+  Deliver(ctx, std::move(reviewed), phase);
+}
+
+}  // namespace reins

@@ -1,0 +1,77 @@
+// TurnPipeline: the life of a turn as a short sequence of named stages.
+//
+//   Preempt      a crisis message is answered at once (safety override), before the
+//                gate and whatever is pending, which it leaves as they were (I6)
+//   Gate         the admission gate: may this speaker's turn enter at all (floor lease)
+//   Admit        validate the input; answer a pending clarification (policies hear it)
+//   BuildContext append the user's message, or the note naming the chosen option
+//   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h);
+//                with plan.enabled, PlanRunner: plan, one governed loop per step, synthesis
+//   (Replay)     after `approve`: the decided call runs, or is refused, exactly as proposed
+//   Present      a clarification: the system asks, with the tool's real options; or an
+//                approval: the system asks the person to approve the paused call
+//   Audit        with audit.enabled: one audit call over the trace, one bounded repair
+//   Review       rails check and correct the final text
+//   Deliver      the final reply, with pending notices in front
+//
+// Deferred calls run after the pipeline, once the turn is in the store
+// (runtime.cc, deferred_runner.h). Mechanisms add stages here by calling their
+// policies; the executor itself does not change.
+#pragma once
+
+#include "pipeline/audit_stage.h"
+#include "pipeline/chain_executor.h"
+#include "pipeline/model_loop.h"
+#include "pipeline/plan_runner.h"
+#include "turn/turn_phase.h"
+#include "turn/policy.h"
+#include "reins/model_provider.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+class TurnPipeline {
+ public:
+  // `audit_model` answers the audit's verdict calls (audit_model in the config; else
+  // the agent's model); every other call goes to `model`.
+  TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model, const ToolRouter& tools);
+
+  // Runs one turn in `ctx`. A non-OK Status means the input was refused before
+  // anything happened; otherwise ctx.result holds the outcome.
+  Task<Status> Run(TurnContext& ctx);
+
+ private:
+  // True when the gate ended the turn (blocked or cancelled).
+  bool Gate(TurnContext& ctx, TurnPhaseMachine& phase);
+  Status Admit(TurnContext& ctx);
+  void EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase);
+  static void Close(TurnContext& ctx, const TurnPhaseMachine& phase);
+  void BuildContext(TurnContext& ctx);
+  void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
+  void PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase);
+  // Runs (approved) or refuses (denied) the call a person just decided on.
+  Task<ChainOutcome> ReplayDecision(TurnContext& ctx);
+  // Sends the person's answer to the tool call that asked for it mid-call.
+  Task<ChainOutcome> ResumeQuestion(TurnContext& ctx);
+  std::optional<std::string> Preempt(TurnContext& ctx);
+  void AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase);
+  std::string Review(TurnContext& ctx, std::string reply);
+  std::string WithNotices(TurnContext& ctx, std::string reply);
+  void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
+  // What a loop, a plan, an audit or a replayed call ended with, carried to the person.
+  Task<void> Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit);
+  void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
+  static void WithdrawDeferred(TurnContext& ctx, const std::string& reason);
+  static void Cancel(TurnContext& ctx, TurnPhaseMachine& phase);
+
+  PolicyChain policies_;
+  ChainExecutor executor_;
+  ModelLoop loop_;
+  PlanRunner plan_;
+  AuditStage audit_;
+  bool plan_mode_;
+  bool audit_on_;
+  const ToolRouter& tools_;
+};
+
+}  // namespace reins

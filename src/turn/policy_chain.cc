@@ -1,0 +1,60 @@
+#include "turn/policy.h"
+
+namespace reins {
+
+AdmitVerdict PolicyChain::Admit(TurnContext& ctx) const {
+  for (const auto& policy : policies_) {
+    AdmitVerdict verdict = policy->Admit(ctx);
+    if (verdict.kind != AdmitVerdict::Kind::kAdmit) return verdict;
+  }
+  return AdmitVerdict::Admit();
+}
+
+std::optional<std::string> PolicyChain::Preempt(TurnContext& ctx) const {
+  for (const auto& policy : policies_) {
+    if (std::optional<std::string> reply = policy->Preempt(ctx)) return reply;
+  }
+  return std::nullopt;
+}
+
+void PolicyChain::ShapeCalls(TurnContext& ctx, std::vector<ProposedCall>& calls) const {
+  for (const auto& policy : policies_) policy->ShapeCalls(ctx, calls);
+}
+
+GuardDecision PolicyChain::Guard(TurnContext& ctx, const ProposedCall& call) const {
+  for (const auto& policy : policies_) {
+    CallVerdict verdict = policy->Guard(ctx, call);
+    if (verdict.kind != CallVerdict::Kind::kContinue) return {std::move(verdict), policy->Name()};
+  }
+  return {CallVerdict::Continue(), {}};
+}
+
+void PolicyChain::Observe(TurnContext& ctx, const ProposedCall& call, const ResultEnvelope& result) const {
+  for (const auto& policy : policies_) policy->Observe(ctx, call, result);
+}
+
+void PolicyChain::OnClarificationAnswered(TurnContext& ctx, const PendingClarification& pending,
+                                          const std::string& option_id) const {
+  for (const auto& policy : policies_) policy->OnClarificationAnswered(ctx, pending, option_id);
+}
+
+void PolicyChain::OnTurnEnd(TurnContext& ctx) const {
+  for (const auto& policy : policies_) policy->OnTurnEnd(ctx);
+}
+
+std::optional<std::string> PolicyChain::RequiredToolMissing(TurnContext& ctx) const {
+  for (const auto& policy : policies_) {
+    if (std::optional<std::string> tool = policy->RequiredToolMissing(ctx)) return tool;
+  }
+  return std::nullopt;
+}
+
+std::string PolicyChain::ReviewReply(TurnContext& ctx, std::string reply, const RailFired& fired) const {
+  for (const auto& policy : policies_) {
+    std::string before = reply;
+    if (policy->ReviewReply(ctx, reply)) fired(policy->Name(), before, reply);
+  }
+  return reply;
+}
+
+}  // namespace reins

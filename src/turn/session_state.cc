@@ -1,0 +1,116 @@
+#include "turn/session_state.h"
+
+namespace reins {
+
+bool EntityLedger::WasProduced(const std::string& type, const std::string& id) const {
+  auto it = produced_.find(type);
+  return it != produced_.end() && it->second.count(id) > 0;
+}
+
+std::optional<std::string> EntityLedger::ChosenFor(const std::string& type, int turn) const {
+  auto it = chosen_.find(type);
+  if (it == chosen_.end() || it->second.second != turn) return std::nullopt;
+  return it->second.first;
+}
+
+Json EntityLedger::ToJson() const {
+  Json produced = Json::object();
+  for (const auto& [type, ids] : produced_) produced[type] = ids;
+  Json chosen = Json::object();
+  for (const auto& [type, choice] : chosen_) chosen[type] = {{"id", choice.first}, {"turn", choice.second}};
+  return {{"produced", produced}, {"chosen", chosen}};
+}
+
+EntityLedger EntityLedger::FromJson(const Json& j) {
+  EntityLedger ledger;
+  if (!j.is_object()) return ledger;
+  if (auto p = j.find("produced"); p != j.end() && p->is_object()) {
+    for (const auto& [type, ids] : p->items()) {
+      if (!ids.is_array()) continue;
+      for (const Json& id : ids) {
+        if (id.is_string()) ledger.produced_[type].insert(id.get<std::string>());
+      }
+    }
+  }
+  if (auto c = j.find("chosen"); c != j.end() && c->is_object()) {
+    for (const auto& [type, choice] : c->items()) {
+      if (choice.is_object() && choice.contains("id") && choice["id"].is_string()) {
+        ledger.chosen_[type] = {choice["id"].get<std::string>(), choice.value("turn", 0)};
+      }
+    }
+  }
+  return ledger;
+}
+
+namespace {
+
+// A list of strings from a stored state, ignoring anything else in it.
+std::vector<std::string> StringList(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const Json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Json PendingClarificationToJson(const PendingClarification& p) {
+  Json j = {{"id", p.id}, {"clarification", ClarificationToJson(p.clarification)}, {"tool", p.tool},
+            {"entity_type", p.entity_type}, {"request_text", p.request_text}};
+  if (!p.request_tools.empty()) j["request_tools"] = p.request_tools;
+  return j;
+}
+
+std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) {
+  if (!j.is_object() || !j.contains("clarification")) return std::nullopt;
+  // Re-validate through the envelope parser so a corrupted row cannot yield options without ids.
+  ResultEnvelope e = NormaliseToolResult(
+      Json{{"next_action", "clarification_needed"}, {"clarification", j["clarification"]}});
+  if (!e.clarification) return std::nullopt;
+  PendingClarification p;
+  p.id = j.value("id", "");
+  p.clarification = *e.clarification;
+  p.tool = j.value("tool", "");
+  p.entity_type = j.value("entity_type", "");
+  p.request_text = j.value("request_text", "");
+  p.request_tools = StringList(j, "request_tools");
+  return p;
+}
+
+Json SessionState::ToJson() const {
+  Json j = {{"entities", entities.ToJson()}};
+  if (pending_clarification) j["pending_clarification"] = PendingClarificationToJson(*pending_clarification);
+  if (pending_approval) {
+    j["pending_approval"] = {{"id", pending_approval->id}, {"tool", pending_approval->tool},
+                             {"args", pending_approval->args}, {"request_text", pending_approval->request_text}};
+    if (!pending_approval->request_tools.empty()) j["pending_approval"]["request_tools"] = pending_approval->request_tools;
+  }
+  if (!pending_plan.empty()) {
+    Json steps = Json::array();
+    for (const PlanStep& st : pending_plan) steps.push_back(PlanStepToJson(st));
+    j["pending_plan"] = {{"steps", std::move(steps)}, {"step", pending_plan_step}};
+  }
+  return j;
+}
+
+SessionState SessionState::FromJson(const Json& j) {
+  SessionState s;
+  if (!j.is_object()) return s;
+  if (auto e = j.find("entities"); e != j.end()) s.entities = EntityLedger::FromJson(*e);
+  if (auto p = j.find("pending_clarification"); p != j.end()) s.pending_clarification = PendingClarificationFromJson(*p);
+  if (auto p = j.find("pending_plan"); p != j.end() && p->is_object() && p->contains("steps")) {
+    for (const Json& st : (*p)["steps"]) s.pending_plan.push_back(PlanStepFromJson(st));
+    s.pending_plan_step = p->value("step", size_t{0});
+    if (s.pending_plan_step >= s.pending_plan.size()) s.pending_plan.clear();
+  }
+  if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
+    s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
+                                         a->value("request_text", ""), StringList(*a, "request_tools")};
+  }
+  return s;
+}
+
+}  // namespace reins

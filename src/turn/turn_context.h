@@ -1,0 +1,111 @@
+// TurnContext: the state of one turn as it moves through the pipeline, shared by the
+// stages and the policies. Owned by the pipeline for the duration of the turn; not
+// shared between threads. Policies read it and record through it; only the pipeline
+// (src/pipeline) advances the turn's phase.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "turn/session_state.h"
+#include "reins/agent_config.h"
+#include "reins/clock.h"
+#include "reins/message.h"
+#include "reins/model_provider.h"
+#include "reins/turn.h"
+
+namespace reins {
+
+struct TurnContext {
+  TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, std::vector<Message>& h)
+      : config(c), clock(clk), session(s), history(h), history_base(h.size()) {}
+
+  const AgentConfig& config;
+  Clock& clock;
+  SessionState& session;
+  std::vector<Message>& history;  // the conversation (see older_history_left_out); this turn appends from history_base
+  size_t history_base;
+  // The session holds only the part of its history a model call may still see
+  // (pipeline/context_window.h): older turns exist in the store, never in a request.
+  bool older_history_left_out = false;
+
+  std::string session_id;
+  std::string turn_id;
+  TurnInput input;
+  int64_t waited_ms = 0;  // how long the turn waited behind the session's earlier ones
+  std::string key_salt;   // RuntimeParts::idempotency_salt
+  std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
+  // Tools that ran (or were queued) for that request in the turns before this one (it
+  // was interrupted by a clarification or an approval).
+  std::vector<std::string> request_tools;
+  // Tools that ran (or were queued) for the request so far, earlier turns included.
+  std::vector<std::string> RequestTools() const {
+    std::vector<std::string> all = request_tools;
+    for (const ToolOutcome& o : result.tools) {
+      if (o.SucceededOrQueued()) all.push_back(o.name);
+    }
+    return all;
+  }
+  TurnResult result;
+  int response_index = 0;  // model responses so far in this turn
+  int loop_rounds = 0;     // model calls of the governed loop so far (limits.max_rounds)
+  Purpose purpose = Purpose::kChat;  // what the loop's model calls are for right now
+  std::string step_id;               // plan mode: the step being run
+  // The floor lease as stored when the turn began, and the change this turn makes.
+  Lease lease;
+  std::optional<Lease> lease_change;
+  std::optional<LeaseRequest> lease_request;  // a result asked for the floor this turn
+  // When not empty, only these tools may run (an audit's gather round).
+  std::set<std::string> allowed_tools;
+  // Calls the runtime proposes itself (the safety override's flag tool): guarded like the
+  // model's calls and queued, but never in the model's history.
+  std::vector<ToolCall> system_calls;
+  // Bounded extras already spent in this turn, by name (e.g. "intent:prayer").
+  std::set<std::string> retries_used;
+  // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
+  std::vector<std::string> system_notes;
+  // Notices waiting for this turn's reply (earlier background failures): id, text.
+  std::vector<std::pair<int64_t, std::string>> pending_notices;
+  std::vector<int64_t> delivered_notices;
+  // Set when this turn answers a pending clarification (`select`).
+  std::optional<PendingClarification> answered;
+  std::string withdrawn_clarification_id;  // superseded by a new request, or cancelled
+  // Set when this turn answers a pending approval (`approve`).
+  std::optional<PendingApproval> decided_approval;
+  bool approval_granted = false;
+  std::string approved_call_id;  // the one call the approval covers
+  // A call resumed with the person's answer to the question it asked mid-call.
+  std::string resumed_call_id;
+  Json resume_answer;
+  std::string cancelled_approval_id;
+  std::string chosen_option_id;
+
+  // limits.turn_timeout_ms: when the turn must have its reply (0: no limit).
+  int64_t deadline_ms = 0;
+  // Time left before the deadline (0 once past it); a large number without a deadline.
+  int64_t RemainingMs() const {
+    if (deadline_ms == 0) return int64_t{1} << 40;
+    return std::max<int64_t>(0, deadline_ms - clock.NowMs());
+  }
+
+  // The input was accepted: from here on the turn has a result (even a blocked or a
+  // cancelled one); until then it may still be refused with nothing recorded.
+  bool admitted = false;
+
+  // Set by the runtime when the caller streams the turn (TurnInput.on_event).
+  std::function<void(const TraceEvent&)> on_emit;
+
+  void Emit(EventType type, Json data = Json::object()) {
+    result.events.push_back({type, result.turn_number, clock.NowMs(), std::move(data)});
+    if (on_emit) on_emit(result.events.back());
+  }
+  void Emit(EventName name, Json data = Json::object()) { Emit(name.type, std::move(data)); }
+  const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
+};
+
+}  // namespace reins
