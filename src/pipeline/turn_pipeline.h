@@ -15,8 +15,9 @@
 //   Deliver      the final reply, with pending notices in front
 //
 // Deferred calls run after the pipeline, once the turn is in the store
-// (runtime.cc, deferred_runner.h). Mechanisms add stages here by calling their
-// policies; the executor itself does not change.
+// (runtime.cc, deferred_runner.h). The stages ask the PolicyChain (turn/policy.h) at
+// each hook; a new mechanism plugs into those hooks and changes no stage. The turn's
+// status is its phase (TurnPhaseMachine): no stage writes it.
 #pragma once
 
 #include "pipeline/audit_stage.h"

@@ -93,6 +93,11 @@ Json SessionState::ToJson() const {
     for (const PlanStep& st : pending_plan) steps.push_back(PlanStepToJson(st));
     j["pending_plan"] = {{"steps", std::move(steps)}, {"step", pending_plan_step}};
   }
+  Json kept = Json::object();
+  for (const auto& [mechanism, state] : slots) {
+    if (!state.is_null()) kept[mechanism] = state;
+  }
+  if (!kept.empty()) j["slots"] = std::move(kept);
   return j;
 }
 
@@ -109,6 +114,9 @@ SessionState SessionState::FromJson(const Json& j) {
   if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
     s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
                                          a->value("request_text", ""), StringList(*a, "request_tools")};
+  }
+  if (auto k = j.find("slots"); k != j.end() && k->is_object()) {
+    for (const auto& [mechanism, state] : k->items()) s.slots[mechanism] = state;
   }
   return s;
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "reins/json.h"
 #include "reins/turn.h"
@@ -39,6 +40,11 @@ struct SessionState {
   // stopped in, resumed once the person answers.
   std::vector<PlanStep> pending_plan;
   size_t pending_plan_step = 0;
+  // What a mechanism keeps between turns in a slot of its own, by the mechanism's name
+  // (Policy::Name): any JSON, stored with the session in the turn's transaction. A new
+  // mechanism keeps its session state here instead of adding fields to this struct.
+  Json& Slot(std::string_view mechanism) { return slots[std::string(mechanism)]; }
+  std::map<std::string, Json> slots;
 
   Json ToJson() const;
   static SessionState FromJson(const Json& j);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -97,6 +98,20 @@ struct TurnContext {
   // cancelled one); until then it may still be refused with nothing recorded.
   bool admitted = false;
 
+  // What a mechanism keeps for this turn only, in a slot of its own (Envoy's
+  // FilterState): `ctx.Slot<QuietHoursTurn>()` makes a T on first use and returns the
+  // same one for the rest of the turn. A new mechanism keeps its turn state here
+  // instead of adding fields to this struct.
+  template <typename T>
+  T& Slot() {
+    static constexpr char kKey = 0;  // one address per T
+    for (auto& [key, state] : slots_) {
+      if (key == &kKey) return *static_cast<T*>(state.get());
+    }
+    slots_.emplace_back(&kKey, std::make_shared<T>());
+    return *static_cast<T*>(slots_.back().second.get());
+  }
+
   // Set by the runtime when the caller streams the turn (TurnInput.on_event).
   std::function<void(const TraceEvent&)> on_emit;
 
@@ -106,6 +121,9 @@ struct TurnContext {
   }
   void Emit(EventName name, Json data = Json::object()) { Emit(name.type, std::move(data)); }
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
+
+ private:
+  std::vector<std::pair<const void*, std::shared_ptr<void>>> slots_;
 };
 
 }  // namespace reins
