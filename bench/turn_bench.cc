@@ -102,6 +102,18 @@ std::unique_ptr<Runtime> MakeRuntime(bool sqlite) {
   return std::move(Runtime::Create(config, parts)).value();
 }
 
+// Runs one turn of a new session to its end on `io`; true when it completed.
+bool CompletesATurn(Runtime& runtime, boost::asio::io_context& io, const std::string& session, const TurnInput& input) {
+  bool ok = false;
+  boost::asio::co_spawn(io, [&]() -> Task<void> {
+    Result<TurnResult> r = co_await runtime.RunTurn(session, input);
+    ok = r.ok() && r->status == TurnStatus::kCompleted;
+  }, boost::asio::detached);
+  io.run();
+  io.restart();
+  return ok;
+}
+
 // state.range(0): 1 = commit to an in-memory SQLite store, 0 = discard (pipeline only).
 void BM_TwoRoundTurn(benchmark::State& state) {
   std::unique_ptr<Runtime> runtime = MakeRuntime(state.range(0) == 1);
@@ -114,13 +126,7 @@ void BM_TwoRoundTurn(benchmark::State& state) {
     std::string session = runtime->CreateSession().value();
     uint64_t before = g_allocations.load();
     state.ResumeTiming();
-    bool ok = false;
-    boost::asio::co_spawn(io, [&]() -> Task<void> {
-      Result<TurnResult> r = co_await runtime->RunTurn(session, input);
-      ok = r.ok() && r->status == TurnStatus::kCompleted;
-    }, boost::asio::detached);
-    io.run();
-    io.restart();
+    const bool ok = CompletesATurn(*runtime, io, session, input);
     allocations += g_allocations.load() - before;
     if (!ok) state.SkipWithError("turn did not complete");
   }
@@ -139,13 +145,7 @@ int RunTurns(long count) {
   input.say = "What time is service on Sunday?";
   int failed = 0;
   for (long i = 0; i < count; ++i) {
-    std::string session = runtime->CreateSession().value();
-    boost::asio::co_spawn(io, [&]() -> Task<void> {
-      Result<TurnResult> r = co_await runtime->RunTurn(session, input);
-      if (!r.ok() || r->status != TurnStatus::kCompleted) ++failed;
-    }, boost::asio::detached);
-    io.run();
-    io.restart();
+    if (!CompletesATurn(*runtime, io, runtime->CreateSession().value(), input)) ++failed;
   }
   return failed == 0 ? 0 : 1;
 }

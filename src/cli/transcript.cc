@@ -20,7 +20,6 @@ void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
 // One line for an event a reader of the transcript cares about; nothing for the rest.
 void PrintToolEvent(std::ostream& out, const TraceEvent& e, const Term& term) {
   const Json& d = e.data;
-  const std::string type(e.name());
   switch (e.type) {
     case EventType::kModelResponse: {
       if (d["tool_calls"].empty()) return;
@@ -59,7 +58,7 @@ void PrintToolEvent(std::ostream& out, const TraceEvent& e, const Term& term) {
       return;
     case EventType::kApprovalGranted:
     case EventType::kApprovalDenied:
-      out << "    " << term.Dim(type + " by " + d.value("by", "") + " for " + d.value("tool", "")) << "\n";
+      out << "    " << term.Dim(std::string(e.name()) + " by " + d.value("by", "") + " for " + d.value("tool", "")) << "\n";
       return;
     case EventType::kRailFired:
       out << "    " << term.Yellow("rail " + d.value("rail", "")) << " changed the reply\n";
@@ -69,7 +68,7 @@ void PrintToolEvent(std::ostream& out, const TraceEvent& e, const Term& term) {
       return;
     case EventType::kLeaseOpened:
     case EventType::kLeaseReleased:
-      out << "    " << term.Dim(type + ": " + d.value("owner", "") + " (" + d.value("domain", "") + ")") << "\n";
+      out << "    " << term.Dim(std::string(e.name()) + ": " + d.value("owner", "") + " (" + d.value("domain", "") + ")") << "\n";
       return;
     case EventType::kNoticeCreated:
       out << "    " << term.Yellow("notice for the next reply:") << " " << d.value("text", "") << "\n";

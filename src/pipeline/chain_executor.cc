@@ -77,9 +77,8 @@ void ChainExecutor::Queue(TurnContext& ctx) {
   ctx.system_calls.clear();
   for (size_t i = 0; i < calls.size(); ++i) {
     ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false};
-    GuardDecision decision = policies_.Guard(ctx, p);
+    const GuardDecision decision = policies_.Guard(ctx, p);
     const CallVerdict& verdict = decision.verdict;
-    const std::string guard(decision.policy);
     Json data = CallEventData(ctx, p);
     data["policy"] = "system";
     if (verdict.kind == CallVerdict::Kind::kReplace) {
@@ -96,7 +95,7 @@ void ChainExecutor::Queue(TurnContext& ctx) {
     o.reason = verdict.kind == CallVerdict::Kind::kReject ? verdict.reason : "not_deferred";
     o.message = verdict.kind == CallVerdict::Kind::kReject ? verdict.message : "a call the runtime makes must be deferred";
     data["reason"] = o.reason;
-    data["guard"] = guard;
+    data["guard"] = decision.policy;
     data["message"] = o.message;
     ctx.Emit("tool.rejected", std::move(data));
     ctx.result.tools.push_back(std::move(o));
@@ -133,16 +132,15 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       continue;
     }
 
-    GuardDecision decision = policies_.Guard(ctx, p);
+    const GuardDecision decision = policies_.Guard(ctx, p);
     const CallVerdict& verdict = decision.verdict;
-    const std::string guard(decision.policy);
     if (verdict.kind == CallVerdict::Kind::kReject) {
       ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
       o.reason = verdict.reason;
       o.message = verdict.message;
       Json data = CallEventData(ctx, p);
       data["reason"] = verdict.reason;
-      data["guard"] = guard;
+      data["guard"] = decision.policy;
       data["message"] = verdict.message;
       ctx.Emit("tool.rejected", std::move(data));
       ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
@@ -177,7 +175,7 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
       Json data = CallEventData(ctx, p);
       data["idempotency_key"] = o.idempotency_key;
       data["instruction"] = verdict.message;
-      data["policy"] = guard;
+      data["policy"] = decision.policy;
       ctx.Emit("tool.deferred", std::move(data));
       ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
       ctx.result.tools.push_back(std::move(o));

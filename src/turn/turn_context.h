@@ -99,7 +99,7 @@ struct TurnContext {
   bool admitted = false;
 
   // What a mechanism keeps for this turn only, in a slot of its own (Envoy's
-  // FilterState): `ctx.Slot<QuietHoursTurn>()` makes a T on first use and returns the
+  // FilterState): `ctx.Slot<RepeatTurn>()` makes a T on first use and returns the
   // same one for the rest of the turn. A new mechanism keeps its turn state here
   // instead of adding fields to this struct.
   template <typename T>
