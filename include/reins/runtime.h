@@ -24,6 +24,7 @@
 #include "reins/async.h"
 #include "reins/clock.h"
 #include "reins/model_provider.h"
+#include "reins/session_view.h"
 #include "reins/status.h"
 #include "reins/store.h"
 #include "reins/tool_backend.h"
@@ -87,6 +88,11 @@ class Runtime {
 
   // The current catalog's config; the caller's copy stays valid across ReplaceTools.
   std::shared_ptr<const AgentConfig> config() const;
+  // The read side of the sessions (what a server shows), through the store and clock.
+  const SessionView& sessions() const;
+  // The runtime's own clock: whoever stamps times next to its records uses this one.
+  const Clock& clock() const;
+  // The store itself, for embedders and tests that inspect what was written.
   Store& store();
   // Sessions held in memory now (at most RuntimeParts.session_cache).
   size_t cached_sessions() const;

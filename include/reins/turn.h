@@ -9,6 +9,7 @@
 
 #include "reins/envelope.h"
 #include "reins/json.h"
+#include "reins/status.h"
 #include "reins/trace.h"
 
 namespace reins {
@@ -42,6 +43,13 @@ struct TurnInput {
   // then the deferred calls' events as they run. Not stored.
   std::function<void(const TraceEvent&)> on_event;
 };
+
+// Whether a turn input is well formed, whoever built it (an API request, a scenario, an
+// embedder): a speaker of 1 to 128 characters, an idempotency key (when given) of 1 to
+// 200 printable ASCII characters without spaces, and exactly one of say, select or
+// approve unless it is a cancel. InvalidArgument naming what is wrong otherwise.
+// Runtime::RunTurn refuses what this refuses; the HTTP API checks with it too.
+Status CheckTurnInput(const TurnInput& in);
 
 // What happened to one proposed tool call.
 struct ToolOutcome {

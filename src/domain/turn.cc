@@ -1,5 +1,7 @@
 #include "reins/turn.h"
 
+#include <algorithm>
+
 #include "reins/clock.h"
 
 namespace reins {
@@ -14,6 +16,21 @@ std::string_view TurnStatusName(TurnStatus s) {
     case TurnStatus::kFailed: return "failed";
   }
   return "failed";
+}
+
+Status CheckTurnInput(const TurnInput& in) {
+  constexpr size_t kMaxSpeaker = 128;
+  constexpr size_t kMaxIdempotencyKey = 200;
+  if (in.speaker.empty() || in.speaker.size() > kMaxSpeaker) return InvalidArgument("'speaker' must be 1 to 128 characters");
+  const std::string& key = in.idempotency_key;
+  const bool printable = std::all_of(key.begin(), key.end(), [](unsigned char c) { return c >= 0x21 && c <= 0x7e; });
+  if (key.size() > kMaxIdempotencyKey || !printable) {
+    return InvalidArgument("an idempotency key is 1 to 200 printable ASCII characters without spaces");
+  }
+  if (in.cancel) return OkStatus();
+  const int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
+  if (given != 1) return InvalidArgument("a turn needs exactly one of say, select or approve");
+  return OkStatus();
 }
 
 std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {

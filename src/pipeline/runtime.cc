@@ -60,6 +60,7 @@ struct Runtime::Impl {
     std::unique_ptr<DeferredRunner> deferred;
   };
   RuntimeParts parts;
+  std::unique_ptr<SessionView> view;  // over parts.store and parts.clock
   SessionQueue queue;
   mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
@@ -198,6 +199,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->parts = std::move(parts);
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
   impl->catalog = impl->Build(std::move(config), impl->parts.tool_backends);
+  impl->view = std::make_unique<SessionView>(*impl->parts.store, *impl->parts.clock);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
@@ -223,6 +225,8 @@ Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, s
 }
 
 Store& Runtime::store() { return *impl_->parts.store; }
+const SessionView& Runtime::sessions() const { return *impl_->view; }
+const Clock& Runtime::clock() const { return *impl_->parts.clock; }
 
 size_t Runtime::cached_sessions() const {
   std::lock_guard lock(impl_->mu);
@@ -245,6 +249,7 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
 }
 
 Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInput input) {
+  REINS_CO_RETURN_IF_ERROR(CheckTurnInput(input));
   // One turn of a session at a time, in arrival order.
   const int64_t arrived_ms = impl_->parts.clock->NowMs();
   co_await impl_->queue.Acquire(session_id);

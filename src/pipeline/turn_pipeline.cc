@@ -80,9 +80,7 @@ void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
 }
 
 Status TurnPipeline::Admit(TurnContext& ctx) {
-  const TurnInput& in = ctx.input;
-  int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
-  if (given != 1) return InvalidArgument("a turn needs exactly one of say, select or approve");
+  const TurnInput& in = ctx.input;  // well formed: Runtime::RunTurn checked it
   std::optional<PendingApproval>& approval = ctx.session.pending_approval;
   if (in.approve) {
     if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");

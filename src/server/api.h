@@ -8,11 +8,8 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -20,7 +17,6 @@
 #include "server/http_server.h"
 #include "server/keys.h"
 #include "server/metrics.h"
-#include "server/rate_limiter.h"
 
 namespace reins {
 
@@ -47,8 +43,11 @@ class Api {
   // From now on new requests get 503 and event streams end.
   void BeginShutdown();
 
- private:
+  // The handlers and their shared state (server/api_impl.h); named here so that the
+  // route table can point at its handlers.
   struct Impl;
+
+ private:
   std::shared_ptr<Impl> impl_;
 };
 

@@ -9,9 +9,6 @@
 namespace reins {
 namespace {
 
-constexpr size_t kMaxSpeaker = 128;
-constexpr size_t kMaxIdempotencyKey = 200;
-
 ApiError Bad(std::string message) { return ApiError{400, "bad_request", std::move(message)}; }
 
 // The body as a JSON object, or why not (too deep included).
@@ -21,14 +18,6 @@ std::optional<ApiError> ReadObject(std::string_view body, Json* out) {
   if (!parsed->is_object()) return Bad("the body must be a JSON object");
   *out = std::move(parsed).value();
   return std::nullopt;
-}
-
-// Printable ASCII, no spaces: a key is an opaque token, often a UUID.
-bool IsTokenText(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c < 0x21 || c > 0x7e) return false;
-  }
-  return true;
 }
 
 std::optional<int> ReadInt(std::string_view text) {
@@ -70,7 +59,6 @@ std::optional<ApiError> ParseTurnBody(std::string_view body, std::string_view id
     }
   }
   in->speaker = j.value("speaker", "user");
-  if (in->speaker.empty() || in->speaker.size() > kMaxSpeaker) return Bad("'speaker' must be 1 to 128 characters");
   if (j.contains("say")) in->say = j["say"].get<std::string>();
   if (j.contains("select")) in->select = j["select"].get<std::string>();
   if (j.contains("approve")) in->approve = j["approve"].get<bool>();
@@ -81,11 +69,8 @@ std::optional<ApiError> ParseTurnBody(std::string_view body, std::string_view id
   }
   in->idempotency_key = idempotency_header.empty() ? from_body : std::string(idempotency_header);
   if (j.contains("idempotency_key") && in->idempotency_key.empty()) return Bad("'idempotency_key' must not be empty");
-  if (in->idempotency_key.size() > kMaxIdempotencyKey || !IsTokenText(in->idempotency_key)) {
-    return Bad("an idempotency key is 1 to 200 printable ASCII characters without spaces");
-  }
-  const int given = (in->say ? 1 : 0) + (in->select ? 1 : 0) + (in->approve ? 1 : 0);
-  if (given != 1) return Bad("a turn needs exactly one of say, select or approve");
+  // The rest is what the runtime itself requires of any turn.
+  if (Status ok = CheckTurnInput(*in); !ok.ok()) return Bad(ok.message());
   return std::nullopt;
 }
 

@@ -209,6 +209,26 @@ TEST_F(RuntimeTest, EvictedSessionsAreReadBackFromTheStore) {
   }
 }
 
+// The one check of a turn's input (reins/turn.h) that the HTTP API shares: the runtime
+// refuses what it refuses, whoever built the input, and records nothing.
+TEST_F(RuntimeTest, AMalformedInputIsRefusedBeforeAnythingIsRecorded) {
+  Build(R"([{"text": "hi"}])", {});
+  TurnInput nothing;
+  EXPECT_EQ(Run(nothing).status().code(), StatusCode::kInvalidArgument);
+  TurnInput no_speaker;
+  no_speaker.speaker = "";
+  no_speaker.say = "hi";
+  EXPECT_EQ(Run(no_speaker).status().code(), StatusCode::kInvalidArgument);
+  TurnInput spaced_key;
+  spaced_key.say = "hi";
+  spaced_key.idempotency_key = "a key";
+  EXPECT_EQ(Run(spaced_key).status().message(), "an idempotency key is 1 to 200 printable ASCII characters without spaces");
+  EXPECT_TRUE(runtime_->store().LoadTurns(session_)->empty());
+  TurnInput cancel;
+  cancel.cancel = true;  // a cancel needs nothing else
+  EXPECT_TRUE(CheckTurnInput(cancel).ok());
+}
+
 TEST_F(RuntimeTest, IdsAreTimeOrderedWith96RandomBits) {
   Build("[]", {});
   std::string a = runtime_->CreateSession().value();

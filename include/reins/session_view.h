@@ -1,0 +1,62 @@
+// SessionView: the read side of a runtime's sessions, for those who show them (the
+// HTTP API's session, trace and replay endpoints, metrics). It reads through the
+// runtime's store and judges time by the runtime's clock, so that a server needs
+// neither a store handle nor a clock of its own. Reads only: every write goes through
+// Runtime::RunTurn and Runtime::CreateSession.
+//
+// Threading: a store is safe to call from any thread (reins/store.h), so a
+// view may be used off the runtime's executor, e.g. to read long traces.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reins/clock.h"
+#include "reins/json.h"
+#include "reins/status.h"
+#include "reins/store.h"
+
+namespace reins {
+
+// What a session is now (GET /v1/sessions/{id}).
+struct SessionSummary {
+  std::string id;
+  std::string tenant;
+  int64_t created_at_ms = 0;
+  int turn_count = 0;
+  Json metadata = Json::object();
+  std::optional<Lease> lease;      // only while it is active
+  Json pending_clarification;      // null when none
+  Json pending_approval;           // null when none
+};
+
+// Turns with the tool calls they made, as stored.
+struct StoredTrace {
+  std::vector<StoredTurn> turns;
+  std::vector<StoredInvocation> invocations;
+};
+
+class SessionView {
+ public:
+  SessionView(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+
+  // NotFound when there is no such session (for these two).
+  Result<SessionSummary> Describe(const std::string& session_id) const;
+  Result<std::string> TenantOf(const std::string& session_id) const;
+  Result<StoredTrace> Trace(const std::string& session_id, TurnRange range) const;
+  // The turn that used `idempotency_key` (with its calls), nullopt when none did.
+  Result<std::optional<StoredTrace>> TurnByKey(const std::string& session_id, const std::string& idempotency_key) const;
+  // Sessions of one tenant, or of all with nullopt.
+  Result<int64_t> CountSessions(const std::optional<std::string>& tenant) const;
+  // Deferred calls not yet finished (a probe of the store, too).
+  Result<int64_t> OutboxDepth() const;
+  int64_t NowMs() const { return clock_.NowMs(); }
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+};
+
+}  // namespace reins

@@ -1,0 +1,60 @@
+#include "reins/session_view.h"
+
+namespace reins {
+namespace {
+
+// The session state keeps what is pending under these keys (turn/session_state.h).
+Json Pending(const Json& state, const char* key) {
+  return state.is_object() && state.contains(key) ? state[key] : Json();
+}
+
+}  // namespace
+
+Result<SessionSummary> SessionView::Describe(const std::string& session_id) const {
+  REINS_ASSIGN_OR_RETURN(SessionRecord s, store_.LoadSession(session_id));
+  SessionSummary out;
+  out.id = s.id;
+  out.tenant = s.tenant;
+  out.created_at_ms = s.created_at_ms;
+  out.turn_count = s.turn_count;
+  out.metadata = std::move(s.metadata);
+  REINS_ASSIGN_OR_RETURN(Lease lease, store_.LoadLease(session_id));
+  if (lease.ActiveAt(clock_.NowMs())) out.lease = std::move(lease);
+  out.pending_clarification = Pending(s.state, "pending_clarification");
+  out.pending_approval = Pending(s.state, "pending_approval");
+  return out;
+}
+
+Result<std::string> SessionView::TenantOf(const std::string& session_id) const {
+  REINS_ASSIGN_OR_RETURN(SessionRecord s, store_.LoadSession(session_id));
+  return std::move(s.tenant);
+}
+
+Result<StoredTrace> SessionView::Trace(const std::string& session_id, TurnRange range) const {
+  StoredTrace out;
+  REINS_ASSIGN_OR_RETURN(out.turns, store_.LoadTurns(session_id, range));
+  REINS_ASSIGN_OR_RETURN(out.invocations, store_.LoadInvocations(session_id, range));
+  return out;
+}
+
+Result<std::optional<StoredTrace>> SessionView::TurnByKey(const std::string& session_id,
+                                                          const std::string& idempotency_key) const {
+  REINS_ASSIGN_OR_RETURN(std::optional<StoredTurn> turn, store_.FindTurnByKey(session_id, idempotency_key));
+  if (!turn) return std::optional<StoredTrace>();
+  const TurnRange only{turn->turn_number - 1, 1};
+  StoredTrace out;
+  REINS_ASSIGN_OR_RETURN(out.invocations, store_.LoadInvocations(session_id, only));
+  out.turns.push_back(std::move(*turn));
+  return std::optional<StoredTrace>(std::move(out));
+}
+
+Result<int64_t> SessionView::CountSessions(const std::optional<std::string>& tenant) const {
+  return store_.CountSessions(tenant);
+}
+
+Result<int64_t> SessionView::OutboxDepth() const {
+  REINS_ASSIGN_OR_RETURN(std::vector<OutboxEntry> unfinished, store_.UnfinishedOutbox());
+  return static_cast<int64_t>(unfinished.size());
+}
+
+}  // namespace reins

@@ -1,0 +1,118 @@
+// Api::Impl: the state the API's handlers share, and the handlers themselves, one
+// endpoint each (routes.h names them). Split by what they serve: sessions
+// (session_handlers.cc), turns (turn_handlers.cc), traces (trace_handlers.cc), probes
+// and metrics (probe_handlers.cc); api.cc admits and routes. Internal to src/server.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "server/api.h"
+#include "server/event_stream.h"
+#include "server/rate_limiter.h"
+#include "server/responses.h"
+#include "server/routes.h"
+
+namespace reins {
+
+// One request on its way through a handler: what was asked, where to answer, and the
+// session and tenant the route and the key named ("" where none).
+struct Exchange {
+  const ServerRequest& req;
+  ServerResponse& res;
+  const std::string& session_id;
+  const std::string& tenant;
+};
+
+// A page of a session's trace: the turns' JSON texts, and the last turn's number.
+struct TracePage {
+  std::vector<std::string> turns;
+  int last_number = 0;
+};
+
+struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
+  Runtime& runtime;
+  const SessionView& sessions;  // the runtime's read side: the server reads nothing else
+  boost::asio::any_io_executor strand;
+  std::shared_ptr<const KeyStore> keys;
+  Metrics& metrics;
+  ApiOptions options;
+  RateLimiter limiter;
+  std::atomic<bool> shutting_down{false};
+  std::atomic<int> inflight{0};  // turns running now (--max-inflight)
+  // Whole traces are read and rendered here, never on the runtime strand.
+  boost::asio::thread_pool readers{1};
+
+  std::mutex mu;  // guards subscribers and model_call_started
+  std::map<std::string, std::vector<std::weak_ptr<EventStream>>> subscribers;
+  std::map<std::string, std::pair<int64_t, std::string>> model_call_started;  // session -> (at_ms, purpose)
+
+  Impl(Runtime& r, boost::asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
+      : runtime(r), sessions(r.sessions()), strand(std::move(s)), keys(std::move(k)), metrics(m),
+        options(std::move(o)), limiter(options.rate_per_second, options.rate_burst) {}
+  ~Impl() { readers.join(); }
+
+  int64_t NowMs() const { return sessions.NowMs(); }
+
+  // Runs `work` on `executor` and returns its value on the caller's executor.
+  // (Through std::optional: Asio needs a default-constructible result, Result<T> is not.)
+  template <typename T>
+  Task<T> On(boost::asio::any_io_executor executor, std::function<Task<T>()> work) {
+    // Named, not a temporary in the co_await expression: GCC 12 destroys such
+    // temporaries wrongly in coroutines.
+    std::function<Task<std::optional<T>>()> wrapped = [work = std::move(work)]() -> Task<std::optional<T>> {
+      co_return co_await work();
+    };
+    std::optional<T> out = co_await boost::asio::co_spawn(executor, std::move(wrapped), boost::asio::use_awaitable);
+    co_return std::move(*out);
+  }
+  template <typename T>
+  Task<T> OnRuntime(std::function<Task<T>()> work) {
+    co_return co_await On<T>(strand, std::move(work));
+  }
+
+  // api.cc: admission and routing.
+  std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);
+  void Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
+              std::chrono::steady_clock::duration took);
+  Task<void> Dispatch(Exchange x, Endpoint endpoint, const char* method);
+
+  // session_handlers.cc
+  Task<void> CreateSession(Exchange x);
+  Task<void> GetSession(Exchange x);
+  Task<std::optional<ApiError>> CheckSession(std::string id, std::string tenant);
+  // turn_handlers.cc
+  Task<void> PostTurn(Exchange x);
+  Task<void> CancelLease(Exchange x);
+  Task<void> StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot);
+  Task<std::optional<Json>> Replay(std::string id, std::string key);
+  // A place among the turns in flight, held until the turn ends; nullopt when full.
+  std::optional<std::shared_ptr<void>> TakeTurnSlot();
+  // trace_handlers.cc
+  Task<void> GetTrace(Exchange x);
+  Task<void> StreamEvents(Exchange x);
+  // probe_handlers.cc
+  Task<void> Health(Exchange x);
+  Task<void> Ready(Exchange x);
+  Task<void> RenderMetrics(Exchange x);
+  void Count(const std::string& session_id, const TraceEvent& e);
+
+ private:
+  Task<Result<TracePage>> ReadPage(std::string id, TurnRange range);
+  Task<void> StreamTrace(ServerResponse& res, std::string id);
+};
+
+}  // namespace reins

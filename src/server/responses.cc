@@ -1,0 +1,61 @@
+#include "server/responses.h"
+
+#include <iostream>
+
+#include "domain/detail_log.h"
+#include "reins/clock.h"
+
+namespace reins {
+
+ApiError Err(int status, const char* code, std::string message) { return ApiError{status, code, std::move(message)}; }
+
+ApiError FromStatus(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound: return {404, "not_found", s.message()};
+    case StatusCode::kFailedPrecondition: return {409, "conflict", s.message()};
+    case StatusCode::kInvalidArgument: return {422, "invalid", s.message()};
+    case StatusCode::kUnavailable:
+      LogDetail("api", s.message());
+      return {503, "unavailable", "a part of the server is unavailable; retry shortly"};
+    default:
+      LogDetail("api", s.ToString());
+      return {500, "internal", "the server could not complete the request (the server log has the detail)"};
+  }
+}
+
+ApiError Overloaded() { return Err(503, "overloaded", "too many turns in flight; retry after the Retry-After delay"); }
+
+ApiError WrongMethod(const std::string& used, const char* allowed) {
+  return Err(405, "method_not_allowed", used + " is not allowed here (use " + allowed + ")");
+}
+
+Headers AllowHeader(const char* method) { return {{"Allow", method}}; }
+Headers ReplayHeader() { return {{"Idempotent-Replay", "true"}}; }
+Headers RetryAfter(int seconds) { return {{"Retry-After", std::to_string(seconds)}}; }
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Task<void> SendJson(ServerResponse& res, int status, Json body, Headers headers) {
+  std::string type = kJsonType;
+  std::string text = Dump(body);
+  co_await res.Respond(status, std::move(type), std::move(text), std::move(headers));
+}
+
+Task<void> SendError(ServerResponse& res, ApiError e, Headers headers) {
+  co_await SendJson(res, e.status, ErrorJson(e), std::move(headers));
+}
+
+void Log(Json line, int64_t now_ms) {
+  line["ts"] = FormatIsoTime(now_ms);
+  if (!line.contains("level")) line["level"] = "info";
+  std::string text = Dump(line) + "\n";
+  std::cerr << text << std::flush;
+}
+
+void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms) {
+  Log({{"msg", "turn"}, {"session_id", session_id}, {"turn_id", r.turn_id}, {"status", TurnStatusName(r.status)},
+       {"model_calls", r.model_calls}, {"tools", r.tools.size()}},
+      now_ms);
+}
+
+}  // namespace reins

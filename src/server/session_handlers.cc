@@ -1,0 +1,67 @@
+// POST /v1/sessions and GET /v1/sessions/{id}, and the check every per-session
+// endpoint makes first.
+#include "server/api_impl.h"
+#include "server/stored_turn_json.h"
+
+namespace reins {
+namespace {
+
+Json CreatedJson(const std::string& id, const std::string& greeting) {
+  Json body = {{"session_id", id}};
+  if (!greeting.empty()) body["greeting"] = greeting;
+  return body;
+}
+
+}  // namespace
+
+Task<void> Api::Impl::CreateSession(Exchange x) {
+  Json metadata;
+  if (auto bad = ParseSessionBody(x.req.body, &metadata)) co_return co_await SendError(x.res, *bad);
+  const std::optional<int64_t> quota = keys ? keys->MaxSessions(x.tenant) : std::nullopt;
+  Runtime& rt = runtime;
+  const std::string tenant = x.tenant;
+  // Counted and created in one step on the runtime strand: two concurrent requests
+  // cannot both take the last place.
+  std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant, quota]() -> Task<Result<std::string>> {
+    if (quota) {
+      REINS_CO_ASSIGN_OR_RETURN(const int64_t count, rt.sessions().CountSessions(tenant));
+      if (count >= *quota) {
+        co_return ResourceExhausted("tenant '" + tenant + "' has " + std::to_string(count) +
+                                    " sessions, its quota (max_sessions in the keys file)");
+      }
+    }
+    co_return rt.CreateSession(metadata, tenant);
+  };
+  Result<std::string> id = co_await OnRuntime<Result<std::string>>(std::move(work));
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
+    co_return co_await SendError(x.res, Err(429, "quota_exceeded", id.status().message()));
+  }
+  if (!id.ok()) co_return co_await SendError(x.res, FromStatus(id.status()));
+  metrics.Inc("reins_sessions_created_total");
+  co_await SendJson(x.res, 201, CreatedJson(*id, runtime.Greeting()));
+}
+
+// Another tenant's session is reported exactly like a missing one.
+Task<std::optional<ApiError>> Api::Impl::CheckSession(std::string id, std::string tenant) {
+  const SessionView& view = sessions;
+  std::function<Task<Result<std::string>>()> work = [&view, id]() -> Task<Result<std::string>> {
+    co_return view.TenantOf(id);
+  };
+  Result<std::string> owner = co_await OnRuntime<Result<std::string>>(std::move(work));
+  if (!owner.ok() || *owner != tenant) co_return ApiError{404, "not_found", "no session " + id};
+  co_return std::nullopt;
+}
+
+Task<void> Api::Impl::GetSession(Exchange x) {
+  const SessionView& view = sessions;
+  const std::string id = x.session_id;
+  std::function<Task<Result<Json>>()> work = [&view, id]() -> Task<Result<Json>> {
+    REINS_CO_ASSIGN_OR_RETURN(const SessionSummary summary, view.Describe(id));
+    co_return SessionSummaryJson(summary);
+  };
+  Result<Json> body = co_await OnRuntime<Result<Json>>(std::move(work));
+  if (!body.ok()) co_return co_await SendError(x.res, FromStatus(body.status()));
+  co_await SendJson(x.res, 200, *body);
+}
+
+}  // namespace reins

@@ -1,0 +1,117 @@
+// POST .../turns (a JSON answer or an SSE stream) and DELETE .../lease (a cancel turn).
+// Turns run on the runtime strand; a retried request with a used idempotency key gets
+// the first try's stored result.
+#include <boost/asio/this_coro.hpp>
+
+#include "server/api_impl.h"
+#include "server/stored_turn_json.h"
+
+namespace reins {
+namespace {
+
+Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
+  *out = co_await rt.RunTurn(id, std::move(in));
+}
+
+bool IsReplay(const Status& s, const std::string& key) { return s.code() == StatusCode::kAlreadyExists && !key.empty(); }
+
+}  // namespace
+
+std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
+  if (++inflight > options.max_inflight) {
+    --inflight;
+    return std::nullopt;
+  }
+  auto self = shared_from_this();
+  return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
+}
+
+// The stored result of the turn that already used `key`, if any.
+Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
+  const SessionView& view = sessions;
+  std::function<Task<std::optional<Json>>()> work = [&view, id, key]() -> Task<std::optional<Json>> {
+    Result<std::optional<StoredTrace>> found = view.TurnByKey(id, key);
+    if (!found.ok() || !*found) co_return std::nullopt;
+    co_return StoredTurnJson((*found)->turns.front(), (*found)->invocations);
+  };
+  co_return co_await OnRuntime<std::optional<Json>>(std::move(work));
+}
+
+Task<void> Api::Impl::PostTurn(Exchange x) {
+  TurnInput in;
+  if (auto bad = ParseTurnBody(x.req.body, x.req.Header("idempotency-key"), &in)) co_return co_await SendError(x.res, *bad);
+  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
+  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
+  const std::string id = x.session_id;
+  if (x.req.Header("accept").find("text/event-stream") != std::string::npos) {
+    co_return co_await StreamTurn(x.res, id, std::move(in), std::move(*slot));
+  }
+  const std::string key = in.idempotency_key;
+  Runtime& rt = runtime;
+  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
+    co_return co_await rt.RunTurn(id, std::move(in));
+  };
+  Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  if (!r.ok() && IsReplay(r.status(), key)) {
+    if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(x.res, 200, *first, ReplayHeader());
+  }
+  if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
+  LogTurn(id, *r, NowMs());
+  co_await SendJson(x.res, 200, TurnResultToJson(*r, true));
+}
+
+Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot) {
+  auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
+  in.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
+  const std::string key = in.idempotency_key;
+  auto result = std::make_shared<std::optional<Result<TurnResult>>>();
+  // The turn runs on the runtime strand whatever happens to this connection: a client
+  // that goes away mid-stream does not stop it (it is still stored, its writes still run).
+  // The turn's log line is written when the turn ends, whether or not anyone still listens.
+  auto self = shared_from_this();
+  boost::asio::co_spawn(strand, RunStreamedTurn(runtime, id, std::move(in), result),
+                        [self, id, stream, result, slot](std::exception_ptr e) {
+                          if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
+                          if (result->has_value() && (*result)->ok()) LogTurn(id, ***result, self->NowMs());
+                          stream->Finish();
+                        });
+  // The stream begins with the turn's first event: a turn the runtime refuses before it
+  // starts gets its own status (409, 422...), never a 200 stream with an error in it.
+  if (!co_await stream->Started()) {
+    const Result<TurnResult>& refused = **result;
+    if (refused.ok()) co_return co_await SendJson(res, 200, TurnResultToJson(*refused, true));
+    if (IsReplay(refused.status(), key)) {
+      if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
+    }
+    co_return co_await SendError(res, FromStatus(refused.status()));
+  }
+  if (!(co_await res.StartStream()).ok()) co_return;
+  // Pump returns true only once the turn finished (and set its result); false when the
+  // client went away, while the turn may still be running.
+  if (!co_await stream->Pump(res, options.heartbeat_ms)) co_return;
+  const Result<TurnResult>& r = **result;
+  Json done = r.ok() ? TurnResultToJson(*r, true) : ErrorJson(FromStatus(r.status()));
+  const std::string name = r.ok() ? "turn.completed" : "error";
+  const std::string data = Dump(done);
+  (void)co_await res.Send(name, data);
+}
+
+Task<void> Api::Impl::CancelLease(Exchange x) {
+  // A cancel is a turn too: it takes a place among the turns in flight.
+  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
+  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
+  TurnInput in;
+  in.speaker = "api";
+  in.cancel = true;
+  const std::string id = x.session_id;
+  Runtime& rt = runtime;
+  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
+    co_return co_await rt.RunTurn(id, std::move(in));
+  };
+  Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
+  LogTurn(id, *r, NowMs());
+  co_await x.res.Respond(204, std::string(), std::string());
+}
+
+}  // namespace reins
