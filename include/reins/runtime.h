@@ -40,6 +40,10 @@ struct RuntimeParts {
   std::shared_ptr<Clock> clock;          // default: SystemClock
   // Backends that replace the ones the config names (scenario fixtures, tests).
   std::map<std::string, std::shared_ptr<ToolBackend>> tool_backends;
+  // Makes the backend of each MCP tool of a catalog (the McpHub that AgentHost starts,
+  // src/host); unset, an MCP tool's calls fail saying that no server was started.
+  // Called from any thread; the result may be called from the runtime's executor.
+  std::function<std::shared_ptr<ToolBackend>(const ToolDef&)> mcp_backends;
   // Session and turn ids: a time-ordered prefix, then 96 random bits. A non-zero seed
   // makes them reproducible (run, eval, fuzz); 0 draws them from OpenSSL's RAND_bytes,
   // so that nobody can guess another session's id (serve, chat).
@@ -81,10 +85,10 @@ class Runtime {
   Task<Result<int>> ResumeOutbox();
 
   // Replaces the agent's tool catalog (an MCP server's tool list changed): turns that
-  // start afterwards see `tools`; turns and deferred calls already running finish on
-  // the catalog they started with, which is freed once none uses it. `backends` adds or
-  // replaces tool backends.
-  Status ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends = {});
+  // start afterwards see `tools`, with backends from the same sources as the first
+  // catalog's; turns and deferred calls already running finish on the catalog they
+  // started with, which is freed once none uses it. Safe from any thread.
+  Status ReplaceTools(std::vector<ToolDef> tools);
 
   // The current catalog's config; the caller's copy stays valid across ReplaceTools.
   std::shared_ptr<const AgentConfig> config() const;

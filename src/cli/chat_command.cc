@@ -10,12 +10,12 @@
 #include <boost/asio/io_context.hpp>
 
 #include "cli/commands.h"
-#include "cli/runtime_parts.h"
+#include "host/runtime_parts.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
-#include "mcp/mcp_hub.h"
+#include "host/agent_host.h"
 #include "model/provider_factory.h"
 #include "reins/runtime.h"
 
@@ -164,14 +164,13 @@ int ChatCommand(const ChatFlags& flags) {
     std::cerr << made.status().message() << "\n";
     return 2;
   }
-  RuntimeParts parts = std::move(made).value();
-  // The MCP servers the agent uses, started before the runtime and stopped after it.
-  Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends);
-  if (!mcp.ok()) {
-    std::cerr << mcp.status().message() << "\n";
+  // The agent with its MCP servers (started before the runtime, stopped after it).
+  Result<std::unique_ptr<AgentHost>> host = AgentHost::Start(*config, clock);
+  if (!host.ok()) {
+    std::cerr << host.status().message() << "\n";
     return 2;
   }
-  auto runtime = Runtime::Create(*config, std::move(parts));
+  Result<Runtime*> runtime = (*host)->StartRuntime(std::move(made).value());
   if (!runtime.ok()) {
     std::cerr << runtime.status().message() << "\n";
     return 2;
@@ -195,12 +194,8 @@ int ChatCommand(const ChatFlags& flags) {
     std::optional<TurnInput> in = ParseLine(line, speaker, last ? &*last : nullptr, term, &quit);
     if (!in) continue;
     Result<TurnResult> result = FailedPrecondition("the turn did not finish");
-    // An MCP server's tool list changed since the last turn: the model sees the new one.
-    if (*mcp) {
-      if (std::optional<AgentConfig> changed = (*mcp)->RefreshCatalog()) {
-        (void)(*runtime)->ReplaceTools(changed->tools, (*mcp)->Backends(*changed, *clock));
-      }
-    }
+    // An MCP server's tool list changed during the last turn: this one sees the new one.
+    (*host)->AwaitCatalog();
     auto turn = [&]() -> Task<void> { result = co_await (*runtime)->RunTurn(*session, std::move(*in)); };
     boost::asio::co_spawn(io, turn(), boost::asio::detached);
     io.restart();

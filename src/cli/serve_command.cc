@@ -21,10 +21,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "cli/commands.h"
-#include "cli/runtime_parts.h"
+#include "host/runtime_parts.h"
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
-#include "mcp/mcp_hub.h"
+#include "host/agent_host.h"
 #include "server/api.h"
 
 namespace reins {
@@ -124,15 +124,16 @@ int ServeCommand(const ServeFlags& flags) {
   parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
   };
-  // The MCP servers the agent uses, started before the runtime and stopped after it.
-  // Their stderr goes to the server's log, one JSON line each, like the request log.
-  auto mcp_log = [](const std::string& line) { LogLine({{"level", "info"}, {"msg", "mcp"}, {"line", line}}); };
-  Result<std::unique_ptr<McpHub>> mcp = StartMcpServers(*config, *clock, &parts.tool_backends, mcp_log);
-  if (!mcp.ok()) {
-    std::cerr << mcp.status().message() << "\n";
+  // The agent with its MCP servers (started before the runtime, stopped after it); a
+  // server's changed tool list applies to the turns that start once it is announced.
+  // The servers' stderr goes to the server's log, one JSON line each, like requests.
+  HostOptions host_options{.mcp_log = [](const std::string& line) { LogLine({{"level", "info"}, {"msg", "mcp"}, {"line", line}}); }};
+  Result<std::unique_ptr<AgentHost>> agent = AgentHost::Start(*config, clock, std::move(host_options));
+  if (!agent.ok()) {
+    std::cerr << agent.status().message() << "\n";
     return 2;
   }
-  auto runtime = Runtime::Create(*config, std::move(parts));
+  Result<Runtime*> runtime = (*agent)->StartRuntime(std::move(parts));
   if (!runtime.ok()) {
     std::cerr << runtime.status().message() << "\n";
     return 2;
@@ -170,24 +171,8 @@ int ServeCommand(const ServeFlags& flags) {
               << std::endl;
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
-    // An MCP server's tool list changed: later turns get the new catalog. Off the I/O
-    // threads, since listing again may take a while.
-    std::atomic<bool> serving = true;
-    std::thread catalog;
-    if (*mcp) {
-      catalog = std::thread([&] {
-        while (serving) {
-          std::this_thread::sleep_for(std::chrono::seconds(1));
-          if (std::optional<AgentConfig> changed = (*mcp)->RefreshCatalog()) {
-            (void)(*runtime)->ReplaceTools(changed->tools, (*mcp)->Backends(*changed, *clock));
-          }
-        }
-      });
-    }
     io.run();
     for (std::thread& t : pool) t.join();
-    serving = false;
-    if (catalog.joinable()) catalog.join();
     api_ptr = nullptr;
   }
   return exit_code;

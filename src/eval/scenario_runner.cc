@@ -13,7 +13,7 @@
 #include "eval/checks.h"
 #include "eval/invariants.h"
 #include "eval/naive_loop.h"
-#include "mcp/mcp_hub.h"
+#include "host/agent_host.h"
 #include "model/scripted_model.h"
 #include "model/sim_model.h"
 #include "reins/runtime.h"
@@ -68,7 +68,7 @@ struct Driver {
   NaiveLoop* naive = nullptr;
   std::string session_id;
 
-  std::function<void()> before_turn;  // the MCP catalog refresh, when servers run
+  std::function<void()> before_turn;  // settles the MCP catalog
 
   Task<Result<TurnResult>> Run(const TurnInput& input) {
     if (naive != nullptr) co_return co_await naive->RunTurn(input);
@@ -140,49 +140,42 @@ void Evaluate(const Scenario& s, const AgentConfig& agent, ScenarioRun& run, con
   run.violations = CheckInvariants(agent, run.turns, run.history, outbox);
 }
 
-// What one run works with: the agent (completed from its MCP servers when it uses
-// any), the virtual clock, the tool backends (fixtures first, then real MCP servers
-// for MCP tools without fixtures), and the io_context the turns run on.
+// What one run works with: the agent and its tools, assembled by an AgentHost (the
+// scenario's fixtures win over what the config names, MCP tools included), the
+// virtual clock, and the io_context the turns run on.
 struct RunSetup {
   boost::asio::io_context io;
-  AgentConfig agent;
+  AgentConfig agent;  // what the invariants judge by
   std::shared_ptr<VirtualClock> clock;
-  std::map<std::string, std::shared_ptr<ToolBackend>> tools;
-  std::unique_ptr<McpHub> hub;  // declared last: its servers stop (and are reaped) first
+  std::unique_ptr<AgentHost> host;  // declared last: its runtime and servers stop first
 
   Status Prepare(const Scenario& s) {
-    agent = s.agent;
     clock = std::make_shared<VirtualClock>(s.clock_start_ms);
-    for (const auto& [tool, entries] : s.fixtures) tools[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
-    Result<std::unique_ptr<McpHub>> started = StartMcpServers(agent, *clock, &tools);  // fixtures win
-    if (!started.ok()) return started.status();
-    hub = std::move(*started);
+    HostOptions options;
+    for (const auto& [tool, entries] : s.fixtures) {
+      options.overrides[tool] = std::make_shared<FixtureBackend>(tool, entries, *clock);
+    }
+    REINS_ASSIGN_OR_RETURN(host, AgentHost::Start(s.agent, clock, std::move(options)));
+    agent = host->agent();
     return OkStatus();
   }
 
-  // A server's tool list changed since the last turn: the runtime gets the new catalog
-  // (scenario fixtures still win over MCP backends).
-  void RefreshMcpCatalog(Runtime& runtime, const Scenario& s) {
-    std::optional<AgentConfig> changed = hub->RefreshCatalog();
-    if (!changed) return;
-    std::map<std::string, std::shared_ptr<ToolBackend>> backends;
-    for (auto& [tool, backend] : hub->Backends(*changed, *clock)) {
-      if (!s.fixtures.count(tool)) backends.emplace(tool, backend);
-    }
-    (void)runtime.ReplaceTools(changed->tools, std::move(backends));
-    // The invariant checks judge every turn by the agent's tools: those of the new
-    // catalog, and those earlier turns could still call.
-    std::vector<ToolDef> judged = changed->tools;
+  // Before each turn: the tool-list changes the servers announced so far are applied
+  // (turn 2 sees the tool turn 1's call added). The invariant checks judge every turn
+  // by the tools of the newest catalog and those earlier turns could call.
+  void SettleCatalog(Runtime& runtime) {
+    host->AwaitCatalog();
+    std::shared_ptr<const AgentConfig> now = runtime.config();
+    std::vector<ToolDef> judged = now->tools;
     for (const ToolDef& old : agent.tools) {
-      if (changed->FindTool(old.name) == nullptr) judged.push_back(old);
+      if (now->FindTool(old.name) == nullptr) judged.push_back(old);
     }
     agent.tools = std::move(judged);
   }
-
 };
 
 ScenarioRun RunNaive(const Scenario& s, RunModel& model, RunSetup& setup, ScenarioRun run) {
-  NaiveLoop loop(setup.agent, *model.provider, setup.tools, *setup.clock);
+  NaiveLoop loop(setup.agent, *model.provider, setup.host->Backends(), *setup.clock);
   Driver driver{nullptr, &loop, "naive"};
   run.session_id = "naive";
   boost::asio::co_spawn(setup.io, RunTurns(s, driver, model, *setup.clock, run), boost::asio::detached);
@@ -222,12 +215,11 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   RuntimeParts parts;
   parts.model = model->provider;
   parts.store = std::shared_ptr<Store>(std::move(store).value());
-  parts.clock = setup.clock;
   parts.id_seed = options.id_seed;
   // Ids repeat from run to run; what a real service sees must not (docs/scenarios.md).
   parts.idempotency_salt = "." + RunNonce();
-  parts.tool_backends = setup.tools;
-  Result<std::unique_ptr<Runtime>> runtime = Runtime::Create(setup.agent, parts);
+  std::shared_ptr<Store> stored = parts.store;
+  Result<Runtime*> runtime = setup.host->StartRuntime(std::move(parts));
   if (!runtime.ok()) {
     run.error = runtime.status().message();
     return run;
@@ -240,13 +232,13 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   run.session_id = *session;
   run.greeting = (*runtime)->Greeting();
 
-  Driver driver{runtime->get(), nullptr, run.session_id};
-  if (setup.hub) driver.before_turn = [&] { setup.RefreshMcpCatalog(**runtime, s); };
+  Driver driver{*runtime, nullptr, run.session_id};
+  driver.before_turn = [&] { setup.SettleCatalog(**runtime); };
   boost::asio::co_spawn(setup.io, RunTurns(s, driver, *model, *setup.clock, run), boost::asio::detached);
   setup.clock->RunVirtual(setup.io);  // returns when every turn and every deferred call is done
 
   std::vector<OutboxEntry> outbox;
-  if (Status refreshed = RefreshFromStore(*parts.store, run, &outbox); !refreshed.ok()) {
+  if (Status refreshed = RefreshFromStore(*stored, run, &outbox); !refreshed.ok()) {
     run.error = "could not read the session back from the store: " + refreshed.message();
   }
   Evaluate(s, setup.agent, run, outbox);

@@ -117,7 +117,10 @@ Task<Status> McpClient::Connect() {
   peer->set_request_handler([this](const std::string& method, const Json& params) { return AnswerServer(method, params); });
   peer->set_notification_handler([this, alive](const std::string& method, const Json& params) {
     if (!*alive) return;
-    if (method == "notifications/tools/list_changed") tools_stale_ = true;
+    if (method == "notifications/tools/list_changed") {
+      tools_stale_ = true;
+      if (options_.on_tools_changed) options_.on_tools_changed();
+    }
     if (method == "notifications/message" && params.contains("data")) Log(params["data"].dump());
   });
 

@@ -7,8 +7,9 @@
 // restarts it, with a backoff between attempts. An HTTP server that forgot the session
 // is initialized again and the call, which it never processed, is sent once more. Server requests are answered: ping,
 // roots/list (no roots), elicitation/create (via the elicitation hook; decline without
-// one). notifications/tools/list_changed marks the catalog stale; it is listed again
-// before the next call.
+// one). notifications/tools/list_changed marks the catalog stale and is announced to
+// on_tools_changed (the hub lists it again at once); a call made while it is stale
+// lists it first.
 #pragma once
 
 #include <sys/types.h>
@@ -46,6 +47,9 @@ struct McpClientOptions {
   int max_backoff_ms = 5000;
   // Server stderr lines and the client's own notes ("restarted"), for the log.
   std::function<void(const std::string& line)> log;
+  // notifications/tools/list_changed arrived; called on the client's executor, before
+  // any later message of the server is read.
+  std::function<void()> on_tools_changed;
   // Answers elicitation/create: returns {action, content?}. Unset: decline.
   std::function<Task<Json>(const Json& params)> on_elicitation;
 };

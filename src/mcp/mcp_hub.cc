@@ -8,6 +8,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -256,6 +257,13 @@ Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
     for (const ToolDef& t : config.tools) used = used || (t.backend.kind == ToolBackendConfig::Kind::kMcp && ServerOf(t) == server.name);
     if (!used) continue;
     McpClientOptions options = options_;
+    options.on_tools_changed = [this, name = server.name] {  // on the hub's thread
+      {
+        std::lock_guard lock(pending_mu_);
+        ++pending_;
+      }
+      boost::asio::co_spawn(io_, Reapply(name), boost::asio::detached);
+    };
     if (!options.on_elicitation) {
       options.on_elicitation = [desk = desk_, name = server.name](const Json& params) { return desk->Elicit(name, params); };
     }
@@ -271,29 +279,32 @@ Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
   co_return Unavailable(message);
 }
 
-std::optional<AgentConfig> McpHub::RefreshCatalog() {
-  if (stopped_) return std::nullopt;
-  std::future<std::optional<AgentConfig>> refreshed = boost::asio::co_spawn(io_, Refresh(), boost::asio::use_future);
-  return refreshed.get();
+// A server announced a new tool list: list it (unless a call listed it meanwhile),
+// complete a fresh config from every server's list and hand it on.
+Task<void> McpHub::Reapply(std::string server) {
+  auto it = clients_.find(server);
+  if (it != clients_.end() && !stopped_) {
+    std::shared_ptr<McpClient> client = it->second;
+    Status listed;  // (no co_await inside ?: with GCC 12)
+    if (client->tools_stale()) listed = co_await client->Relist();
+    AgentConfig config = base_;
+    Status applied = listed.ok() ? ApplyCatalogs(config) : listed;
+    if (!listed.ok()) {
+      if (options_.log) options_.log("[mcp " + server + "] " + listed.message());
+    } else if (!applied.ok()) {
+      if (options_.log) options_.log("[mcp] the changed tool list does not fit the agent; keeping the old one: " + applied.message());
+    } else if (on_catalog_) {
+      on_catalog_(std::move(config));
+    }
+  }
+  std::lock_guard lock(pending_mu_);
+  --pending_;
+  settled_.notify_all();
 }
 
-Task<std::optional<AgentConfig>> McpHub::Refresh() {
-  bool changed = false;
-  for (auto& [name, client] : clients_) {
-    if (!client->tools_stale()) continue;
-    if (Status listed = co_await client->Relist(); !listed.ok()) {
-      if (options_.log) options_.log("[mcp " + name + "] " + listed.message());
-      continue;
-    }
-    changed = true;
-  }
-  if (!changed) co_return std::nullopt;
-  AgentConfig config = base_;
-  if (Status applied = ApplyCatalogs(config); !applied.ok()) {
-    if (options_.log) options_.log("[mcp] the changed tool list does not fit the agent; keeping the old one: " + applied.message());
-    co_return std::nullopt;
-  }
-  co_return config;
+void McpHub::AwaitCatalog() {
+  std::unique_lock lock(pending_mu_);
+  settled_.wait(lock, [this] { return pending_ == 0; });
 }
 
 // Every running server's tool list, applied to `config` in the config's order; the
@@ -315,27 +326,19 @@ Status McpHub::ApplyCatalogs(AgentConfig& config) const {
   return InvalidArgument(problems);
 }
 
+std::shared_ptr<ToolBackend> McpHub::Backend(const ToolDef& tool, Clock& clock) const {
+  if (tool.backend.kind != ToolBackendConfig::Kind::kMcp) return nullptr;
+  auto it = clients_.find(ServerOf(tool));
+  if (it == clients_.end()) return nullptr;
+  return std::make_shared<McpBackend>(io_.get_executor(), it->second, desk_, RemoteName(tool), clock);
+}
+
 std::map<std::string, std::shared_ptr<ToolBackend>> McpHub::Backends(const AgentConfig& config, Clock& clock) const {
   std::map<std::string, std::shared_ptr<ToolBackend>> out;
   for (const ToolDef& t : config.tools) {
-    if (t.backend.kind != ToolBackendConfig::Kind::kMcp) continue;
-    auto it = clients_.find(ServerOf(t));
-    if (it == clients_.end()) continue;
-    out[t.name] = std::make_shared<McpBackend>(io_.get_executor(), it->second, desk_, RemoteName(t), clock);
+    if (std::shared_ptr<ToolBackend> backend = Backend(t, clock)) out[t.name] = std::move(backend);
   }
   return out;
-}
-
-Result<std::unique_ptr<McpHub>> StartMcpServers(AgentConfig& config, Clock& clock,
-                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends,
-                                                std::function<void(const std::string&)> log) {
-  if (!McpHub::Needed(config)) return std::unique_ptr<McpHub>();
-  McpClientOptions options;
-  options.log = std::move(log);
-  auto hub = std::make_unique<McpHub>(std::move(options));
-  if (Status started = hub->Start(config); !started.ok()) return started;
-  for (auto& [tool, backend] : hub->Backends(config, clock)) backends->emplace(tool, backend);
-  return hub;
 }
 
 void McpHub::Stop() {

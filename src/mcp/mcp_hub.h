@@ -5,11 +5,16 @@
 // its own executor (through the call desk, which keeps a call open while the server
 // asks the person something, mcp_calls.h); Stop() shuts every server down and reaps it. Its own thread keeps
 // the servers' pipes from counting as work of the runtime's io_context (a scenario run
-// ends when its turns are done, not when the servers exit). Used by the scenario
-// runner before the runtime is created (docs/mcp.md).
+// ends when its turns are done, not when the servers exit). When a server announces
+// that its tool list changed, the hub lists it again on its thread and hands the
+// completed config to on_catalog at once (AgentHost swaps the runtime's catalog).
+// Entry points start it through AgentHost (src/host, docs/mcp.md).
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <map>
 #include <optional>
 #include <thread>
@@ -36,19 +41,26 @@ class McpHub {
   // True when `config` needs any MCP server.
   static bool Needed(const AgentConfig& config);
 
+  // Receives a fresh copy of the config Start() was given, completed from the servers'
+  // new tool lists, each time a server announces a change (on the hub's thread). A new
+  // list that no longer fits the config is logged and not handed on. Set before Start.
+  void set_on_catalog(std::function<void(AgentConfig)> on_catalog) { on_catalog_ = std::move(on_catalog); }
+
   // Blocking; call from any thread but the hub's.
   Status Start(AgentConfig& config);
+  // The backend of one MCP tool of `config` (nullptr when its server is not running);
+  // Backends: those of every MCP tool.
+  std::shared_ptr<ToolBackend> Backend(const ToolDef& tool, Clock& clock) const;
   std::map<std::string, std::shared_ptr<ToolBackend>> Backends(const AgentConfig& config, Clock& clock) const;
-  // Between turns: when a server said its tool list changed, lists it again and
-  // completes a fresh copy of the config Start() was given. The new config, or nullopt
-  // when nothing changed (or the new lists do not fit the config: logged, old kept).
-  // Blocking.
-  std::optional<AgentConfig> RefreshCatalog();
+  // Waits until every tool-list change announced so far has reached on_catalog: a
+  // caller that needs a reproducible order of turns and catalogs (scenario runs, chat)
+  // calls it between turns. Not from the hub's thread.
+  void AwaitCatalog();
   void Stop();
 
  private:
   Task<Status> StartAll(AgentConfig* config);
-  Task<std::optional<AgentConfig>> Refresh();
+  Task<void> Reapply(std::string server);
   Status ApplyCatalogs(AgentConfig& config) const;
   Task<void> StopAll();
 
@@ -58,18 +70,13 @@ class McpHub {
   std::shared_ptr<McpCallDesk> desk_;  // touched on the hub thread only
   std::thread thread_;
   std::map<std::string, std::shared_ptr<McpClient>> clients_;  // touched on the hub thread only
-  bool stopped_ = false;
+  std::atomic<bool> stopped_ = false;  // set by Stop(), read on the hub's thread
   AgentConfig base_;  // the config before the servers' tool lists completed it
+  std::function<void(AgentConfig)> on_catalog_;
+  std::mutex pending_mu_;
+  std::condition_variable settled_;
+  int pending_ = 0;  // announced changes not yet handed to on_catalog
 };
-
-// For the entry points (reins run/chat/serve): starts the servers `config` needs and
-// adds their tools' backends to `backends` (entries already there win: fixtures).
-// Null, and nothing started, when the agent uses no MCP server.
-// `log` receives the servers' stderr lines and the client's notes (restarts); unset,
-// they are dropped (a dead server's last lines still reach the failed call's error).
-Result<std::unique_ptr<McpHub>> StartMcpServers(AgentConfig& config, Clock& clock,
-                                                std::map<std::string, std::shared_ptr<ToolBackend>>* backends,
-                                                std::function<void(const std::string&)> log = {});
 
 // Completes `config` from one server's tool list:
 // - a tool whose backend is `mcp: {server, tool?}` takes the server tool's input

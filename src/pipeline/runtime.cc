@@ -71,11 +71,10 @@ struct Runtime::Impl {
     return catalog;
   }
 
-  std::shared_ptr<Catalog> Build(AgentConfig config, const std::map<std::string, std::shared_ptr<ToolBackend>>& backends) {
+  std::shared_ptr<Catalog> Build(AgentConfig config) {
     auto c = std::make_shared<Catalog>();
     c->config = std::move(config);
-    c->tools = BuildToolRouter(c->config, *parts.clock);
-    for (const auto& [name, backend] : backends) c->tools.Set(name, backend);
+    c->tools = BuildToolRouter(c->config, *parts.clock, ToolBackendSources{parts.tool_backends, parts.mcp_backends});
     ModelProvider& audit = parts.audit_model ? *parts.audit_model : *parts.model;
     c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, audit, c->tools);
     c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *parts.store, *parts.clock);
@@ -198,7 +197,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   auto impl = std::make_unique<Impl>();
   impl->parts = std::move(parts);
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
-  impl->catalog = impl->Build(std::move(config), impl->parts.tool_backends);
+  impl->catalog = impl->Build(std::move(config));
   impl->view = std::make_unique<SessionView>(*impl->parts.store, *impl->parts.clock);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
@@ -209,16 +208,10 @@ std::shared_ptr<const AgentConfig> Runtime::config() const {
 }
 std::string Runtime::Greeting() const { return impl_->Current()->config.greeting; }
 
-Status Runtime::ReplaceTools(std::vector<ToolDef> tools, std::map<std::string, std::shared_ptr<ToolBackend>> backends) {
+Status Runtime::ReplaceTools(std::vector<ToolDef> tools) {
   AgentConfig config = impl_->Current()->config;
   config.tools = std::move(tools);
-  std::map<std::string, std::shared_ptr<ToolBackend>> all;
-  {
-    std::lock_guard lock(impl_->mu);
-    for (auto& [name, backend] : backends) impl_->parts.tool_backends[name] = std::move(backend);
-    all = impl_->parts.tool_backends;
-  }
-  std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config), all);
+  std::shared_ptr<Impl::Catalog> next = impl_->Build(std::move(config));
   std::lock_guard lock(impl_->mu);
   impl_->catalog = std::move(next);  // the old one lives on with whoever still holds it
   return OkStatus();

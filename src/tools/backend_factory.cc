@@ -31,11 +31,15 @@ ToolBackend* ToolRouter::Find(const std::string& tool) const {
   return it == backends_.end() ? nullptr : it->second.get();
 }
 
-ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
+ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock, const ToolBackendSources& sources) {
   ToolRouter router;
   std::shared_ptr<HttpClient> http;  // one connection pool for every http tool
   std::set<std::string> hosts = LiteralHttpToolHosts(config);
   for (const ToolDef& tool : config.tools) {
+    if (auto it = sources.overrides.find(tool.name); it != sources.overrides.end()) {
+      router.Set(tool.name, it->second);
+      continue;
+    }
     switch (tool.backend.kind) {
       case ToolBackendConfig::Kind::kFixture:
         router.Set(tool.name, std::make_shared<FixtureBackend>(tool.name, tool.backend.spec, clock));
@@ -48,7 +52,11 @@ ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock) {
         router.Set(tool.name, std::make_shared<HttpBackend>(tool, hosts, http, clock));
         break;
       case ToolBackendConfig::Kind::kMcp:
-        router.Set(tool.name, std::make_shared<UnavailableBackend>("MCP servers were not started for this tool (the entry point did not start an McpHub)"));
+        if (std::shared_ptr<ToolBackend> mcp = sources.mcp ? sources.mcp(tool) : nullptr) {
+          router.Set(tool.name, std::move(mcp));
+        } else {
+          router.Set(tool.name, std::make_shared<UnavailableBackend>("no MCP server runs this tool (the entry point started none for it)"));
+        }
         break;
       case ToolBackendConfig::Kind::kNone:
         break;

@@ -1,6 +1,7 @@
 // The parts of a Runtime that `reins chat` and `reins serve` build the same way from
 // an agent config: its model and audit model (openai, anthropic or the config's own
 // scripted replies), and its store (the --store flag, else the config's `store`).
+// AgentHost adds the tool backends.
 #pragma once
 
 #include <memory>

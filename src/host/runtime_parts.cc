@@ -1,4 +1,4 @@
-#include "cli/runtime_parts.h"
+#include "host/runtime_parts.h"
 
 #include "model/provider_factory.h"
 #include "reins/store.h"

@@ -1,0 +1,70 @@
+#include "host/agent_host.h"
+
+#include "mcp/mcp_hub.h"
+#include "tools/tool_router.h"
+
+namespace reins {
+
+AgentHost::AgentHost(AgentConfig agent, std::shared_ptr<Clock> clock, HostOptions options)
+    : agent_(std::move(agent)), clock_(std::move(clock)), options_(std::move(options)) {}
+
+Result<std::unique_ptr<AgentHost>> AgentHost::Start(AgentConfig config, std::shared_ptr<Clock> clock, HostOptions options) {
+  if (!clock) clock = std::make_shared<SystemClock>();
+  std::unique_ptr<AgentHost> host(new AgentHost(std::move(config), std::move(clock), std::move(options)));
+  if (!McpHub::Needed(host->agent_)) return host;
+  McpClientOptions client;
+  client.log = host->options_.mcp_log;
+  host->hub_ = std::make_unique<McpHub>(std::move(client));
+  host->hub_->set_on_catalog([raw = host.get()](AgentConfig changed) { raw->OnCatalog(std::move(changed)); });
+  if (Status started = host->hub_->Start(host->agent_); !started.ok()) return started;
+  return host;
+}
+
+AgentHost::~AgentHost() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;  // a change announced from now on is dropped
+  }
+  runtime_.reset();  // its background calls may still use the servers
+  hub_.reset();      // stops and reaps them
+}
+
+std::function<std::shared_ptr<ToolBackend>(const ToolDef&)> AgentHost::McpBackends() const {
+  if (!hub_) return {};
+  return [hub = hub_.get(), clock = clock_](const ToolDef& tool) { return hub->Backend(tool, *clock); };
+}
+
+std::map<std::string, std::shared_ptr<ToolBackend>> AgentHost::Backends() const {
+  std::map<std::string, std::shared_ptr<ToolBackend>> all =
+      BuildToolRouter(agent_, *clock_, ToolBackendSources{options_.overrides, McpBackends()}).backends();
+  all.insert(options_.overrides.begin(), options_.overrides.end());  // a fixture for a tool the config lacks, too
+  return all;
+}
+
+Result<Runtime*> AgentHost::StartRuntime(RuntimeParts parts) {
+  std::lock_guard lock(mu_);
+  if (runtime_) return FailedPrecondition("this host already runs a runtime");
+  parts.clock = clock_;
+  parts.tool_backends = options_.overrides;
+  parts.mcp_backends = McpBackends();
+  AgentConfig config = agent_;
+  if (newest_) config.tools = newest_->tools;
+  REINS_ASSIGN_OR_RETURN(runtime_, Runtime::Create(std::move(config), std::move(parts)));
+  return runtime_.get();
+}
+
+void AgentHost::OnCatalog(AgentConfig changed) {
+  std::lock_guard lock(mu_);
+  if (closing_) return;
+  if (runtime_) {
+    (void)runtime_->ReplaceTools(std::move(changed.tools));  // cannot fail: the hub checked the new list
+  } else {
+    newest_ = std::move(changed);
+  }
+}
+
+void AgentHost::AwaitCatalog() {
+  if (hub_) hub_->AwaitCatalog();
+}
+
+}  // namespace reins
