@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "reins/enum_names.h"
 #include "reins/json.h"
 
 namespace reins {
@@ -66,22 +67,39 @@ struct FloorConfig {
   int max_queue_age_ms = 15000;
 };
 
+// What a turn that matched an intent but skipped one of its tools gets: a forced
+// retry, a note for the audit, or nothing.
+enum class IntentEnforcement { kForce, kAudit, kOff };
+inline constexpr EnumNames<IntentEnforcement, 3> kIntentEnforcements{
+    {{{IntentEnforcement::kForce, "force"}, {IntentEnforcement::kAudit, "audit"}, {IntentEnforcement::kOff, "off"}}}};
+
 struct IntentConfig {
   std::string name;
   std::string match;
   std::vector<std::string> required_tools;
-  std::string enforcement = "force";  // force | audit | off
+  IntentEnforcement enforcement = IntentEnforcement::kForce;
 };
+
+// How a plan step's tool calls are checked against what it required (I7).
+enum class ValidationMode { kStrict, kLenient, kOff };
+inline constexpr EnumNames<ValidationMode, 3> kValidationModes{
+    {{{ValidationMode::kStrict, "strict"}, {ValidationMode::kLenient, "lenient"}, {ValidationMode::kOff, "off"}}}};
 
 struct PlanConfig {
   bool enabled = false;
-  std::string validation = "strict";  // strict | lenient | off
+  ValidationMode validation = ValidationMode::kStrict;
   int max_step_retries = 2;
 };
 
+// What the audit does when its verdict stays invalid: accept the answer, or replace
+// it with the insufficient-evidence answer.
+enum class InvalidVerdict { kAccept, kInsufficient };
+inline constexpr EnumNames<InvalidVerdict, 2> kInvalidVerdicts{
+    {{{InvalidVerdict::kAccept, "accept"}, {InvalidVerdict::kInsufficient, "insufficient"}}}};
+
 struct AuditConfig {
   bool enabled = false;
-  std::string on_invalid_verdict = "accept";  // accept | insufficient
+  InvalidVerdict on_invalid_verdict = InvalidVerdict::kAccept;
   int catalog_max_chars = 4000;
 };
 
@@ -99,8 +117,13 @@ struct RailsConfig {
   std::vector<SafetyOverrideConfig> safety_override;
 };
 
+// Whether a turn's reply waits for its deferred calls (up to timeout_ms) or not.
+enum class DeferredMode { kAwait, kBackground };
+inline constexpr EnumNames<DeferredMode, 2> kDeferredModes{
+    {{{DeferredMode::kAwait, "await"}, {DeferredMode::kBackground, "background"}}}};
+
 struct DeferredConfig {
-  std::string mode = "await";  // await | background
+  DeferredMode mode = DeferredMode::kAwait;
   int timeout_ms = 3000;
 };
 

@@ -39,7 +39,7 @@ struct OutboxEntry {
   std::string turn_id;
   std::string tool;
   Json args;
-  std::string mode;    // await | background
+  DeferredMode mode = DeferredMode::kAwait;
   std::string status;  // pending | running | done
   int attempts = 0;
   Json result;  // envelope of the last attempt (null until one finished)
@@ -88,7 +88,7 @@ struct TurnRecord {
   int64_t lease_expected_version = 0;
   int64_t created_at_ms = 0;
   // Deferred calls (result.tools with status deferred) enter the outbox in this mode.
-  std::string deferred_mode = "await";
+  DeferredMode deferred_mode = DeferredMode::kAwait;
 };
 
 // A turn as read back from the store.

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reins/agent_config.h"
 #include "reins/envelope.h"
 #include "reins/json.h"
 #include "reins/status.h"
@@ -104,6 +105,21 @@ struct PendingApproval {
   std::vector<std::string> request_tools;  // as in PendingClarification
 };
 
+// Where a plan step stands: paused waits for the person (an approval, a question).
+enum class StepStatus { kPending, kPaused, kCompleted, kCompletedUnvalidated, kFailed };
+inline constexpr EnumNames<StepStatus, 5> kStepStatuses{{{{StepStatus::kPending, "pending"},
+                                                          {StepStatus::kPaused, "paused"},
+                                                          {StepStatus::kCompleted, "completed"},
+                                                          {StepStatus::kCompletedUnvalidated, "completed_unvalidated"},
+                                                          {StepStatus::kFailed, "failed"}}}};
+// What checking a finished step's tool calls found (kNone: not checked yet).
+enum class StepValidation { kNone, kPassed, kFailed, kUnvalidated, kSkipped };
+inline constexpr EnumNames<StepValidation, 5> kStepValidations{{{{StepValidation::kNone, ""},
+                                                                 {StepValidation::kPassed, "passed"},
+                                                                 {StepValidation::kFailed, "failed"},
+                                                                 {StepValidation::kUnvalidated, "unvalidated"},
+                                                                 {StepValidation::kSkipped, "skipped"}}}};
+
 // One step of a plan (plan-execute mode, seed 003, I7).
 struct PlanStep {
   std::string id;
@@ -111,9 +127,9 @@ struct PlanStep {
   std::string step_type = "reasoning";  // tool | reasoning (no stepType: reasoning)
   std::vector<std::string> required_tools;
   std::string expected_outcome;
-  std::string validation_mode;          // strict | lenient | off (per step, else the plan's)
-  std::string status = "pending";       // completed | completed_unvalidated | failed | interrupted
-  std::string validation_status;        // passed | failed | unvalidated | skipped
+  ValidationMode validation_mode = ValidationMode::kStrict;  // per step, else the plan's
+  StepStatus status = StepStatus::kPending;
+  StepValidation validation_status = StepValidation::kNone;
   std::vector<std::string> actual_tool_calls;
   int retries = 0;
   std::string outcome;                  // the step's text answer

@@ -70,7 +70,7 @@ void ParseIntents(ConfigReader& r, const std::string& ptr, std::vector<IntentCon
     intent.match = r.String(ip, "match", true).value_or("");
     if (!intent.match.empty()) r.CheckRegex(P(ip, "match"), intent.match);
     intent.required_tools = r.StringList(ip, "required_tools").value_or(std::vector<std::string>{});
-    if (auto e = r.Enum(ip, "enforcement", {"force", "audit", "off"})) intent.enforcement = *e;
+    if (auto e = r.Enum(ip, "enforcement", kIntentEnforcements)) intent.enforcement = *e;
     out->push_back(std::move(intent));
   }
 }
@@ -270,19 +270,19 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
   if (r.Has(root, "plan") && r.Mapping(P(root, "plan"), {"enabled", "validation", "max_step_retries"}, "plan")) {
     std::string pp = P(root, "plan");
     out->plan.enabled = r.Bool(pp, "enabled").value_or(true);
-    if (auto v = r.Enum(pp, "validation", {"strict", "lenient", "off"})) out->plan.validation = *v;
+    if (auto v = r.Enum(pp, "validation", kValidationModes)) out->plan.validation = *v;
     if (auto v = r.Int(pp, "max_step_retries", 0, 10)) out->plan.max_step_retries = static_cast<int>(*v);
   }
   if (r.Has(root, "audit") && r.Mapping(P(root, "audit"), {"enabled", "on_invalid_verdict", "catalog_max_chars"}, "audit")) {
     std::string ap = P(root, "audit");
     out->audit.enabled = r.Bool(ap, "enabled").value_or(true);
-    if (auto v = r.Enum(ap, "on_invalid_verdict", {"accept", "insufficient"})) out->audit.on_invalid_verdict = *v;
+    if (auto v = r.Enum(ap, "on_invalid_verdict", kInvalidVerdicts)) out->audit.on_invalid_verdict = *v;
     if (auto v = r.Int(ap, "catalog_max_chars", 200, 1000000)) out->audit.catalog_max_chars = static_cast<int>(*v);
   }
   if (r.Has(root, "rails")) ParseRails(r, P(root, "rails"), &out->rails);
   if (auto g = r.String(root, "greeting")) out->greeting = *g;
   if (r.Has(root, "deferred") && r.Mapping(P(root, "deferred"), {"mode", "timeout_ms"}, "deferred")) {
-    if (auto v = r.Enum(P(root, "deferred"), "mode", {"await", "background"})) out->deferred.mode = *v;
+    if (auto v = r.Enum(P(root, "deferred"), "mode", kDeferredModes)) out->deferred.mode = *v;
     if (auto v = r.Int(P(root, "deferred"), "timeout_ms", 1, 3600000)) out->deferred.timeout_ms = static_cast<int>(*v);
   }
   if (auto s = r.String(root, "store")) {
@@ -339,7 +339,7 @@ void DeepMerge(LocatedDoc& base, const std::string& base_root, const LocatedDoc&
 std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
   std::vector<std::string> warnings;
   for (const IntentConfig& intent : config.intents) {
-    if (intent.enforcement == "audit" && !config.audit.enabled) {
+    if (intent.enforcement == IntentEnforcement::kAudit && !config.audit.enabled) {
       warnings.push_back("intent '" + intent.name + "' has enforcement: audit, but audit.enabled is false: a missing " +
                          "tool is only recorded (intent.missing); turn the audit on, or use enforcement: force");
     }

@@ -171,6 +171,10 @@ std::optional<std::vector<std::string>> ConfigReader::StringList(const std::stri
   return out;
 }
 
+void ConfigReader::FieldError(const std::string& obj, std::string_view key, const std::string& message) {
+  Error(Field(obj, key), message);
+}
+
 std::optional<std::string> ConfigReader::Enum(const std::string& obj, std::string_view key,
                                               std::initializer_list<std::string_view> allowed) {
   std::optional<std::string> s = String(obj, key);

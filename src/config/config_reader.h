@@ -12,6 +12,7 @@
 
 #include "config/diagnostics.h"
 #include "config/located_yaml.h"
+#include "reins/enum_names.h"
 
 namespace reins {
 
@@ -21,6 +22,8 @@ class ConfigReader {
 
   const LocatedDoc& doc() const { return doc_; }
   void Error(const std::string& pointer, const std::string& message);
+  // An error about the field `key` of the mapping at `obj`.
+  void FieldError(const std::string& obj, std::string_view key, const std::string& message);
   // The value at `pointer`, or nullptr.
   const Json* Get(const std::string& pointer) const;
   bool Has(const std::string& obj, std::string_view key) const;
@@ -41,6 +44,17 @@ class ConfigReader {
   // A string that must be one of `allowed`.
   std::optional<std::string> Enum(const std::string& obj, std::string_view key,
                                   std::initializer_list<std::string_view> allowed);
+  // The same for an enum with a names table (reins/enum_names.h).
+  template <typename E, size_t N>
+  std::optional<E> Enum(const std::string& obj, std::string_view key, const EnumNames<E, N>& names) {
+    std::optional<std::string> s = String(obj, key);
+    if (!s) return std::nullopt;
+    if (std::optional<E> e = names.Parse(*s)) return e;
+    std::string message = "'" + std::string(key) + "' must be one of";
+    for (const auto& entry : names.entries) message += " " + std::string(entry.second);
+    FieldError(obj, key, message + ", got '" + *s + "'");
+    return std::nullopt;
+  }
   // An http:// or https:// URL without credentials in it (user:password@ ends up in
   // logs and error messages; secrets belong in api_key or headers).
   std::optional<std::string> Url(const std::string& obj, std::string_view key, bool required = false);

@@ -46,8 +46,8 @@ std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
 Json PlanStepToJson(const PlanStep& st) {
   Json j = {{"id", st.id}, {"description", st.description}, {"stepType", st.step_type},
             {"requiredTools", st.required_tools}, {"expectedOutcome", st.expected_outcome},
-            {"toolValidationMode", st.validation_mode}, {"status", st.status},
-            {"validationStatus", st.validation_status}, {"actualToolCalls", st.actual_tool_calls},
+            {"toolValidationMode", kValidationModes.Name(st.validation_mode)}, {"status", kStepStatuses.Name(st.status)},
+            {"validationStatus", kStepValidations.Name(st.validation_status)}, {"actualToolCalls", st.actual_tool_calls},
             {"retries", st.retries}, {"outcome", st.outcome}};
   if (!st.deferred_writes.empty()) {
     Json writes = Json::object();  // keyed by idempotency key: the store updates one in place
@@ -65,9 +65,9 @@ PlanStep PlanStepFromJson(const Json& j) {
   st.step_type = j.value("stepType", "reasoning");
   st.required_tools = j.value("requiredTools", std::vector<std::string>{});
   st.expected_outcome = j.value("expectedOutcome", "");
-  st.validation_mode = j.value("toolValidationMode", "strict");
-  st.status = j.value("status", "pending");
-  st.validation_status = j.value("validationStatus", "");
+  st.validation_mode = kValidationModes.Parse(j.value("toolValidationMode", "")).value_or(ValidationMode::kStrict);
+  st.status = kStepStatuses.Parse(j.value("status", "")).value_or(StepStatus::kPending);
+  st.validation_status = kStepValidations.Parse(j.value("validationStatus", "")).value_or(StepValidation::kNone);
   st.actual_tool_calls = j.value("actualToolCalls", std::vector<std::string>{});
   st.retries = j.value("retries", 0);
   st.outcome = j.value("outcome", "");

@@ -181,7 +181,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
   } else if (k == "plan") {
     const std::vector<PlanStep>& steps = last.result.plan;
     std::vector<std::string> statuses;
-    for (const PlanStep& st : steps) statuses.push_back(st.status);
+    for (const PlanStep& st : steps) statuses.emplace_back(kStepStatuses.Name(st.status));
     r.passed = v.is_object() && !steps.empty();
     if (v.contains("steps") && static_cast<int>(steps.size()) != v["steps"].get<int>()) r.passed = false;
     if (v.contains("statuses") && Strings(v["statuses"]) != statuses) r.passed = false;

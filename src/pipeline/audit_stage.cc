@@ -93,7 +93,7 @@ AuditStage::AuditStage(const AgentConfig& config, ModelLoop& loop, ChainExecutor
     : config_(config), loop_(loop), executor_(executor),
       catalog_(ToolCatalog(config, static_cast<size_t>(config.audit.catalog_max_chars))) {
   for (const IntentConfig& intent : config.intents) {
-    if (intent.enforcement != "audit") continue;
+    if (intent.enforcement != IntentEnforcement::kAudit) continue;
     auto re = std::make_unique<RE2>(intent.match, RE2::Quiet);
     if (re->ok()) bundles_.emplace_back(&intent, std::move(re));
   }
@@ -130,7 +130,7 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
                                       (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
   ToolChoice choice = tools.size() == 1 ? ToolChoice::Named(tools.front()) : ToolChoice::Required();
   Result<ModelResponse> round = co_await loop_.CallOnce(ctx, Purpose::kGather, choice, {});
-  if (!round.ok() && ModelLoop::OutOfTurnTime(round.status())) co_return ModelLoop::Failed(round.status());
+  if (!round.ok() && ModelLoop::OutOfTurnTime(ctx, round.status())) co_return ModelLoop::Failed(ctx, round.status());
   // A refusal's calls are not run, in the gather round as in the loop.
   if (round.ok() && round->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
   ChainOutcome chain;
@@ -144,13 +144,12 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
   // The gathered results stop the chain like any other (I1): the person is asked, the
   // call waits for approval, or `complete` has the one tools-off call answer.
   if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(chain))) {
-    const bool out_of_time = stopped->kind == LoopOutcome::Kind::kFailed && stopped->text.starts_with("the turn took longer");
-    if (stopped->kind == LoopOutcome::Kind::kFailed && !out_of_time) co_return Reply(std::move(candidate));
+    if (stopped->kind == LoopOutcome::Kind::kFailed && !stopped->out_of_time) co_return Reply(std::move(candidate));
     co_return std::move(*stopped);
   }
   ctx.history.push_back(Message::User("Answer the question again from all the evidence gathered."));
   Result<ModelResponse> answer = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
-  if (!answer.ok() && ModelLoop::OutOfTurnTime(answer.status())) co_return ModelLoop::Failed(answer.status());
+  if (!answer.ok() && ModelLoop::OutOfTurnTime(ctx, answer.status())) co_return ModelLoop::Failed(ctx, answer.status());
   if (!answer.ok() || answer->text.empty()) co_return Reply(std::move(candidate));
   if (answer->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
   co_return Reply(answer->text);
@@ -183,7 +182,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
       ctx.history.push_back(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
                                           list + ". Point only to what is there."));
       Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
-      if (!rewrite.ok() && ModelLoop::OutOfTurnTime(rewrite.status())) co_return ModelLoop::Failed(rewrite.status());
+      if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
       co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
     }
   }
@@ -191,13 +190,15 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
                                  Message::User("Give your verdict as JSON.")};
   Json verdict;
   std::string error;
+  bool model_failed = false;  // no verdict because the audit model failed, not because its verdicts were invalid
   for (int attempt = 0; attempt < 2 && verdict.is_null(); ++attempt) {
     Result<ModelResponse> response =
         co_await loop_.CallWith(ctx, Purpose::kAudit, ToolChoice::None(), prompt, AuditVerdictSchema(), nullptr);
     if (!response.ok()) {
       // Fail open: a broken audit never withholds the answer. Out of time, the turn fails.
-      if (ModelLoop::OutOfTurnTime(response.status())) co_return ModelLoop::Failed(response.status());
+      if (ModelLoop::OutOfTurnTime(ctx, response.status())) co_return ModelLoop::Failed(ctx, response.status());
       error = "audit model failed: " + response.status().message();
+      model_failed = true;
       break;
     }
     Result<Json> read = ReadVerdict(*response, config_);
@@ -214,7 +215,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   if (!verdict.is_null()) {
     repair = verdict["repair_action"].get<std::string>();
     error.clear();
-  } else if (error.rfind("audit model failed", 0) != 0 && config_.audit.on_invalid_verdict == "insufficient") {
+  } else if (!model_failed && config_.audit.on_invalid_verdict == InvalidVerdict::kInsufficient) {
     repair = "answer_insufficient";
   }
   record = {{"repair", repair}, {"verdict", verdict}};
@@ -225,7 +226,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   if (repair == "rewrite_once") {
     ctx.history.push_back(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
     Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
-    if (!rewrite.ok() && ModelLoop::OutOfTurnTime(rewrite.status())) co_return ModelLoop::Failed(rewrite.status());
+    if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
     co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
   }
   if (repair == "gather_missing_evidence_once") {

@@ -39,7 +39,7 @@ std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
   return note;
 }
 
-Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int turn_number, std::string mode) {
+Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int turn_number, DeferredRun mode) {
   Result<bool> claimed = store_.ClaimOutbox(entry.key, clock_.NowMs());
   if (claimed.ok() && !*claimed) co_return std::nullopt;  // done by an earlier run
   DeferredResult r;
@@ -69,7 +69,7 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int t
              Json{{"name", entry.tool}, {"args", entry.args}, {"idempotency_key", entry.key},
                   {"result", EnvelopeToJson(r.result)}, {"success", r.result.success},
                   {"next_action", NextActionName(r.result.next_action)}, {"latency_ms", r.latency_ms},
-                  {"mode", mode}}};
+                  {"mode", kDeferredRuns.Name(mode)}}};
   co_return r;
 }
 
@@ -89,7 +89,7 @@ void DeferredRunner::RecordUnattended(const DeferredResult& r) {
 }
 
 void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries,
-                           int turn_number, std::string mode, std::shared_ptr<const void> keep_alive) {
+                           int turn_number, DeferredRun mode, std::shared_ptr<const void> keep_alive) {
   for (OutboxEntry& entry : entries) {
     boost::asio::co_spawn(
         ex,
@@ -102,7 +102,7 @@ void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<O
 }
 
 Task<std::vector<DeferredResult>> DeferredRunner::RunAwait(std::vector<OutboxEntry> entries, int turn_number,
-                                                          std::shared_ptr<const void> keep_alive, std::string mode) {
+                                                          std::shared_ptr<const void> keep_alive, DeferredRun mode) {
   auto ex = co_await boost::asio::this_coro::executor;
   auto state = std::make_shared<AwaitState>(ex, entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {

@@ -35,6 +35,12 @@ struct DeferredResult {
   TraceEvent event;  // deferred.executed
 };
 
+// How a deferred call runs (its deferred.started event says): while its turn waits,
+// in the background, or resumed from the outbox after a restart.
+enum class DeferredRun { kAwait, kBackground, kResumed };
+inline constexpr EnumNames<DeferredRun, 3> kDeferredRuns{
+    {{{DeferredRun::kAwait, "await"}, {DeferredRun::kBackground, "background"}, {DeferredRun::kResumed, "resumed"}}}};
+
 class DeferredRunner {
  public:
   DeferredRunner(const AgentConfig& config, const ToolRouter& tools, Store& store, Clock& clock)
@@ -44,10 +50,10 @@ class DeferredRunner {
   // results that arrived in time, NOT yet recorded (the caller adds the failure notes
   // to the reply, then records them). Later arrivals record themselves.
   Task<std::vector<DeferredResult>> RunAwait(std::vector<OutboxEntry> entries, int turn_number,
-                                             std::shared_ptr<const void> keep_alive, std::string mode = "await");
+                                             std::shared_ptr<const void> keep_alive, DeferredRun mode = DeferredRun::kAwait);
   // Runs each entry detached and records its outcome; a failure becomes a notice.
   void Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries, int turn_number,
-             std::string mode, std::shared_ptr<const void> keep_alive);
+             DeferredRun mode, std::shared_ptr<const void> keep_alive);
   // Records a result that nobody waits for: failure -> notice (and its event).
   void RecordUnattended(const DeferredResult& r);
 
@@ -64,7 +70,7 @@ class DeferredRunner {
 
  private:
   // Claims and runs one entry; nullopt when another worker already finished it.
-  Task<std::optional<DeferredResult>> Run(OutboxEntry entry, int turn_number, std::string mode);
+  Task<std::optional<DeferredResult>> Run(OutboxEntry entry, int turn_number, DeferredRun mode);
 
   const AgentConfig& config_;
   const ToolRouter& tools_;

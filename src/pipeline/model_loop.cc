@@ -51,8 +51,11 @@ ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoi
 
 namespace {
 
-std::string TurnTimeout(const TurnContext& ctx) {
-  return "the turn took longer than limits.turn_timeout_ms = " + std::to_string(ctx.config.turn_timeout_ms) + " ms";
+// The turn's deadline passed: recorded on the turn, and the call's status says so.
+Status TurnTimeout(TurnContext& ctx) {
+  ctx.timed_out = true;
+  return DeadlineExceeded("the turn took longer than limits.turn_timeout_ms = " + std::to_string(ctx.config.turn_timeout_ms) +
+                          " ms");
 }
 
 Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model) {
@@ -61,14 +64,14 @@ Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& m
 
 }  // namespace
 
-bool ModelLoop::OutOfTurnTime(const Status& call) {
-  return call.code() == StatusCode::kDeadlineExceeded && call.message().starts_with("the turn took longer");
+bool ModelLoop::OutOfTurnTime(const TurnContext& ctx, const Status& call) {
+  return ctx.timed_out && call.code() == StatusCode::kDeadlineExceeded;
 }
 
-LoopOutcome ModelLoop::Failed(const Status& call) {
+LoopOutcome ModelLoop::Failed(const TurnContext& ctx, const Status& call) {
   // A turn out of time says so plainly; any other failure names the call.
-  if (OutOfTurnTime(call)) {
-    return LoopOutcome{LoopOutcome::Kind::kFailed, call.message(), {}, {}};
+  if (OutOfTurnTime(ctx, call)) {
+    return LoopOutcome{LoopOutcome::Kind::kFailed, call.message(), {}, {}, true};
   }
   return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + call.message(), {}, {}};
 }
@@ -102,7 +105,7 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
 
 Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
   if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) {
-    Status late = DeadlineExceeded(TurnTimeout(ctx));
+    Status late = TurnTimeout(ctx);
     ctx.Emit("model.error", {{"message", late.message()}});
     co_return late;
   }
@@ -113,14 +116,14 @@ Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider&
     request.timeout_ms = ctx.RemainingMs();
     auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
     if (raced.index() == 0) response = std::move(std::get<0>(raced));
-    else response = DeadlineExceeded(TurnTimeout(ctx));
+    else response = TurnTimeout(ctx);
   } else {
     request.timeout_ms = 0;
     response = co_await model.Complete(request);
   }
   if (!response.ok()) {
     // Cut short by the turn's own deadline: that, not the provider, is the reason.
-    if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = DeadlineExceeded(TurnTimeout(ctx));
+    if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = TurnTimeout(ctx);
     ctx.Emit("model.error", {{"message", response.status().message()}});
     co_return response;
   }
@@ -193,7 +196,7 @@ Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhase
   if (chain.stop != ChainStop::kComplete) co_return std::nullopt;
   // I1: after `complete`, exactly one more call, with tools off, composes the reply.
   Result<ModelResponse> last = co_await CallOnce(ctx, ctx.purpose, ToolChoice::None(), {});
-  if (!last.ok()) co_return Failed(last.status());
+  if (!last.ok()) co_return Failed(ctx, last.status());
   if (!last->tool_calls.empty()) {
     // Tool choice was `none`: calls proposed anyway never run and never enter history.
     ctx.Emit("model.calls_ignored", {{"response", ctx.response_index}, {"tool_calls", CallsToJson(last->tool_calls)},
@@ -209,7 +212,7 @@ Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, Tool
     const int round = ++ctx.loop_rounds;
     Result<ModelResponse> response = co_await Call(ctx, choice);
     choice = ToolChoice::Auto();
-    if (!response.ok()) co_return Failed(response.status());
+    if (!response.ok()) co_return Failed(ctx, response.status());
     if (response->tool_calls.empty() || response->finish == FinishReason::kRefusal) {
       LoopOutcome answer = Answer(ctx, *response);
       if (answer.kind != LoopOutcome::Kind::kReply) co_return answer;

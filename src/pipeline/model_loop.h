@@ -26,6 +26,7 @@ struct LoopOutcome {
   std::string text;   // kReply: the candidate reply; kRefusal: the reply to deliver; kFailed: why
   std::optional<PendingClarification> clarification;
   std::optional<PendingApproval> approval;
+  bool out_of_time = false;  // kFailed because limits.turn_timeout_ms ran out
 };
 
 // What the person is told when the model declines: plain, and not the model's words.
@@ -53,10 +54,10 @@ class ModelLoop {
   const std::shared_ptr<const std::vector<ToolSpec>>& tools() const { return tools_; }
 
   // The failed outcome for a model call that failed (the turn's timeout named as such).
-  static LoopOutcome Failed(const Status& call);
+  static LoopOutcome Failed(const TurnContext& ctx, const Status& call);
   // True when a call failed because the turn's limits.turn_timeout_ms ran out: the turn
   // then fails, even where another failure would be passed over (the audit fails open).
-  static bool OutOfTurnTime(const Status& call);
+  static bool OutOfTurnTime(const TurnContext& ctx, const Status& call);
   // A text answer as the turn's reply, or the refusal it stands for; recorded in history.
   LoopOutcome Answer(TurnContext& ctx, const ModelResponse& response);
 

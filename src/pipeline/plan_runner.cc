@@ -64,7 +64,7 @@ Result<std::vector<PlanStep>> ParsePlan(const Json& plan, const AgentConfig& con
     step.step_type = item.value("stepType", "reasoning");  // no stepType: a reasoning step
     step.required_tools = item.value("requiredTools", std::vector<std::string>{});
     step.expected_outcome = item.value("expectedOutcome", "");
-    step.validation_mode = item.value("toolValidationMode", config.plan.validation);
+    step.validation_mode = kValidationModes.Parse(item.value("toolValidationMode", "")).value_or(config.plan.validation);
     for (const std::string& tool : step.required_tools) {
       if (!config.FindTool(tool)) return InvalidArgument("step " + step.id + " requires unknown tool '" + tool + "'");
     }
@@ -91,7 +91,7 @@ Task<std::vector<PlanStep>> PlanRunner::MakePlan(TurnContext& ctx) {
   PlanStep fallback;
   fallback.id = "step_1";
   fallback.description = ctx.user_text;
-  fallback.validation_mode = "off";
+  fallback.validation_mode = ValidationMode::kOff;
   ctx.Emit("plan.fallback", {{"reason", "no valid plan after one repair"}});
   co_return std::vector<PlanStep>{fallback};
 }
@@ -113,7 +113,7 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
   const std::vector<std::string> ran_before = resuming ? step.actual_tool_calls : std::vector<std::string>{};
   const std::vector<PlanStep::Write> writes_before = resuming ? step.deferred_writes : std::vector<PlanStep::Write>{};
   ToolChoice choice = ToolChoice::Auto();
-  const bool validated = step.step_type == "tool" && !step.required_tools.empty() && step.validation_mode != "off";
+  const bool validated = step.step_type == "tool" && !step.required_tools.empty() && step.validation_mode != ValidationMode::kOff;
   while (true) {
     // The replayed call stopped the step's chain (a question, another approval, or
     // `complete` with its one tools-off call): that is the loop's outcome. Otherwise
@@ -140,7 +140,7 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
     }
     if (outcome.kind != LoopOutcome::Kind::kReply) {
       const bool waits = outcome.kind == LoopOutcome::Kind::kClarification || outcome.kind == LoopOutcome::Kind::kApproval;
-      step.status = waits ? "paused" : "failed";
+      step.status = waits ? StepStatus::kPaused : StepStatus::kFailed;
       co_return outcome;
     }
     step.outcome = outcome.text;
@@ -151,18 +151,18 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
       }
     }
     if (!validated) {
-      step.status = "completed";
-      step.validation_status = "skipped";
+      step.status = StepStatus::kCompleted;
+      step.validation_status = StepValidation::kSkipped;
       break;
     }
     if (missing.empty()) {
-      step.status = "completed";
-      step.validation_status = "passed";
+      step.status = StepStatus::kCompleted;
+      step.validation_status = StepValidation::kPassed;
       break;
     }
-    if (step.validation_mode == "lenient") {
-      step.status = "completed_unvalidated";
-      step.validation_status = "unvalidated";
+    if (step.validation_mode == ValidationMode::kLenient) {
+      step.status = StepStatus::kCompletedUnvalidated;
+      step.validation_status = StepValidation::kUnvalidated;
       break;
     }
     // A person said no to a required call: asking again would only ask them again.
@@ -170,8 +170,8 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
       return o.reason == "denied" && std::find(missing.begin(), missing.end(), o.name) != missing.end();
     });
     if (denied || step.retries >= ctx.config.plan.max_step_retries) {
-      step.status = "failed";
-      step.validation_status = "failed";
+      step.status = StepStatus::kFailed;
+      step.validation_status = StepValidation::kFailed;
       break;
     }
     // Strict: name the missing tool and force it.
@@ -181,8 +181,8 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
                                         " was not called. Call it now."));
     choice = ToolChoice::Named(missing.front());
   }
-  ctx.Emit("plan.step.finished", {{"step", step.id}, {"status", step.status},
-                                  {"validationStatus", step.validation_status},
+  ctx.Emit("plan.step.finished", {{"step", step.id}, {"status", kStepStatuses.Name(step.status)},
+                                  {"validationStatus", kStepValidations.Name(step.validation_status)},
                                   {"requiredTools", step.required_tools},
                                   {"actualToolCalls", step.actual_tool_calls}});
   co_return std::nullopt;
@@ -226,8 +226,8 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   // The synthesis sees recorded outcomes only; a failed step is named, never quoted.
   std::string results = "Plan results:";
   for (const PlanStep& s : steps) {
-    results += "\n- " + s.id + " (" + s.status + "): ";
-    if (s.status == "failed") {
+    results += "\n- " + s.id + " (" + std::string(kStepStatuses.Name(s.status)) + "): ";
+    if (s.status == StepStatus::kFailed) {
       results += "NOT DONE - " + Join(s.required_tools) + " never ran; say so and do not present its text as a finding.";
     } else {
       results += s.outcome;
@@ -236,7 +236,7 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   results += "\nWrite the reply to the user from these results.";
   ctx.history.push_back(Message::User(results));
   Result<ModelResponse> reply = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
-  if (!reply.ok()) co_return ModelLoop::Failed(reply.status());
+  if (!reply.ok()) co_return ModelLoop::Failed(ctx, reply.status());
   co_return loop_.Answer(ctx, *reply);
 }
 

@@ -391,8 +391,8 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
   }
   if (entries.empty()) co_return;
   TurnResult& result = record.result;
-  if (record.deferred_mode == "background") {
-    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number, "background",
+  if (record.deferred_mode == DeferredMode::kBackground) {
+    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number, DeferredRun::kBackground,
                    std::move(keep_alive));
     co_return;
   }
@@ -443,13 +443,12 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
 
 Task<Result<int>> Runtime::ResumeOutbox() {
   REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, impl_->parts.store->UnfinishedOutbox());
-  const std::string mode = "resumed";
   std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
   int ran = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
-    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, mode);
+    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, DeferredRun::kResumed);
     for (const DeferredResult& r : done) catalog->deferred->RecordUnattended(r);
     ran += static_cast<int>(done.size());
   }

@@ -89,7 +89,7 @@ void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
     q.bind(3, turn.result.turn_id);
     q.bind(4, t.name);
     q.bind(5, DumpJson(t.args));
-    q.bind(6, turn.deferred_mode);
+    q.bind(6, std::string(kDeferredModes.Name(turn.deferred_mode)));
     q.bind(7, turn.created_at_ms);
     q.bind(8, turn.created_at_ms);
     q.bind(9, t.step_id);

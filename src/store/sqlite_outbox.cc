@@ -25,7 +25,7 @@ OutboxEntry OutboxFromRow(SQLite::Statement& q) {
   e.turn_id = q.getColumn(2).getString();
   e.tool = q.getColumn(3).getString();
   e.args = ColumnJson(q.getColumn(4), "the arguments of outbox entry '" + e.key + "'");
-  e.mode = q.getColumn(5).getString();
+  e.mode = kDeferredModes.Parse(q.getColumn(5).getString()).value_or(DeferredMode::kAwait);  // the schema allows no other
   e.status = q.getColumn(6).getString();
   e.attempts = q.getColumn(7).getInt();
   e.result = ColumnJson(q.getColumn(8), "the result of outbox entry '" + e.key + "'");

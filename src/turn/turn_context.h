@@ -88,6 +88,8 @@ struct TurnContext {
 
   // limits.turn_timeout_ms: when the turn must have its reply (0: no limit).
   int64_t deadline_ms = 0;
+  // A model call was cut short by that deadline: the turn fails, whatever stage saw it.
+  bool timed_out = false;
   // Time left before the deadline (0 once past it); a large number without a deadline.
   int64_t RemainingMs() const {
     if (deadline_ms == 0) return int64_t{1} << 40;

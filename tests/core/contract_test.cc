@@ -204,8 +204,8 @@ TEST_F(ContractTest, AnApprovedCallThatCompletesEndsItsPlanStepAndThePlanGoesOn)
   // step_2 then runs, and the synthesis answers.
   EXPECT_EQ(ModelCalls(*r), (std::vector<std::string>{"step:none", "step:auto", "step:auto", "chat:none"}));
   ASSERT_EQ(r->plan.size(), 2u);
-  EXPECT_EQ(r->plan[0].status, "completed");
-  EXPECT_EQ(r->plan[1].status, "completed");
+  EXPECT_EQ(r->plan[0].status, StepStatus::kCompleted);
+  EXPECT_EQ(r->plan[1].status, StepStatus::kCompleted);
   ExpectNoViolations(kPlanBookingAgent);
 }
 
@@ -317,7 +317,7 @@ tools:
   auto r = Say("please submit");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->plan.size(), 1u);
-  EXPECT_EQ(r->plan[0].status, "completed") << "a queued write counts when accepted (I7)";
+  EXPECT_EQ(r->plan[0].status, StepStatus::kCompleted) << "a queued write counts when accepted (I7)";
   EXPECT_NE(r->reply.find("(Note: the submission failed.) (This was for step step_1 of the plan.)"), std::string::npos)
       << r->reply;
   ASSERT_EQ(r->plan[0].deferred_writes.size(), 1u);

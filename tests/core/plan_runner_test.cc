@@ -10,7 +10,7 @@ AgentConfig WithSearch() {
   ToolDef search;
   search.name = "webSearch";
   config.tools = {search};
-  config.plan.validation = "strict";
+  config.plan.validation = ValidationMode::kStrict;
   return config;
 }
 
@@ -22,9 +22,9 @@ TEST(PlanParseTest, ReadsStepsWithDefaults) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   ASSERT_EQ(plan->size(), 2u);
   EXPECT_EQ((*plan)[0].step_type, "tool");
-  EXPECT_EQ((*plan)[0].validation_mode, "lenient");  // the item overrides the plan
+  EXPECT_EQ((*plan)[0].validation_mode, ValidationMode::kLenient);  // the item overrides the plan
   EXPECT_EQ((*plan)[1].step_type, "reasoning");      // no stepType: a reasoning step
-  EXPECT_EQ((*plan)[1].validation_mode, "strict");
+  EXPECT_EQ((*plan)[1].validation_mode, ValidationMode::kStrict);
 }
 
 TEST(PlanParseTest, RefusesSchemaViolationsWithTheValidatorsMessage) {

@@ -11,7 +11,7 @@ TEST(IntentPolicyTest, ForcesTheFirstMissingToolOncePerTurn) {
   ToolDef prayer;
   prayer.name = "submit_prayer_request";
   testing::PolicyContext p({prayer});
-  p.config.intents = {{"prayer", "(?i)\\bpray", {"submit_prayer_request"}, "force"}};
+  p.config.intents = {{"prayer", "(?i)\\bpray", {"submit_prayer_request"}, IntentEnforcement::kForce}};
   IntentPolicy policy(p.config);
   p.ctx.user_text = "Please pray for my dad";
   EXPECT_EQ(policy.RequiredToolMissing(p.ctx), "submit_prayer_request");
@@ -38,7 +38,7 @@ TEST(IntentPolicyTest, AuditAndOffOnlyRecord) {
   ToolDef group;
   group.name = "find_small_group";
   testing::PolicyContext p({group});
-  p.config.intents = {{"groups", "(?i)group", {"find_small_group"}, "audit"}};
+  p.config.intents = {{"groups", "(?i)group", {"find_small_group"}, IntentEnforcement::kAudit}};
   IntentPolicy policy(p.config);
   p.ctx.user_text = "any small groups?";
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());

@@ -30,9 +30,9 @@ std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) c
     bool first_time = ctx.retries_used.insert(key).second;
     ctx.Emit("intent.missing", {{"intent", intent.config->name},
                                 {"missing", missing},
-                                {"enforcement", intent.config->enforcement},
-                                {"retry", first_time && intent.config->enforcement == "force"}});
-    if (first_time && intent.config->enforcement == "force") return missing.front();
+                                {"enforcement", kIntentEnforcements.Name(intent.config->enforcement)},
+                                {"retry", first_time && intent.config->enforcement == IntentEnforcement::kForce}});
+    if (first_time && intent.config->enforcement == IntentEnforcement::kForce) return missing.front();
   }
   return std::nullopt;
 }
