@@ -1,5 +1,7 @@
 #include "pipeline/model_loop.h"
 
+#include <utility>
+
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include "pipeline/context_window.h"
@@ -149,7 +151,7 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest reque
   };
   // Cut off by the token limit (the same request again) or paused (the conversation
   // back with what it said so far, as Anthropic documents): once per turn (I9).
-  if (unfinished(*response) && ctx.retries_used.insert("cut_off").second) {
+  if (unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
     const bool paused = response->finish == FinishReason::kPaused;
     const std::string so_far = paused ? response->text : "";
     if (paused) request.messages.push_back(Message::Assistant(so_far));

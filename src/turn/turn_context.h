@@ -60,14 +60,13 @@ struct TurnContext {
   // The floor lease as stored when the turn began, and the change this turn makes.
   Lease lease;
   std::optional<Lease> lease_change;
-  std::optional<LeaseRequest> lease_request;  // a result asked for the floor this turn
   // When not empty, only these tools may run (an audit's gather round).
   std::set<std::string> allowed_tools;
   // Calls the runtime proposes itself (the safety override's flag tool): guarded like the
   // model's calls and queued, but never in the model's history.
   std::vector<ToolCall> system_calls;
-  // Bounded extras already spent in this turn, by name (e.g. "intent:prayer").
-  std::set<std::string> retries_used;
+  // The one continuation the loop may ask for when a response was cut off.
+  bool cut_off_retried = false;
   // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
   std::vector<std::string> system_notes;
   // Notices waiting for this turn's reply (earlier background failures): id, text.

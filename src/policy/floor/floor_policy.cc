@@ -44,19 +44,19 @@ AdmitVerdict FloorPolicy::Admit(TurnContext& ctx) const {
 
 void FloorPolicy::Observe(TurnContext& ctx, const ProposedCall& call, const ResultEnvelope& result) const {
   if (result.lease) {
-    ctx.lease_request = result.lease;
+    ctx.Slot<FloorTurn>().request = result.lease;
   } else if (result.next_action == NextAction::kClarificationNeeded && call.tool != nullptr && call.tool->lease) {
-    ctx.lease_request = LeaseRequest{call.tool->lease->first, call.tool->lease->second};
+    ctx.Slot<FloorTurn>().request = LeaseRequest{call.tool->lease->first, call.tool->lease->second};
   }
 }
 
 void FloorPolicy::OnTurnEnd(TurnContext& ctx) const {
   int64_t now = ctx.clock.NowMs();
-  if (ctx.lease_request) {
-    int ttl_s = ctx.lease_request->ttl_s > 0 ? ctx.lease_request->ttl_s : config_.floor.default_ttl_s;
-    ctx.lease_change = Lease{ctx.input.speaker, ctx.lease_request->domain, now + int64_t{ttl_s} * 1000, 0};
+  if (const std::optional<LeaseRequest>& request = ctx.Slot<FloorTurn>().request) {
+    int ttl_s = request->ttl_s > 0 ? request->ttl_s : config_.floor.default_ttl_s;
+    ctx.lease_change = Lease{ctx.input.speaker, request->domain, now + int64_t{ttl_s} * 1000, 0};
     ctx.Emit("lease.opened", {{"owner", ctx.input.speaker},
-                              {"domain", ctx.lease_request->domain},
+                              {"domain", request->domain},
                               {"expires_at", FormatIsoTime(ctx.lease_change->expires_at_ms)}});
     return;
   }

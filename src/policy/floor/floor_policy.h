@@ -30,6 +30,12 @@ namespace reins {
 AdmitVerdict DecideAdmission(const Lease& lease, const std::string& speaker, const std::string& text, int64_t now_ms,
                              const std::vector<std::unique_ptr<RE2>>& cancel_patterns);
 
+// The floor's state in a turn: a result or a tool asked for the floor (opened at the
+// turn's end).
+struct FloorTurn {
+  std::optional<LeaseRequest> request;
+};
+
 class FloorPolicy final : public Policy {
  public:
   explicit FloorPolicy(const AgentConfig& config);

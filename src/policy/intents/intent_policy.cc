@@ -26,8 +26,8 @@ std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) c
     // asked the clarification (or approval) this turn answers.
     std::vector<std::string> missing = MissingTools(ctx.RequestTools(), intent.config->required_tools);
     if (missing.empty()) continue;
-    const std::string key = "intent:" + intent.config->name;
-    bool first_time = ctx.retries_used.insert(key).second;
+    // One forced retry per intent and turn.
+    bool first_time = ctx.Slot<IntentTurn>().retried.insert(intent.config->name).second;
     ctx.Emit("intent.missing", {{"intent", intent.config->name},
                                 {"missing", missing},
                                 {"enforcement", kIntentEnforcements.Name(intent.config->enforcement)},

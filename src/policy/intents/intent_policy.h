@@ -9,6 +9,8 @@
 #pragma once
 
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <re2/re2.h>
@@ -16,6 +18,11 @@
 #include "turn/policy.h"
 
 namespace reins {
+
+// The intents' state in a turn: those that already had their forced retry.
+struct IntentTurn {
+  std::set<std::string> retried;
+};
 
 class IntentPolicy final : public Policy {
  public:
