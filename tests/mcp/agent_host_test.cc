@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "drive.h"
+#include "fake_agent.h"
 #include "reins/store.h"
 
 namespace reins {
@@ -23,16 +24,7 @@ class SilentModel final : public ModelProvider {
   Task<Result<ModelResponse>> Complete(const ModelRequest&) override { co_return Unimplemented("not asked in this test"); }
 };
 
-AgentConfig FakeAgent() {
-  AgentConfig config;
-  config.name = "host-test";
-  McpServerConfig server;
-  server.name = "fake";
-  server.command = {"python3", REINS_FAKE_MCP_SERVER};
-  server.expose_all = true;
-  config.mcp_servers.push_back(server);
-  return config;
-}
+AgentConfig FakeAgent() { return testing::FakeAgent("host-test"); }
 
 RuntimeParts Parts() {
   RuntimeParts parts;

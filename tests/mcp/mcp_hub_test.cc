@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "drive.h"
+#include "fake_agent.h"
 #include "mcp/elicitation.h"
 #include "reins/envelope.h"
 
@@ -32,16 +33,7 @@ const std::string kSlow = "slow";
 const std::string kCancelled = "cancelled";
 const std::string kAsk = "ask";
 
-AgentConfig FakeAgent() {
-  AgentConfig config;
-  config.name = "hub-test";
-  McpServerConfig server;
-  server.name = "fake";
-  server.command = {"python3", REINS_FAKE_MCP_SERVER};
-  server.expose_all = true;
-  config.mcp_servers.push_back(server);
-  return config;
-}
+AgentConfig FakeAgent() { return testing::FakeAgent("hub-test"); }
 
 Task<void> Wait(int ms) {
   boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(ms));
