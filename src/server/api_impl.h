@@ -83,6 +83,18 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<T> OnRuntime(std::function<Task<T>()> work) {
     co_return co_await On<T>(strand, std::move(work));
   }
+  // The same for work that does not suspend (reads through the session view).
+  template <typename T>
+  Task<T> OnSync(boost::asio::any_io_executor executor, std::function<T()> work) {
+    std::function<Task<T>()> wrapped = [work = std::move(work)]() -> Task<T> { co_return work(); };
+    co_return co_await On<T>(executor, std::move(wrapped));
+  }
+  template <typename T>
+  Task<T> OnRuntimeSync(std::function<T()> work) {
+    co_return co_await OnSync<T>(strand, std::move(work));
+  }
+  // One turn of session `id`, run on the runtime strand.
+  Task<Result<TurnResult>> RunTurn(std::string id, TurnInput in);
 
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);

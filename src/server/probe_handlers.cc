@@ -22,8 +22,8 @@ Task<void> Api::Impl::Health(Exchange x) { co_await SendJson(x.res, 200, HealthJ
 
 Task<void> Api::Impl::Ready(Exchange x) {
   const SessionView& view = sessions;
-  std::function<Task<Result<int64_t>>()> work = [&view]() -> Task<Result<int64_t>> { co_return view.OutboxDepth(); };
-  Result<int64_t> probe = co_await OnRuntime<Result<int64_t>>(std::move(work));
+  std::function<Result<int64_t>()> read = [&view] { return view.OutboxDepth(); };
+  Result<int64_t> probe = co_await OnRuntimeSync<Result<int64_t>>(std::move(read));
   if (!probe.ok()) LogDetail("store", "readiness probe failed: " + probe.status().message());
   std::optional<ApiError> unready = NotReady(shutting_down, probe.ok() ? Status() : probe.status());
   if (unready) co_return co_await SendError(x.res, *unready);
@@ -32,12 +32,13 @@ Task<void> Api::Impl::Ready(Exchange x) {
 
 Task<void> Api::Impl::RenderMetrics(Exchange x) {
   const SessionView& view = sessions;
-  std::function<Task<Result<std::pair<int64_t, int64_t>>>()> work = [&view]() -> Task<Result<std::pair<int64_t, int64_t>>> {
-    REINS_CO_ASSIGN_OR_RETURN(const int64_t outbox, view.OutboxDepth());
-    REINS_CO_ASSIGN_OR_RETURN(const int64_t sessions, view.CountSessions(std::nullopt));
-    co_return std::make_pair(outbox, sessions);
+  using Counts = Result<std::pair<int64_t, int64_t>>;
+  std::function<Counts()> read = [&view]() -> Counts {
+    REINS_ASSIGN_OR_RETURN(const int64_t outbox, view.OutboxDepth());
+    REINS_ASSIGN_OR_RETURN(const int64_t sessions, view.CountSessions(std::nullopt));
+    return std::make_pair(outbox, sessions);
   };
-  Result<std::pair<int64_t, int64_t>> counts = co_await OnRuntime<Result<std::pair<int64_t, int64_t>>>(std::move(work));
+  Counts counts = co_await OnRuntimeSync<Counts>(std::move(read));
   if (counts.ok()) {
     metrics.Set("reins_outbox_depth", {}, static_cast<double>(counts->first));
     metrics.Set("reins_sessions", {}, static_cast<double>(counts->second));

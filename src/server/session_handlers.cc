@@ -44,10 +44,8 @@ Task<void> Api::Impl::CreateSession(Exchange x) {
 // Another tenant's session is reported exactly like a missing one.
 Task<std::optional<ApiError>> Api::Impl::CheckSession(std::string id, std::string tenant) {
   const SessionView& view = sessions;
-  std::function<Task<Result<std::string>>()> work = [&view, id]() -> Task<Result<std::string>> {
-    co_return view.TenantOf(id);
-  };
-  Result<std::string> owner = co_await OnRuntime<Result<std::string>>(std::move(work));
+  std::function<Result<std::string>()> read = [&view, id] { return view.TenantOf(id); };
+  Result<std::string> owner = co_await OnRuntimeSync<Result<std::string>>(std::move(read));
   if (!owner.ok() || *owner != tenant) co_return ApiError{404, "not_found", "no session " + id};
   co_return std::nullopt;
 }
@@ -55,11 +53,11 @@ Task<std::optional<ApiError>> Api::Impl::CheckSession(std::string id, std::strin
 Task<void> Api::Impl::GetSession(Exchange x) {
   const SessionView& view = sessions;
   const std::string id = x.session_id;
-  std::function<Task<Result<Json>>()> work = [&view, id]() -> Task<Result<Json>> {
-    REINS_CO_ASSIGN_OR_RETURN(const SessionSummary summary, view.Describe(id));
-    co_return SessionSummaryJson(summary);
+  std::function<Result<Json>()> read = [&view, id]() -> Result<Json> {
+    REINS_ASSIGN_OR_RETURN(const SessionSummary summary, view.Describe(id));
+    return SessionSummaryJson(summary);
   };
-  Result<Json> body = co_await OnRuntime<Result<Json>>(std::move(work));
+  Result<Json> body = co_await OnRuntimeSync<Result<Json>>(std::move(read));
   if (!body.ok()) co_return co_await SendError(x.res, FromStatus(body.status()));
   co_await SendJson(x.res, 200, *body);
 }

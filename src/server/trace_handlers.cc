@@ -27,10 +27,8 @@ std::string TraceOpening(const std::string& id) { return "{\"session_id\":" + Du
 
 Task<Result<TracePage>> Api::Impl::ReadPage(std::string id, TurnRange range) {
   const SessionView& view = sessions;
-  std::function<Task<Result<TracePage>>()> work = [&view, id, range]() -> Task<Result<TracePage>> {
-    co_return RenderPage(view, id, range);
-  };
-  co_return co_await On<Result<TracePage>>(readers.get_executor(), std::move(work));
+  std::function<Result<TracePage>()> read = [&view, id, range] { return RenderPage(view, id, range); };
+  co_return co_await OnSync<Result<TracePage>>(readers.get_executor(), std::move(read));
 }
 
 Task<void> Api::Impl::GetTrace(Exchange x) {

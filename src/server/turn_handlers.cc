@@ -26,15 +26,23 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
   return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
 }
 
+Task<Result<TurnResult>> Api::Impl::RunTurn(std::string id, TurnInput in) {
+  Runtime& rt = runtime;
+  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
+    co_return co_await rt.RunTurn(id, std::move(in));
+  };
+  co_return co_await OnRuntime<Result<TurnResult>>(std::move(work));
+}
+
 // The stored result of the turn that already used `key`, if any.
 Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
   const SessionView& view = sessions;
-  std::function<Task<std::optional<Json>>()> work = [&view, id, key]() -> Task<std::optional<Json>> {
+  std::function<std::optional<Json>()> read = [&view, id, key]() -> std::optional<Json> {
     Result<std::optional<StoredTrace>> found = view.TurnByKey(id, key);
-    if (!found.ok() || !*found) co_return std::nullopt;
-    co_return StoredTurnJson((*found)->turns.front(), (*found)->invocations);
+    if (!found.ok() || !*found) return std::nullopt;
+    return StoredTurnJson((*found)->turns.front(), (*found)->invocations);
   };
-  co_return co_await OnRuntime<std::optional<Json>>(std::move(work));
+  co_return co_await OnRuntimeSync<std::optional<Json>>(std::move(read));
 }
 
 Task<void> Api::Impl::PostTurn(Exchange x) {
@@ -47,11 +55,7 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
     co_return co_await StreamTurn(x.res, id, std::move(in), std::move(*slot));
   }
   const std::string key = in.idempotency_key;
-  Runtime& rt = runtime;
-  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
-    co_return co_await rt.RunTurn(id, std::move(in));
-  };
-  Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  Result<TurnResult> r = co_await RunTurn(id, std::move(in));
   if (!r.ok() && IsReplay(r.status(), key)) {
     if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(x.res, 200, *first, ReplayHeader());
   }
@@ -104,11 +108,7 @@ Task<void> Api::Impl::CancelLease(Exchange x) {
   in.speaker = "api";
   in.cancel = true;
   const std::string id = x.session_id;
-  Runtime& rt = runtime;
-  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
-    co_return co_await rt.RunTurn(id, std::move(in));
-  };
-  Result<TurnResult> r = co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  Result<TurnResult> r = co_await RunTurn(id, std::move(in));
   if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
   LogTurn(id, *r, NowMs());
   co_await x.res.Respond(204, std::string(), std::string());
