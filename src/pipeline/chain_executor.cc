@@ -40,7 +40,8 @@ ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutco
 
 }  // namespace
 
-Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, int64_t* latency_ms) {
+Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, const Json& answer,
+                                            int64_t* latency_ms) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
   ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id,
@@ -56,7 +57,7 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
     ctx.Emit("tool.progress", std::move(data));
   };
   request.may_ask = true;
-  if (p.call->id == ctx.resumed_call_id) request.answer = ctx.resume_answer;
+  request.answer = answer;
   int64_t start = ctx.clock.NowMs();
   // Whichever ends first: the call, or its budget on the clock (which cancels the call:
   // an HTTP exchange is dropped, an MCP server hears notifications/cancelled).
@@ -102,7 +103,7 @@ void ChainExecutor::Queue(TurnContext& ctx) {
   }
 }
 
-Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls) {
+Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls, Json answer) {
   std::vector<ProposedCall> proposed;
   for (size_t i = 0; i < calls.size(); ++i) {
     proposed.push_back({&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(i), false});
@@ -183,7 +184,7 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
     }
 
     int64_t latency_ms = 0;
-    ResultEnvelope result = co_await Execute(ctx, p, &latency_ms);
+    ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms);
     policies_.Observe(ctx, p, result);
 
     Json envelope = EnvelopeToJson(result);

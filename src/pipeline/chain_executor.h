@@ -28,15 +28,16 @@ class ChainExecutor {
   ChainExecutor(const PolicyChain& policies, const ToolRouter& tools) : policies_(policies), tools_(tools) {}
 
   // Appends one tool message per call to ctx.history and one ToolOutcome per call to
-  // ctx.result.tools, with trace events.
-  Task<ChainOutcome> Run(TurnContext& ctx, const std::vector<ToolCall>& calls);
+  // ctx.result.tools, with trace events. `answer`, when not null, is the person's answer
+  // to the question the (one) call asked mid-call: the backend resumes it with that.
+  Task<ChainOutcome> Run(TurnContext& ctx, const std::vector<ToolCall>& calls, Json answer = nullptr);
   // The calls the runtime proposed itself (ctx.system_calls), guarded exactly like the
   // model's: queued when a deferral policy replaces them, recorded rejected when a
   // guard refuses them. Nothing runs now and nothing enters the model's history.
   void Queue(TurnContext& ctx);
 
  private:
-  Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, int64_t* latency_ms);
+  Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, const Json& answer, int64_t* latency_ms);
 
   const PolicyChain& policies_;
   const ToolRouter& tools_;

@@ -336,16 +336,17 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   record.new_messages.assign(session.history.begin() + static_cast<std::ptrdiff_t>(ctx.history_base),
                              session.history.end());
   record.session_state = session.state.ToJson();
-  if (ctx.answered) {
-    record.answered_clarification_id = ctx.answered->id;
-    record.chosen_option_id = ctx.chosen_option_id;
+  const PendingDecisions& decided = ctx.decisions;
+  if (decided.answered) {
+    record.answered_clarification_id = decided.answered->id;
+    record.chosen_option_id = decided.chosen_option_id;
   }
-  record.withdrawn_clarification_id = ctx.withdrawn_clarification_id;
-  if (ctx.decided_approval) {
-    record.decided_approval_id = ctx.decided_approval->id;
-    record.approval_decision = ctx.approval_granted ? "granted" : "denied";
+  record.withdrawn_clarification_id = decided.withdrawn_clarification_id;
+  if (decided.decided_approval) {
+    record.decided_approval_id = decided.decided_approval->id;
+    record.approval_decision = decided.approval_granted ? "granted" : "denied";
   }
-  record.cancelled_approval_id = ctx.cancelled_approval_id;
+  record.cancelled_approval_id = decided.cancelled_approval_id;
   record.delivered_notices = ctx.delivered_notices;
   record.lease_change = ctx.lease_change;
   record.lease_expected_version = ctx.lease.version;

@@ -45,12 +45,12 @@ void TurnPipeline::Cancel(TurnContext& ctx, TurnPhaseMachine& phase) {
   phase.Enter(TurnPhase::kCancelled);
   if (ctx.session.pending_clarification) {
     ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
-    ctx.withdrawn_clarification_id = ctx.session.pending_clarification->id;
+    ctx.decisions.withdrawn_clarification_id = ctx.session.pending_clarification->id;
     ctx.session.pending_clarification.reset();
   }
   if (ctx.session.pending_approval) {
     ctx.Emit("approval.cancelled", {{"id", ctx.session.pending_approval->id}});
-    ctx.cancelled_approval_id = ctx.session.pending_approval->id;
+    ctx.decisions.cancelled_approval_id = ctx.session.pending_approval->id;
     ctx.session.pending_approval.reset();
   }
   ctx.session.pending_plan.clear();
@@ -82,16 +82,17 @@ void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
 Status TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;  // well formed: Runtime::RunTurn checked it
   std::optional<PendingApproval>& approval = ctx.session.pending_approval;
+  PendingDecisions& d = ctx.decisions;
   if (in.approve) {
     if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
-    ctx.decided_approval = std::move(approval);
+    d.decided_approval = std::move(approval);
     approval.reset();
-    ctx.approval_granted = *in.approve;
-    ctx.user_text = ctx.decided_approval->request_text;
-    ctx.request_tools = ctx.decided_approval->request_tools;
-    ctx.Emit(ctx.approval_granted ? EventType::kApprovalGranted : EventType::kApprovalDenied,
-             {{"id", ctx.decided_approval->id}, {"tool", ctx.decided_approval->tool},
-              {"args", ctx.decided_approval->args}, {"by", in.speaker}});
+    d.approval_granted = *in.approve;
+    ctx.user_text = d.decided_approval->request_text;
+    ctx.request_tools = d.decided_approval->request_tools;
+    ctx.Emit(d.approval_granted ? EventType::kApprovalGranted : EventType::kApprovalDenied,
+             {{"id", d.decided_approval->id}, {"tool", d.decided_approval->tool},
+              {"args", d.decided_approval->args}, {"by", in.speaker}});
     return {};
   }
   if (approval) {
@@ -112,16 +113,16 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     if (chosen == nullptr) {
       return InvalidArgument("'" + *in.select + "' is not one of the pending options (" + ids + ")");
     }
-    ctx.chosen_option_id = chosen->id;
-    ctx.answered = std::move(pending);
+    d.chosen_option_id = chosen->id;
+    d.answered = std::move(pending);
     pending.reset();
-    ctx.user_text = ctx.answered->request_text;
-    ctx.request_tools = ctx.answered->request_tools;
-    policies_.OnClarificationAnswered(ctx, *ctx.answered, ctx.chosen_option_id);
-    ctx.Emit("clarification.answered", {{"id", ctx.answered->id},
-                                        {"option_id", ctx.chosen_option_id},
-                                        {"entity_type", ctx.answered->entity_type},
-                                        {"tool", ctx.answered->tool}});
+    ctx.user_text = d.answered->request_text;
+    ctx.request_tools = d.answered->request_tools;
+    policies_.OnClarificationAnswered(ctx, *d.answered, d.chosen_option_id);
+    ctx.Emit("clarification.answered", {{"id", d.answered->id},
+                                        {"option_id", d.chosen_option_id},
+                                        {"entity_type", d.answered->entity_type},
+                                        {"tool", d.answered->tool}});
     return {};
   }
   if (!ctx.session.pending_plan.empty()) {
@@ -132,7 +133,7 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
   if (pending) {
     // A new request instead of an answer: the old question no longer applies.
     ctx.Emit("clarification.superseded", {{"id", pending->id}});
-    ctx.withdrawn_clarification_id = pending->id;
+    d.withdrawn_clarification_id = pending->id;
     pending.reset();
   }
   ctx.user_text = *in.say;
@@ -141,19 +142,8 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
 
 namespace {
 
-// The decided call re-enters history as its own call/result pair, so every call still
-// has exactly one result (I10) and the model sees what happened. (Plain functions, not
-// coroutines: GCC 12 miscompiles some initialisers inside coroutine bodies.)
-ToolCall PrepareReplay(TurnContext& ctx) {
-  const PendingApproval& a = *ctx.decided_approval;
-  ctx.history.push_back(Message::User(std::string("The user ") + (ctx.approval_granted ? "approved" : "denied") +
-                                          " running " + a.tool + " with " + a.args.dump() + ".",
-                                      ctx.input.speaker));
-  ToolCall call{"approved_" + a.id, a.tool, a.args.dump(), a.args, true};
-  ctx.history.push_back(Message::Assistant("", {call}));
-  return call;
-}
-
+// What a refused call leaves: a rejection in the trace and the record, and an error
+// result in history (its one result, I10), which ends the chain.
 ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
   ToolOutcome o;
   o.call_id = call.id;
@@ -171,58 +161,31 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
   return ChainOutcome{ChainStop::kError, std::nullopt, std::nullopt};
 }
 
-// A tool that asked the person a question mid-call (an MCP elicitation, mcp/elicitation.h)
-// is resumed, not re-run by the model: the chosen option carries the answer and the
-// call's arguments, and the same call goes back to the backend with the answer.
-constexpr const char* kQuestionType = "elicitation";
-
-const ClarificationOption* ChosenOption(const TurnContext& ctx) {
-  for (const ClarificationOption& o : ctx.answered->clarification.options) {
-    if (o.id == ctx.chosen_option_id) return &o;
-  }
-  return nullptr;
-}
-
-// Only a backend that holds such calls open resumes them: any other tool answering with
-// this clarification type is asked again through the model, as usual.
-bool ResumesAQuestion(const TurnContext& ctx, const ToolRouter& tools) {
-  if (!ctx.answered || ctx.answered->clarification.type != kQuestionType) return false;
-  const ToolBackend* backend = tools.Find(ctx.answered->tool);
-  if (backend == nullptr || !backend->ResumesQuestions()) return false;
-  const ClarificationOption* chosen = ChosenOption(ctx);
-  return chosen != nullptr && chosen->metadata.is_object() && chosen->metadata.contains("elicitation") &&
-         chosen->metadata["elicitation"].value("field", "") != "";
-}
-
-ToolCall PrepareResume(TurnContext& ctx) {
-  const ClarificationOption& chosen = *ChosenOption(ctx);
-  const Json& answer = chosen.metadata["elicitation"];
-  Json args = chosen.metadata.value("resume_args", Json::object());
-  ctx.history.push_back(Message::User("The user answered \"" + chosen.title + "\" to \"" +
-                                          ctx.answered->clarification.question + "\".",
-                                      ctx.input.speaker));
-  ToolCall call{"answered_" + ctx.answered->id, ctx.answered->tool, args.dump(), args, true};
-  ctx.history.push_back(Message::Assistant("", {call}));
-  ctx.resumed_call_id = call.id;
-  ctx.resume_answer = Json{{answer["field"].get<std::string>(), answer.value("value", Json())}};
-  return call;
-}
-
 }  // namespace
 
-Task<ChainOutcome> TurnPipeline::ResumeQuestion(TurnContext& ctx) {
-  std::vector<ToolCall> calls;
-  calls.push_back(PrepareResume(ctx));
-  co_return co_await executor_.Run(ctx, calls);
+// The history gets what the person said, or, for a turn that answers what a policy
+// paused, the policy's note and the paused call as its own call/result pair.
+std::optional<Resumption> TurnPipeline::BuildContext(TurnContext& ctx) {
+  ctx.resumes_questions = [this](const std::string& tool) {
+    const ToolBackend* backend = tools_.Find(tool);
+    return backend != nullptr && backend->ResumesQuestions();
+  };
+  std::optional<Resumption> resumption = policies_.Resume(ctx);
+  if (!resumption) {
+    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+    return std::nullopt;
+  }
+  ctx.history.push_back(Message::User(resumption->note, ctx.input.speaker));
+  if (!resumption->call) return std::nullopt;
+  ctx.history.push_back(Message::Assistant("", {*resumption->call}));
+  return resumption;
 }
 
-Task<ChainOutcome> TurnPipeline::ReplayDecision(TurnContext& ctx) {
-  ToolCall call = PrepareReplay(ctx);
-  if (!ctx.approval_granted) co_return RecordDenial(ctx, call);
-  ctx.approved_call_id = call.id;  // exactly this call, these arguments (I8)
+Task<ChainOutcome> TurnPipeline::Resume(TurnContext& ctx, Resumption resumption) {
+  if (resumption.denied) co_return RecordDenial(ctx, *resumption.call);
   std::vector<ToolCall> calls;
-  calls.push_back(std::move(call));
-  co_return co_await executor_.Run(ctx, calls);
+  calls.push_back(std::move(*resumption.call));
+  co_return co_await executor_.Run(ctx, calls, std::move(resumption.answer));
 }
 
 void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase) {
@@ -235,23 +198,6 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
   ctx.result.approval = approval;
   ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
   ctx.session.pending_approval = std::move(approval);
-}
-
-void TurnPipeline::BuildContext(TurnContext& ctx) {
-  if (ctx.decided_approval) return;  // ReplayDecision writes this turn's context
-  if (ResumesAQuestion(ctx, tools_)) return;  // so does ResumeQuestion
-  if (ctx.answered) {
-    const ClarificationOption* chosen = nullptr;
-    for (const ClarificationOption& o : ctx.answered->clarification.options) {
-      if (o.id == ctx.chosen_option_id) chosen = &o;
-    }
-    ctx.history.push_back(Message::User("The user chose \"" + chosen->title + "\" (id " + chosen->id +
-                                            ") in answer to \"" + ctx.answered->clarification.question +
-                                            "\". Continue the original request with this choice.",
-                                        ctx.input.speaker));
-    return;
-  }
-  ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
 }
 
 std::optional<std::string> TurnPipeline::Preempt(TurnContext& ctx) {
@@ -389,22 +335,17 @@ Task<Status> TurnPipeline::Run(TurnContext& ctx) {
   }
   if (Status admitted = Admit(ctx); !admitted.ok()) co_return admitted;
   ctx.admitted = true;
-  BuildContext(ctx);
+  std::optional<Resumption> resumption = BuildContext(ctx);
   phase.Enter(TurnPhase::kRunningModel);
   // The person decided on an approval, or answered a question a call asked mid-call:
   // that very call runs (again) before the model is asked anything, and its result
   // stops the turn exactly as in the loop (I1).
   // In plan mode that call belongs to the paused step, whose loop concludes it.
-  const bool resumes = ResumesAQuestion(ctx, tools_);
   const bool in_plan = plan_mode_ && !ctx.session.pending_plan.empty();
   std::optional<ChainOutcome> replay;
-  if (ctx.decided_approval || resumes) {
+  if (resumption) {
     phase.Enter(TurnPhase::kExecutingTools);
-    if (resumes) {
-      replay = co_await ResumeQuestion(ctx);
-    } else {
-      replay = co_await ReplayDecision(ctx);
-    }
+    replay = co_await Resume(ctx, std::move(*resumption));
     if (!in_plan) {
       if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(*replay))) {
         co_await Finish(ctx, std::move(*stopped), phase, audit_on_);

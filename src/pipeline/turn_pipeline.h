@@ -4,10 +4,13 @@
 //                gate and whatever is pending, which it leaves as they were (I6)
 //   Gate         the admission gate: may this speaker's turn enter at all (floor lease)
 //   Admit        validate the input; answer a pending clarification (policies hear it)
-//   BuildContext append the user's message, or the note naming the chosen option
+//   BuildContext append the user's message, or, when the turn answers what a policy
+//                paused (an approval, a clarification), that policy's note
+//   Resume       after `approve`: the decided call runs, or is refused, exactly as
+//                proposed; after `select` on a question a call asked mid-call: that call
+//                resumes with the answer (Policy::Resume says which)
 //   ModelLoop    model calls and governed tool chains (model_loop.h, chain_executor.h);
 //                with plan.enabled, PlanRunner: plan, one governed loop per step, synthesis
-//   (Replay)     after `approve`: the decided call runs, or is refused, exactly as proposed
 //   Present      a clarification: the system asks, with the tool's real options; or an
 //                approval: the system asks the person to approve the paused call
 //   Audit        with audit.enabled: one audit call over the trace, one bounded repair
@@ -47,13 +50,12 @@ class TurnPipeline {
   Status Admit(TurnContext& ctx);
   void EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase);
   static void Close(TurnContext& ctx, const TurnPhaseMachine& phase);
-  void BuildContext(TurnContext& ctx);
+  // The resumption whose call runs before the model, if the turn has one.
+  std::optional<Resumption> BuildContext(TurnContext& ctx);
   void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
   void PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase);
-  // Runs (approved) or refuses (denied) the call a person just decided on.
-  Task<ChainOutcome> ReplayDecision(TurnContext& ctx);
-  // Sends the person's answer to the tool call that asked for it mid-call.
-  Task<ChainOutcome> ResumeQuestion(TurnContext& ctx);
+  // Runs (approved, answered) or refuses (denied) the call the person just decided on.
+  Task<ChainOutcome> Resume(TurnContext& ctx, Resumption resumption);
   std::optional<std::string> Preempt(TurnContext& ctx);
   void AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase);
   std::string Review(TurnContext& ctx, std::string reply);

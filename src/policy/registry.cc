@@ -1,6 +1,7 @@
 #include "policy/registry.h"
 
 #include "policy/approval/approval_policy.h"
+#include "policy/clarify/clarification_answer.h"
 #include "policy/clarify/clarify_truncation.h"
 #include "policy/deferral/deferral_policy.h"
 #include "policy/floor/floor_policy.h"
@@ -29,6 +30,7 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   chain.Add(std::make_unique<ApprovalPolicy>());
   chain.Add(std::make_unique<DeferralPolicy>());
   chain.Add(std::make_unique<ClarifyTruncation>());
+  chain.Add(std::make_unique<ClarificationAnswer>());
   if (!config.intents.empty()) chain.Add(std::make_unique<IntentPolicy>(config));
   // Rails, in the order they edit the reply: names first (later rails match titles),
   // the opener, then corrections at the end.

@@ -1,12 +1,14 @@
 // Policy: one governance mechanism plugged into the turn pipeline, Envoy-filter style,
 // and PolicyChain, which owns the order the policies are asked in for every hook.
-// A policy is built once per agent config and shared read-only by every turn; the
-// per-turn and per-session state it needs lives in TurnContext / SessionState.
+// A policy is built once per agent config and shared read-only by every turn; what it
+// keeps for a turn lives in a TurnContext slot of its own (ctx.Slot<T>()), what it keeps
+// across turns in SessionState.
 //
 // Hooks, in the order a turn meets them: Preempt (answer the turn without the model),
-// ShapeCalls / Guard / Observe (each model response's calls), OnClarificationAnswered,
-// ReviewReply (rails on the final text). Call hooks return a verdict that says exactly
-// what happens next:
+// Admit (the floor's gate), OnClarificationAnswered and Resume (a turn that answers what
+// a policy paused), ShapeCalls / Guard / Observe (each model response's calls),
+// RequiredToolMissing, ReviewReply (rails on the final text), OnTurnEnd. Call hooks
+// return a verdict that says exactly what happens next:
 //   Continue  - nothing to say; the next policy (or the stage) goes on;
 //   Reject    - the proposed call is refused; the model sees the reason as an error
 //               result it can repair from (a verdict in the trace, not an error);
@@ -68,6 +70,16 @@ struct CallVerdict {
   static CallVerdict Pause(std::string why) { return {Kind::kPause, "awaiting_approval", std::move(why)}; }
 };
 
+// How a turn that answers what a policy paused goes on, before the model is asked
+// anything: the history gets `note` (what the person decided or chose) and, when there
+// is one, the paused call as its own call/result pair (I10), which runs first.
+struct Resumption {
+  std::string note;
+  std::optional<ToolCall> call;
+  bool denied = false;  // the call is refused, not run: the model sees the denial
+  Json answer;          // not null: the person's answer the call resumes with (it asked mid-call)
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -81,6 +93,9 @@ class Policy {
   virtual void Observe(TurnContext&, const ProposedCall&, const ResultEnvelope&) const {}
   // When the user answers a pending clarification by choosing `option_id`.
   virtual void OnClarificationAnswered(TurnContext&, const PendingClarification&, const std::string& /*option_id*/) const {}
+  // The turn answers what this policy paused (ctx.decisions): how it resumes. First wins;
+  // with none, the turn's history gets the person's words.
+  virtual std::optional<Resumption> Resume(TurnContext&) const { return std::nullopt; }
   // First of all: may this speaker's turn enter at all? The first non-admit wins.
   virtual AdmitVerdict Admit(TurnContext&) const { return AdmitVerdict::Admit(); }
   // At the end of a turn that ran: may open or release a lease (ctx.lease_change).
@@ -117,6 +132,8 @@ class PolicyChain {
   GuardDecision Guard(TurnContext& ctx, const ProposedCall& call) const;
   void Observe(TurnContext& ctx, const ProposedCall& call, const ResultEnvelope& result) const;
   void OnClarificationAnswered(TurnContext& ctx, const PendingClarification& pending, const std::string& option_id) const;
+  // The first policy that resumes what the turn answers.
+  std::optional<Resumption> Resume(TurnContext& ctx) const;
   void OnTurnEnd(TurnContext& ctx) const;
   // The first tool a policy insists on before the model may answer.
   std::optional<std::string> RequiredToolMissing(TurnContext& ctx) const;

@@ -38,6 +38,13 @@ void PolicyChain::OnClarificationAnswered(TurnContext& ctx, const PendingClarifi
   for (const auto& policy : policies_) policy->OnClarificationAnswered(ctx, pending, option_id);
 }
 
+std::optional<Resumption> PolicyChain::Resume(TurnContext& ctx) const {
+  for (const auto& policy : policies_) {
+    if (std::optional<Resumption> resumption = policy->Resume(ctx)) return resumption;
+  }
+  return std::nullopt;
+}
+
 void PolicyChain::OnTurnEnd(TurnContext& ctx) const {
   for (const auto& policy : policies_) policy->OnTurnEnd(ctx);
 }

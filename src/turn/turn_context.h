@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -21,6 +22,24 @@
 #include "reins/turn.h"
 
 namespace reins {
+
+// What a turn's input did to the clarification or approval its session had pending.
+struct PendingDecisions {
+  std::optional<PendingClarification> answered;  // `select` answered it ...
+  std::string chosen_option_id;                  // ... with this option
+  std::string withdrawn_clarification_id;        // superseded by a new request, or cancelled
+  std::optional<PendingApproval> decided_approval;  // `approve` decided it ...
+  bool approval_granted = false;                    // ... this way
+  std::string cancelled_approval_id;                // withdrawn by a cancel
+
+  const ClarificationOption* ChosenOption() const {
+    if (!answered) return nullptr;
+    for (const ClarificationOption& o : answered->clarification.options) {
+      if (o.id == chosen_option_id) return &o;
+    }
+    return nullptr;
+  }
+};
 
 struct TurnContext {
   TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, std::vector<Message>& h)
@@ -72,18 +91,13 @@ struct TurnContext {
   // Notices waiting for this turn's reply (earlier background failures): id, text.
   std::vector<std::pair<int64_t, std::string>> pending_notices;
   std::vector<int64_t> delivered_notices;
-  // Set when this turn answers a pending clarification (`select`).
-  std::optional<PendingClarification> answered;
-  std::string withdrawn_clarification_id;  // superseded by a new request, or cancelled
-  // Set when this turn answers a pending approval (`approve`).
-  std::optional<PendingApproval> decided_approval;
-  bool approval_granted = false;
-  std::string approved_call_id;  // the one call the approval covers
-  // A call resumed with the person's answer to the question it asked mid-call.
-  std::string resumed_call_id;
-  Json resume_answer;
-  std::string cancelled_approval_id;
-  std::string chosen_option_id;
+  // What this turn's input did to what the session had pending; the turn's record
+  // carries it to the store.
+  PendingDecisions decisions;
+  // Whether `tool`'s backend holds a call open across a question it asked mid-call (an
+  // MCP elicitation): only such a call can resume with the person's answer. Set by the
+  // pipeline from its tool router.
+  std::function<bool(const std::string& tool)> resumes_questions;
 
   // limits.turn_timeout_ms: when the turn must have its reply (0: no limit).
   int64_t deadline_ms = 0;

@@ -1,12 +1,35 @@
 #include "policy/approval/approval_policy.h"
 
 namespace reins {
+namespace {
+
+// The one call this turn's approval covers: exactly that call, those arguments (I8).
+struct ApprovalTurn {
+  std::string approved_call_id;
+};
+
+}  // namespace
 
 CallVerdict ApprovalPolicy::Guard(TurnContext& ctx, const ProposedCall& proposed) const {
   if (!proposed.tool->approval_required) return CallVerdict::Continue();
-  // The call the person approved, replayed by the pipeline with exactly those arguments.
-  if (!ctx.approved_call_id.empty() && proposed.call->id == ctx.approved_call_id) return CallVerdict::Continue();
+  const std::string& approved = ctx.Slot<ApprovalTurn>().approved_call_id;
+  if (!approved.empty() && proposed.call->id == approved) return CallVerdict::Continue();
   return CallVerdict::Pause("waiting for the person to approve " + proposed.tool->title);
+}
+
+// The decided call re-enters history as its own call/result pair, so every call still
+// has exactly one result (I10) and the model sees what happened.
+std::optional<Resumption> ApprovalPolicy::Resume(TurnContext& ctx) const {
+  const PendingDecisions& d = ctx.decisions;
+  if (!d.decided_approval) return std::nullopt;
+  const PendingApproval& a = *d.decided_approval;
+  Resumption r;
+  r.note = std::string("The user ") + (d.approval_granted ? "approved" : "denied") + " running " + a.tool + " with " +
+           a.args.dump() + ".";
+  r.call = ToolCall{"approved_" + a.id, a.tool, a.args.dump(), a.args, true};
+  r.denied = !d.approval_granted;
+  if (d.approval_granted) ctx.Slot<ApprovalTurn>().approved_call_id = r.call->id;
+  return r;
 }
 
 }  // namespace reins

@@ -11,6 +11,7 @@ class ApprovalPolicy final : public Policy {
  public:
   std::string_view Name() const override { return "approval"; }
   CallVerdict Guard(TurnContext& ctx, const ProposedCall& call) const override;
+  std::optional<Resumption> Resume(TurnContext& ctx) const override;
 };
 
 }  // namespace reins
