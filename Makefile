@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all deps configure build test demo test-asan bench load fuzz clean
+.PHONY: all deps configure build test demo test-asan bench bench-peers load fuzz clean
 
 all: build
 
@@ -41,6 +41,15 @@ bench: deps
 	@cmake --build build-release -j $(JOBS) --target reins_bench reins_mcp_bench
 	@build-release/bench/reins_bench --benchmark_min_time=1
 	@build-release/bench/reins_mcp_bench --benchmark_min_time=1
+
+# The peer job side by side: reins embedded and served, and a bare Node loop, against
+# the same mock in one run (bench/peer_job/README.md). Without node, reins only.
+bench-peers: deps
+	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
+	@cmake --build build-release -j $(JOBS) --target reins_peer_job
+	@if command -v node >/dev/null; then build-release/bench/reins_peer_job --table; \
+	 else echo "node not found: reins only (apt-get install nodejs for the bare Node loop)"; \
+	      build-release/bench/reins_peer_job --table --node none; fi
 
 # The bounded load test of reins serve (loopback, mock upstream with a 200 ms model delay).
 load: deps

@@ -145,7 +145,7 @@ SqliteStore::SqliteStore(std::unique_ptr<SQLite::Database> db)
     : db_(std::move(db)), statements_(std::make_unique<store::StatementCache>(*db_)) {}
 SqliteStore::~SqliteStore() = default;
 
-Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, Durability durability) {
   std::unique_ptr<SQLite::Database> db;
   try {
     db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
@@ -160,6 +160,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
       // WAL lets readers run beside the writer. A filesystem without shared memory
       // support answers with another mode; that is slower, not wrong, so accept it.
       db->execAndGet("PRAGMA journal_mode = WAL");
+      // In WAL mode NORMAL writes each commit to the log before it returns (a killed
+      // process loses nothing) and fsyncs at checkpoints; FULL fsyncs every commit,
+      // which costs a disk flush per turn.
+      db->exec(durability == Durability::kPowerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
     }
     return {};
   });

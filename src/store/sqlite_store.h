@@ -27,7 +27,12 @@ class SqliteStore final : public Store {
   // Opens (creating if needed) and migrates the database at `path`; ":memory:" for an
   // in-memory one. Unavailable when it cannot be opened, FailedPrecondition when its
   // schema is newer than this build.
-  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  // How a commit reaches the disk. kProcessCrash (WAL, synchronous=NORMAL): a commit
+  // survives the process being killed at any point; a power cut may lose the last
+  // commits. kPowerLoss (synchronous=FULL): every commit is fsynced before it returns.
+  enum class Durability { kProcessCrash, kPowerLoss };
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                   Durability durability = Durability::kProcessCrash);
   ~SqliteStore() override;
 
   Status CreateSession(const SessionRecord& session) override;

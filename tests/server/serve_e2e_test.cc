@@ -418,6 +418,34 @@ TEST_F(ServeTest, AClientThatGoesAwayMidStreamDoesNotStopTheTurn) {
   EXPECT_EQ(trace["turns"][0]["status"], "completed");
 }
 
+// A file store in its default durability (WAL, synchronous=NORMAL): every turn the
+// server answered is in the store after a kill -9, and the restarted server serves it.
+TEST_F(ServeTest, AServerKilledRightAfterItAnsweredLosesNoTurn) {
+  const std::string db = "/tmp/reins_killed_" + std::to_string(::getpid()) + ".db";
+  auto remove = [&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  };
+  remove();
+  Start({"--store", "sqlite:" + db});
+  std::vector<std::string> answered;
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = NewSession(*server_);
+    Reply turn = Call("POST", url("/v1/sessions/" + id + "/turns"), Say("Please pray for my mother"));
+    ASSERT_EQ(turn.status, 200) << turn.body.dump();
+    answered.push_back(id);
+  }
+  server_->Signal(SIGKILL);
+  server_->Wait();
+  Start({"--store", "sqlite:" + db});
+  for (const std::string& id : answered) {
+    Reply session = Call("GET", url("/v1/sessions/" + id));
+    ASSERT_EQ(session.status, 200) << id;
+    EXPECT_EQ(session.body["turns"], 1) << id;
+  }
+  server_.reset();
+  remove();
+}
+
 TEST_F(ServeTest, ShutdownLetsInFlightTurnsFinishThenExitsZero) {
   Start({"--shutdown-timeout-ms", "5000"});
   std::string id = NewSession(*server_);

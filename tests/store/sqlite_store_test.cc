@@ -350,6 +350,19 @@ TEST(OpenStoreTest, PathUrlOpensAFile) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
 
+TEST(OpenStoreTest, ASynchronousOptionChoosesHowCommitsReachTheDisk) {
+  const std::string path = "/tmp/reins_open_store_sync_" + std::to_string(::getpid()) + ".db";
+  for (const char* option : {"?synchronous=full", "?synchronous=normal"}) {
+    auto store = OpenStore("sqlite:" + path + option);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_TRUE(std::filesystem::exists(path)) << "the option is not part of the file name";
+  }
+  auto wrong = OpenStore("sqlite:" + path + "?synchronous=off");
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("use ?synchronous=full or ?synchronous=normal"), std::string::npos);
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
 TEST(OpenStoreTest, UnsupportedUrlsAreRefusedWithAReason) {
   auto pg = OpenStore("postgres://db/reins");
   EXPECT_EQ(pg.status().code(), StatusCode::kUnimplemented);

@@ -1,0 +1,78 @@
+// The peer job embedded: a C++ program that links reins and runs the job in its own
+// process, the way a team embeds the runtime in a service of its own. Its CPU per turn
+// is everything the process spends (getrusage: every thread), the model's HTTP
+// exchanges and the SQLite commits included.
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "config/agent_config_loader.h"
+#include "host/agent_host.h"
+#include "host/runtime_parts.h"
+#include "peer_job/job_client.h"
+#include "peer_job/peer_job.h"
+
+namespace reins::peer_job {
+namespace {
+
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(usage.ru_utime) + s(usage.ru_stime);
+}
+
+Task<Status> RunTurns(Runtime& runtime, int n) {
+  for (int i = 0; i < n; ++i) {
+    Result<std::string> session = runtime.CreateSession();
+    if (!session.ok()) co_return session.status();
+    TurnInput input;
+    input.say = kQuestion;
+    Result<TurnResult> turn = co_await runtime.RunTurn(*session, std::move(input));
+    if (!turn.ok()) co_return turn.status();
+    if (turn->reply != kAnswer) co_return Internal("the reply was \"" + turn->reply + "\"");
+  }
+  co_return OkStatus();
+}
+
+Status Run(Runtime& runtime, int n) {
+  boost::asio::io_context io;
+  Status status = Internal("the turns did not finish");
+  auto run = [&]() -> Task<void> { status = co_await RunTurns(runtime, n); };
+  boost::asio::co_spawn(io, run(), boost::asio::detached);
+  io.run();
+  return status;
+}
+
+}  // namespace
+
+int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns) {
+  setenv("REINS_JOB_MOCK", (mock_url + "/v1").c_str(), 1);
+  Result<AgentConfig> config = LoadAgentConfigFile(REINS_JOB_AGENT);
+  auto clock = std::make_shared<SystemClock>();
+  Result<RuntimeParts> parts = config.ok() ? MakeRuntimeParts(*config, "sqlite:" + dir + "/embedded.db", clock)
+                                           : Result<RuntimeParts>(config.status());
+  Result<std::unique_ptr<AgentHost>> host = parts.ok() ? AgentHost::Start(*config, clock)
+                                                       : Result<std::unique_ptr<AgentHost>>(parts.status());
+  Result<Runtime*> runtime = host.ok() ? (*host)->StartRuntime(std::move(parts).value()) : Result<Runtime*>(host.status());
+  Status ran = runtime.ok() ? Run(**runtime, kWarmTurns) : runtime.status();
+  const double before = CpuSeconds();
+  if (ran.ok()) ran = Run(**runtime, turns);
+  const double cpu = CpuSeconds() - before;
+  if (!ran.ok()) {
+    std::cout << Json{{"runtime", "reins embedded"}, {"error", ran.message()}}.dump() << std::endl;
+    return 1;
+  }
+  std::cout << Json{{"runtime", "reins embedded"}, {"mode", "cpu"}, {"turns", turns},
+                    {"cpu_us_per_turn", cpu * 1e6 / turns}}.dump()
+            << std::endl;
+  return 0;
+}
+
+}  // namespace reins::peer_job

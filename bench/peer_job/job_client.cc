@@ -1,0 +1,116 @@
+#include "peer_job/job_client.h"
+
+#include <chrono>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "net/http_client.h"
+
+namespace reins::peer_job {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// One blocking exchange on a fresh io_context (the driver's control calls).
+Result<HttpResponse> SendNow(HttpRequest request) {
+  boost::asio::io_context io;
+  HttpClient client;
+  Result<HttpResponse> response = Unavailable("not sent");
+  auto send = [&]() -> Task<void> { response = co_await client.Send(std::move(request)); };
+  boost::asio::co_spawn(io, send(), boost::asio::detached);
+  io.run();
+  return response;
+}
+
+HttpRequest Post(std::string url, std::string body) {
+  HttpRequest r;
+  r.url = std::move(url);
+  r.body = std::move(body);
+  r.timeouts.first_byte_ms = r.timeouts.total_ms = 600000;
+  return r;
+}
+
+// One turn as a person runs it: a new session, then one turn in it. "" when it went as
+// the job says, else what went wrong.
+Task<std::string> OneTurn(HttpClient& client, const std::string& server) {
+  HttpRequest create = Post(server + "/v1/sessions", "{}");
+  Result<HttpResponse> session = co_await client.Send(std::move(create));
+  if (!session.ok() || session->status != 201) {
+    co_return "POST /v1/sessions: " + (session.ok() ? session->body : session.status().message());
+  }
+  const std::string id = Json::parse(session->body).value("session_id", "");
+  const Json input = {{"speaker", "user"}, {"say", kQuestion}};
+  HttpRequest ask = Post(server + "/v1/sessions/" + id + "/turns", input.dump());
+  Result<HttpResponse> turn = co_await client.Send(std::move(ask));
+  if (!turn.ok() || turn->status != 200) {
+    co_return "POST .../turns: " + (turn.ok() ? turn->body : turn.status().message());
+  }
+  const std::string reply = Json::parse(turn->body, nullptr, false).value("reply", "");
+  if (reply != kAnswer) co_return "the reply was \"" + reply + "\", not \"" + kAnswer + "\"";
+  co_return "";
+}
+
+}  // namespace
+
+Mock::Mock() : process_({REINS_JOB_MOCK, "--port", "0"}, {}, "listening ") {}
+
+Json Mock::Stats() const {
+  HttpRequest r;
+  r.method = "GET";
+  r.url = url() + "/__stats";
+  Result<HttpResponse> response = SendNow(r);
+  return response.ok() ? Json::parse(response->body, nullptr, false) : Json::object();
+}
+
+double Mock::RequestsSince(const Json& before) const {
+  return static_cast<double>(Stats().value("completions", 0L) - before.value("completions", 0L));
+}
+
+void Mock::SetDelay(int ms) const { (void)SendNow(Post(url() + "/__delay", std::to_string(ms))); }
+
+bool JobClient::RunConcurrent(int n, int width) {
+  boost::asio::io_context io;
+  HttpClient::Options options;
+  options.max_idle_per_origin = static_cast<size_t>(width);
+  HttpClient client(options);
+  int next = 0;
+  auto worker = [&]() -> Task<void> {
+    while (next < n && error_.empty()) {
+      ++next;
+      std::string failed = co_await OneTurn(client, server_);
+      if (!failed.empty()) error_ = failed;
+    }
+  };
+  for (int w = 0; w < width; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
+  io.run();
+  return error_.empty();
+}
+
+bool JobClient::RunPaced(int n, int over_ms, std::vector<double>* latency_ms) {
+  boost::asio::io_context io;
+  HttpClient::Options options;
+  options.max_idle_per_origin = static_cast<size_t>(n);
+  HttpClient client(options);
+  latency_ms->clear();
+  const auto start = SteadyClock::now();
+  auto turn = [&](int i) -> Task<void> {
+    boost::asio::steady_timer timer(io, start + std::chrono::microseconds(int64_t{over_ms} * 1000 * i / n));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+    const auto began = SteadyClock::now();
+    std::string failed = co_await OneTurn(client, server_);
+    if (!failed.empty()) {
+      if (error_.empty()) error_ = failed;
+      co_return;
+    }
+    latency_ms->push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - began).count());
+  };
+  for (int i = 0; i < n; ++i) boost::asio::co_spawn(io, turn(i), boost::asio::detached);
+  io.run();
+  return error_.empty();
+}
+
+}  // namespace reins::peer_job

@@ -1,0 +1,48 @@
+// The two ends of the peer job seen from the driver: JobClient plays the person (it
+// creates a session and runs one turn in it over HTTP, and checks the reply), Mock
+// runs reins_job_mock and reads its counters.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "peer_job/child_process.h"
+#include "reins/json.h"
+
+namespace reins::peer_job {
+
+inline constexpr const char* kQuestion = "What is the weather in Paris?";
+inline constexpr const char* kAnswer = "It is sunny in Paris.";
+
+class Mock {
+ public:
+  Mock();
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(process_.port()); }
+  Json Stats() const;
+  // Chat completions the mock answered since `before` (a Stats() result).
+  double RequestsSince(const Json& before) const;
+  void SetDelay(int ms) const;
+  int pid() const { return process_.pid(); }
+
+ private:
+  ChildProcess process_;
+};
+
+class JobClient {
+ public:
+  explicit JobClient(std::string server_url) : server_(std::move(server_url)) {}
+
+  // `n` turns, one after another.
+  bool RunSequential(int n) { return RunConcurrent(n, 1); }
+  // `n` turns, `width` of them in flight at once.
+  bool RunConcurrent(int n, int width);
+  // `n` turns started evenly over `over_ms`; each one's time in ms (session and turn).
+  bool RunPaced(int n, int over_ms, std::vector<double>* latency_ms);
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string server_;
+  std::string error_;
+};
+
+}  // namespace reins::peer_job

@@ -1,0 +1,297 @@
+// reins_peer_job: the peer job (bench/peer_job/README.md) run by reins, embedded and
+// served, and by a bare Node loop of our own, against the same mock, in one run. Each
+// measurement runs in a fresh process and prints one JSON line; `--table` prints the
+// figures side by side with their ratios (what `make bench-peers` shows).
+//
+//   reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] [--serve-arg FLAG ...]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "peer_job/child_process.h"
+#include "peer_job/job_client.h"
+#include "peer_job/peer_job.h"
+
+namespace reins::peer_job {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr int kTputWarm = 500;
+constexpr int kTputTurns = 3000;
+constexpr int kTputWidth = 64;
+constexpr int kMemTurns = 1000;
+constexpr int kScaleTurns = 10000;
+constexpr int kScaleArrivalMs = 5000;
+constexpr int kSlowModelMs = 2000;
+
+struct Options {
+  std::vector<std::string> only = {"cpu", "tput", "mem", "scale"};
+  std::string node = REINS_BARE_LOOP;
+  int turns = 2000;
+  std::vector<std::string> serve_args;  // more flags for `reins serve` (--serve-arg, repeatable)
+  bool table = false;
+  bool Wants(const std::string& mode) const { return std::find(only.begin(), only.end(), mode) != only.end(); }
+};
+
+// A fresh `reins serve` over the job's agent and a SQLite file store (WAL).
+std::vector<std::string> ServeArgv(const Options& o, const std::string& dir) {
+  std::vector<std::string> argv = {REINS_BINARY, "serve", "--config", REINS_JOB_AGENT, "--store", "sqlite:" + dir + "/reins.db",
+                                   "--listen", "127.0.0.1:0", "--rate", "1000000000", "--burst", "1000000000"};
+  argv.insert(argv.end(), o.serve_args.begin(), o.serve_args.end());
+  return argv;
+}
+
+struct Server {
+  Server(const Options& o, const Mock& mock, const std::string& dir)
+      : process(ServeArgv(o, dir), {{"REINS_JOB_MOCK", mock.url() + "/v1"}}, "http://127.0.0.1:", dir + "/serve.log") {}
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(process.port()); }
+  ChildProcess process;
+};
+
+// A run counts only if the model saw exactly 2 requests per turn (the replies are
+// checked turn by turn where they arrive).
+Json Checked(Json result, double requests, int turns) {
+  result["model_requests_per_turn"] = requests / turns;
+  if (requests != 2.0 * turns && !result.contains("error")) {
+    result["error"] = "the mock saw " + std::to_string(requests / turns) + " requests per turn, not 2";
+  }
+  return result;
+}
+
+Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
+  Server server(o, mock, dir);
+  JobClient client(server.url());
+  if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
+  const Json before = mock.Stats();
+  const double cpu0 = server.process.CpuSeconds();
+  if (!client.RunSequential(o.turns)) return Json{{"error", client.error()}};
+  const double cpu = server.process.CpuSeconds() - cpu0;
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "cpu"}, {"turns", o.turns}, {"cpu_us_per_turn", cpu * 1e6 / o.turns}},
+                 mock.RequestsSince(before), o.turns);
+}
+
+Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
+  Server server(o, mock, dir);
+  JobClient client(server.url());
+  if (!client.RunConcurrent(kTputWarm, kTputWidth)) return Json{{"error", client.error()}};
+  const Json before = mock.Stats();
+  const double cpu0 = server.process.CpuSeconds();
+  const auto start = SteadyClock::now();
+  if (!client.RunConcurrent(kTputTurns, kTputWidth)) return Json{{"error", client.error()}};
+  const double wall = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const double cpu = server.process.CpuSeconds() - cpu0;
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "tput"}, {"turns", kTputTurns}, {"turns_per_s", kTputTurns / wall},
+                      {"cpu_us_per_turn", cpu * 1e6 / kTputTurns}},
+                 mock.RequestsSince(before), kTputTurns);
+}
+
+Json ServedMem(const Options& o, Mock& mock, const std::string& dir) {
+  const Json before = mock.Stats();
+  Server server(o, mock, dir);
+  JobClient client(server.url());
+  if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
+  const long baseline = server.process.RssKiB();
+  mock.SetDelay(kSlowModelMs);
+  RssSampler sampler(server.process.pid());
+  const bool ok = client.RunConcurrent(kMemTurns, kMemTurns);
+  const long peak = sampler.Stop();
+  mock.SetDelay(0);
+  if (!ok) return Json{{"error", client.error()}};
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "mem"}, {"turns", kMemTurns}, {"baseline_mib", baseline / 1024.0},
+                      {"peak_mib", peak / 1024.0}, {"kib_per_turn", static_cast<double>(peak - baseline) / kMemTurns}},
+                 mock.RequestsSince(before), kWarmTurns + kMemTurns);
+}
+
+Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
+  const Json before = mock.Stats();
+  Server server(o, mock, dir);
+  JobClient client(server.url());
+  if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
+  mock.SetDelay(kSlowModelMs);
+  std::vector<double> latency_ms;
+  const bool ok = client.RunPaced(kScaleTurns, kScaleArrivalMs, &latency_ms);
+  mock.SetDelay(0);
+  if (!ok) return Json{{"error", client.error()}};
+  for (double& l : latency_ms) l -= 2 * kSlowModelMs;  // what reins adds to the model's own time
+  std::sort(latency_ms.begin(), latency_ms.end());
+  auto at = [&](double p) { return latency_ms[std::min(latency_ms.size() - 1, static_cast<size_t>(p * latency_ms.size()))]; };
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "scale"}, {"turns", kScaleTurns}, {"completed", latency_ms.size()},
+                      {"added_p50_ms", at(0.50)}, {"added_p99_ms", at(0.99)}, {"added_max_ms", latency_ms.back()}},
+                 mock.RequestsSince(before), kWarmTurns + kScaleTurns);
+}
+
+// The bare Node loop: its own process, its own measurement (process.cpuUsage, turns/s);
+// its memory is sampled from here, the same way as the server's.
+Json Node(const Options& o, const std::string& mode, Mock& mock) {
+  const Json before = mock.Stats();
+  ChildProcess node({"/usr/bin/env", "node", "--expose-gc", o.node, "--mode", mode, "--url", mock.url() + "/v1",
+                     "--turns", std::to_string(o.turns)},
+                    {{"NODE_ENV", "production"}}, "");
+  // Every turn the loop ran, its warm-up included.
+  const int all = mode == "cpu" ? kWarmTurns + o.turns : mode == "tput" ? kTputWarm + kTputTurns : kWarmTurns + kMemTurns;
+  if (mode != "mem") {
+    Json result = node.ReadJsonLine();  // first: the loop has finished
+    return Checked(result, mock.RequestsSince(before), all);
+  }
+  if (node.ReadLine().rfind("warm", 0) != 0) return Json{{"error", "the node loop did not warm up"}};
+  const long baseline = node.RssKiB();
+  mock.SetDelay(kSlowModelMs);
+  RssSampler sampler(node.pid());
+  node.WriteLine("go");
+  Json done = node.ReadJsonLine();
+  const long peak = sampler.Stop();
+  mock.SetDelay(0);
+  done["baseline_mib"] = baseline / 1024.0;
+  done["peak_mib"] = peak / 1024.0;
+  done["kib_per_turn"] = static_cast<double>(peak - baseline) / kMemTurns;
+  return Checked(done, mock.RequestsSince(before), all);
+}
+
+Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) {
+  const Json before = mock.Stats();
+  ChildProcess run({REINS_PEER_JOB, "--embedded", "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)},
+                   {}, "");
+  Json result = run.ReadJsonLine();
+  return Checked(result, mock.RequestsSince(before), kWarmTurns + o.turns);
+}
+
+// A scratch directory for one measurement's store, removed afterwards.
+struct ScratchDir {
+  ScratchDir() {
+    char name[] = "/tmp/reins-peer-job-XXXXXX";
+    path = mkdtemp(name) != nullptr ? name : "/tmp";
+  }
+  ~ScratchDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+  std::string path;
+};
+
+using Measure = Json (*)(const Options&, Mock&, const std::string&);
+
+// Each measurement with a fresh mock, a fresh store and a fresh process.
+Json Fresh(const Options& o, Measure measure) {
+  Mock mock;
+  ScratchDir dir;
+  return measure(o, mock, dir.path);
+}
+
+std::string Figure(const Json& j, const char* key, const char* format) {
+  if (!j.contains(key)) return j.contains("error") ? "error" : "-";
+  char text[64];
+  std::snprintf(text, sizeof text, format, j[key].get<double>());
+  return text;
+}
+
+std::string Ratio(const Json& slower, const Json& faster, const char* key, bool higher_is_better) {
+  if (!slower.contains(key) || !faster.contains(key)) return "-";
+  const double a = slower[key].get<double>(), b = faster[key].get<double>();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f×", higher_is_better ? b / a : a / b);
+  return text;
+}
+
+void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const Json& mem, const Json& scale,
+                const Json& node_cpu, const Json& node_tput, const Json& node_mem) {
+  std::printf("\n| the peer job | CPU µs/turn | turns/s @%d | KiB per in-flight turn (%d on a %d ms model) |\n",
+              kTputWidth, kMemTurns, kSlowModelMs);
+  std::printf("|---|---:|---:|---:|\n");
+  std::printf("| reins embedded | %s | - | - |\n", Figure(embedded, "cpu_us_per_turn", "%.0f").c_str());
+  std::printf("| reins served | %s | %s | %s |\n", Figure(cpu, "cpu_us_per_turn", "%.0f").c_str(),
+              Figure(tput, "turns_per_s", "%.0f").c_str(), Figure(mem, "kib_per_turn", "%.1f").c_str());
+  std::printf("| bare Node loop (fetch) | %s | %s | %s |\n", Figure(node_cpu, "cpu_us_per_turn", "%.0f").c_str(),
+              Figure(node_tput, "turns_per_s", "%.0f").c_str(), Figure(node_mem, "kib_per_turn", "%.1f").c_str());
+  std::printf("| bare Node loop / reins embedded | %s | | |\n", Ratio(node_cpu, embedded, "cpu_us_per_turn", false).c_str());
+  std::printf("| bare Node loop / reins served | %s | %s | %s |\n", Ratio(node_cpu, cpu, "cpu_us_per_turn", false).c_str(),
+              Ratio(node_tput, tput, "turns_per_s", true).c_str(), Ratio(node_mem, mem, "kib_per_turn", false).c_str());
+  if (scale.contains("added_p99_ms")) {
+    std::printf("\nscale: %d turns arriving over %d ms on a %d ms model: %s completed, added latency p50 %.1f ms, "
+                "p99 %.1f ms, max %.1f ms\n",
+                kScaleTurns, kScaleArrivalMs, kSlowModelMs, scale["completed"].dump().c_str(),
+                scale["added_p50_ms"].get<double>(), scale["added_p99_ms"].get<double>(),
+                scale["added_max_ms"].get<double>());
+  } else if (scale.contains("error")) {
+    std::printf("\nscale: %s\n", scale["error"].dump().c_str());
+  }
+}
+
+int RunAll(const Options& o) {
+  const bool node = o.node != "none";
+  Json results = Json::object();
+  auto run = [&](const std::string& name, auto measure) {
+    std::fprintf(stderr, "peer job: %s ...\n", name.c_str());
+    results[name] = measure();
+    std::cout << results[name].dump() << std::endl;
+  };
+  if (o.Wants("cpu")) {
+    run("reins embedded cpu", [&] { return Fresh(o, EmbeddedCpu); });
+    run("reins served cpu", [&] { return Fresh(o, ServedCpu); });
+    if (node) run("node cpu", [&] { Mock mock; return Node(o, "cpu", mock); });
+  }
+  if (o.Wants("tput")) {
+    run("reins served tput", [&] { return Fresh(o, ServedTput); });
+    if (node) run("node tput", [&] { Mock mock; return Node(o, "tput", mock); });
+  }
+  if (o.Wants("mem")) {
+    run("reins served mem", [&] { return Fresh(o, ServedMem); });
+    if (node) run("node mem", [&] { Mock mock; return Node(o, "mem", mock); });
+  }
+  if (o.Wants("scale")) run("reins served scale", [&] { return Fresh(o, ServedScale); });
+  if (o.table) {
+    auto r = [&](const char* name) { return results.value(name, Json::object()); };
+    PrintTable(r("reins embedded cpu"), r("reins served cpu"), r("reins served tput"), r("reins served mem"),
+               r("reins served scale"), r("node cpu"), r("node tput"), r("node mem"));
+  }
+  for (const auto& [name, result] : results.items()) {
+    if (result.contains("error")) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace reins::peer_job
+
+int main(int argc, char** argv) {
+  using namespace reins::peer_job;
+  Options o;
+  std::string mock_url, dir;
+  bool embedded = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--table") {
+      o.table = true;
+    } else if (a == "--only") {
+      o.only = Split(next(), ',');
+    } else if (a == "--node") {
+      o.node = next();
+    } else if (a == "--turns") {
+      o.turns = std::stoi(next());
+    } else if (a == "--serve-arg") {
+      o.serve_args.push_back(next());
+    } else if (a == "--embedded") {
+      embedded = true;
+    } else if (a == "--mock") {
+      mock_url = next();
+    } else if (a == "--dir") {
+      dir = next();
+    } else {
+      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] "
+                   "[--serve-arg FLAG ...]\n";
+      return 2;
+    }
+  }
+  RaiseFileLimit();
+  if (embedded) return RunEmbedded(mock_url, dir, o.turns);
+  return RunAll(o);
+}
