@@ -82,9 +82,23 @@ class DiscardingStore final : public Store {
   Result<int64_t> SetLease(const std::string&, const Lease&, int64_t v) override { return v + 1; }
 };
 
-std::unique_ptr<Runtime> MakeRuntime(bool sqlite) {
+// The bench agent with `extra` more tools beside the one the turn calls (each with a
+// schema of its own, so the model request and the schema guard grow with them).
+std::string AgentWithTools(int extra) {
+  std::string yaml = kAgent;
+  for (int i = 0; i < extra; ++i) {
+    const std::string n = std::to_string(i);
+    yaml += "  - name: lookup_" + n + "\n    description: Looks up record " + n +
+            " of the parish register.\n    input_schema:\n      type: object\n"
+            "      properties: { id: { type: string }, year: { type: integer, minimum: 1900 } }\n"
+            "      required: [id]\n      additionalProperties: false\n";
+  }
+  return yaml;
+}
+
+std::unique_ptr<Runtime> MakeRuntime(bool sqlite, int extra_tools = 0) {
   Diagnostics diag;
-  LocatedDoc doc = ParseYaml(kAgent, "bench.yaml", diag);
+  LocatedDoc doc = ParseYaml(AgentWithTools(extra_tools), "bench.yaml", diag);
   AgentConfig config;
   if (!ParseAgentConfig(doc, "", ".", diag, &config)) std::abort();
   auto clock = std::make_shared<SystemClock>();
@@ -134,6 +148,31 @@ void BM_TwoRoundTurn(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(allocations), benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_TwoRoundTurn)->ArgName("sqlite")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
+
+// How a turn's cost grows: state.range(0) earlier turns in the session (its history),
+// state.range(1) tools in the agent. In-memory SQLite store; the measured turn is the
+// session's next one.
+void BM_TurnGrowth(benchmark::State& state) {
+  const int history = static_cast<int>(state.range(0));
+  std::unique_ptr<Runtime> runtime = MakeRuntime(true, static_cast<int>(state.range(1)) - 1);
+  boost::asio::io_context io;
+  TurnInput input;
+  input.say = "What time is service on Sunday?";
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string session = runtime->CreateSession().value();
+    for (int i = 0; i < history; ++i) {
+      if (!CompletesATurn(*runtime, io, session, input)) state.SkipWithError("an earlier turn did not complete");
+    }
+    state.ResumeTiming();
+    if (!CompletesATurn(*runtime, io, session, input)) state.SkipWithError("turn did not complete");
+  }
+}
+BENCHMARK(BM_TurnGrowth)
+    ->ArgNames({"history", "tools"})
+    ->Args({1, 1})->Args({10, 1})->Args({100, 1})->Args({1, 20})->Args({1, 200})
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
 
 // `--turns=N`: exactly N pipeline-only turns and nothing else, for instruction counts
 // that do not depend on timing (callgrind: run N and 2N, the difference over N is the

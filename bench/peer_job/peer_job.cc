@@ -3,7 +3,8 @@
 // measurement runs in a fresh process and prints one JSON line; `--table` prints the
 // figures side by side with their ratios (what `make bench-peers` shows).
 //
-//   reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] [--serve-arg FLAG ...]
+//   reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] [--reps N]
+//                  [--serve-arg FLAG ...]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -40,6 +42,7 @@ struct Options {
   std::vector<std::string> only = {"cpu", "tput", "mem", "scale"};
   std::string node = REINS_BARE_LOOP;
   int turns = 2000;
+  int reps = 1;  // every measurement this many times, interleaved; the table shows medians
   std::vector<std::string> serve_args;  // more flags for `reins serve` (--serve-arg, repeatable)
   bool table = false;
   bool Wants(const std::string& mode) const { return std::find(only.begin(), only.end(), mode) != only.end(); }
@@ -177,6 +180,22 @@ struct ScratchDir {
   std::string path;
 };
 
+// One result whose every number is the median of `runs`' (an error in any run stays).
+Json Median(const std::vector<Json>& runs) {
+  Json out = runs.front();
+  for (const Json& r : runs) {
+    if (r.contains("error")) return r;
+  }
+  for (auto& [key, value] : out.items()) {
+    if (!value.is_number()) continue;
+    std::vector<double> all;
+    for (const Json& r : runs) all.push_back(r.value(key, 0.0));
+    std::sort(all.begin(), all.end());
+    value = all[all.size() / 2];
+  }
+  return out;
+}
+
 using Measure = Json (*)(const Options&, Mock&, const std::string&);
 
 // Each measurement with a fresh mock, a fresh store and a fresh process.
@@ -228,25 +247,30 @@ void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const J
 int RunAll(const Options& o) {
   const bool node = o.node != "none";
   Json results = Json::object();
+  std::map<std::string, std::vector<Json>> runs;
+  int rep = 1;
   auto run = [&](const std::string& name, auto measure) {
-    std::fprintf(stderr, "peer job: %s ...\n", name.c_str());
-    results[name] = measure();
-    std::cout << results[name].dump() << std::endl;
+    std::fprintf(stderr, "peer job: %s (%d of %d) ...\n", name.c_str(), rep, o.reps);
+    runs[name].push_back(measure());
+    std::cout << runs[name].back().dump() << std::endl;
   };
-  if (o.Wants("cpu")) {
-    run("reins embedded cpu", [&] { return Fresh(o, EmbeddedCpu); });
-    run("reins served cpu", [&] { return Fresh(o, ServedCpu); });
-    if (node) run("node cpu", [&] { Mock mock; return Node(o, "cpu", mock); });
+  for (; rep <= o.reps; ++rep) {  // interleaved: a drift of the machine touches every runtime alike
+    if (o.Wants("cpu")) {
+      run("reins embedded cpu", [&] { return Fresh(o, EmbeddedCpu); });
+      run("reins served cpu", [&] { return Fresh(o, ServedCpu); });
+      if (node) run("node cpu", [&] { Mock mock; return Node(o, "cpu", mock); });
+    }
+    if (o.Wants("tput")) {
+      run("reins served tput", [&] { return Fresh(o, ServedTput); });
+      if (node) run("node tput", [&] { Mock mock; return Node(o, "tput", mock); });
+    }
+    if (o.Wants("mem")) {
+      run("reins served mem", [&] { return Fresh(o, ServedMem); });
+      if (node) run("node mem", [&] { Mock mock; return Node(o, "mem", mock); });
+    }
+    if (o.Wants("scale")) run("reins served scale", [&] { return Fresh(o, ServedScale); });
   }
-  if (o.Wants("tput")) {
-    run("reins served tput", [&] { return Fresh(o, ServedTput); });
-    if (node) run("node tput", [&] { Mock mock; return Node(o, "tput", mock); });
-  }
-  if (o.Wants("mem")) {
-    run("reins served mem", [&] { return Fresh(o, ServedMem); });
-    if (node) run("node mem", [&] { Mock mock; return Node(o, "mem", mock); });
-  }
-  if (o.Wants("scale")) run("reins served scale", [&] { return Fresh(o, ServedScale); });
+  for (const auto& [name, all] : runs) results[name] = Median(all);
   if (o.table) {
     auto r = [&](const char* name) { return results.value(name, Json::object()); };
     PrintTable(r("reins embedded cpu"), r("reins served cpu"), r("reins served tput"), r("reins served mem"),
@@ -277,6 +301,8 @@ int main(int argc, char** argv) {
       o.node = next();
     } else if (a == "--turns") {
       o.turns = std::stoi(next());
+    } else if (a == "--reps") {
+      o.reps = std::max(1, std::stoi(next()));
     } else if (a == "--serve-arg") {
       o.serve_args.push_back(next());
     } else if (a == "--embedded") {
@@ -286,7 +312,7 @@ int main(int argc, char** argv) {
     } else if (a == "--dir") {
       dir = next();
     } else {
-      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] "
+      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] [--reps N] "
                    "[--serve-arg FLAG ...]\n";
       return 2;
     }
