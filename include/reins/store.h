@@ -141,6 +141,15 @@ class Store {
   // Atomically: the turn row, its messages, tool invocations, clarification opened or
   // answered, trace events, and the session's new state and turn count.
   virtual Status CommitTurn(const TurnRecord& turn) = 0;
+  // Several turns in one transaction (group commit), each still all or nothing on its
+  // own: a turn that fails leaves the others committed. One status per turn, in order.
+  // The default commits them one by one.
+  virtual std::vector<Status> CommitTurns(const std::vector<const TurnRecord*>& turns) {
+    std::vector<Status> out;
+    out.reserve(turns.size());
+    for (const TurnRecord* turn : turns) out.push_back(CommitTurn(*turn));
+    return out;
+  }
   // Turns in order, with their tool invocations (of the same turns) in order.
   virtual Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id, TurnRange range = {}) = 0;
   virtual Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id,

@@ -11,6 +11,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <openssl/rand.h>
 
+#include "pipeline/commit_queue.h"
 #include "pipeline/context_window.h"
 #include "pipeline/deferred_runner.h"
 #include "pipeline/session_queue.h"
@@ -61,6 +62,7 @@ struct Runtime::Impl {
   };
   RuntimeParts parts;
   std::unique_ptr<SessionView> view;  // over parts.store and parts.clock
+  std::unique_ptr<CommitQueue> commits;  // over parts.store: turns that finish together commit together
   SessionQueue queue;
   mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
@@ -199,6 +201,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
   impl->catalog = impl->Build(std::move(config));
   impl->view = std::make_unique<SessionView>(*impl->parts.store, *impl->parts.clock);
+  impl->commits = std::make_unique<CommitQueue>(*impl->parts.store);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
@@ -354,7 +357,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   if (after.ActiveAt(impl_->parts.clock->NowMs())) record.result.lease = after;
   record.deferred_mode = catalog->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
-  Status committed = impl_->parts.store->CommitTurn(record);
+  Status committed = co_await impl_->commits->Commit(record);
   if (!committed.ok()) {
     roll_back();
     // Keep the store's code: a lease moved by another writer is a conflict, not a crash.

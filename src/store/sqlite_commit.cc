@@ -212,41 +212,78 @@ void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
   q.exec();
 }
 
+// Everything one turn writes, inside the caller's transaction. An error status (or
+// an exception) means the caller must roll this turn's writes back.
+Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
+  // The keys check instead of extra queries: an unknown session fails the turn's
+  // foreign key, a duplicate turn id its primary key (Guarded maps it to AlreadyExists).
+  try {
+    InsertTurn(sc, turn);
+  } catch (const SQLite::Exception& e) {
+    if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) return store::SessionNotFound(turn.session_id);
+    throw;
+  }
+  InsertInvocations(sc, turn);
+  EnqueueDeferred(sc, turn);
+  MarkNoticesDelivered(sc, turn);
+  RecordApprovals(sc, turn);
+  if (!turn.withdrawn_clarification_id.empty()) WithdrawClarification(sc, turn);
+  // Answer before opening: a turn that answers one clarification and opens another
+  // must not supersede the one it just answered.
+  if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));
+  if (turn.result.clarification) OpenClarification(sc, turn, *turn.result.clarification);
+  UpdateSession(sc, turn);
+  if (turn.lease_change) {
+    Result<int64_t> version = store::CompareAndSetLease(sc, turn.session_id, *turn.lease_change,
+                                                        turn.lease_expected_version);
+    if (!version.ok()) return version.status();  // another writer moved the floor: nothing is written
+  }
+  return {};
+}
+
+std::string CommitWhat(const TurnRecord& turn) {
+  return "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
+}
+
 }  // namespace
 
 Status SqliteStore::CommitTurn(const TurnRecord& turn) {
   std::lock_guard lock(mu_);
-  const std::string what = "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
-  return store::Guarded(what, [&]() -> Status {
+  return store::Guarded(CommitWhat(turn), [&]() -> Status {
     store::ResetOnExit reset(*statements_);
     store::CachedTransaction tx(*statements_);
-    store::StatementCache& sc = *statements_;
-    // The keys check instead of extra queries: an unknown session fails the turn's
-    // foreign key, a duplicate turn id its primary key (Guarded maps it to AlreadyExists).
-    try {
-      InsertTurn(sc, turn);
-    } catch (const SQLite::Exception& e) {
-      if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) return store::SessionNotFound(turn.session_id);
-      throw;
-    }
-    InsertInvocations(sc, turn);
-    EnqueueDeferred(sc, turn);
-    MarkNoticesDelivered(sc, turn);
-    RecordApprovals(sc, turn);
-    if (!turn.withdrawn_clarification_id.empty()) WithdrawClarification(sc, turn);
-    // Answer before opening: a turn that answers one clarification and opens another
-    // must not supersede the one it just answered.
-    if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));
-    if (turn.result.clarification) OpenClarification(sc, turn, *turn.result.clarification);
-    UpdateSession(sc, turn);
-    if (turn.lease_change) {
-      Result<int64_t> version = store::CompareAndSetLease(sc, turn.session_id, *turn.lease_change,
-                                                          turn.lease_expected_version);
-      if (!version.ok()) return version.status();  // another writer moved the floor: nothing is written
+    REINS_RETURN_IF_ERROR(WriteTurn(*statements_, turn));
+    tx.Commit();
+    return {};
+  });
+}
+
+// One transaction, a savepoint per turn: the turns share the commit's page writes and
+// locks, and a turn that fails is rolled back to its savepoint alone.
+std::vector<Status> SqliteStore::CommitTurns(const std::vector<const TurnRecord*>& turns) {
+  if (turns.size() == 1) return {CommitTurn(*turns.front())};
+  std::lock_guard lock(mu_);
+  std::vector<Status> out(turns.size());
+  store::StatementCache& sc = *statements_;
+  Status whole = store::Guarded("cannot commit a batch of " + std::to_string(turns.size()) + " turns", [&]() -> Status {
+    store::ResetOnExit reset(sc);
+    store::CachedTransaction tx(sc);
+    for (size_t i = 0; i < turns.size(); ++i) {
+      sc.Get("SAVEPOINT turn").exec();
+      out[i] = store::Guarded(CommitWhat(*turns[i]), [&] { return WriteTurn(sc, *turns[i]); });
+      sc.ResetAll();  // no statement may be mid-step at a rollback
+      if (!out[i].ok()) sc.Get("ROLLBACK TO turn").exec();
+      sc.Get("RELEASE turn").exec();
     }
     tx.Commit();
     return {};
   });
+  if (!whole.ok()) {
+    for (Status& s : out) {
+      if (s.ok()) s = whole;  // the transaction failed: none of them is written
+    }
+  }
+  return out;
 }
 
 }  // namespace reins

@@ -41,6 +41,7 @@ class SqliteStore final : public Store {
   Result<int64_t> CountSessions(std::optional<std::string> tenant) override;
   Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) override;
   Status CommitTurn(const TurnRecord& turn) override;  // sqlite_commit.cc
+  std::vector<Status> CommitTurns(const std::vector<const TurnRecord*>& turns) override;  // sqlite_commit.cc
   Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id, TurnRange range = {}) override;
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id, TurnRange range = {}) override;
   Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& session_id,

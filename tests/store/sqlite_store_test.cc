@@ -128,6 +128,26 @@ TEST_F(SqliteStoreTest, UnknownSessionIsNotFound) {
   EXPECT_EQ(store_->CommitTurn(t).code(), StatusCode::kNotFound);
 }
 
+// Group commit: one transaction, each turn all or nothing on its own.
+TEST_F(SqliteStoreTest, ABatchCommitsEachTurnOnItsOwn) {
+  ASSERT_TRUE(store_->CreateSession(Session("s2")).ok());
+  TurnRecord first = Turn(1, "t1");
+  TurnRecord lost = Turn(1, "t_lost");
+  lost.session_id = "nope";  // no such session: this turn alone is refused
+  TurnRecord second = Turn(1, "t2");
+  second.session_id = "s2";
+  std::vector<Status> out = store_->CommitTurns({&first, &lost, &second});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].ok()) << out[0].message();
+  EXPECT_EQ(out[1].code(), StatusCode::kNotFound);
+  EXPECT_TRUE(out[2].ok()) << out[2].message();
+  Reopen();  // what is on disk
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 1);
+  EXPECT_EQ(store_->LoadSession("s2")->turn_count, 1);
+  ASSERT_EQ(store_->LoadMessages("s2")->size(), 2u);
+  EXPECT_EQ(store_->LoadTurns("s1")->size(), 1u);
+}
+
 TEST_F(SqliteStoreTest, CreatingAnExistingSessionIsAlreadyExists) {
   auto again = store_->CreateSession(Session("s1"));
   EXPECT_EQ(again.code(), StatusCode::kAlreadyExists);

@@ -1,0 +1,43 @@
+#include "pipeline/commit_queue.h"
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace reins {
+
+namespace asio = boost::asio;
+
+Task<Status> CommitQueue::Commit(const TurnRecord& record) {
+  auto executor = co_await asio::this_coro::executor;
+  Status status = Internal("the commit did not run");
+  Status* out = &status;
+  const TurnRecord* in = &record;
+  // A named initiation, not a temporary: GCC 12 destroys some temporaries of a co_await
+  // expression twice, and this one holds the executor.
+  auto enqueue = [this, in, out, executor](auto handler) {
+    // The first turn of a pass schedules the flush behind whatever else is ready.
+    if (batch_.empty()) asio::post(executor, [this] { Flush(); });
+    batch_.push_back({in, out, executor, std::move(handler)});
+  };
+  co_await asio::async_initiate<const asio::use_awaitable_t<>&, void()>(enqueue, asio::use_awaitable);
+  co_return status;
+}
+
+void CommitQueue::Flush() {
+  std::vector<Waiting> batch = std::move(batch_);
+  batch_.clear();
+  std::vector<const TurnRecord*> records;
+  records.reserve(batch.size());
+  for (const Waiting& w : batch) records.push_back(w.record);
+  std::vector<Status> statuses = store_.CommitTurns(records);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    *batch[i].status = i < statuses.size() ? std::move(statuses[i]) : Internal("the store returned no status");
+    // Resumed through its own executor, not from inside this loop: a resumed turn may
+    // commit again before the flush is done.
+    asio::post(batch[i].executor, std::move(batch[i].done));
+  }
+}
+
+}  // namespace reins

@@ -1,0 +1,41 @@
+// CommitQueue: group commit on the runtime's event loop. A turn that reaches its commit
+// joins the batch of this pass of the loop and waits; the batch is written in one
+// transaction (Store::CommitTurns, a savepoint per turn) when the loop comes round to
+// it. Turns that finish together share one commit's page writes and locks; a lone turn
+// waits for one pass of the loop, with no thread hand-off. A turn's status is its own:
+// one that fails to commit leaves the others committed.
+//
+// Threading: for coroutines on one executor (single-threaded io_context, or a strand).
+#pragma once
+
+#include <vector>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+
+#include "reins/async.h"
+#include "reins/store.h"
+
+namespace reins {
+
+class CommitQueue {
+ public:
+  explicit CommitQueue(Store& store) : store_(store) {}
+
+  // Commits `record` with the others that arrive in this pass of the loop.
+  Task<Status> Commit(const TurnRecord& record);
+
+ private:
+  struct Waiting {
+    const TurnRecord* record;
+    Status* status;
+    boost::asio::any_io_executor executor;  // the turn's own
+    boost::asio::any_completion_handler<void()> done;
+  };
+  void Flush();
+
+  Store& store_;
+  std::vector<Waiting> batch_;
+};
+
+}  // namespace reins
