@@ -236,7 +236,7 @@ void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const J
   if (scale.contains("added_p99_ms")) {
     std::printf("\nscale: %d turns arriving over %d ms on a %d ms model: %s completed, added latency p50 %.1f ms, "
                 "p99 %.1f ms, max %.1f ms\n",
-                kScaleTurns, kScaleArrivalMs, kSlowModelMs, scale["completed"].dump().c_str(),
+                kScaleTurns, kScaleArrivalMs, kSlowModelMs, std::to_string(scale["completed"].get<long>()).c_str(),
                 scale["added_p50_ms"].get<double>(), scale["added_p99_ms"].get<double>(),
                 scale["added_max_ms"].get<double>());
   } else if (scale.contains("error")) {
