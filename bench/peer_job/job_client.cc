@@ -34,15 +34,16 @@ HttpRequest Post(std::string url, std::string body) {
   return r;
 }
 
-// One turn as a person runs it: a new session, then one turn in it. "" when it went as
-// the job says, else what went wrong.
-Task<std::string> OneTurn(HttpClient& client, const std::string& server) {
+// One turn as a person runs it: a new session (its id in `*session`), then one turn in
+// it. "" when it went as the job says, else what went wrong.
+Task<std::string> OneTurn(HttpClient& client, const std::string& server, std::string* session_id) {
   HttpRequest create = Post(server + "/v1/sessions", "{}");
   Result<HttpResponse> session = co_await client.Send(std::move(create));
   if (!session.ok() || session->status != 201) {
     co_return "POST /v1/sessions: " + (session.ok() ? session->body : session.status().message());
   }
   const std::string id = Json::parse(session->body).value("session_id", "");
+  *session_id = id;
   const Json input = {{"speaker", "user"}, {"say", kQuestion}};
   HttpRequest ask = Post(server + "/v1/sessions/" + id + "/turns", input.dump());
   Result<HttpResponse> turn = co_await client.Send(std::move(ask));
@@ -81,8 +82,13 @@ bool JobClient::RunConcurrent(int n, int width) {
   auto worker = [&]() -> Task<void> {
     while (next < n && error_.empty()) {
       ++next;
-      std::string failed = co_await OneTurn(client, server_);
-      if (!failed.empty()) error_ = failed;
+      std::string id;
+      std::string failed = co_await OneTurn(client, server_, &id);
+      if (failed.empty()) {
+        answered_.push_back(id);
+      } else {
+        error_ = failed;
+      }
     }
   };
   for (int w = 0; w < width; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
@@ -101,7 +107,8 @@ bool JobClient::RunPaced(int n, int over_ms, std::vector<double>* latency_ms) {
     boost::asio::steady_timer timer(io, start + std::chrono::microseconds(int64_t{over_ms} * 1000 * i / n));
     co_await timer.async_wait(boost::asio::use_awaitable);
     const auto began = SteadyClock::now();
-    std::string failed = co_await OneTurn(client, server_);
+    std::string id;
+    std::string failed = co_await OneTurn(client, server_, &id);
     if (!failed.empty()) {
       if (error_.empty()) error_ = failed;
       co_return;
@@ -111,6 +118,20 @@ bool JobClient::RunPaced(int n, int over_ms, std::vector<double>* latency_ms) {
   for (int i = 0; i < n; ++i) boost::asio::co_spawn(io, turn(i), boost::asio::detached);
   io.run();
   return error_.empty();
+}
+
+int JobClient::CountMissing(const std::vector<std::string>& sessions) {
+  int missing = 0;
+  for (const std::string& id : sessions) {
+    HttpRequest r;
+    r.method = "GET";
+    r.url = server_ + "/v1/sessions/" + id;
+    Result<HttpResponse> response = SendNow(r);
+    const bool there = response.ok() && response->status == 200 &&
+                       Json::parse(response->body, nullptr, false).value("turns", 0) == 1;
+    if (!there) ++missing;
+  }
+  return missing;
 }
 
 }  // namespace reins::peer_job

@@ -39,10 +39,15 @@ class JobClient {
   // `n` turns started evenly over `over_ms`; each one's time in ms (session and turn).
   bool RunPaced(int n, int over_ms, std::vector<double>* latency_ms);
   const std::string& error() const { return error_; }
+  // The sessions whose turn the server answered as the job says (acknowledged).
+  const std::vector<std::string>& answered() const { return answered_; }
+  // How many of `sessions` the server does not have with exactly one turn.
+  int CountMissing(const std::vector<std::string>& sessions);
 
  private:
   std::string server_;
   std::string error_;
+  std::vector<std::string> answered_;
 };
 
 }  // namespace reins::peer_job

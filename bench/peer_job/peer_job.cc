@@ -3,13 +3,14 @@
 // measurement runs in a fresh process and prints one JSON line; `--table` prints the
 // figures side by side with their ratios (what `make bench-peers` shows).
 //
-//   reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] [--reps N]
+//   reins_peer_job [--table] [--only cpu,tput,mem,scale,crash] [--node PATH|none] [--turns N] [--reps N]
 //                  [--serve-arg FLAG ...]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -39,7 +40,7 @@ constexpr int kScaleArrivalMs = 5000;
 constexpr int kSlowModelMs = 2000;
 
 struct Options {
-  std::vector<std::string> only = {"cpu", "tput", "mem", "scale"};
+  std::vector<std::string> only = {"cpu", "tput", "mem", "scale", "crash"};
   std::string node = REINS_BARE_LOOP;
   int turns = 2000;
   int reps = 1;  // every measurement this many times, interleaved; the table shows medians
@@ -135,6 +136,28 @@ Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
                  mock.RequestsSince(before), kWarmTurns + kScaleTurns);
 }
 
+// Nothing acknowledged is lost: turns run 64 at a time until the server is killed
+// (SIGKILL, mid-commit as likely as not); a new server on the same store must have every
+// turn the first one answered.
+Json ServedCrash(const Options& o, Mock& mock, const std::string& dir) {
+  auto server = std::make_unique<Server>(o, mock, dir);
+  JobClient client(server->url());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    kill(server->process.pid(), SIGKILL);
+  });
+  client.RunConcurrent(1000000, kTputWidth);  // until the first turn the kill cuts
+  killer.join();
+  server.reset();
+  Server again(o, mock, dir);
+  JobClient check(again.url());
+  const int lost = check.CountMissing(client.answered());
+  Json result = {{"runtime", "reins served"}, {"mode", "crash"}, {"answered", client.answered().size()}, {"lost", lost}};
+  if (client.answered().empty()) result["error"] = "no turn was answered before the kill";
+  if (lost > 0) result["error"] = std::to_string(lost) + " answered turn(s) missing after the restart";
+  return result;
+}
+
 // The bare Node loop: its own process, its own measurement (process.cpuUsage, turns/s);
 // its memory is sampled from here, the same way as the server's.
 Json Node(const Options& o, const std::string& mode, Mock& mock) {
@@ -221,7 +244,7 @@ std::string Ratio(const Json& slower, const Json& faster, const char* key, bool 
 }
 
 void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const Json& mem, const Json& scale,
-                const Json& node_cpu, const Json& node_tput, const Json& node_mem) {
+                const Json& crash, const Json& node_cpu, const Json& node_tput, const Json& node_mem) {
   std::printf("\n| the peer job | CPU µs/turn | turns/s @%d | KiB per in-flight turn (%d on a %d ms model) |\n",
               kTputWidth, kMemTurns, kSlowModelMs);
   std::printf("|---|---:|---:|---:|\n");
@@ -241,6 +264,11 @@ void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const J
                 scale["added_max_ms"].get<double>());
   } else if (scale.contains("error")) {
     std::printf("\nscale: %s\n", scale["error"].dump().c_str());
+  }
+  if (crash.contains("answered")) {
+    std::printf("crash: reins serve killed (SIGKILL) with %d turns in flight after %ld answered turns; after the "
+                "restart %ld of them missing\n",
+                kTputWidth, crash["answered"].get<long>(), crash["lost"].get<long>());
   }
 }
 
@@ -269,12 +297,13 @@ int RunAll(const Options& o) {
       if (node) run("node mem", [&] { Mock mock; return Node(o, "mem", mock); });
     }
     if (o.Wants("scale")) run("reins served scale", [&] { return Fresh(o, ServedScale); });
+    if (o.Wants("crash")) run("reins served crash", [&] { return Fresh(o, ServedCrash); });
   }
   for (const auto& [name, all] : runs) results[name] = Median(all);
   if (o.table) {
     auto r = [&](const char* name) { return results.value(name, Json::object()); };
     PrintTable(r("reins embedded cpu"), r("reins served cpu"), r("reins served tput"), r("reins served mem"),
-               r("reins served scale"), r("node cpu"), r("node tput"), r("node mem"));
+               r("reins served scale"), r("reins served crash"), r("node cpu"), r("node tput"), r("node mem"));
   }
   for (const auto& [name, result] : results.items()) {
     if (result.contains("error")) return 1;
@@ -312,7 +341,7 @@ int main(int argc, char** argv) {
     } else if (a == "--dir") {
       dir = next();
     } else {
-      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale] [--node PATH|none] [--turns N] [--reps N] "
+      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale,crash] [--node PATH|none] [--turns N] [--reps N] "
                    "[--serve-arg FLAG ...]\n";
       return 2;
     }
