@@ -5,12 +5,10 @@
 // server's peak RSS and its RSS per open session.
 //
 //   build-release/bench/reins_load [--delay-ms 200] [N ...]      (default: 1000 10000)
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -20,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "net/http_client.h"
+#include "peer_job/child_process.h"
 #include "reins/json.h"
 #include "server/server_process.h"
 #include "support/mock_payloads.h"
@@ -29,26 +28,8 @@ namespace {
 
 using namespace reins;
 using Clock = std::chrono::steady_clock;
-
-// VmRSS / VmHWM of a process, in KiB.
-long StatusKiB(int pid, const char* field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field, 0) == 0) return std::stol(line.substr(line.find(':') + 1));
-  }
-  return -1;
-}
-
-void RaiseFileLimit() {
-  rlimit want{200000, 200000};
-  if (setrlimit(RLIMIT_NOFILE, &want) != 0) {  // not root: take what the hard limit allows
-    rlimit have{};
-    getrlimit(RLIMIT_NOFILE, &have);
-    have.rlim_cur = have.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &have);
-  }
-}
+using peer_job::RaiseFileLimit;
+using peer_job::StatusKiB;
 
 // Runs `n` requests with at most `width` in flight; returns each one's latency (ms).
 std::vector<double> RunAll(int n, int width, const std::function<HttpRequest(int)>& make, std::vector<Json>* bodies) {
