@@ -5,19 +5,14 @@
 //
 //   reins_peer_job [--table] [--only cpu,tput,mem,scale,crash] [--node PATH|none] [--turns N] [--reps N]
 //                  [--serve-arg FLAG ...]
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <csignal>
-#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <iostream>
-#include <sstream>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,7 +44,7 @@ struct Options {
   bool Wants(const std::string& mode) const { return std::find(only.begin(), only.end(), mode) != only.end(); }
 };
 
-// A fresh `reins serve` over the job's agent and a SQLite file store (WAL).
+// The command line of a fresh `reins serve` over the job's agent and a SQLite file store.
 std::vector<std::string> ServeArgv(const Options& o, const std::string& dir) {
   std::vector<std::string> argv = {REINS_BINARY, "serve", "--config", REINS_JOB_AGENT, "--store", "sqlite:" + dir + "/reins.db",
                                    "--listen", "127.0.0.1:0", "--rate", "1000000000", "--burst", "1000000000"};
@@ -59,9 +54,17 @@ std::vector<std::string> ServeArgv(const Options& o, const std::string& dir) {
 
 struct Server {
   Server(const Options& o, const Mock& mock, const std::string& dir)
-      : process(ServeArgv(o, dir), {{"REINS_JOB_MOCK", mock.url() + "/v1"}}, "http://127.0.0.1:", dir + "/serve.log") {}
+      : process(ServeArgv(o, dir), {{"REINS_JOB_MOCK", mock.url() + "/v1"}}, "http://127.0.0.1:", dir + "/serve.log"),
+        log(dir + "/serve.log") {}
   std::string url() const { return "http://127.0.0.1:" + std::to_string(process.port()); }
+  // Why the server did not start (its log), or "" when it listens.
+  std::string NotStarted() const {
+    if (process.port() != 0) return "";
+    std::ifstream in(log);
+    return "reins serve did not start: " + std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   ChildProcess process;
+  std::string log;
 };
 
 // A run counts only if the model saw exactly 2 requests per turn (the replies are
@@ -76,6 +79,7 @@ Json Checked(Json result, double requests, int turns) {
 
 Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
   Server server(o, mock, dir);
+  if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server.url());
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
   const Json before = mock.Stats();
@@ -88,6 +92,7 @@ Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
 
 Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
   Server server(o, mock, dir);
+  if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server.url());
   if (!client.RunConcurrent(kTputWarm, kTputWidth)) return Json{{"error", client.error()}};
   const Json before = mock.Stats();
@@ -104,6 +109,7 @@ Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
 Json ServedMem(const Options& o, Mock& mock, const std::string& dir) {
   const Json before = mock.Stats();
   Server server(o, mock, dir);
+  if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server.url());
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
   const long baseline = server.process.RssKiB();
@@ -121,6 +127,7 @@ Json ServedMem(const Options& o, Mock& mock, const std::string& dir) {
 Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
   const Json before = mock.Stats();
   Server server(o, mock, dir);
+  if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server.url());
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
   mock.SetDelay(kSlowModelMs);
@@ -141,6 +148,7 @@ Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
 // turn the first one answered.
 Json ServedCrash(const Options& o, Mock& mock, const std::string& dir) {
   auto server = std::make_unique<Server>(o, mock, dir);
+  if (std::string why = server->NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server->url());
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -150,6 +158,7 @@ Json ServedCrash(const Options& o, Mock& mock, const std::string& dir) {
   killer.join();
   server.reset();
   Server again(o, mock, dir);
+  if (std::string why = again.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient check(again.url());
   const int lost = check.CountMissing(client.answered());
   Json result = {{"runtime", "reins served"}, {"mode", "crash"}, {"answered", client.answered().size()}, {"lost", lost}};
