@@ -133,6 +133,12 @@ class Store {
   virtual Status CreateSession(const SessionRecord& session) = 0;
   // NotFound when there is no such session.
   virtual Result<SessionRecord> LoadSession(const std::string& session_id) = 0;
+  // The tenant a session belongs to (checked on every request that names a session, so
+  // a store may answer it without reading the whole session).
+  virtual Result<std::string> LoadTenant(const std::string& session_id) {
+    REINS_ASSIGN_OR_RETURN(SessionRecord session, LoadSession(session_id));
+    return std::move(session.tenant);
+  }
   virtual Result<std::vector<SessionRecord>> ListSessions() = 0;
   // Sessions in the store: of one tenant, or of all tenants when `tenant` is nullopt.
   virtual Result<int64_t> CountSessions(std::optional<std::string> tenant) = 0;

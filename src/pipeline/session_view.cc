@@ -26,8 +26,7 @@ Result<SessionSummary> SessionView::Describe(const std::string& session_id) cons
 }
 
 Result<std::string> SessionView::TenantOf(const std::string& session_id) const {
-  REINS_ASSIGN_OR_RETURN(SessionRecord s, store_.LoadSession(session_id));
-  return std::move(s.tenant);
+  return store_.LoadTenant(session_id);
 }
 
 Result<StoredTrace> SessionView::Trace(const std::string& session_id, TurnRange range) const {

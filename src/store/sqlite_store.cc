@@ -203,6 +203,17 @@ Result<SessionRecord> SqliteStore::LoadSession(const std::string& session_id) {
   });
 }
 
+Result<std::string> SqliteStore::LoadTenant(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot load session '" + session_id + "'", [&]() -> Result<std::string> {
+    SQLite::Statement& q = statements_->Get("SELECT tenant FROM sessions WHERE id = ?");
+    q.bind(1, session_id);
+    if (!q.executeStep()) return store::SessionNotFound(session_id);
+    return q.getColumn(0).getString();
+  });
+}
+
 Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);

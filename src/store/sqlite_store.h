@@ -37,6 +37,7 @@ class SqliteStore final : public Store {
 
   Status CreateSession(const SessionRecord& session) override;
   Result<SessionRecord> LoadSession(const std::string& session_id) override;
+  Result<std::string> LoadTenant(const std::string& session_id) override;
   Result<std::vector<SessionRecord>> ListSessions() override;
   Result<int64_t> CountSessions(std::optional<std::string> tenant) override;
   Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) override;

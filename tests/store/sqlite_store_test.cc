@@ -117,6 +117,11 @@ TEST_F(SqliteStoreTest, CreatedSessionLoadsBackWithAllFields) {
   EXPECT_EQ((*all)[0].id, "s0");  // same created_at: ordered by id
 }
 
+TEST_F(SqliteStoreTest, ATenantIsReadWithoutTheSession) {
+  EXPECT_EQ(store_->LoadTenant("s1").value(), "acme");
+  EXPECT_EQ(store_->LoadTenant("nope").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(SqliteStoreTest, UnknownSessionIsNotFound) {
   auto s = store_->LoadSession("nope");
   ASSERT_FALSE(s.ok());
