@@ -102,7 +102,6 @@ double ChildProcess::CpuSeconds() const {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-long ChildProcess::RssKiB() const { return StatusKiB(pid_, "VmRSS:"); }
 
 long StatusKiB(int pid, const char* field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -30,7 +30,6 @@ class ChildProcess {
   Json ReadJsonLine();     // the next line that parses as a JSON object
   void WriteLine(const std::string& line);
   double CpuSeconds() const;  // user + system, every thread (/proc/PID/stat)
-  long RssKiB() const;        // VmRSS
 
  private:
   int pid_ = -1;

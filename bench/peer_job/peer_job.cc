@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -77,6 +78,23 @@ Json Checked(Json result, double requests, int turns) {
   return result;
 }
 
+// The memory a batch of turns parked on the slow model holds in process `pid`: its RSS
+// before the batch, the peak while `batch` runs (sampled every 10 ms), and the difference
+// per turn, added to `result`. The model is fast again afterwards.
+Json WhileParked(Json result, int pid, Mock& mock, const std::function<bool()>& batch) {
+  const long baseline = StatusKiB(pid, "VmRSS:");
+  mock.SetDelay(kSlowModelMs);
+  RssSampler sampler(pid);
+  const bool ok = batch();
+  const long peak = sampler.Stop();
+  mock.SetDelay(0);
+  if (!ok) return result;
+  result["baseline_mib"] = baseline / 1024.0;
+  result["peak_mib"] = peak / 1024.0;
+  result["kib_per_turn"] = static_cast<double>(peak - baseline) / kMemTurns;
+  return result;
+}
+
 Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
   Server server(o, mock, dir);
   if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
@@ -112,16 +130,10 @@ Json ServedMem(const Options& o, Mock& mock, const std::string& dir) {
   if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server.url());
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
-  const long baseline = server.process.RssKiB();
-  mock.SetDelay(kSlowModelMs);
-  RssSampler sampler(server.process.pid());
-  const bool ok = client.RunConcurrent(kMemTurns, kMemTurns);
-  const long peak = sampler.Stop();
-  mock.SetDelay(0);
-  if (!ok) return Json{{"error", client.error()}};
-  return Checked(Json{{"runtime", "reins served"}, {"mode", "mem"}, {"turns", kMemTurns}, {"baseline_mib", baseline / 1024.0},
-                      {"peak_mib", peak / 1024.0}, {"kib_per_turn", static_cast<double>(peak - baseline) / kMemTurns}},
-                 mock.RequestsSince(before), kWarmTurns + kMemTurns);
+  Json result = WhileParked(Json{{"runtime", "reins served"}, {"mode", "mem"}, {"turns", kMemTurns}},
+                            server.process.pid(), mock, [&] { return client.RunConcurrent(kMemTurns, kMemTurns); });
+  if (!client.error().empty()) return Json{{"error", client.error()}};
+  return Checked(result, mock.RequestsSince(before), kWarmTurns + kMemTurns);
 }
 
 Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
@@ -181,17 +193,15 @@ Json Node(const Options& o, const std::string& mode, Mock& mock) {
     return Checked(result, mock.RequestsSince(before), all);
   }
   if (node.ReadLine().rfind("warm", 0) != 0) return Json{{"error", "the node loop did not warm up"}};
-  const long baseline = node.RssKiB();
-  mock.SetDelay(kSlowModelMs);
-  RssSampler sampler(node.pid());
-  node.WriteLine("go");
-  Json done = node.ReadJsonLine();
-  const long peak = sampler.Stop();
-  mock.SetDelay(0);
-  done["baseline_mib"] = baseline / 1024.0;
-  done["peak_mib"] = peak / 1024.0;
-  done["kib_per_turn"] = static_cast<double>(peak - baseline) / kMemTurns;
-  return Checked(done, mock.RequestsSince(before), all);
+  Json done;
+  Json result = WhileParked(Json::object(), node.pid(), mock, [&] {
+    node.WriteLine("go");
+    done = node.ReadJsonLine();  // when the loop has finished the batch
+    return !done.contains("error");
+  });
+  if (done.contains("error")) return done;
+  result.update(done);
+  return Checked(result, mock.RequestsSince(before), all);
 }
 
 Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) {
