@@ -24,7 +24,8 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual int64_t NowMs() const = 0;
-  // Waits `ms`. VirtualClock advances its time instead of waiting.
+  // Waits `ms`. VirtualClock advances its time instead of waiting. A cancelled sleep
+  // returns early, without an exception.
   virtual Task<void> Sleep(int64_t ms) = 0;
   // Real I/O in progress (a subprocess, a socket) that simulated time must wait for:
   // VirtualClock does not jump ahead while any is open. Use RealWorkScope.
