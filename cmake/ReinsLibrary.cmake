@@ -50,12 +50,19 @@ function(reins_library name)
 endfunction()
 
 # reins_test(NAME SOURCES a_test.cc DEPS lib)
+# reins_test(NAME SOURCES a.cc DEPS x [POSTGRES]): POSTGRES tests share the run's
+# PostgreSQL server (the `postgres` fixture, tests/support/CMakeLists.txt).
 function(reins_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "POSTGRES" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE REINS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   reins_apply_flags(${name})
-  gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60)
+  if(ARG_POSTGRES)
+    gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60
+      PROPERTIES FIXTURES_REQUIRED postgres ENVIRONMENT REINS_TEST_POSTGRES=${REINS_TEST_POSTGRES_FILE})
+  else()
+    gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

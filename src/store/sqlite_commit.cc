@@ -17,6 +17,7 @@ using store::DumpJson;
 
 void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   const TurnResult& r = turn.result;
+  store::TurnText text = store::TurnTextOf(turn);
   SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
                       "error, events, created_at, messages, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -26,23 +27,17 @@ void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   q.bind(4, turn.speaker);
   q.bind(5, std::string(TurnStatusName(r.status)));
   q.bind(6, r.reply);
-  q.bind(7, DumpJson(turn.input));
-  // The tools live in tool_invocations; the stored result is the rest of the TurnResult.
-  q.bind(8, DumpJson(TurnResultToJson(r, /*with_tools=*/false)));
+  q.bind(7, text.input);
+  q.bind(8, text.result);
   q.bind(9, r.error);
   // One row per turn rather than per event: a turn's events are always read together.
-  q.bind(10, store::DumpEvents(r.events));
+  q.bind(10, text.events);
   q.bind(11, turn.created_at_ms);
-  std::string messages = "[";
-  for (const Message& m : turn.new_messages) {
-    if (messages.size() > 1) messages += ',';
-    messages += DumpJson(MessageToJson(m));
-  }
-  q.bind(12, messages + "]");
-  if (!turn.input.is_object() || !turn.input.contains("idempotency_key")) {
-    q.bind(13);  // NULL: only keyed turns are unique per session
+  q.bind(12, text.messages);
+  if (text.idempotency_key) {
+    q.bind(13, *text.idempotency_key);
   } else {
-    q.bind(13, turn.input.value("idempotency_key", ""));
+    q.bind(13);  // NULL
   }
   q.exec();
 }

@@ -7,33 +7,15 @@
 #include "store/migrations.h"
 #include "store/sqlite_util.h"
 
-#include "domain/json_parse.h"
-#include "domain/json_text.h"
 
 namespace reins {
 namespace store {
 
-std::string DumpJson(const Json& j) { return JsonText(j); }
-
-std::string DumpEvents(const std::vector<TraceEvent>& events) {
-  std::string out = "[";
-  out.reserve(events.size() * 256);
-  for (const TraceEvent& e : events) {
-    if (out.size() > 1) out += ',';
-    out += R"({"type":")";
-    out += e.name();  // [a-z_.] only: nothing to escape
-    out += R"(","turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
-    AppendJsonText(out, e.data);
-    out += '}';
-  }
-  return out + "]";
-}
-
 Json ColumnJson(const SQLite::Column& column, const std::string& where) {
   if (column.isNull()) return Json(nullptr);
-  Json j = ParseJsonOrDiscarded(column.getString(), kMaxStoredJsonDepth);
-  if (j.is_discarded()) throw CorruptRow(where + " holds invalid JSON");
-  return j;
+  Result<Json> j = ParseStoredJson(column.getString(), where);
+  if (!j.ok()) throw CorruptRow(j.status().message());
+  return std::move(j).value();
 }
 
 Status StatusFromSqlite(const SQLite::Exception& e, const std::string& what) {
@@ -96,10 +78,6 @@ bool SessionExists(StatementCache& db, const std::string& session_id) {
   return q.executeStep();
 }
 
-Status SessionNotFound(const std::string& session_id) {
-  return NotFound("session '" + session_id + "' does not exist");
-}
-
 }  // namespace store
 
 namespace {
@@ -133,9 +111,10 @@ StoredTurn TurnFromRow(SQLite::Statement& q) {
   t.created_at_ms = q.getColumn(5).getInt64();
   t.input = ColumnJson(q.getColumn(6), "the input of turn '" + t.turn_id + "'");
   t.result = ColumnJson(q.getColumn(7), "the result of turn '" + t.turn_id + "'");
-  Json events = ColumnJson(q.getColumn(8), "the trace events of turn '" + t.turn_id + "'");
-  if (!events.is_array()) throw store::CorruptRow("the trace events of turn '" + t.turn_id + "' are not a list");
-  for (const Json& e : events) t.events.push_back(TraceEventFromJson(e));
+  Result<std::vector<TraceEvent>> events =
+      store::ParseStoredEvents(q.getColumn(8).getString(), "the trace events of turn '" + t.turn_id + "'");
+  if (!events.ok()) throw store::CorruptRow(events.status().message());
+  t.events = std::move(events).value();
   return t;
 }
 
@@ -250,20 +229,8 @@ Result<std::vector<Message>> SqliteStore::LoadMessages(const std::string& sessio
     q.bind(3, range.limit);
     std::vector<Message> out;
     while (q.executeStep()) {
-      const int64_t number = q.getColumn(0).getInt64();
-      Json list = ParseJsonOrDiscarded(q.getColumn(1).getString(), kMaxStoredJsonDepth);
-      if (list.is_discarded() || !list.is_array()) {
-        return Internal("the messages of turn " + std::to_string(number) + " of session '" + session_id +
-                        "' are corrupt: not a JSON list");
-      }
-      for (size_t i = 0; i < list.size(); ++i) {
-        Message m;
-        if (!MessageFromJson(list[i], &m)) {
-          return Internal("message " + std::to_string(i + 1) + " of turn " + std::to_string(number) + " of session '" +
-                          session_id + "' is corrupt: it is not a valid message JSON");
-        }
-        out.push_back(std::move(m));
-      }
+      REINS_RETURN_IF_ERROR(store::AppendStoredMessages(q.getColumn(1).getString(), q.getColumn(0).getInt64(),
+                                                        session_id, out));
     }
     return out;
   });

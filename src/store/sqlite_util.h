@@ -17,6 +17,7 @@
 #include "reins/status.h"
 #include "reins/trace.h"
 #include "reins/turn.h"
+#include "store/row_json.h"
 
 namespace reins::store {
 
@@ -25,13 +26,6 @@ class CorruptRow : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Serialises JSON for a TEXT column. Invalid UTF-8 (a model can produce it) is
-// replaced rather than thrown on, so a turn is never lost to one bad byte.
-std::string DumpJson(const Json& j);
-// A turn's trace events as one JSON array (the form TraceEventFromJson reads), written
-// without building an intermediate JSON value.
-std::string DumpEvents(const std::vector<TraceEvent>& events);
 
 // Reads a JSON column: SQL NULL is JSON null; unparsable text throws CorruptRow
 // naming `where`.
@@ -89,7 +83,6 @@ bool SessionExists(StatementCache& db, const std::string& session_id);
 // The lease compare-and-set, inside the caller's transaction (sqlite_lease.cc).
 Result<int64_t> CompareAndSetLease(StatementCache& sc, const std::string& session_id, const Lease& lease,
                                    int64_t expected_version);
-Status SessionNotFound(const std::string& session_id);
 
 // Runs `body` (returning a Result) and turns any exception into an error Status.
 template <typename F>

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "reins/store.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace reins {
@@ -29,9 +30,12 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
     return std::unique_ptr<Store>(std::move(store).value());
   }
   if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-    return Unimplemented("PostgreSQL store is not available yet");
+    Result<std::unique_ptr<PostgresStore>> store = PostgresStore::Open(url);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<Store>(std::move(store).value());
   }
-  return InvalidArgument("unsupported store URL '" + url + "': use sqlite:PATH or sqlite::memory:");
+  return InvalidArgument("unsupported store URL '" + url +
+                         "': use sqlite:PATH, sqlite::memory: or postgres://USER@HOST:PORT/DB");
 }
 
 }  // namespace reins

@@ -1,0 +1,183 @@
+// Versioned migrations for the PostgreSQL store: the same scheme as the SQLite one
+// (an append-only list of steps, each in its own transaction with its version number),
+// in PostgreSQL's dialect. Several replicas starting together take an advisory lock,
+// so exactly one applies each step and the others find it done.
+//
+// PostgreSQL support arrived with SQLite's schema at version 7, so its step 1 is that
+// whole schema; later changes add a step to both lists.
+#include "store/pg_migrations.h"
+
+#include <array>
+#include <string>
+
+namespace reins::store::pg {
+namespace {
+
+// JSON columns are TEXT holding the same compact dumps as SQLite's (they are parsed in
+// C++, never queried in SQL); times are Unix ms.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL DEFAULT '',
+  created_at BIGINT NOT NULL,
+  metadata TEXT NOT NULL,
+  state TEXT NOT NULL,
+  turn_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_created ON sessions(created_at);
+CREATE INDEX sessions_by_tenant ON sessions(tenant);
+
+CREATE TABLE turns (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  number INTEGER NOT NULL,
+  speaker TEXT NOT NULL,
+  status TEXT NOT NULL,
+  reply TEXT NOT NULL,
+  input TEXT NOT NULL,
+  result TEXT NOT NULL,
+  error TEXT NOT NULL,
+  events TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  messages TEXT NOT NULL DEFAULT '[]',
+  idempotency_key TEXT,
+  UNIQUE(session_id, number)
+);
+CREATE UNIQUE INDEX turns_by_idempotency_key ON turns(session_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+
+CREATE TABLE tool_invocations (
+  id BIGSERIAL PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  response_index INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  call_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('executed', 'deferred', 'rejected', 'skipped')),
+  reason TEXT NOT NULL,
+  success INTEGER,
+  next_action TEXT,
+  result TEXT,
+  latency_ms BIGINT NOT NULL,
+  deferred INTEGER NOT NULL CHECK (deferred IN (0, 1)),
+  message TEXT NOT NULL,
+  idempotency_key TEXT
+);
+CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);
+CREATE INDEX tool_invocations_by_turn ON tool_invocations(turn_id);
+CREATE INDEX tool_invocations_by_key ON tool_invocations(idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+CREATE TABLE clarifications (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  entity_type TEXT NOT NULL,
+  type TEXT NOT NULL,
+  question TEXT NOT NULL,
+  request_text TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'answered', 'superseded')),
+  chosen_option TEXT
+);
+CREATE INDEX clarifications_by_session ON clarifications(session_id, status);
+
+CREATE TABLE clarification_options (
+  clarification_id TEXT NOT NULL REFERENCES clarifications(id),
+  position INTEGER NOT NULL,
+  option_id TEXT NOT NULL,
+  title TEXT NOT NULL,
+  subtitle TEXT NOT NULL,
+  confidence DOUBLE PRECISION,
+  metadata TEXT,
+  PRIMARY KEY(clarification_id, position)
+);
+
+CREATE TABLE outbox (
+  key TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('await', 'background')),
+  status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  step_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX outbox_unfinished ON outbox(status) WHERE status <> 'done';
+CREATE INDEX outbox_by_session ON outbox(session_id);
+
+CREATE TABLE notices (
+  id BIGSERIAL PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL,
+  text TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  delivered_turn_id TEXT
+);
+CREATE INDEX notices_undelivered ON notices(session_id) WHERE delivered_turn_id IS NULL;
+
+CREATE TABLE leases (
+  session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+  owner TEXT NOT NULL,
+  domain TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  version BIGINT NOT NULL
+);
+
+CREATE TABLE approvals (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'granted', 'denied', 'cancelled')),
+  decided_by TEXT,
+  decided_turn_id TEXT,
+  decided_at BIGINT
+);
+CREATE INDEX approvals_by_session ON approvals(session_id, status);
+)sql";
+
+// Append new steps here; never edit one that has shipped.
+constexpr std::array kSteps = {kV1};
+
+// pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
+constexpr const char* kLockKey = "435728295283";
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(kSteps.size()); }
+
+Status ApplyMigrations(Connection& conn) {
+  const std::string what = "cannot migrate the PostgreSQL store schema";
+  REINS_RETURN_IF_ERROR(conn.Run(std::string("SELECT pg_advisory_lock(") + kLockKey + ")", what));
+  auto migrate = [&]() -> Status {
+    REINS_RETURN_IF_ERROR(conn.Run("CREATE TABLE IF NOT EXISTS reins_schema (version INTEGER NOT NULL)", what));
+    REINS_ASSIGN_OR_RETURN(Rows current, conn.Exec("SELECT COALESCE(MAX(version), 0) FROM reins_schema", {}, what));
+    int version = static_cast<int>(current.Int(0, 0));
+    const int latest = LatestSchemaVersion();
+    if (version > latest) {
+      return FailedPrecondition("database schema version " + std::to_string(version) + " is newer than this reins (" +
+                                std::to_string(latest) + "); upgrade reins");
+    }
+    for (; version < latest; ++version) {
+      // DDL is transactional in PostgreSQL: a step and its version commit together.
+      Transaction tx(conn, what);
+      REINS_RETURN_IF_ERROR(tx.begun());
+      REINS_RETURN_IF_ERROR(conn.Run(kSteps[static_cast<size_t>(version)], what));
+      REINS_RETURN_IF_ERROR(conn.Exec("INSERT INTO reins_schema (version) VALUES ($1)", {Int(version + 1)}, what));
+      REINS_RETURN_IF_ERROR(tx.Commit());
+    }
+    return {};
+  };
+  Status migrated = migrate();
+  Status unlocked = conn.Run(std::string("SELECT pg_advisory_unlock(") + kLockKey + ")", what);
+  return migrated.ok() ? unlocked : migrated;
+}
+
+}  // namespace reins::store::pg

@@ -1,0 +1,75 @@
+#include "store/row_json.h"
+
+#include "domain/json_parse.h"
+#include "domain/json_text.h"
+
+namespace reins::store {
+
+std::string DumpJson(const Json& j) { return JsonText(j); }
+
+std::string DumpEvents(const std::vector<TraceEvent>& events) {
+  std::string out = "[";
+  out.reserve(events.size() * 256);
+  for (const TraceEvent& e : events) {
+    if (out.size() > 1) out += ',';
+    out += R"({"type":")";
+    out += e.name();  // [a-z_.] only: nothing to escape
+    out += R"(","turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
+    AppendJsonText(out, e.data);
+    out += '}';
+  }
+  return out + "]";
+}
+
+TurnText TurnTextOf(const TurnRecord& turn) {
+  TurnText out;
+  out.input = DumpJson(turn.input);
+  out.result = DumpJson(TurnResultToJson(turn.result, /*with_tools=*/false));
+  out.events = DumpEvents(turn.result.events);
+  out.messages = "[";
+  for (const Message& m : turn.new_messages) {
+    if (out.messages.size() > 1) out.messages += ',';
+    out.messages += DumpJson(MessageToJson(m));
+  }
+  out.messages += ']';
+  if (turn.input.is_object() && turn.input.contains("idempotency_key")) {
+    out.idempotency_key = turn.input.value("idempotency_key", "");
+  }
+  return out;
+}
+
+Result<Json> ParseStoredJson(std::string_view text, const std::string& where) {
+  Json j = ParseJsonOrDiscarded(text, kMaxStoredJsonDepth);
+  if (j.is_discarded()) return Internal(where + " holds invalid JSON");
+  return j;
+}
+
+Result<std::vector<TraceEvent>> ParseStoredEvents(std::string_view text, const std::string& where) {
+  REINS_ASSIGN_OR_RETURN(Json events, ParseStoredJson(text, where));
+  if (!events.is_array()) return Internal(where + " are not a list");
+  std::vector<TraceEvent> out;
+  out.reserve(events.size());
+  for (const Json& e : events) out.push_back(TraceEventFromJson(e));
+  return out;
+}
+
+Status AppendStoredMessages(std::string_view text, int64_t number, const std::string& session_id,
+                            std::vector<Message>& out) {
+  const std::string turn = "turn " + std::to_string(number) + " of session '" + session_id + "'";
+  Json list = ParseJsonOrDiscarded(text, kMaxStoredJsonDepth);
+  if (list.is_discarded() || !list.is_array()) return Internal("the messages of " + turn + " are corrupt: not a JSON list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Message m;
+    if (!MessageFromJson(list[i], &m)) {
+      return Internal("message " + std::to_string(i + 1) + " of " + turn + " is corrupt: it is not a valid message JSON");
+    }
+    out.push_back(std::move(m));
+  }
+  return {};
+}
+
+Status SessionNotFound(const std::string& session_id) {
+  return NotFound("session '" + session_id + "' does not exist");
+}
+
+}  // namespace reins::store

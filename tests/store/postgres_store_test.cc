@@ -1,0 +1,166 @@
+// What only the PostgreSQL store has: replicas migrating together, the connection pool,
+// statement timeouts, reconnecting after a server restart, and the lease's
+// compare-and-set between two stores (two replicas) at once. The behaviour both stores
+// share is in store_contract_test.cc.
+#include "store/postgres_store.h"
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/pg_migrations.h"
+#include "support/test_postgres.h"
+
+namespace reins {
+namespace {
+
+using testing::TestPostgres;
+
+SessionRecord Session(const std::string& id) {
+  SessionRecord s;
+  s.id = id;
+  s.tenant = "acme";
+  s.created_at_ms = 1000;
+  return s;
+}
+
+TurnRecord Turn(int n, const std::string& id) {
+  TurnRecord t;
+  t.session_id = "s1";
+  t.speaker = "user";
+  t.result.turn_id = id;
+  t.result.turn_number = n;
+  t.new_messages = {Message::User("hello")};
+  t.session_state = Json::object();
+  return t;
+}
+
+std::unique_ptr<PostgresStore> Open(const std::string& url) {
+  auto store = PostgresStore::Open(url);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+TEST(PostgresStoreTest, ReplicasStartingTogetherMigrateOnce) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  std::vector<std::thread> replicas;
+  std::atomic<int> opened = 0;
+  for (int i = 0; i < 4; ++i) {
+    replicas.emplace_back([&] {
+      if (PostgresStore::Open(pg.Url(db)).ok()) ++opened;
+    });
+  }
+  for (auto& r : replicas) r.join();
+  EXPECT_EQ(opened, 4);
+  EXPECT_EQ(pg.Query(db, "SELECT COUNT(*) FROM reins_schema"), std::to_string(store::pg::LatestSchemaVersion()));
+}
+
+TEST(PostgresStoreTest, ADatabaseFromANewerReinsIsRefused) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  ASSERT_NE(Open(pg.Url(db)), nullptr);
+  pg.Query(db, "INSERT INTO reins_schema VALUES (99)");
+  auto again = PostgresStore::Open(pg.Url(db));
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("upgrade reins"), std::string::npos);
+}
+
+TEST(PostgresStoreTest, UnreachableServersAndBadOptionsSayWhatIsWrong) {
+  auto down = PostgresStore::Open("postgres://reins@127.0.0.1:1/reins?connect_timeout=2");
+  EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(down.status().message().find("cannot connect to PostgreSQL"), std::string::npos) << down.status().message();
+  auto bad = PostgresStore::Open("postgres://reins@127.0.0.1:1/reins?pool_size=0");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("pool_size=0"), std::string::npos);
+}
+
+TEST(PostgresStoreTest, AStoreReconnectsAfterTheServerRestarts) {
+  std::unique_ptr<TestPostgres> pg = TestPostgres::StartOwn();
+  const std::string db = pg->NewDatabase();
+  auto store = Open(pg->Url(db));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
+  pg->Restart();  // every pooled connection is dropped
+  auto s = store->LoadSession("s1");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(store->CommitTurn(Turn(1, "t1")).ok());
+}
+
+TEST(PostgresStoreTest, AStatementThatWaitsTooLongIsCutOffAndWritesNothing) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  auto store = Open(pg.Url(db, "statement_timeout_ms=300"));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
+  // Another client holds the session's row: the turn's insert waits on its key.
+  PGconn* other = PQconnectdb(pg.Url(db).c_str());
+  ASSERT_EQ(PQstatus(other), CONNECTION_OK);
+  PQclear(PQexec(other, "BEGIN"));
+  PQclear(PQexec(other, "SELECT * FROM sessions WHERE id = 's1' FOR UPDATE"));
+  Status cut = store->CommitTurn(Turn(1, "t1"));
+  PQclear(PQexec(other, "ROLLBACK"));
+  PQfinish(other);
+  EXPECT_EQ(cut.code(), StatusCode::kDeadlineExceeded) << cut.ToString();
+  EXPECT_EQ(pg.Query(db, "SELECT COUNT(*) FROM turns"), "0");
+  EXPECT_TRUE(store->CommitTurn(Turn(1, "t1")).ok());  // the pool's connection is fine afterwards
+}
+
+TEST(PostgresStoreTest, ThePoolBoundsTheConnectionsAnyNumberOfThreadsUse) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  auto store = Open(pg.Url(db, "pool_size=2"));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
+  std::atomic<int> failures = 0;
+  std::atomic<int> most = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      for (int k = 0; k < 20; ++k) {
+        if (!store->LoadSession("s1").ok()) ++failures;
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int k = 0; k < 20; ++k) {
+      int now = std::stoi(pg.Query(db, "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'reins' "
+                                       "AND datname = current_database()"));
+      most = std::max(most.load(), now);
+    }
+  });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_LE(most, 2);
+}
+
+TEST(PostgresStoreTest, TwoReplicasRacingForTheFloorGiveItToExactlyOne) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  auto a = Open(pg.Url(db));
+  auto b = Open(pg.Url(db));
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->CreateSession(Session("s1")).ok());
+  std::atomic<int> won = 0;
+  std::atomic<int> refused = 0;
+  std::vector<std::thread> speakers;
+  for (int i = 0; i < 8; ++i) {
+    speakers.emplace_back([&, i] {
+      PostgresStore& replica = i % 2 == 0 ? *a : *b;
+      Result<int64_t> v = replica.SetLease("s1", Lease{"speaker" + std::to_string(i), "prayer", 9000, 0}, 0);
+      if (v.ok()) ++won;
+      if (v.status().code() == StatusCode::kFailedPrecondition) ++refused;
+    });
+  }
+  for (auto& s : speakers) s.join();
+  EXPECT_EQ(won, 1);
+  EXPECT_EQ(refused, 7);
+  EXPECT_EQ(b->LoadLease("s1")->version, 1);
+}
+
+}  // namespace
+}  // namespace reins

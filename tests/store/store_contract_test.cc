@@ -1,0 +1,325 @@
+// The Store contract (include/reins/store.h), run against every store: SQLite in a file
+// and PostgreSQL (a real server, tests/support/test_postgres.h). Only the interface is
+// used, so a store passes by behaving, not by its SQL; sqlite_store_test.cc and
+// postgres_store_test.cc look at what only one of them has.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "reins/store.h"
+#include "support/test_postgres.h"
+
+namespace reins {
+namespace {
+
+class StoreContractTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "postgres") {
+      url_ = testing::TestPostgres::Shared().Url(testing::TestPostgres::Shared().NewDatabase());
+    } else {
+      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();  // "Test/sqlite"
+      for (char& c : name) c = c == '/' ? '_' : c;
+      path_ = "/tmp/reins_contract_" + std::to_string(::getpid()) + "_" + name + ".db";
+      url_ = "sqlite:" + path_;
+    }
+    Reopen();
+    ASSERT_TRUE(store_->CreateSession(Session("s1")).ok());
+  }
+  void TearDown() override {
+    store_.reset();
+    if (!path_.empty()) {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+    }
+  }
+  // A fresh store on the same database: what another process (or replica) reads.
+  void Reopen() {
+    store_.reset();
+    auto opened = OpenStore(url_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+  }
+
+  static SessionRecord Session(const std::string& id, const std::string& tenant = "acme") {
+    SessionRecord s;
+    s.id = id;
+    s.tenant = tenant;
+    s.created_at_ms = 1000;
+    s.metadata = {{"channel", "web"}};
+    s.state = {{"ledger", Json::array()}};
+    return s;
+  }
+
+  static TurnRecord Turn(int n, const std::string& id, const std::string& session = "s1") {
+    TurnRecord t;
+    t.session_id = session;
+    t.speaker = "user";
+    t.input = {{"say", "hello " + std::to_string(n)}};
+    t.result.turn_id = id;
+    t.result.turn_number = n;
+    t.result.reply = "reply " + std::to_string(n);
+    t.new_messages = {Message::User("hello " + std::to_string(n), "alice"), Message::Assistant("reply " + std::to_string(n))};
+    t.session_state = {{"turn", n}};
+    t.created_at_ms = 2000 + n;
+    return t;
+  }
+
+  static ToolOutcome Deferred(const std::string& key, const std::string& step_id = "") {
+    ToolOutcome t;
+    t.call_id = "call_" + key;
+    t.name = "send_email";
+    t.args = {{"to", "ann"}};
+    t.status = ToolOutcome::Status::kDeferred;
+    t.response_index = 2;  // after the turn's first response's calls
+    t.idempotency_key = key;
+    t.step_id = step_id;
+    return t;
+  }
+
+  static PendingClarification Clarify(const std::string& id) {
+    PendingClarification p;
+    p.id = id;
+    p.tool = "find_customer";
+    p.entity_type = "customer";
+    p.request_text = "refund Smith";
+    p.clarification.type = "disambiguation";
+    p.clarification.question = "Which Smith?";
+    p.clarification.options = {{"c_1", "Ann Smith", "Berlin", 0.75, Json{{"tier", "gold"}}},
+                               {"c_2", "Bob Smith", "", std::nullopt, Json(nullptr)}};
+    return p;
+  }
+
+  std::string url_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreContractTest, SessionsReadBackAndAreCountedPerTenant) {
+  ASSERT_TRUE(store_->CreateSession(Session("s2", "other")).ok());
+  EXPECT_EQ(store_->CreateSession(Session("s1")).code(), StatusCode::kAlreadyExists);
+  Reopen();
+  auto s = store_->LoadSession("s1");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->tenant, "acme");
+  EXPECT_EQ(s->created_at_ms, 1000);
+  EXPECT_EQ(s->metadata, Json({{"channel", "web"}}));
+  EXPECT_EQ(s->state, Json({{"ledger", Json::array()}}));
+  EXPECT_EQ(*store_->LoadTenant("s2"), "other");
+  EXPECT_EQ(store_->LoadSession("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->LoadTenant("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*store_->CountSessions("acme"), 1);
+  EXPECT_EQ(*store_->CountSessions(std::nullopt), 2);
+  ASSERT_EQ(store_->ListSessions()->size(), 2u);
+  EXPECT_EQ(store_->ListSessions()->front().id, "s1");
+}
+
+TEST_P(StoreContractTest, ACommittedTurnReadsBackCompletely) {
+  TurnRecord t = Turn(1, "t1");
+  t.result.status = TurnStatus::kAwaitingClarification;
+  ToolCall call{"call_1", "find_customer", R"({"name":"Smith"})", {{"name", "Smith"}}, true};
+  t.new_messages = {Message::User("refund Smith", "alice"), Message::Assistant("", {call}),
+                    Message::Tool("call_1", "find_customer", R"({"matches":2})", false)};
+  ResultEnvelope env;
+  env.next_action = NextAction::kClarificationNeeded;
+  env.data = {{"matches", 2}};
+  t.result.tools = {
+      {"call_1", "find_customer", {{"name", "Smith"}}, ToolOutcome::Status::kExecuted, "", "", env, 12, 1, 0},
+      {"call_0", "drop_db", Json::object(), ToolOutcome::Status::kRejected, "unknown_tool", "no such tool", {}, 0, 1, 1},
+      Deferred("t1:2:0")};
+  t.result.clarification = Clarify("cl_1");
+  t.result.events = {{EventType::kTurnStarted, 1, 10, {{"speaker", "user"}}}, {EventType::kToolExecuted, 1, 11, {{"name", "x"}}}};
+  ASSERT_TRUE(store_->CommitTurn(t).ok());
+  Reopen();
+
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 1);
+  EXPECT_EQ(store_->LoadSession("s1")->state, Json({{"turn", 1}}));
+  auto msgs = store_->LoadMessages("s1");
+  ASSERT_TRUE(msgs.ok()) << msgs.status().ToString();
+  ASSERT_EQ(msgs->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(MessageToJson((*msgs)[i]), MessageToJson(t.new_messages[i]));
+
+  auto turns = store_->LoadTurns("s1");
+  ASSERT_TRUE(turns.ok()) << turns.status().ToString();
+  ASSERT_EQ(turns->size(), 1u);
+  EXPECT_EQ((*turns)[0].status, "awaiting_clarification");
+  EXPECT_EQ((*turns)[0].created_at_ms, 2001);
+  EXPECT_EQ((*turns)[0].input, t.input);
+  EXPECT_EQ((*turns)[0].result, TurnResultToJson(t.result, /*with_tools=*/false));
+  ASSERT_EQ((*turns)[0].events.size(), 2u);
+  EXPECT_EQ(TraceEventToJson((*turns)[0].events[1]), TraceEventToJson(t.result.events[1]));
+
+  auto inv = store_->LoadInvocations("s1");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  ASSERT_EQ(inv->size(), 3u);
+  EXPECT_EQ((*inv)[0].success, true);
+  EXPECT_EQ((*inv)[0].next_action, "clarification_needed");
+  EXPECT_EQ((*inv)[0].result, EnvelopeToJson(env));
+  EXPECT_EQ((*inv)[0].latency_ms, 12);
+  EXPECT_EQ((*inv)[1].reason, "unknown_tool");
+  EXPECT_FALSE((*inv)[1].success.has_value());
+  EXPECT_TRUE((*inv)[1].result.is_null());
+  EXPECT_TRUE((*inv)[2].deferred);
+  ASSERT_EQ(store_->LoadOutbox("s1")->size(), 1u);
+  EXPECT_EQ(store_->LoadOutbox("s1")->front().status, "pending");
+}
+
+TEST_P(StoreContractTest, AFailedCommitWritesNothing) {
+  ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
+  TurnRecord dup = Turn(2, "t1");  // the same turn id again
+  dup.result.tools = {Deferred("k2")};
+  EXPECT_EQ(store_->CommitTurn(dup).code(), StatusCode::kAlreadyExists);
+  TurnRecord orphan = Turn(1, "t9", "nope");
+  EXPECT_EQ(store_->CommitTurn(orphan).code(), StatusCode::kNotFound);
+  TurnRecord stale = Turn(2, "t2");  // answers a clarification that does not exist
+  stale.answered_clarification_id = "cl_x";
+  stale.result.tools = {Deferred("k3")};
+  EXPECT_EQ(store_->CommitTurn(stale).code(), StatusCode::kNotFound);
+  Reopen();
+  EXPECT_EQ(store_->LoadTurns("s1")->size(), 1u);
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 1);
+  EXPECT_TRUE(store_->LoadOutbox("s1")->empty());
+}
+
+TEST_P(StoreContractTest, ABatchCommitsEachTurnOnItsOwn) {
+  ASSERT_TRUE(store_->CreateSession(Session("s2")).ok());
+  TurnRecord first = Turn(1, "t1");
+  TurnRecord lost = Turn(1, "t_lost", "nope");
+  TurnRecord second = Turn(1, "t2", "s2");
+  std::vector<Status> out = store_->CommitTurns({&first, &lost, &second});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].ok()) << out[0].message();
+  EXPECT_EQ(out[1].code(), StatusCode::kNotFound);
+  EXPECT_TRUE(out[2].ok()) << out[2].message();
+  Reopen();
+  EXPECT_EQ(store_->LoadSession("s2")->turn_count, 1);
+  EXPECT_EQ(store_->LoadTurns("s1")->size(), 1u);
+}
+
+TEST_P(StoreContractTest, TurnsReadBackPageByPage) {
+  for (int n = 1; n <= 5; ++n) {
+    TurnRecord t = Turn(n, "t" + std::to_string(n));
+    t.result.tools = {{"c", "lookup", Json::object(), ToolOutcome::Status::kExecuted, "", "", ResultEnvelope{}, 1, 1, 0}};
+    ASSERT_TRUE(store_->CommitTurn(t).ok());
+  }
+  auto page = store_->LoadTurns("s1", TurnRange{2, 2});
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].turn_number, 3);
+  EXPECT_EQ(store_->LoadMessages("s1", TurnRange{3, 10})->size(), 4u);
+  auto calls = store_->LoadInvocations("s1", TurnRange{4, 100});
+  ASSERT_EQ(calls->size(), 1u);
+  EXPECT_EQ(calls->front().turn_id, "t5");
+}
+
+TEST_P(StoreContractTest, AnIdempotencyKeyFindsItsTurnAndIsUniquePerSession) {
+  TurnRecord t = Turn(1, "t1");
+  t.input["idempotency_key"] = "req-1";
+  ASSERT_TRUE(store_->CommitTurn(t).ok());
+  auto found = store_->FindTurnByKey("s1", "req-1");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->turn_id, "t1");
+  EXPECT_FALSE(store_->FindTurnByKey("s1", "req-2")->has_value());
+  TurnRecord again = Turn(2, "t2");
+  again.input["idempotency_key"] = "req-1";
+  EXPECT_EQ(store_->CommitTurn(again).code(), StatusCode::kAlreadyExists);
+}
+
+TEST_P(StoreContractTest, ClarificationsAreAnsweredOnceAndSuperseded) {
+  TurnRecord asks = Turn(1, "t1");
+  asks.result.clarification = Clarify("cl_1");
+  ASSERT_TRUE(store_->CommitTurn(asks).ok());
+  TurnRecord answers = Turn(2, "t2");
+  answers.answered_clarification_id = "cl_1";
+  answers.chosen_option_id = "c_1";
+  ASSERT_TRUE(store_->CommitTurn(answers).ok());
+  TurnRecord twice = Turn(3, "t3");
+  twice.answered_clarification_id = "cl_1";
+  Status refused = store_->CommitTurn(twice);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("is answered, not pending"), std::string::npos) << refused.message();
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 2);
+}
+
+TEST_P(StoreContractTest, ADeferredCallsOutcomeReachesItsTurn) {
+  TurnRecord t = Turn(1, "t1");
+  t.result.tools = {Deferred("t1:1:0", "step_1")};
+  t.result.plan.push_back(PlanStep{});
+  t.result.plan.back().id = "step_1";
+  t.result.plan.back().deferred_writes.push_back({"t1:1:0", "send_email"});
+  ASSERT_TRUE(store_->CommitTurn(t).ok());
+  ASSERT_EQ(store_->UnfinishedOutbox()->size(), 1u);
+  EXPECT_TRUE(*store_->ClaimOutbox("t1:1:0", 5000));
+
+  DeferredOutcome o;
+  o.key = "t1:1:0";
+  o.result.success = false;
+  o.result.error = "smtp down";
+  o.latency_ms = 40;
+  o.events = {{EventType::kDeferredExecuted, 1, 5001, {{"name", "send_email"}}}};
+  o.reply = "reply 1 (the email could not be sent)";
+  o.notice = "The email to Ann was not sent.";
+  o.at_ms = 5001;
+  ASSERT_TRUE(store_->RecordDeferredOutcome(o).ok());
+  Reopen();
+
+  EXPECT_TRUE(store_->UnfinishedOutbox()->empty());
+  EXPECT_FALSE(*store_->ClaimOutbox("t1:1:0", 6000));  // done: never runs twice
+  EXPECT_EQ(store_->LoadOutbox("s1")->front().attempts, 1);
+  auto call = store_->LoadInvocations("s1")->front();
+  EXPECT_EQ(call.success, false);
+  EXPECT_EQ(call.result, EnvelopeToJson(o.result));
+  auto turn = store_->LoadTurns("s1")->front();
+  EXPECT_EQ(turn.reply, o.reply);
+  EXPECT_EQ(turn.result["reply"], o.reply);
+  ASSERT_FALSE(turn.events.empty());
+  EXPECT_EQ(turn.events.back().type, EventType::kDeferredExecuted);
+  EXPECT_EQ(turn.result["plan"]["steps"][0]["deferredWrites"]["t1:1:0"]["outcome"], "failed");
+  EXPECT_EQ(store_->LoadMessages("s1")->back().text, o.reply);  // what the model reads next
+
+  auto notices = store_->PendingNotices("s1");
+  ASSERT_EQ(notices->size(), 1u);
+  TurnRecord next = Turn(2, "t2");
+  next.delivered_notices = {notices->front().id};
+  ASSERT_TRUE(store_->CommitTurn(next).ok());
+  EXPECT_TRUE(store_->PendingNotices("s1")->empty());
+}
+
+TEST_P(StoreContractTest, TheFloorLeaseIsACompareAndSet) {
+  Lease ana{"ana", "prayer", 9000, 0};
+  EXPECT_EQ(*store_->SetLease("s1", ana, 0), 1);
+  EXPECT_EQ(store_->SetLease("s1", Lease{"ben", "prayer", 9000, 0}, 0).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->LoadLease("s1")->owner, "ana");
+  // A turn that moves the floor from a stale version writes nothing at all.
+  TurnRecord stale = Turn(1, "t1");
+  stale.lease_change = Lease{"ben", "prayer", 9500, 0};
+  stale.lease_expected_version = 0;
+  EXPECT_EQ(store_->CommitTurn(stale).code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store_->LoadTurns("s1")->empty());
+  TurnRecord releases = Turn(1, "t1");
+  releases.lease_change = Lease{};
+  releases.lease_expected_version = 1;
+  ASSERT_TRUE(store_->CommitTurn(releases).ok());
+  EXPECT_EQ(store_->LoadLease("s1")->version, 2);
+  EXPECT_EQ(store_->LoadLease("s1")->owner, "");
+  EXPECT_EQ(store_->SetLease("nope", ana, 0).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(StoreContractTest, TextAnyModelCanWriteIsStored) {
+  TurnRecord t = Turn(1, "t1");
+  t.result.reply = std::string("nul \0 byte, bad \xC3 utf-8", 23);
+  t.new_messages = {Message::Assistant(t.result.reply)};
+  ASSERT_TRUE(store_->CommitTurn(t).ok());
+  auto turns = store_->LoadTurns("s1");
+  ASSERT_TRUE(turns.ok()) << turns.status().ToString();
+  ASSERT_EQ(turns->size(), 1u);
+  EXPECT_TRUE((*turns)[0].reply.starts_with("nul ")) << (*turns)[0].reply;
+  EXPECT_EQ(store_->LoadMessages("s1")->size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreContractTest, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace reins
