@@ -1,9 +1,10 @@
 // Store: durable sessions, turns, conversation history, tool invocations,
-// clarifications and trace events. SQLite implements it (src/store/).
+// clarifications and trace events. SQLite (one process) and PostgreSQL (several
+// replicas) implement it (src/store/, docs/store.md).
 //
 // Atomicity: CommitTurn writes everything a turn produced in one transaction, so a
-// crash or an error never leaves half a turn behind. Calls are synchronous and short;
-// implementations are safe to call from several threads (SQLite serialises writers).
+// crash or an error never leaves half a turn behind. Calls are synchronous;
+// implementations are safe to call from several threads.
 #pragma once
 
 #include <cstdint>
@@ -89,6 +90,9 @@ struct TurnRecord {
   int64_t created_at_ms = 0;
   // Deferred calls (result.tools with status deferred) enter the outbox in this mode.
   DeferredMode deferred_mode = DeferredMode::kAwait;
+  // Shared stores: the claim the turn ran under; the commit is refused (Aborted) when
+  // the session's claim is no longer this one. 0: no claim (one-process stores).
+  int64_t claim_token = 0;
 };
 
 // A turn as read back from the store.
@@ -102,6 +106,13 @@ struct StoredTurn {
   Json input;
   Json result;  // TurnResultToJson of the turn without its tools (LoadInvocations has them)
   std::vector<TraceEvent> events;
+};
+
+// A replica's claim on a session for one turn (shared stores): `token` fences the
+// turn's commit, `turn_count` is the session's version when the claim was taken.
+struct SessionClaim {
+  int64_t token = 0;
+  int turn_count = 0;
 };
 
 struct StoredInvocation {
@@ -180,9 +191,27 @@ class Store {
   // is `expected_version`, and returns the new version; FailedPrecondition when another
   // writer changed it first. One statement, so it holds across replicas of a shared store.
   virtual Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) = 0;
+
+  // Several processes share this store (replicas): turns of one session are ordered
+  // across them by claims, and a process's cached copy of a session is checked against
+  // the claim's version. One-process stores (SQLite) answer false and need neither.
+  virtual bool shared() const { return false; }
+  // Takes the session for one turn when no other claim is live: a new token, valid for
+  // `ttl_ms` (by the store's clock) unless released; nullopt while another holds it,
+  // NotFound when there is no such session. No connection or lock is held meanwhile.
+  virtual Result<std::optional<SessionClaim>> ClaimSession(const std::string& session_id, const std::string& owner,
+                                                           int64_t ttl_ms) {
+    (void)session_id, (void)owner, (void)ttl_ms;
+    return Unimplemented("this store is not shared: sessions need no claims");
+  }
+  // Lets go of the claim `token` (a no-op when it is no longer the session's).
+  virtual Status ReleaseSession(const std::string& session_id, int64_t token) {
+    (void)session_id, (void)token;
+    return {};
+  }
 };
 
-// Opens a store from a URL: "sqlite:PATH" or "sqlite::memory:".
+// Opens a store from a URL: "sqlite:PATH", "sqlite::memory:" or "postgres://...".
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
 
 }  // namespace reins

@@ -70,6 +70,7 @@ int RunCommand(const std::string& file, const RunFlags& flags);
 int EvalCommand(const EvalFlags& flags);
 int FuzzCommand(const FuzzFlags& flags);
 int TraceCommand(const std::string& store_url, const std::string& session_id, bool json);
+int MigrateCommand(const std::string& store_url);
 int DemoCommand(const std::string& dir);
 int ChatCommand(const ChatFlags& flags);
 int ServeCommand(const ServeFlags& flags);

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   run->add_option("file", run_file, "scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_flag("--json", run_flags.json, "print the machine-readable result");
   run->add_flag("--trace", run_flags.trace, "print the full event trace of each turn");
-  run->add_option("--store", run_flags.store, "where to keep the session: sqlite:PATH or sqlite::memory:")
+  run->add_option("--store", run_flags.store, "where to keep the session: sqlite:PATH, sqlite::memory: or postgres://USER@HOST:PORT/DB")
       ->capture_default_str();
   run->add_option("--model", run_flags.model, "sim: run the simulated model instead of the scenario's")
       ->check(CLI::IsMember({"sim", "scripted"}));
@@ -66,9 +66,14 @@ int main(int argc, char** argv) {
   std::string trace_store, trace_session;
   bool trace_json = false;
   auto* trace = app.add_subcommand("trace", "Print a stored session (or list the sessions of a store)");
-  trace->add_option("--store", trace_store, "sqlite:PATH")->required();
+  trace->add_option("--store", trace_store, "sqlite:PATH or postgres://USER@HOST:PORT/DB")->required();
   trace->add_option("--session", trace_session, "session id; omit to list sessions");
   trace->add_flag("--json", trace_json, "print JSON");
+
+  std::string migrate_store;
+  auto* migrate = app.add_subcommand("migrate", "Bring a store's schema up to date (serve does it at start, under a lock "
+                                                "that replicas share)");
+  migrate->add_option("--store", migrate_store, "sqlite:PATH or postgres://USER@HOST:PORT/DB")->required();
 
   std::string demo_dir = "examples";
   auto* demo = app.add_subcommand("demo", "A guided run of one scenario per example, then the before/after table "
@@ -82,13 +87,13 @@ int main(int argc, char** argv) {
   chat->add_option("--model", chat_flags.model, "override the model name");
   chat->add_option("--base-url", chat_flags.base_url, "an OpenAI-compatible server (vLLM, llama.cpp, Ollama...)");
   chat->add_option("--as", chat_flags.speaker, "who speaks first")->capture_default_str();
-  chat->add_option("--store", chat_flags.store, "sqlite:PATH to keep the session (default: the config's store)");
+  chat->add_option("--store", chat_flags.store, "sqlite:PATH or postgres://... to keep the session (default: the config's store)");
 
   reins::ServeFlags serve_flags;
   auto* serve = app.add_subcommand("serve", "Serve the HTTP API (sessions, turns, SSE, metrics) for one agent");
   serve->add_option("--config", serve_flags.config, "agent YAML file")->required()->check(CLI::ExistingFile);
   serve->add_option("--listen", serve_flags.listen, "HOST:PORT (port 0 picks a free one)")->capture_default_str();
-  serve->add_option("--store", serve_flags.store, "sqlite:PATH or sqlite::memory: (default: the config's store)");
+  serve->add_option("--store", serve_flags.store, "sqlite:PATH, sqlite::memory: or postgres://USER@HOST:PORT/DB (default: the config's store); replicas share one PostgreSQL database");
   serve->add_option("--keys", serve_flags.keys, "keys file (reins keys add); without it: loopback only, no auth");
   serve->add_option("--threads", serve_flags.threads, "I/O threads (default 1; 0: one per core): the runtime runs on one strand, so more threads add hand-offs")->check(CLI::Range(0, 256));
   serve->add_option("--shutdown-timeout-ms", serve_flags.shutdown_timeout_ms, "how long in-flight requests may finish")
@@ -122,6 +127,7 @@ int main(int argc, char** argv) {
   if (*eval) return reins::EvalCommand(eval_flags);
   if (*fuzz) return reins::FuzzCommand(fuzz_flags);
   if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
+  if (*migrate) return reins::MigrateCommand(migrate_store);
   if (*demo) return reins::DemoCommand(demo_dir);
   if (*chat) return reins::ChatCommand(chat_flags);
   if (*serve) return reins::ServeCommand(serve_flags);

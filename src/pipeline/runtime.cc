@@ -14,6 +14,7 @@
 #include "pipeline/commit_queue.h"
 #include "pipeline/context_window.h"
 #include "pipeline/deferred_runner.h"
+#include "pipeline/replica_claim.h"
 #include "pipeline/session_queue.h"
 #include "pipeline/turn_pipeline.h"
 #include "turn/session_state.h"
@@ -64,6 +65,7 @@ struct Runtime::Impl {
   std::unique_ptr<SessionView> view;  // over parts.store and parts.clock
   std::unique_ptr<CommitQueue> commits;  // over parts.store: turns that finish together commit together
   SessionQueue queue;
+  std::string replica_id;  // names this process in the session claims of a shared store
   mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
   std::shared_ptr<Catalog> catalog;
@@ -152,6 +154,16 @@ struct Runtime::Impl {
     return lru.back().second;
   }
 
+  // Drops the cached copy of a session that another replica has moved on since
+  // (`turn_count` is its version in the store).
+  void ForgetIfStale(const std::string& session_id, int turn_count) {
+    std::lock_guard lock(mu);
+    auto it = sessions.find(session_id);
+    if (it == sessions.end() || it->second->second->turn_count == turn_count) return;
+    lru.erase(it->second);
+    sessions.erase(it);
+  }
+
   Result<std::shared_ptr<CachedSession>> Load(const std::string& session_id) {
     {
       std::lock_guard lock(mu);
@@ -202,6 +214,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->catalog = impl->Build(std::move(config));
   impl->view = std::make_unique<SessionView>(*impl->parts.store, *impl->parts.clock);
   impl->commits = std::make_unique<CommitQueue>(*impl->parts.store);
+  // Seeded runs (scenarios) keep their ids reproducible: the replica's name takes none of the seed's sequence.
+  impl->replica_id = impl->parts.id_seed != 0 ? "r_seed" + std::to_string(impl->parts.id_seed) : impl->NewId("r_");
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
@@ -258,6 +272,15 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
 }
 
 Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms) {
+  // Replicas sharing the store: this turn holds the session's claim to its very end
+  // (its deferred calls included), as it holds the in-process queue.
+  const std::shared_ptr<Impl::Catalog> config_now = impl_->Current();
+  const int64_t turn_ms = config_now->config.turn_timeout_ms > 0 ? config_now->config.turn_timeout_ms : 600000;
+  const int64_t claim_ttl_ms = turn_ms + config_now->config.deferred.timeout_ms + 30000;
+  Store& store = *impl_->parts.store;
+  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(store, *impl_->parts.clock, session_id,
+                                                                       impl_->replica_id, claim_ttl_ms, turn_ms));
+  if (claim.held()) impl_->ForgetIfStale(session_id, claim.turn_count());
   REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<Impl::CachedSession> loaded, impl_->Load(session_id));
   Impl::CachedSession& session = *loaded;
   if (!input.idempotency_key.empty()) {
@@ -313,7 +336,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   }
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
-  if (session.may_have_notices) {
+  if (session.may_have_notices || store.shared()) {  // another replica may have recorded one
     if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
       for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
       session.may_have_notices = !notices->empty();
@@ -357,6 +380,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   if (after.ActiveAt(impl_->parts.clock->NowMs())) record.result.lease = after;
   record.deferred_mode = catalog->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
+  record.claim_token = claim.token();
   Status committed = co_await impl_->commits->Commit(record);
   if (!committed.ok()) {
     roll_back();

@@ -22,7 +22,13 @@ CREATE TABLE sessions (
   created_at BIGINT NOT NULL,
   metadata TEXT NOT NULL,
   state TEXT NOT NULL,
-  turn_count INTEGER NOT NULL DEFAULT 0
+  turn_count INTEGER NOT NULL DEFAULT 0,
+  -- The replica running a turn of the session (PostgresStore::ClaimSession): its
+  -- token fences that turn's commit; the claim lapses at claim_until (the server's
+  -- clock, Unix ms) if the replica died.
+  claim_owner TEXT,
+  claim_token BIGINT NOT NULL DEFAULT 0,
+  claim_until BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX sessions_by_created ON sessions(created_at);
 CREATE INDEX sessions_by_tenant ON sessions(tenant);

@@ -1,5 +1,6 @@
-// PostgresStore's turn commit (everything a turn produced, in one transaction) and the
-// floor lease's compare-and-set. The statements mirror SQLite's (sqlite_commit.cc,
+// PostgresStore's turn commit (everything a turn produced, in one transaction, fenced
+// by the turn's session claim), the claims themselves, and the floor lease's
+// compare-and-set. The statements mirror SQLite's (sqlite_commit.cc,
 // sqlite_lease.cc).
 #include <string>
 
@@ -140,10 +141,16 @@ Status WriteTurn(Connection& c, const TurnRecord& turn, const std::string& what)
   }
   REINS_RETURN_IF_ERROR(RecordApprovals(c, turn, what));
   REINS_RETURN_IF_ERROR(RecordClarifications(c, turn, what));
-  REINS_RETURN_IF_ERROR(c.Exec("UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3",
-                               {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number),
-                                Text(turn.session_id)},
-                               what));
+  // The fence: a turn that ran under a claim commits only while that claim is the
+  // session's (it lapsed and another replica took the session otherwise).
+  REINS_ASSIGN_OR_RETURN(Rows session, c.Exec("UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3 "
+                                              "AND ($4 = 0 OR claim_token = $4)",
+                                              {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number),
+                                               Text(turn.session_id), Int(turn.claim_token)},
+                                              what));
+  if (session.affected() != 1) {
+    return Aborted(what + ": its claim on the session lapsed and another replica took the session over");
+  }
   if (turn.lease_change) {
     // Another writer moved the floor: the error rolls the whole turn back.
     REINS_RETURN_IF_ERROR(
@@ -189,6 +196,38 @@ Status PostgresStore::CommitTurn(const TurnRecord& turn) {
     REINS_RETURN_IF_ERROR(tx.begun());
     REINS_RETURN_IF_ERROR(WriteTurn(c, turn, what));
     return tx.Commit();
+  });
+}
+
+// The server's clock decides when a claim lapses: replicas' clocks may disagree.
+constexpr const char* kServerNowMs = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+Result<std::optional<SessionClaim>> PostgresStore::ClaimSession(const std::string& session_id, const std::string& owner,
+                                                                int64_t ttl_ms) {
+  std::optional<SessionClaim> claim;
+  REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
+    const std::string what = "cannot claim session '" + session_id + "'";
+    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec(std::string("UPDATE sessions SET claim_owner = $2, claim_token = claim_token + 1, "
+                                                      "claim_until = ") + kServerNowMs + " + $3 WHERE id = $1 AND "
+                                              "(claim_owner IS NULL OR claim_until <= " + kServerNowMs + ") "
+                                              "RETURNING claim_token, turn_count",
+                                          {Text(session_id), Text(owner), Int(ttl_ms)}, what));
+    claim.reset();
+    if (r.size() == 1) {
+      claim = SessionClaim{r.Int(0, 0), static_cast<int>(r.Int(0, 1))};
+      return {};
+    }
+    REINS_ASSIGN_OR_RETURN(bool exists, store::pg::SessionExists(c, session_id));
+    return exists ? OkStatus() : store::SessionNotFound(session_id);
+  }));
+  return claim;
+}
+
+Status PostgresStore::ReleaseSession(const std::string& session_id, int64_t token) {
+  return Call([&](Connection& c) -> Status {
+    return c.Exec("UPDATE sessions SET claim_owner = NULL WHERE id = $1 AND claim_token = $2",
+                  {Text(session_id), Int(token)}, "cannot release session '" + session_id + "'")
+        .status();
   });
 }
 

@@ -49,6 +49,11 @@ class PostgresStore final : public Store {
   Result<std::vector<Notice>> PendingNotices(const std::string& session_id) override;
   Result<Lease> LoadLease(const std::string& session_id) override;
   Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) override;
+  // Replicas: postgres_commit.cc
+  bool shared() const override { return true; }
+  Result<std::optional<SessionClaim>> ClaimSession(const std::string& session_id, const std::string& owner,
+                                                   int64_t ttl_ms) override;
+  Status ReleaseSession(const std::string& session_id, int64_t token) override;
 
 
  private:

@@ -8,6 +8,7 @@
 #include <libpq-fe.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -160,6 +161,33 @@ TEST(PostgresStoreTest, TwoReplicasRacingForTheFloorGiveItToExactlyOne) {
   EXPECT_EQ(won, 1);
   EXPECT_EQ(refused, 7);
   EXPECT_EQ(b->LoadLease("s1")->version, 1);
+}
+
+TEST(PostgresStoreTest, AClaimFencesTheCommitOfATurnWhoseClaimLapsed) {
+  TestPostgres& pg = TestPostgres::Shared();
+  auto store = Open(pg.Url(pg.NewDatabase()));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
+  EXPECT_EQ(store->ClaimSession("nope", "r_a", 1000).status().code(), StatusCode::kNotFound);
+  auto first = store->ClaimSession("s1", "r_a", 100);
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_FALSE(store->ClaimSession("s1", "r_b", 100)->has_value());  // held: the other replica waits
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));          // replica A stalls past its claim
+  auto second = store->ClaimSession("s1", "r_b", 10000);
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_GT((*second)->token, (*first)->token);
+  TurnRecord late = Turn(1, "t_a");
+  late.claim_token = (*first)->token;
+  Status fenced = store->CommitTurn(late);
+  EXPECT_EQ(fenced.code(), StatusCode::kAborted) << fenced.ToString();
+  EXPECT_TRUE(store->LoadTurns("s1")->empty());
+  TurnRecord current = Turn(1, "t_b");
+  current.claim_token = (*second)->token;
+  EXPECT_TRUE(store->CommitTurn(current).ok());
+  ASSERT_TRUE(store->ReleaseSession("s1", (*second)->token).ok());
+  auto third = store->ClaimSession("s1", "r_a", 100);
+  ASSERT_TRUE(third.ok() && third->has_value());
+  EXPECT_EQ((*third)->turn_count, 1);  // the session's version, for the replica's cache
 }
 
 }  // namespace

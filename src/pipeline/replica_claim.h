@@ -1,0 +1,49 @@
+// Turns of one session across replicas (a shared store, docs/store.md): before a turn
+// runs, its replica claims the session in the store; the claim's token fences the
+// turn's commit and its version tells whether this replica's cached copy of the session
+// is current. Inside one process the SessionQueue already orders a session's turns;
+// the claim orders them between processes, without holding a database connection or
+// lock while the model and the tools work.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "reins/clock.h"
+#include "reins/store.h"
+#include "reins/async.h"
+
+namespace reins {
+
+// A held claim, released when destroyed (after the turn's deferred calls ran). Empty
+// (token 0) when the store is not shared.
+class ReplicaClaim {
+ public:
+  ReplicaClaim() = default;
+  ReplicaClaim(Store* store, std::string session_id, SessionClaim claim)
+      : store_(store), session_id_(std::move(session_id)), claim_(claim) {}
+  ReplicaClaim(ReplicaClaim&& other) noexcept
+      : store_(std::exchange(other.store_, nullptr)), session_id_(std::move(other.session_id_)), claim_(other.claim_) {}
+  ReplicaClaim& operator=(ReplicaClaim&&) = delete;
+  ~ReplicaClaim();
+
+  int64_t token() const { return claim_.token; }
+  // The session's turn count when the claim was taken: its version in the store.
+  int turn_count() const { return claim_.turn_count; }
+  bool held() const { return store_ != nullptr; }
+
+ private:
+  Store* store_ = nullptr;
+  std::string session_id_;
+  SessionClaim claim_;
+};
+
+// Claims `session_id` for one turn, waiting (polling every 20 ms) while another
+// replica's turn holds it, up to `wait_ms`; Unavailable after that. The claim lapses
+// after `ttl_ms` if this process dies holding it. An empty claim when the store is not
+// shared.
+Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, const std::string& session_id,
+                                        const std::string& owner, int64_t ttl_ms, int64_t wait_ms);
+
+}  // namespace reins
