@@ -82,7 +82,9 @@ class Runtime {
 
   // Runs the outbox entries a previous process left unfinished (crash recovery, I12),
   // each under its idempotency key; failures become notices. Returns how many ran.
-  Task<Result<int>> ResumeOutbox();
+  // quiet_ms > 0 skips entries touched more recently: on a shared store another
+  // replica may be about to claim them (reins serve sweeps its peers' leftovers so).
+  Task<Result<int>> ResumeOutbox(int64_t quiet_ms = 0);
 
   // Replaces the agent's tool catalog (an MCP server's tool list changed): turns that
   // start afterwards see `tools`, with backends from the same sources as the first

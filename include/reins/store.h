@@ -45,6 +45,7 @@ struct OutboxEntry {
   int attempts = 0;
   Json result;  // envelope of the last attempt (null until one finished)
   std::string step_id;  // plan mode: the step it was queued for ("" otherwise)
+  int64_t updated_at_ms = 0;  // when it was queued, claimed or finished
 };
 
 struct Notice {
@@ -176,7 +177,9 @@ class Store {
                                                           const std::string& idempotency_key) = 0;
 
   // The outbox (deferral, I12). Claim moves a pending (or, after a crash, running)
-  // entry to running and counts the attempt; false when it is already done.
+  // entry to running and counts the attempt; false when it is already done. A shared
+  // store takes a running entry over only once it has run for longer than any deferred
+  // call may (its replica died), never while another replica may be running it.
   virtual Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) = 0;
   virtual Status RecordDeferredOutcome(const DeferredOutcome& outcome) = 0;
   // Entries not done, oldest first: what a restarted runtime must still run.

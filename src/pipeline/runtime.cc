@@ -469,11 +469,13 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
   }
 }
 
-Task<Result<int>> Runtime::ResumeOutbox() {
+Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
   REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, impl_->parts.store->UnfinishedOutbox());
   std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
+  const int64_t now = impl_->parts.clock->NowMs();
   int ran = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
+    if (quiet_ms > 0 && now - entries[i].updated_at_ms < quiet_ms) continue;
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
     std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, DeferredRun::kResumed);

@@ -19,7 +19,7 @@ using store::pg::Rows;
 using store::pg::Text;
 
 constexpr const char* kOutboxColumns =
-    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, step_id FROM outbox";
+    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, step_id, updated_at FROM outbox";
 
 Result<OutboxEntry> OutboxFromRow(const Rows& r, int i) {
   OutboxEntry e;
@@ -35,6 +35,7 @@ Result<OutboxEntry> OutboxFromRow(const Rows& r, int i) {
     REINS_ASSIGN_OR_RETURN(e.result, store::ParseStoredJson(r.Str(i, 8), "the result of outbox entry '" + e.key + "'"));
   }
   e.step_id = r.Str(i, 9);
+  e.updated_at_ms = r.Int(i, 10);
   return e;
 }
 
@@ -92,9 +93,13 @@ Status UpdateTurn(Connection& c, const DeferredOutcome& o, const std::string& tu
 Result<bool> PostgresStore::ClaimOutbox(const std::string& key, int64_t now_ms) {
   bool claimed = false;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
+    // A running entry may belong to another replica that is running it right now; it
+    // is taken over only once it has been running for kOutboxLapseMs (its replica died).
     REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("UPDATE outbox SET status = 'running', attempts = attempts + 1, updated_at = $1 "
-                                          "WHERE key = $2 AND status <> 'done'",
-                                          {Int(now_ms), Text(key)}, "cannot claim outbox entry '" + key + "'"));
+                                          "WHERE key = $2 AND (status = 'pending' OR (status = 'running' AND "
+                                          "updated_at <= $1::bigint - $3::bigint))",
+                                          {Int(now_ms), Text(key), Int(store::pg::kOutboxLapseMs)},
+                                          "cannot claim outbox entry '" + key + "'"));
     claimed = r.affected() == 1;
     return {};
   }));

@@ -16,7 +16,7 @@ using store::DumpJson;
 using store::Guarded;
 
 constexpr const char* kOutboxColumns =
-    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, step_id FROM outbox";
+    "SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, step_id, updated_at FROM outbox";
 
 OutboxEntry OutboxFromRow(SQLite::Statement& q) {
   OutboxEntry e;
@@ -30,6 +30,7 @@ OutboxEntry OutboxFromRow(SQLite::Statement& q) {
   e.attempts = q.getColumn(7).getInt();
   e.result = ColumnJson(q.getColumn(8), "the result of outbox entry '" + e.key + "'");
   e.step_id = q.getColumn(9).getString();
+  e.updated_at_ms = q.getColumn(10).getInt64();
   return e;
 }
 

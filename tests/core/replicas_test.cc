@@ -157,5 +157,35 @@ TEST_F(ReplicasTest, TheFloorHoldsAcrossReplicas) {
   EXPECT_EQ(answered->status, TurnStatus::kCompleted) << TurnResultToJson(*answered).dump();
 }
 
+TEST_F(ReplicasTest, AWriteAReplicaLeftInTheOutboxRunsOnAnotherOnceItSatQuiet) {
+  // Replica A committed two turns, each with a deferred write, and died before running them.
+  for (int n = 1; n <= 2; ++n) {
+    TurnRecord t;
+    t.session_id = session_;
+    t.speaker = "ana";
+    t.result.turn_id = "t_left" + std::to_string(n);
+    t.result.turn_number = n;
+    t.new_messages = {Message::User("play")};
+    t.session_state = Json::object();
+    ToolOutcome call;
+    call.name = "play";
+    call.args = Json{{"title", "x"}};
+    call.status = ToolOutcome::Status::kDeferred;
+    call.idempotency_key = t.result.turn_id + ":1:0";
+    t.result.tools = {call};
+    t.created_at_ms = clock_->NowMs() - (n == 1 ? 31'000 : 0);  // the second, just now
+    ASSERT_TRUE(a_.runtime->store().CommitTurn(t).ok());
+  }
+  // B's sweep runs the quiet one; the fresh one may still be claimed by its own replica.
+  auto ran = testing::RunSync(b_.runtime->ResumeOutbox(30'000));
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(*ran, 1);
+  auto outbox = b_.runtime->store().LoadOutbox(session_);
+  ASSERT_EQ(outbox->size(), 2u);
+  EXPECT_EQ((*outbox)[0].status, "done");
+  EXPECT_EQ((*outbox)[1].status, "pending");
+  EXPECT_EQ(*testing::RunSync(b_.runtime->ResumeOutbox(30'000)), 0);  // done runs never again
+}
+
 }  // namespace
 }  // namespace reins

@@ -190,5 +190,24 @@ TEST(PostgresStoreTest, AClaimFencesTheCommitOfATurnWhoseClaimLapsed) {
   EXPECT_EQ((*third)->turn_count, 1);  // the session's version, for the replica's cache
 }
 
+TEST(PostgresStoreTest, ADeferredCallRunningOnAnotherReplicaIsNotTakenOver) {
+  TestPostgres& pg = TestPostgres::Shared();
+  auto store = Open(pg.Url(pg.NewDatabase()));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
+  TurnRecord t = Turn(1, "t1");
+  ToolOutcome call;
+  call.name = "send_email";
+  call.args = Json::object();
+  call.status = ToolOutcome::Status::kDeferred;
+  call.idempotency_key = "t1:1:0";
+  t.result.tools = {call};
+  ASSERT_TRUE(store->CommitTurn(t).ok());
+  EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000));            // replica A runs it
+  EXPECT_FALSE(*store->ClaimOutbox("t1:1:0", 12000));           // B, resuming its outbox, leaves it
+  EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000 + 301000));   // A died long ago: B takes it over
+  EXPECT_EQ(store->LoadOutbox("s1")->front().attempts, 2);
+}
+
 }  // namespace
 }  // namespace reins
