@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -138,6 +139,16 @@ struct TurnRange {
   int limit = std::numeric_limits<int>::max();
 };
 
+// Carries session events between the processes that share a store, so that a session's
+// event stream on one replica sees what another replica produced.
+class EventRelay {
+ public:
+  virtual ~EventRelay() = default;
+  // Sends one event to the other processes. Never blocks: the relay's thread sends it.
+  virtual void Publish(const std::string& session_id, const TraceEvent& event) = 0;
+};
+using PeerEventHandler = std::function<void(const std::string& session_id, const TraceEvent& event)>;
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -211,6 +222,13 @@ class Store {
   virtual Status ReleaseSession(const std::string& session_id, int64_t token) {
     (void)session_id, (void)token;
     return {};
+  }
+  // Starts relaying session events to and from the other processes sharing this store;
+  // `on_peer_event` runs on the relay's own thread with each event another process
+  // published. nullptr where the store is not shared.
+  virtual Result<std::unique_ptr<EventRelay>> RelayEvents(PeerEventHandler on_peer_event) {
+    (void)on_peer_event;
+    return std::unique_ptr<EventRelay>();
   }
 };
 

@@ -129,12 +129,15 @@ int ServeCommand(const ServeFlags& flags) {
     std::cerr << made.status().message() << "\n";
     return 2;
   }
-  Api* api_ptr = nullptr;  // set below; events only flow once the server runs
+  Api* api_ptr = nullptr;            // set below; events only flow once the server runs
+  EventRelay* relay_ptr = nullptr;   // replicas on a shared store: events to the others
   RuntimeParts parts = std::move(made).value();
-  const bool shared_store = parts.store->shared();
+  Store* store = parts.store.get();  // owned by the runtime, which outlives the server
+  const bool shared_store = store->shared();
   parts.session_cache = flags.session_cache;
-  parts.on_event = [&api_ptr](const std::string& session, const TraceEvent& e) {
+  parts.on_event = [&api_ptr, &relay_ptr](const std::string& session, const TraceEvent& e) {
     if (api_ptr) api_ptr->OnRuntimeEvent(session, e);
+    if (relay_ptr) relay_ptr->Publish(session, e);
   };
   // The agent with its MCP servers (started before the runtime, stopped after it); a
   // server's changed tool list applies to the turns that start once it is announced.
@@ -174,6 +177,14 @@ int ServeCommand(const ServeFlags& flags) {
       std::cerr << s.message() << "\n";
       return 2;
     }
+    // What other replicas' turns produce reaches this replica's session event streams.
+    Result<std::unique_ptr<EventRelay>> relay =
+        store->RelayEvents([&api](const std::string& session, const TraceEvent& e) { api.OnPeerEvent(session, e); });
+    if (!relay.ok()) {
+      std::cerr << relay.status().message() << "\n";
+      return 2;
+    }
+    relay_ptr = relay->get();
     asio::co_spawn(strand, ResumeOutbox(**runtime), asio::detached);
     if (shared_store) asio::co_spawn(strand, SweepPeersOutbox(**runtime, clock), asio::detached);
     asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -187,6 +198,7 @@ int ServeCommand(const ServeFlags& flags) {
     io.run();
     for (std::thread& t : pool) t.join();
     api_ptr = nullptr;
+    relay_ptr = nullptr;
   }
   return exit_code;
 }

@@ -69,6 +69,10 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
 
 void Api::OnRuntimeEvent(const std::string& session_id, const TraceEvent& event) {
   impl_->Count(session_id, event);
+  OnPeerEvent(session_id, event);
+}
+
+void Api::OnPeerEvent(const std::string& session_id, const TraceEvent& event) {
   std::vector<std::shared_ptr<EventStream>> targets;
   {
     std::lock_guard lock(impl_->mu);

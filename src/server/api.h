@@ -40,6 +40,9 @@ class Api {
   // Wired to RuntimeParts::on_event: feeds metrics and session event streams.
   // Called on the runtime strand.
   void OnRuntimeEvent(const std::string& session_id, const TraceEvent& event);
+  // An event another replica produced (the store's EventRelay): to this replica's
+  // event streams of the session only; its metrics were counted where it happened.
+  void OnPeerEvent(const std::string& session_id, const TraceEvent& event);
   // From now on new requests get 503 and event streams end.
   void BeginShutdown();
 

@@ -77,6 +77,8 @@ class Connection {
   // Runs SQL without parameters or preparation (BEGIN, DDL, several statements).
   Status Run(const std::string& sql, const std::string& what);
 
+  // libpq's handle, for what the statement API does not cover (LISTEN's notifications).
+  pg_conn* raw() const { return conn_; }
   bool ok() const;    // the connection is up (false once the server dropped it)
   bool idle() const;  // up and not inside a transaction: fit to lend again
   // Nothing succeeded on it since it was lent: a failure then, on a connection that is

@@ -4,7 +4,8 @@
 // so exactly one applies each step and the others find it done.
 //
 // PostgreSQL support arrived with SQLite's schema at version 7, so its step 1 is that
-// whole schema; later changes add a step to both lists.
+// whole schema; later changes add a step to both lists (step 2, the relay of large
+// session events between replicas, is PostgreSQL's alone).
 #include "store/pg_migrations.h"
 
 #include <array>
@@ -149,8 +150,18 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_by_session ON approvals(session_id, status);
 )sql";
 
+// Session events too large for one NOTIFY payload (8,000 bytes) wait here for the
+// other replicas to read them (pg_event_relay.cc); rows older than a minute go.
+constexpr const char* kV2 = R"sql(
+CREATE TABLE relayed_events (
+  id BIGSERIAL PRIMARY KEY,
+  created_at BIGINT NOT NULL,
+  payload TEXT NOT NULL
+);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1};
+constexpr std::array kSteps = {kV1, kV2};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "store/pg_connection.h"
+#include "store/pg_event_relay.h"
 #include "store/pg_migrations.h"
 #include "store/pg_store_rows.h"
 #include "store/row_json.h"
@@ -66,6 +67,11 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
     REINS_RETURN_IF_ERROR(store::pg::ApplyMigrations(*conn));
   }
   return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(pool)));
+}
+
+Result<std::unique_ptr<EventRelay>> PostgresStore::RelayEvents(PeerEventHandler on_peer_event) {
+  return std::unique_ptr<EventRelay>(
+      std::make_unique<store::pg::EventRelay>(pool_->url(), pool_->options(), std::move(on_peer_event)));
 }
 
 Status PostgresStore::Call(const std::function<Status(Connection&)>& body) {

@@ -54,7 +54,8 @@ class PostgresStore final : public Store {
   Result<std::optional<SessionClaim>> ClaimSession(const std::string& session_id, const std::string& owner,
                                                    int64_t ttl_ms) override;
   Status ReleaseSession(const std::string& session_id, int64_t token) override;
-
+  // LISTEN/NOTIFY on a connection of its own (pg_event_relay.h).
+  Result<std::unique_ptr<EventRelay>> RelayEvents(PeerEventHandler on_peer_event) override;
 
  private:
   explicit PostgresStore(std::unique_ptr<store::pg::Pool> pool);

@@ -1,13 +1,25 @@
-// Two `reins serve` processes on one PostgreSQL database, as replicas behind a load
-// balancer with no sticky sessions: any replica takes any request of any session, and
-// a replica killed with SIGKILL loses no turn it acknowledged.
+// Three `reins serve` processes on one PostgreSQL database, as replicas behind a load
+// balancer with no sticky sessions: any replica takes any request of any session, the
+// floor, clarifications, approvals, idempotent retries and event streams hold across
+// them, turns of one session never interleave, and a replica killed with SIGKILL loses
+// no turn it acknowledged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "net/http_client.h"
+#include "net/sse.h"
 #include "server/api_client.h"
 #include "server/server_process.h"
 #include "support/test_postgres.h"
@@ -19,69 +31,214 @@ using testing::Call;
 using testing::Reply;
 using testing::ServerProcess;
 
-std::string Say(const std::string& text) { return Json{{"speaker", "user"}, {"say", text}}.dump(); }
+std::string Say(const std::string& text, const std::string& speaker = "user") {
+  return Json{{"speaker", speaker}, {"say", text}}.dump();
+}
 
 class ReplicasE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = testing::TestPostgres::Shared().Url(testing::TestPostgres::Shared().NewDatabase());
-    a_ = Start();
-    b_ = Start();
+    for (int i = 0; i < 3; ++i) replicas_.push_back(Start());
   }
   std::unique_ptr<ServerProcess> Start() {
-    auto s = std::make_unique<ServerProcess>(
-        std::vector<std::string>{"--config", "tests/server/agent.yaml", "--store", store_});
+    auto s = std::make_unique<ServerProcess>(std::vector<std::string>{
+        "--config", "tests/server/agent.yaml", "--store", store_, "--heartbeat-ms", "200"});
     EXPECT_GT(s->port(), 0) << "the replica did not start: " << s->first_line() << s->Log();
     return s;
   }
+  const ServerProcess& replica(size_t i) const { return *replicas_[i % replicas_.size()]; }
   static std::string NewSession(const ServerProcess& on) {
     Reply r = Call("POST", on.base_url() + "/v1/sessions", "{}");
     EXPECT_EQ(r.status, 201) << r.body.dump();
     return r.body.value("session_id", "");
   }
+  static std::string Turns(const ServerProcess& on, const std::string& session) {
+    return on.base_url() + "/v1/sessions/" + session + "/turns";
+  }
   static Reply Turn(const ServerProcess& on, const std::string& session, const std::string& text) {
-    return Call("POST", on.base_url() + "/v1/sessions/" + session + "/turns", Say(text));
+    return Call("POST", Turns(on, session), Say(text));
+  }
+  // Sends every request at once, each to its replica; the answers in the same order.
+  std::vector<HttpResponse> AllAtOnce(const std::vector<HttpRequest>& requests) {
+    boost::asio::io_context io;
+    HttpClient client;
+    std::vector<HttpResponse> answers(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      boost::asio::co_spawn(io, [&, i]() -> Task<void> {
+        Result<HttpResponse> r = co_await client.Send(requests[i]);
+        if (r.ok()) answers[i] = std::move(r).value();
+      }, boost::asio::detached);
+    }
+    io.run_for(std::chrono::seconds(60));
+    return answers;
   }
 
   std::string store_;
-  std::unique_ptr<ServerProcess> a_, b_;
+  std::vector<std::unique_ptr<ServerProcess>> replicas_;
 };
 
 TEST_F(ReplicasE2eTest, AnyReplicaTakesAnyRequestOfAnySession) {
-  const std::string id = NewSession(*a_);
-  Reply prayed = Turn(*b_, id, "Please pray for my mother");  // a deferred write, awaited
+  const std::string id = NewSession(replica(0));
+  Reply prayed = Turn(replica(1), id, "Please pray for my mother");  // a deferred write, awaited
   ASSERT_EQ(prayed.status, 200) << prayed.body.dump();
   EXPECT_EQ(prayed.body["tools"][0]["success"], true) << prayed.body.dump();
-  Reply hello = Turn(*a_, id, "hello");
+  Reply hello = Turn(replica(2), id, "hello");
   ASSERT_EQ(hello.status, 200) << hello.body.dump();
-  Reply session = Call("GET", b_->base_url() + "/v1/sessions/" + id);
+  Reply session = Call("GET", replica(0).base_url() + "/v1/sessions/" + id);
   ASSERT_EQ(session.status, 200);
   EXPECT_EQ(session.body["turns"], 2);
-  Reply trace = Call("GET", a_->base_url() + "/v1/sessions/" + id + "/trace");
+  Reply trace = Call("GET", replica(1).base_url() + "/v1/sessions/" + id + "/trace");
   ASSERT_EQ(trace.status, 200);
   ASSERT_EQ(trace.body["turns"].size(), 2u);
-  EXPECT_EQ(Call("GET", b_->base_url() + "/v1/sessions/s_nope").status, 404);
+  EXPECT_EQ(Call("GET", replica(2).base_url() + "/v1/sessions/s_nope").status, 404);
 }
 
 TEST_F(ReplicasE2eTest, AReplicaKilledWithSigkillLosesNoAcknowledgedTurn) {
   std::vector<std::string> answered;
   for (int i = 0; i < 8; ++i) {
-    const ServerProcess& on = i % 2 == 0 ? *a_ : *b_;
+    const ServerProcess& on = replica(i % 2);
     const std::string id = NewSession(on);
     Reply turn = Turn(on, id, "Please pray for my mother");
     ASSERT_EQ(turn.status, 200) << turn.body.dump();
     answered.push_back(id);
   }
-  a_->Signal(SIGKILL);
-  a_->Wait();
+  replicas_[0]->Signal(SIGKILL);
+  replicas_[0]->Wait();
   for (const std::string& id : answered) {
-    Reply session = Call("GET", b_->base_url() + "/v1/sessions/" + id);
+    Reply session = Call("GET", replica(1).base_url() + "/v1/sessions/" + id);
     ASSERT_EQ(session.status, 200) << id;
     EXPECT_EQ(session.body["turns"], 1) << id;
-    Reply next = Turn(*b_, id, "hello");  // the sessions A served go on through B
+    Reply next = Turn(replica(2), id, "hello");  // the sessions A served go on through B
     EXPECT_EQ(next.status, 200) << next.body.dump();
-    EXPECT_EQ(Call("GET", b_->base_url() + "/v1/sessions/" + id).body["turns"], 2) << id;
+    EXPECT_EQ(Call("GET", replica(1).base_url() + "/v1/sessions/" + id).body["turns"], 2) << id;
   }
+}
+
+TEST_F(ReplicasE2eTest, TheFloorHoldsAcrossReplicas) {
+  const std::string id = NewSession(replica(0));
+  Reply asked = Call("POST", Turns(replica(0), id), Say("Tell John I'm late", "ana"));
+  ASSERT_EQ(asked.status, 200) << asked.body.dump();
+  ASSERT_EQ(asked.body["status"], "awaiting_clarification") << asked.body.dump();
+  EXPECT_EQ(asked.body["lease"]["owner"], "ana");
+  // Ben, through another replica, is kept off the floor Ana holds.
+  Reply ben = Call("POST", Turns(replica(1), id), Say("hi", "ben"));
+  ASSERT_EQ(ben.status, 200) << ben.body.dump();
+  EXPECT_EQ(ben.body["status"], "blocked") << ben.body.dump();
+  // Ana's answer, through the third replica, is admitted and answers her question
+  // (the scripted model then looks John up again: a new question, not the old one).
+  Reply answered = Call("POST", Turns(replica(2), id), R"({"speaker":"ana","select":"u_doe"})");
+  ASSERT_EQ(answered.status, 200) << answered.body.dump();
+  EXPECT_NE(answered.body["status"], "blocked") << answered.body.dump();
+  Reply trace = Call("GET", replica(1).base_url() + "/v1/sessions/" + id + "/trace");
+  ASSERT_EQ(trace.body["turns"].size(), 3u) << trace.body.dump();
+  bool answered_event = false;
+  for (const Json& e : trace.body["turns"][2]["events"]) {
+    answered_event = answered_event || (e["type"] == "clarification.answered" &&
+                                        e["data"]["id"] == asked.body["clarification"]["id"]);
+  }
+  EXPECT_TRUE(answered_event) << trace.body["turns"][2].dump();
+}
+
+TEST_F(ReplicasE2eTest, AnApprovalAskedOnOneReplicaIsGrantedOnAnother) {
+  const std::string id = NewSession(replica(0));
+  Reply paused = Turn(replica(0), id, "show it");
+  ASSERT_EQ(paused.status, 200) << paused.body.dump();
+  ASSERT_EQ(paused.body["status"], "awaiting_approval") << paused.body.dump();
+  EXPECT_TRUE(Call("GET", replica(2).base_url() + "/v1/sessions/" + id).body.contains("pending_approval"));
+  Reply approved = Call("POST", Turns(replica(1), id), R"({"speaker":"user","approve":true})");
+  ASSERT_EQ(approved.status, 200) << approved.body.dump();
+  EXPECT_EQ(approved.body["status"], "completed") << approved.body.dump();
+  EXPECT_EQ(approved.body["tools"][0]["status"], "executed") << approved.body.dump();
+}
+
+TEST_F(ReplicasE2eTest, FiftyConcurrentTurnsOfOneSessionAreEachRecordedOnceInOrder) {
+  const std::string id = NewSession(replica(0));
+  std::vector<HttpRequest> requests(50);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].url = Turns(replica(i), id);
+    requests[i].body = Say("hello number " + std::to_string(i));
+  }
+  std::set<std::string> answered;
+  for (const HttpResponse& answer : AllAtOnce(requests)) {
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    answered.insert(Json::parse(answer.body).value("turn_id", ""));
+  }
+  Reply trace = Call("GET", replica(1).base_url() + "/v1/sessions/" + id + "/trace");
+  ASSERT_EQ(trace.body["turns"].size(), 50u);
+  std::set<std::string> said, stored;
+  for (size_t i = 0; i < 50; ++i) {
+    const Json& turn = trace.body["turns"][i];
+    EXPECT_EQ(turn["turn_number"], static_cast<int>(i) + 1) << "a gap or a duplicate at " << i;
+    said.insert(turn["input"].value("say", ""));
+    stored.insert(turn.value("turn_id", ""));
+  }
+  EXPECT_EQ(said.size(), 50u) << "every request is one turn";
+  EXPECT_EQ(stored, answered) << "every answer is a stored turn of its own";
+}
+
+TEST_F(ReplicasE2eTest, ARetrySentToAnotherReplicaRunsNothingTwice) {
+  const std::string id = NewSession(replica(0));
+  const std::string body = Json{{"speaker", "user"}, {"say", "Please pray for my mother"}, {"idempotency_key", "req-1"}}.dump();
+  std::vector<HttpRequest> requests(3);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].url = Turns(replica(i), id);
+    requests[i].body = body;
+  }
+  std::vector<HttpResponse> answers = AllAtOnce(requests);
+  std::set<std::string> turn_ids;
+  int replays = 0;
+  for (const HttpResponse& answer : answers) {
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    turn_ids.insert(Json::parse(answer.body).value("turn_id", ""));
+    replays += answer.Header("idempotent-replay") == "true";
+  }
+  EXPECT_EQ(turn_ids.size(), 1u);
+  EXPECT_EQ(replays, 2);
+  Reply trace = Call("GET", replica(2).base_url() + "/v1/sessions/" + id + "/trace");
+  ASSERT_EQ(trace.body["turns"].size(), 1u);
+  int writes = 0;
+  for (const Json& e : trace.body["turns"][0]["events"]) writes += e["type"] == "deferred.executed";
+  EXPECT_EQ(writes, 1);
+}
+
+TEST_F(ReplicasE2eTest, AnEventStreamSeesTheTurnsOfOtherReplicas) {
+  const std::string id = NewSession(replica(0));
+  boost::asio::io_context io;
+  HttpClient client;
+  std::vector<SseEvent> events;
+  auto listen = [&]() -> Task<void> {
+    HttpRequest r;
+    r.method = "GET";
+    r.url = replica(0).base_url() + "/v1/sessions/" + id + "/events";
+    r.headers.push_back({"Accept", "text/event-stream"});
+    SseParser parser;
+    bool done = false;
+    (void)co_await client.Stream(r, [&](std::string_view bytes) {
+      parser.Feed(bytes, [&](SseEvent&& e) {
+        done = done || e.event == "deferred.finished";  // the last thing the turn does
+        events.push_back(std::move(e));
+      });
+      return done ? Aborted("seen enough") : OkStatus();
+    });
+  };
+  auto talk = [&]() -> Task<void> {
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(300));
+    co_await t.async_wait(boost::asio::use_awaitable);
+    HttpRequest r;
+    r.url = Turns(replica(1), id);
+    r.body = Say("Please pray for my mother");
+    (void)co_await client.Send(r);
+  };
+  boost::asio::co_spawn(io, listen(), boost::asio::detached);
+  boost::asio::co_spawn(io, talk(), boost::asio::detached);
+  io.run_for(std::chrono::seconds(10));
+  std::vector<std::string> names;
+  for (const SseEvent& e : events) {
+    if (e.event != "heartbeat") names.push_back(e.event);
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "turn.completed"), names.end()) << ::testing::PrintToString(names);
+  EXPECT_NE(std::find(names.begin(), names.end(), "deferred.finished"), names.end()) << ::testing::PrintToString(names);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -207,6 +208,44 @@ TEST(PostgresStoreTest, ADeferredCallRunningOnAnotherReplicaIsNotTakenOver) {
   EXPECT_FALSE(*store->ClaimOutbox("t1:1:0", 12000));           // B, resuming its outbox, leaves it
   EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000 + 301000));   // A died long ago: B takes it over
   EXPECT_EQ(store->LoadOutbox("s1")->front().attempts, 2);
+}
+
+TEST(PostgresStoreTest, SessionEventsReachTheOtherReplicasSmallAndLarge) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  auto a = Open(pg.Url(db));
+  auto b = Open(pg.Url(db));
+  ASSERT_TRUE(a && b);
+  std::mutex mu;
+  std::vector<std::pair<std::string, TraceEvent>> at_a, at_b;
+  auto into = [&mu](auto* list) {
+    return [&mu, list](const std::string& session, const TraceEvent& e) {
+      std::lock_guard lock(mu);
+      list->emplace_back(session, e);
+    };
+  };
+  auto relay_a = a->RelayEvents(into(&at_a));
+  auto relay_b = b->RelayEvents(into(&at_b));
+  ASSERT_TRUE(relay_a.ok() && relay_b.ok() && *relay_a && *relay_b);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both are listening
+  TraceEvent small{EventType::kNotice, 2, 1000, Json{{"text", "saved"}}};
+  TraceEvent large{EventType::kNotice, 3, 2000, Json{{"text", std::string(20000, 'x')}}};  // over NOTIFY's 8,000 bytes
+  (*relay_a)->Publish("s1", small);
+  (*relay_a)->Publish("s1", large);
+  for (int i = 0; i < 100; ++i) {
+    {
+      std::lock_guard lock(mu);
+      if (at_b.size() >= 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::lock_guard lock(mu);
+  ASSERT_EQ(at_b.size(), 2u);
+  EXPECT_EQ(at_b[0].first, "s1");
+  EXPECT_EQ(at_b[0].second.data, small.data);
+  EXPECT_EQ(at_b[0].second.turn, 2);
+  EXPECT_EQ(at_b[1].second.data, large.data);
+  EXPECT_TRUE(at_a.empty()) << "a replica does not hear its own events back";
 }
 
 }  // namespace
