@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all deps configure build test demo test-asan bench bench-peers load fuzz clean
+.PHONY: all deps configure build test demo verify test-asan bench bench-peers load fuzz clean
 
 all: build
 
@@ -29,6 +29,10 @@ test: build
 
 demo: build
 	@$(BUILD)/reins demo examples
+
+# The replica protocol, model-checked with SPIN (verify/replicas.pml, docs/deployment.md).
+verify: deps
+	@./scripts/verify
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps

@@ -1,6 +1,6 @@
 // Store: durable sessions, turns, conversation history, tool invocations,
 // clarifications and trace events. SQLite (one process) and PostgreSQL (several
-// replicas) implement it (src/store/, docs/store.md).
+// replicas) implement it (src/store/, docs/deployment.md).
 //
 // Atomicity: CommitTurn writes everything a turn produced in one transaction, so a
 // crash or an error never leaves half a turn behind. Calls are synchronous;
@@ -192,6 +192,8 @@ class Store {
   // store takes a running entry over only once it has run for longer than any deferred
   // call may (its replica died), never while another replica may be running it.
   virtual Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) = 0;
+  // Marks the entry done with its outcome, once: AlreadyExists (and nothing written)
+  // when its outcome is recorded already, by a replica that took it over and ran it too.
   virtual Status RecordDeferredOutcome(const DeferredOutcome& outcome) = 0;
   // Entries not done, oldest first: what a restarted runtime must still run.
   virtual Result<std::vector<OutboxEntry>> UnfinishedOutbox() = 0;

@@ -103,7 +103,11 @@ Result<std::pair<std::string, Options>> ParseStoreUrl(const std::string& url) {
     const size_t eq = pair.find('=');
     const std::string_view key = pair.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-    int* setting = key == "pool_size" ? &options.pool_size : key == "statement_timeout_ms" ? &options.statement_timeout_ms : nullptr;
+    int* setting = key == "pool_size"              ? &options.pool_size
+                   : key == "statement_timeout_ms" ? &options.statement_timeout_ms
+                   : key == "connect_timeout_s"    ? &options.connect_timeout_s
+                   : key == "outbox_lapse_ms"      ? &options.outbox_lapse_ms
+                                                   : nullptr;
     if (setting == nullptr) {
       kept += (kept.empty() ? "?" : "&") + std::string(pair);  // libpq's own (sslmode, connect_timeout...)
       continue;

@@ -58,10 +58,15 @@ struct Options {
   int pool_size = 8;
   int statement_timeout_ms = 5000;
   int connect_timeout_s = 5;
+  // How long a deferred call may stay `running` before another replica takes it over
+  // (PostgresStore::ClaimOutbox): longer than any deferred tool's timeout_ms, or a slow
+  // call is delivered twice (with the same idempotency key).
+  int outbox_lapse_ms = 5 * 60 * 1000;
 };
 
 // Splits "postgres://u@h/db?pool_size=4&sslmode=disable" into the URL libpq is given
-// and the options reins reads itself (pool_size, statement_timeout_ms).
+// and the options reins reads itself (pool_size, statement_timeout_ms, connect_timeout_s,
+// outbox_lapse_ms).
 Result<std::pair<std::string, Options>> ParseStoreUrl(const std::string& url);
 
 class Connection {

@@ -9,10 +9,6 @@
 
 namespace reins::store::pg {
 
-// How long a deferred call may stay `running` before another replica takes it over
-// (PostgresStore::ClaimOutbox): longer than any deferred call's timeout.
-inline constexpr int64_t kOutboxLapseMs = 5 * 60 * 1000;
-
 inline constexpr const char* kTurnColumns =
     "SELECT id, number, speaker, status, reply, created_at, input, result, events FROM turns";
 

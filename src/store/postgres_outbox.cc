@@ -94,11 +94,12 @@ Result<bool> PostgresStore::ClaimOutbox(const std::string& key, int64_t now_ms) 
   bool claimed = false;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
     // A running entry may belong to another replica that is running it right now; it
-    // is taken over only once it has been running for kOutboxLapseMs (its replica died).
+    // is taken over only once it has been running for the store's outbox_lapse_ms (its
+    // replica died).
     REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("UPDATE outbox SET status = 'running', attempts = attempts + 1, updated_at = $1 "
                                           "WHERE key = $2 AND (status = 'pending' OR (status = 'running' AND "
                                           "updated_at <= $1::bigint - $3::bigint))",
-                                          {Int(now_ms), Text(key), Int(store::pg::kOutboxLapseMs)},
+                                          {Int(now_ms), Text(key), Int(pool_->options().outbox_lapse_ms)},
                                           "cannot claim outbox entry '" + key + "'"));
     claimed = r.affected() == 1;
     return {};
@@ -111,9 +112,11 @@ Status PostgresStore::RecordDeferredOutcome(const DeferredOutcome& o) {
   return Call([&](Connection& c) -> Status {
     store::pg::Transaction tx(c, what);
     REINS_RETURN_IF_ERROR(tx.begun());
-    REINS_ASSIGN_OR_RETURN(Rows found, c.Exec("SELECT session_id, turn_id, step_id FROM outbox WHERE key = $1 FOR UPDATE",
+    REINS_ASSIGN_OR_RETURN(Rows found, c.Exec("SELECT session_id, turn_id, step_id, status FROM outbox WHERE key = $1 "
+                                              "FOR UPDATE",
                                               {Text(o.key)}, what));
     if (found.size() == 0) return NotFound("outbox entry '" + o.key + "' does not exist");
+    if (found.Str(0, 3) == "done") return store::OutcomeAlreadyRecorded(o.key);
     const std::string session_id = found.Str(0, 0);
     const std::string turn_id = found.Str(0, 1);
     const std::string envelope = DumpJson(EnvelopeToJson(o.result));

@@ -72,4 +72,8 @@ Status SessionNotFound(const std::string& session_id) {
   return NotFound("session '" + session_id + "' does not exist");
 }
 
+Status OutcomeAlreadyRecorded(const std::string& key) {
+  return AlreadyExists("the outcome of deferred call '" + key + "' is already recorded; this delivery repeated it");
+}
+
 }  // namespace reins::store

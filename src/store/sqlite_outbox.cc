@@ -5,6 +5,7 @@
 // then records the outcome here: the row is done, the tool invocation gets its result,
 // the turn gets the trace events, and a failure becomes a note on the reply or a
 // notice for the next one, all in one transaction.
+#include "store/row_json.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
 
@@ -55,9 +56,10 @@ Status SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     store::ResetOnExit reset(*statements_);
     store::StatementCache& sc = *statements_;
-    SQLite::Statement& find = sc.Get("SELECT session_id, turn_id, step_id FROM outbox WHERE key = ?");
+    SQLite::Statement& find = sc.Get("SELECT session_id, turn_id, step_id, status FROM outbox WHERE key = ?");
     find.bind(1, o.key);
     if (!find.executeStep()) return NotFound("outbox entry '" + o.key + "' does not exist");
+    if (find.getColumn(3).getString() == "done") return store::OutcomeAlreadyRecorded(o.key);
     const std::string session_id = find.getColumn(0).getString();
     const std::string turn_id = find.getColumn(1).getString();
     const std::string step_id = find.getColumn(2).getString();

@@ -262,6 +262,11 @@ TEST_P(StoreContractTest, ADeferredCallsOutcomeReachesItsTurn) {
   o.notice = "The email to Ann was not sent.";
   o.at_ms = 5001;
   ASSERT_TRUE(store_->RecordDeferredOutcome(o).ok());
+  // A repeated delivery (a replica that took the entry over) records nothing more.
+  DeferredOutcome repeat = o;
+  repeat.result.success = true;
+  repeat.notice = "a second notice";
+  EXPECT_EQ(store_->RecordDeferredOutcome(repeat).code(), StatusCode::kAlreadyExists);
   Reopen();
 
   EXPECT_TRUE(store_->UnfinishedOutbox()->empty());
