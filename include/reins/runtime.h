@@ -84,6 +84,7 @@ class Runtime {
   // each under its idempotency key; failures become notices. Returns how many ran.
   // quiet_ms > 0 skips entries touched more recently: on a shared store another
   // replica may be about to claim them (reins serve sweeps its peers' leftovers so).
+  // On a shared store it first releases session claims a store outage left held.
   Task<Result<int>> ResumeOutbox(int64_t quiet_ms = 0);
 
   // Replaces the agent's tool catalog (an MCP server's tool list changed): turns that

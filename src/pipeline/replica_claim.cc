@@ -2,19 +2,39 @@
 
 namespace reins {
 
-ReplicaClaim::~ReplicaClaim() {
-  // A release that fails leaves the claim to lapse at its expiry: later turns of the
-  // session wait until then, nothing is lost.
-  if (store_ != nullptr) (void)store_->ReleaseSession(session_id_, claim_.token);
+void OwedReleases::Add(std::string session_id, int64_t token) {
+  std::lock_guard lock(mu_);
+  owed_.emplace_back(std::move(session_id), token);
 }
 
-Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, const std::string& session_id,
+void OwedReleases::Retry(Store& store) {
+  std::vector<std::pair<std::string, int64_t>> owed;
+  {
+    std::lock_guard lock(mu_);
+    owed.swap(owed_);
+  }
+  for (auto& [session_id, token] : owed) {
+    if (!store.ReleaseSession(session_id, token).ok()) Add(std::move(session_id), token);
+  }
+}
+
+ReplicaClaim::~ReplicaClaim() {
+  // A release that fails is owed: retried before the next claim, and at worst the claim
+  // lapses at its expiry. Later turns of the session wait until then; nothing is lost.
+  if (store_ == nullptr) return;
+  if (!store_->ReleaseSession(session_id_, claim_.token).ok() && owed_ != nullptr) {
+    owed_->Add(session_id_, claim_.token);
+  }
+}
+
+Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, OwedReleases& owed, const std::string& session_id,
                                         const std::string& owner, int64_t ttl_ms, int64_t wait_ms) {
   if (!store.shared()) co_return ReplicaClaim();
+  owed.Retry(store);
   constexpr int64_t kPollMs = 20;
   for (int64_t waited = 0;; waited += kPollMs) {
     REINS_CO_ASSIGN_OR_RETURN(std::optional<SessionClaim> claim, store.ClaimSession(session_id, owner, ttl_ms));
-    if (claim) co_return ReplicaClaim(&store, session_id, *claim);
+    if (claim) co_return ReplicaClaim(&store, &owed, session_id, *claim);
     if (waited >= wait_ms) {
       co_return Unavailable("session '" + session_id + "' is running a turn on another replica for longer than " +
                             std::to_string(wait_ms) + " ms; try again");

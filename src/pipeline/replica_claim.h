@@ -1,4 +1,4 @@
-// Turns of one session across replicas (a shared store, docs/store.md): before a turn
+// Turns of one session across replicas (a shared store, docs/deployment.md): before a turn
 // runs, its replica claims the session in the store; the claim's token fences the
 // turn's commit and its version tells whether this replica's cached copy of the session
 // is current. Inside one process the SessionQueue already orders a session's turns;
@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "reins/clock.h"
 #include "reins/store.h"
@@ -16,15 +18,32 @@
 
 namespace reins {
 
+// Claims whose release failed because the store was unreachable (a database restart):
+// released again before this process takes its next claim, so the sessions do not stay
+// claimed until their claims lapse. A release of a token that is no longer the
+// session's does nothing, so a late one is harmless.
+class OwedReleases {
+ public:
+  void Add(std::string session_id, int64_t token);
+  void Retry(Store& store);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<std::string, int64_t>> owed_;
+};
+
 // A held claim, released when destroyed (after the turn's deferred calls ran). Empty
 // (token 0) when the store is not shared.
 class ReplicaClaim {
  public:
   ReplicaClaim() = default;
-  ReplicaClaim(Store* store, std::string session_id, SessionClaim claim)
-      : store_(store), session_id_(std::move(session_id)), claim_(claim) {}
+  ReplicaClaim(Store* store, OwedReleases* owed, std::string session_id, SessionClaim claim)
+      : store_(store), owed_(owed), session_id_(std::move(session_id)), claim_(claim) {}
   ReplicaClaim(ReplicaClaim&& other) noexcept
-      : store_(std::exchange(other.store_, nullptr)), session_id_(std::move(other.session_id_)), claim_(other.claim_) {}
+      : store_(std::exchange(other.store_, nullptr)),
+        owed_(other.owed_),
+        session_id_(std::move(other.session_id_)),
+        claim_(other.claim_) {}
   ReplicaClaim& operator=(ReplicaClaim&&) = delete;
   ~ReplicaClaim();
 
@@ -35,15 +54,16 @@ class ReplicaClaim {
 
  private:
   Store* store_ = nullptr;
+  OwedReleases* owed_ = nullptr;
   std::string session_id_;
   SessionClaim claim_;
 };
 
 // Claims `session_id` for one turn, waiting (polling every 20 ms) while another
 // replica's turn holds it, up to `wait_ms`; Unavailable after that. The claim lapses
-// after `ttl_ms` if this process dies holding it. An empty claim when the store is not
-// shared.
-Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, const std::string& session_id,
+// after `ttl_ms` if this process dies holding it. Retries `owed` first. An empty claim
+// when the store is not shared.
+Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, OwedReleases& owed, const std::string& session_id,
                                         const std::string& owner, int64_t ttl_ms, int64_t wait_ms);
 
 }  // namespace reins

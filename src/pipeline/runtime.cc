@@ -66,6 +66,7 @@ struct Runtime::Impl {
   std::unique_ptr<CommitQueue> commits;  // over parts.store: turns that finish together commit together
   SessionQueue queue;
   std::string replica_id;  // names this process in the session claims of a shared store
+  OwedReleases owed_releases;  // claims to release once the store is reachable again
   mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
   std::shared_ptr<Catalog> catalog;
@@ -278,8 +279,9 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   const int64_t turn_ms = config_now->config.turn_timeout_ms > 0 ? config_now->config.turn_timeout_ms : 600000;
   const int64_t claim_ttl_ms = turn_ms + config_now->config.deferred.timeout_ms + 30000;
   Store& store = *impl_->parts.store;
-  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(store, *impl_->parts.clock, session_id,
-                                                                       impl_->replica_id, claim_ttl_ms, turn_ms));
+  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(store, *impl_->parts.clock, impl_->owed_releases,
+                                                                       session_id, impl_->replica_id, claim_ttl_ms,
+                                                                       turn_ms));
   if (claim.held()) impl_->ForgetIfStale(session_id, claim.turn_count());
   REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<Impl::CachedSession> loaded, impl_->Load(session_id));
   Impl::CachedSession& session = *loaded;
@@ -470,6 +472,9 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
 }
 
 Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
+  // Claims owed since the store was last unreachable go first, so an idle replica does
+  // not leave them to lapse.
+  if (impl_->parts.store->shared()) impl_->owed_releases.Retry(*impl_->parts.store);
   REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, impl_->parts.store->UnfinishedOutbox());
   std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
   const int64_t now = impl_->parts.clock->NowMs();

@@ -41,11 +41,13 @@ Task<void> Api::Impl::CreateSession(Exchange x) {
   co_await SendJson(x.res, 201, CreatedJson(*id, runtime.Greeting()));
 }
 
-// Another tenant's session is reported exactly like a missing one.
+// Another tenant's session is reported exactly like a missing one. A store that cannot
+// be read is not a missing session: the client is told to retry.
 Task<std::optional<ApiError>> Api::Impl::CheckSession(std::string id, std::string tenant) {
   const SessionView& view = sessions;
   std::function<Result<std::string>()> read = [&view, id] { return view.TenantOf(id); };
   Result<std::string> owner = co_await OnRuntimeSync<Result<std::string>>(std::move(read));
+  if (!owner.ok() && owner.status().code() != StatusCode::kNotFound) co_return FromStatus(owner.status());
   if (!owner.ok() || *owner != tenant) co_return ApiError{404, "not_found", "no session " + id};
   co_return std::nullopt;
 }
