@@ -71,6 +71,9 @@ int EvalCommand(const EvalFlags& flags);
 int FuzzCommand(const FuzzFlags& flags);
 int TraceCommand(const std::string& store_url, const std::string& session_id, bool json);
 int MigrateCommand(const std::string& store_url);
+// reins migrate --from sqlite:PATH --to postgres://...: copies a SQLite store's sessions
+// into an empty PostgreSQL database.
+int MigrateCopyCommand(const std::string& from_url, const std::string& to_url);
 int DemoCommand(const std::string& dir);
 int ChatCommand(const ChatFlags& flags);
 int ServeCommand(const ServeFlags& flags);

@@ -70,10 +70,16 @@ int main(int argc, char** argv) {
   trace->add_option("--session", trace_session, "session id; omit to list sessions");
   trace->add_flag("--json", trace_json, "print JSON");
 
-  std::string migrate_store;
+  std::string migrate_store, migrate_from, migrate_to;
   auto* migrate = app.add_subcommand("migrate", "Bring a store's schema up to date (serve does it at start, under a lock "
-                                                "that replicas share)");
-  migrate->add_option("--store", migrate_store, "sqlite:PATH or postgres://USER@HOST:PORT/DB")->required();
+                                                "that replicas share), or copy a SQLite store's sessions into PostgreSQL");
+  auto* migrate_store_opt =
+      migrate->add_option("--store", migrate_store, "sqlite:PATH or postgres://USER@HOST:PORT/DB: bring its schema up to date");
+  auto* migrate_from_opt = migrate->add_option("--from", migrate_from, "sqlite:PATH: the store to copy (stop what serves it first)");
+  auto* migrate_to_opt = migrate->add_option("--to", migrate_to, "postgres://USER@HOST:PORT/DB: an empty database to copy into");
+  migrate_from_opt->needs(migrate_to_opt)->excludes(migrate_store_opt);
+  migrate_to_opt->needs(migrate_from_opt)->excludes(migrate_store_opt);
+  migrate->require_option(1, 2);
 
   std::string demo_dir = "examples";
   auto* demo = app.add_subcommand("demo", "A guided run of one scenario per example, then the before/after table "
@@ -127,7 +133,9 @@ int main(int argc, char** argv) {
   if (*eval) return reins::EvalCommand(eval_flags);
   if (*fuzz) return reins::FuzzCommand(fuzz_flags);
   if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
-  if (*migrate) return reins::MigrateCommand(migrate_store);
+  if (*migrate) {
+    return migrate_store.empty() ? reins::MigrateCopyCommand(migrate_from, migrate_to) : reins::MigrateCommand(migrate_store);
+  }
   if (*demo) return reins::DemoCommand(demo_dir);
   if (*chat) return reins::ChatCommand(chat_flags);
   if (*serve) return reins::ServeCommand(serve_flags);

@@ -43,6 +43,9 @@ int RunCommand(const std::string& file, const RunFlags& flags) {
   }
   RunOptions options;
   options.store_url = flags.store;
+  // A kept session gets ids of its own, so runs of any scenarios can share one store
+  // (a seeded id would be the same for every run).
+  if (flags.store != "sqlite::memory:") options.id_seed = 0;
   options.governor = flags.governor != "off";
   if (flags.model == "sim") options.sim = {{"seed", flags.seed}};
   ScenarioRun run = RunScenario(*scenario, options);
