@@ -212,6 +212,9 @@ class Store {
   // across them by claims, and a process's cached copy of a session is checked against
   // the claim's version. One-process stores (SQLite) answer false and need neither.
   virtual bool shared() const { return false; }
+  // How many calls a shared store serves at once (its connections): the number of
+  // threads a runtime runs its calls on.
+  virtual int concurrent_calls() const { return 1; }
   // Takes the session for one turn when no other claim is live: a new token, valid for
   // `ttl_ms` (by the store's clock) unless released; nullopt while another holds it,
   // NotFound when there is no such session. No connection or lock is held meanwhile.

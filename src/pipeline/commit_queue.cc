@@ -1,6 +1,9 @@
 #include "pipeline/commit_queue.h"
 
+#include <memory>
+
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -26,18 +29,24 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
 }
 
 void CommitQueue::Flush() {
-  std::vector<Waiting> batch = std::move(batch_);
+  auto batch = std::make_shared<std::vector<Waiting>>(std::move(batch_));
   batch_.clear();
-  std::vector<const TurnRecord*> records;
-  records.reserve(batch.size());
-  for (const Waiting& w : batch) records.push_back(w.record);
-  std::vector<Status> statuses = store_.CommitTurns(records);
-  for (size_t i = 0; i < batch.size(); ++i) {
-    *batch[i].status = i < statuses.size() ? std::move(statuses[i]) : Internal("the store returned no status");
-    // Resumed through its own executor, not from inside this loop: a resumed turn may
-    // commit again before the flush is done.
-    asio::post(batch[i].executor, std::move(batch[i].done));
-  }
+  // While the batch is written on the store's threads, each turn's loop has work
+  // outstanding (an io_context run to completion must not end under it).
+  for (Waiting& w : *batch) w.executor = asio::prefer(w.executor, asio::execution::outstanding_work.tracked);
+  calls_.Post([batch](Store& store) {
+    std::vector<const TurnRecord*> records;
+    records.reserve(batch->size());
+    for (const Waiting& w : *batch) records.push_back(w.record);
+    std::vector<Status> statuses = store.CommitTurns(records);
+    for (size_t i = 0; i < batch->size(); ++i) {
+      Waiting& w = (*batch)[i];
+      *w.status = i < statuses.size() ? std::move(statuses[i]) : Internal("the store returned no status");
+      // Resumed through its own executor, not from inside this loop: a resumed turn may
+      // commit again before the flush is done.
+      asio::post(w.executor, std::move(w.done));
+    }
+  });
 }
 
 }  // namespace reins

@@ -3,7 +3,10 @@
 // transaction (Store::CommitTurns, a savepoint per turn) when the loop comes round to
 // it. Turns that finish together share one commit's page writes and locks; a lone turn
 // waits for one pass of the loop, with no thread hand-off. A turn's status is its own:
-// one that fails to commit leaves the others committed.
+// one that fails to commit leaves the others committed. On a shared store the batch is
+// written on the store's threads (StoreCalls) while the loop goes on; the next batch
+// may then be written alongside it, never with a turn of the same session (a session
+// runs one turn at a time).
 //
 // Threading: for coroutines on one executor (single-threaded io_context, or a strand).
 #pragma once
@@ -13,6 +16,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 
+#include "pipeline/store_calls.h"
 #include "reins/async.h"
 #include "reins/store.h"
 
@@ -20,7 +24,7 @@ namespace reins {
 
 class CommitQueue {
  public:
-  explicit CommitQueue(Store& store) : store_(store) {}
+  explicit CommitQueue(StoreCalls& calls) : calls_(calls) {}
 
   // Commits `record` with the others that arrive in this pass of the loop.
   Task<Status> Commit(const TurnRecord& record);
@@ -34,7 +38,7 @@ class CommitQueue {
   };
   void Flush();
 
-  Store& store_;
+  StoreCalls& calls_;
   std::vector<Waiting> batch_;
 };
 

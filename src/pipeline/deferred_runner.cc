@@ -40,7 +40,9 @@ std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
 }
 
 Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int turn_number, DeferredRun mode) {
-  Result<bool> claimed = store_.ClaimOutbox(entry.key, clock_.NowMs());
+  const int64_t now = clock_.NowMs();
+  std::function<Result<bool>(Store&)> claim = [&entry, now](Store& store) { return store.ClaimOutbox(entry.key, now); };
+  Result<bool> claimed = co_await calls_.Run(std::move(claim));
   if (claimed.ok() && !*claimed) co_return std::nullopt;  // done by an earlier run
   DeferredResult r;
   r.entry = entry;
@@ -73,7 +75,7 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int t
   co_return r;
 }
 
-void DeferredRunner::RecordUnattended(const DeferredResult& r) {
+Task<void> DeferredRunner::RecordUnattended(const DeferredResult& r) {
   DeferredOutcome o{r.entry.key, r.result, r.latency_ms, {r.event}, "", "", clock_.NowMs()};
   if (!r.result.success) {
     o.notice = FailureNote(r.entry);
@@ -81,7 +83,9 @@ void DeferredRunner::RecordUnattended(const DeferredResult& r) {
   }
   // A failed write here leaves the entry unfinished: a restart runs it again under the
   // same key, which the backend de-duplicates.
-  if (!store_.RecordDeferredOutcome(o).ok()) return;
+  std::function<Status(Store&)> record = [&o](Store& store) { return store.RecordDeferredOutcome(o); };
+  Status recorded = co_await calls_.Run(std::move(record));
+  if (!recorded.ok()) co_return;
   if (!o.notice.empty() && on_notice) on_notice(r.entry.session_id);
   for (const TraceEvent& e : o.events) {
     if (on_event) on_event(r.entry.session_id, e);
@@ -95,7 +99,7 @@ void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<O
         ex,
         [this, entry = std::move(entry), turn_number, mode, keep_alive]() -> Task<void> {
           std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
-          if (r) RecordUnattended(*r);
+          if (r) co_await RecordUnattended(*r);
         },
         boost::asio::detached);
   }
@@ -113,7 +117,7 @@ Task<std::vector<DeferredResult>> DeferredRunner::RunAwait(std::vector<OutboxEnt
           if (r && state->waiting) {
             state->results[i] = std::move(r);
           } else if (r) {
-            RecordUnattended(*r);  // the turn stopped waiting: report it with the next reply
+            co_await RecordUnattended(*r);  // the turn stopped waiting: report it with the next reply
           }
           if (--state->left == 0) state->done.cancel();
         },

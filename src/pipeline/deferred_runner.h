@@ -20,6 +20,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "pipeline/store_calls.h"
 #include "reins/agent_config.h"
 #include "reins/async.h"
 #include "reins/clock.h"
@@ -43,8 +44,8 @@ inline constexpr EnumNames<DeferredRun, 3> kDeferredRuns{
 
 class DeferredRunner {
  public:
-  DeferredRunner(const AgentConfig& config, const ToolRouter& tools, Store& store, Clock& clock)
-      : config_(config), tools_(tools), store_(store), clock_(clock) {}
+  DeferredRunner(const AgentConfig& config, const ToolRouter& tools, StoreCalls& calls, Clock& clock)
+      : config_(config), tools_(tools), calls_(calls), clock_(clock) {}
 
   // Runs `entries` concurrently and waits at most deferred.timeout_ms. Returns the
   // results that arrived in time, NOT yet recorded (the caller adds the failure notes
@@ -55,7 +56,7 @@ class DeferredRunner {
   void Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries, int turn_number,
              DeferredRun mode, std::shared_ptr<const void> keep_alive);
   // Records a result that nobody waits for: failure -> notice (and its event).
-  void RecordUnattended(const DeferredResult& r);
+  Task<void> RecordUnattended(const DeferredResult& r);
 
   // What the person is told when `entry` failed: its tool's failure_note, naming the
   // plan step it was queued for, if any.
@@ -74,7 +75,7 @@ class DeferredRunner {
 
   const AgentConfig& config_;
   const ToolRouter& tools_;
-  Store& store_;
+  StoreCalls& calls_;
   Clock& clock_;
 };
 

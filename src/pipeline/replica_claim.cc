@@ -21,20 +21,24 @@ void OwedReleases::Retry(Store& store) {
 ReplicaClaim::~ReplicaClaim() {
   // A release that fails is owed: retried before the next claim, and at worst the claim
   // lapses at its expiry. Later turns of the session wait until then; nothing is lost.
-  if (store_ == nullptr) return;
-  if (!store_->ReleaseSession(session_id_, claim_.token).ok() && owed_ != nullptr) {
-    owed_->Add(session_id_, claim_.token);
-  }
+  if (calls_ == nullptr) return;
+  calls_->Post([owed = owed_, session_id = std::move(session_id_), token = claim_.token](Store& store) {
+    if (!store.ReleaseSession(session_id, token).ok() && owed != nullptr) owed->Add(session_id, token);
+  });
 }
 
-Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, OwedReleases& owed, const std::string& session_id,
+Task<Result<ReplicaClaim>> ClaimForTurn(StoreCalls& calls, Clock& clock, OwedReleases& owed, const std::string& session_id,
                                         const std::string& owner, int64_t ttl_ms, int64_t wait_ms) {
-  if (!store.shared()) co_return ReplicaClaim();
-  owed.Retry(store);
+  if (!calls.store().shared()) co_return ReplicaClaim();
+  bool first = true;
+  std::function<Result<std::optional<SessionClaim>>(Store&)> claim_once = [&](Store& store) {
+    if (std::exchange(first, false)) owed.Retry(store);
+    return store.ClaimSession(session_id, owner, ttl_ms);
+  };
   constexpr int64_t kPollMs = 20;
   for (int64_t waited = 0;; waited += kPollMs) {
-    REINS_CO_ASSIGN_OR_RETURN(std::optional<SessionClaim> claim, store.ClaimSession(session_id, owner, ttl_ms));
-    if (claim) co_return ReplicaClaim(&store, &owed, session_id, *claim);
+    REINS_CO_ASSIGN_OR_RETURN(std::optional<SessionClaim> claim, co_await calls.Run(claim_once));
+    if (claim) co_return ReplicaClaim(&calls, &owed, session_id, *claim);
     if (waited >= wait_ms) {
       co_return Unavailable("session '" + session_id + "' is running a turn on another replica for longer than " +
                             std::to_string(wait_ms) + " ms; try again");

@@ -12,9 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/store_calls.h"
+#include "reins/async.h"
 #include "reins/clock.h"
 #include "reins/store.h"
-#include "reins/async.h"
 
 namespace reins {
 
@@ -32,15 +33,16 @@ class OwedReleases {
   std::vector<std::pair<std::string, int64_t>> owed_;
 };
 
-// A held claim, released when destroyed (after the turn's deferred calls ran). Empty
-// (token 0) when the store is not shared.
+// A held claim, released when destroyed (after the turn's deferred calls ran; the
+// release runs on the store's threads, nobody waits for it). Empty (token 0) when the
+// store is not shared.
 class ReplicaClaim {
  public:
   ReplicaClaim() = default;
-  ReplicaClaim(Store* store, OwedReleases* owed, std::string session_id, SessionClaim claim)
-      : store_(store), owed_(owed), session_id_(std::move(session_id)), claim_(claim) {}
+  ReplicaClaim(StoreCalls* calls, OwedReleases* owed, std::string session_id, SessionClaim claim)
+      : calls_(calls), owed_(owed), session_id_(std::move(session_id)), claim_(claim) {}
   ReplicaClaim(ReplicaClaim&& other) noexcept
-      : store_(std::exchange(other.store_, nullptr)),
+      : calls_(std::exchange(other.calls_, nullptr)),
         owed_(other.owed_),
         session_id_(std::move(other.session_id_)),
         claim_(other.claim_) {}
@@ -50,10 +52,10 @@ class ReplicaClaim {
   int64_t token() const { return claim_.token; }
   // The session's turn count when the claim was taken: its version in the store.
   int turn_count() const { return claim_.turn_count; }
-  bool held() const { return store_ != nullptr; }
+  bool held() const { return calls_ != nullptr; }
 
  private:
-  Store* store_ = nullptr;
+  StoreCalls* calls_ = nullptr;
   OwedReleases* owed_ = nullptr;
   std::string session_id_;
   SessionClaim claim_;
@@ -63,7 +65,7 @@ class ReplicaClaim {
 // replica's turn holds it, up to `wait_ms`; Unavailable after that. The claim lapses
 // after `ttl_ms` if this process dies holding it. Retries `owed` first. An empty claim
 // when the store is not shared.
-Task<Result<ReplicaClaim>> ClaimForTurn(Store& store, Clock& clock, OwedReleases& owed, const std::string& session_id,
+Task<Result<ReplicaClaim>> ClaimForTurn(StoreCalls& calls, Clock& clock, OwedReleases& owed, const std::string& session_id,
                                         const std::string& owner, int64_t ttl_ms, int64_t wait_ms);
 
 }  // namespace reins

@@ -15,6 +15,7 @@
 #include "pipeline/context_window.h"
 #include "pipeline/deferred_runner.h"
 #include "pipeline/replica_claim.h"
+#include "pipeline/store_calls.h"
 #include "pipeline/session_queue.h"
 #include "pipeline/turn_pipeline.h"
 #include "turn/session_state.h"
@@ -62,11 +63,14 @@ struct Runtime::Impl {
     std::unique_ptr<DeferredRunner> deferred;
   };
   RuntimeParts parts;
+  OwedReleases owed_releases;  // claims to release once the store is reachable again
+  // Every store call of a turn goes through here: off the event loop on a shared store.
+  // After owed_releases: the releases it may still run when destroyed use them.
+  std::unique_ptr<StoreCalls> calls;
   std::unique_ptr<SessionView> view;  // over parts.store and parts.clock
-  std::unique_ptr<CommitQueue> commits;  // over parts.store: turns that finish together commit together
+  std::unique_ptr<CommitQueue> commits;  // over calls: turns that finish together commit together
   SessionQueue queue;
   std::string replica_id;  // names this process in the session claims of a shared store
-  OwedReleases owed_releases;  // claims to release once the store is reachable again
   mutable std::mutex mu;  // guards rng, sessions and the catalogs
   std::mt19937_64 rng;
   std::shared_ptr<Catalog> catalog;
@@ -82,7 +86,7 @@ struct Runtime::Impl {
     c->tools = BuildToolRouter(c->config, *parts.clock, ToolBackendSources{parts.tool_backends, parts.mcp_backends});
     ModelProvider& audit = parts.audit_model ? *parts.audit_model : *parts.model;
     c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, audit, c->tools);
-    c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *parts.store, *parts.clock);
+    c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *calls, *parts.clock);
     c->deferred->key_salt = parts.idempotency_salt;
     c->deferred->on_event = [this](const std::string& session_id, const TraceEvent& e) {
       if (parts.on_event) parts.on_event(session_id, e);
@@ -165,22 +169,23 @@ struct Runtime::Impl {
     sessions.erase(it);
   }
 
-  Result<std::shared_ptr<CachedSession>> Load(const std::string& session_id) {
-    {
-      std::lock_guard lock(mu);
-      if (auto cached = Touch(session_id)) return cached;
-    }
-    REINS_ASSIGN_OR_RETURN(SessionRecord record, parts.store->LoadSession(session_id));
+  std::shared_ptr<CachedSession> Cached(const std::string& session_id) {
+    std::lock_guard lock(mu);
+    return Touch(session_id);
+  }
+
+  // Reads a session from the store (on the store's threads: it touches nothing else).
+  static Result<std::shared_ptr<CachedSession>> Read(Store& store, const std::string& session_id, size_t max_chars) {
+    REINS_ASSIGN_OR_RETURN(SessionRecord record, store.LoadSession(session_id));
     auto cached = std::make_shared<CachedSession>();
     cached->state = SessionState::FromJson(record.state);
     cached->turn_count = record.turn_count;
     // Newest turns first, a page at a time, until older ones can no longer reach a
     // model call: a long session costs what its window costs, not its length.
     constexpr int kPageTurns = 32;
-    const size_t max_chars = Current()->config.max_context_chars;
     for (int end = record.turn_count; end > 0;) {
       const int after = std::max(0, end - kPageTurns);
-      REINS_ASSIGN_OR_RETURN(std::vector<Message> page, parts.store->LoadMessages(session_id, TurnRange{after, end - after}));
+      REINS_ASSIGN_OR_RETURN(std::vector<Message> page, store.LoadMessages(session_id, TurnRange{after, end - after}));
       page.insert(page.end(), std::make_move_iterator(cached->history.begin()),
                   std::make_move_iterator(cached->history.end()));
       cached->history = std::move(page);
@@ -191,8 +196,18 @@ struct Runtime::Impl {
       }
     }
     cached->Trim(max_chars);
+    return cached;
+  }
+
+  // The cached session, read from the store first when it is not cached.
+  Task<Result<std::shared_ptr<CachedSession>>> Load(const std::string& session_id, size_t max_chars) {
+    if (std::shared_ptr<CachedSession> cached = Cached(session_id)) co_return cached;
+    std::function<Result<std::shared_ptr<CachedSession>>(Store&)> read = [&session_id, max_chars](Store& store) {
+      return Read(store, session_id, max_chars);
+    };
+    REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<CachedSession> loaded, co_await calls->Run(std::move(read)));
     std::lock_guard lock(mu);
-    return Remember(session_id, std::move(cached));
+    co_return Remember(session_id, std::move(loaded));
   }
 
   // The turn's deferred calls, once it is committed: awaited (their failures noted on
@@ -212,9 +227,11 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   auto impl = std::make_unique<Impl>();
   impl->parts = std::move(parts);
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
+  Store& store = *impl->parts.store;
+  impl->calls = std::make_unique<StoreCalls>(store, store.shared() ? store.concurrent_calls() : 0);
   impl->catalog = impl->Build(std::move(config));
-  impl->view = std::make_unique<SessionView>(*impl->parts.store, *impl->parts.clock);
-  impl->commits = std::make_unique<CommitQueue>(*impl->parts.store);
+  impl->view = std::make_unique<SessionView>(store, *impl->parts.clock);
+  impl->commits = std::make_unique<CommitQueue>(*impl->calls);
   // Seeded runs (scenarios) keep their ids reproducible: the replica's name takes none of the seed's sequence.
   impl->replica_id = impl->parts.id_seed != 0 ? "r_seed" + std::to_string(impl->parts.id_seed) : impl->NewId("r_");
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
@@ -278,18 +295,23 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   const std::shared_ptr<Impl::Catalog> config_now = impl_->Current();
   const int64_t turn_ms = config_now->config.turn_timeout_ms > 0 ? config_now->config.turn_timeout_ms : 600000;
   const int64_t claim_ttl_ms = turn_ms + config_now->config.deferred.timeout_ms + 30000;
-  Store& store = *impl_->parts.store;
-  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(store, *impl_->parts.clock, impl_->owed_releases,
+  StoreCalls& calls = *impl_->calls;
+  const bool shared = calls.store().shared();
+  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(calls, *impl_->parts.clock, impl_->owed_releases,
                                                                        session_id, impl_->replica_id, claim_ttl_ms,
                                                                        turn_ms));
   if (claim.held()) impl_->ForgetIfStale(session_id, claim.turn_count());
-  REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<Impl::CachedSession> loaded, impl_->Load(session_id));
+  REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<Impl::CachedSession> loaded,
+                            co_await impl_->Load(session_id, config_now->config.max_context_chars));
   Impl::CachedSession& session = *loaded;
   if (!input.idempotency_key.empty()) {
     // Checked inside the session's queue: a retry that arrives while the first try
     // runs waits for it, then finds its key.
-    REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier,
-                              impl_->parts.store->FindTurnByKey(session_id, input.idempotency_key));
+    const std::string& key = input.idempotency_key;
+    std::function<Result<std::optional<StoredTurn>>(Store&)> find = [&session_id, &key](Store& store) {
+      return store.FindTurnByKey(session_id, key);
+    };
+    REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier, co_await calls.Run(std::move(find)));
     if (earlier) {
       const Json& asked = earlier->input;
       if (asked != TurnInputToJson(input)) {
@@ -338,15 +360,20 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   }
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
-  if (session.may_have_notices || store.shared()) {  // another replica may have recorded one
-    if (auto notices = impl_->parts.store->PendingNotices(session_id); notices.ok()) {
+  if (session.may_have_notices || shared) {  // another replica may have recorded one
+    std::function<Result<std::vector<Notice>>(Store&)> pending = [&session_id](Store& store) {
+      return store.PendingNotices(session_id);
+    };
+    Result<std::vector<Notice>> notices = co_await calls.Run(std::move(pending));
+    if (notices.ok()) {
       for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
       session.may_have_notices = !notices->empty();
     }
   }
   const AgentConfig& config = catalog->config;
   if (config.floor.enabled) {
-    REINS_CO_ASSIGN_OR_RETURN(ctx.lease, impl_->parts.store->LoadLease(session_id));
+    std::function<Result<Lease>(Store&)> lease = [&session_id](Store& store) { return store.LoadLease(session_id); };
+    REINS_CO_ASSIGN_OR_RETURN(ctx.lease, co_await calls.Run(std::move(lease)));
   }
 
   ctx.waited_ms = impl_->parts.clock->NowMs() - arrived_ms;  // the floor policy refuses a stale turn
@@ -463,7 +490,8 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
     DeferredOutcome o{r.entry.key, r.result, r.latency_ms, events, "", noted_reply, parts.clock->NowMs()};
     // If this write fails the entry stays unfinished and a restart runs it again under
     // the same key; the reply the person gets is already honest either way.
-    (void)parts.store->RecordDeferredOutcome(o);
+    std::function<Status(Store&)> record_outcome = [&o](Store& store) { return store.RecordDeferredOutcome(o); };
+    (void)co_await calls->Run(std::move(record_outcome));
     for (const TraceEvent& e : events) {
       if (stream) stream(e);
       if (parts.on_event) parts.on_event(record.session_id, e);
@@ -474,8 +502,12 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
 Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
   // Claims owed since the store was last unreachable go first, so an idle replica does
   // not leave them to lapse.
-  if (impl_->parts.store->shared()) impl_->owed_releases.Retry(*impl_->parts.store);
-  REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, impl_->parts.store->UnfinishedOutbox());
+  StoreCalls& calls = *impl_->calls;
+  std::function<Result<std::vector<OutboxEntry>>(Store&)> unfinished = [this](Store& store) {
+    if (store.shared()) impl_->owed_releases.Retry(store);
+    return store.UnfinishedOutbox();
+  };
+  REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, co_await calls.Run(std::move(unfinished)));
   std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
   const int64_t now = impl_->parts.clock->NowMs();
   int ran = 0;
@@ -484,7 +516,7 @@ Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
     std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, DeferredRun::kResumed);
-    for (const DeferredResult& r : done) catalog->deferred->RecordUnattended(r);
+    for (const DeferredResult& r : done) co_await catalog->deferred->RecordUnattended(r);
     ran += static_cast<int>(done.size());
   }
   co_return ran;

@@ -47,21 +47,26 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Runtime& runtime;
   const SessionView& sessions;  // the runtime's read side: the server reads nothing else
   boost::asio::any_io_executor strand;
+  // Whole traces are read and rendered here, never on the runtime strand; on a shared
+  // store every store call the server makes runs here (OnStore), one thread per
+  // connection the store has.
+  boost::asio::thread_pool readers;
+  bool store_shared;
   std::shared_ptr<const KeyStore> keys;
   Metrics& metrics;
   ApiOptions options;
   RateLimiter limiter;
   std::atomic<bool> shutting_down{false};
   std::atomic<int> inflight{0};  // turns running now (--max-inflight)
-  // Whole traces are read and rendered here, never on the runtime strand.
-  boost::asio::thread_pool readers{1};
 
   std::mutex mu;  // guards subscribers and model_call_started
   std::map<std::string, std::vector<std::weak_ptr<EventStream>>> subscribers;
   std::map<std::string, std::pair<int64_t, std::string>> model_call_started;  // session -> (at_ms, purpose)
 
   Impl(Runtime& r, boost::asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
-      : runtime(r), sessions(r.sessions()), strand(std::move(s)), keys(std::move(k)), metrics(m),
+      : runtime(r), sessions(r.sessions()), strand(std::move(s)),
+        readers(r.store().shared() ? static_cast<size_t>(r.store().concurrent_calls()) : 1),
+        store_shared(r.store().shared()), keys(std::move(k)), metrics(m),
         options(std::move(o)), limiter(options.rate_per_second, options.rate_burst) {}
   ~Impl() { readers.join(); }
 
@@ -92,6 +97,15 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   template <typename T>
   Task<T> OnRuntimeSync(std::function<T()> work) {
     co_return co_await OnSync<T>(strand, std::move(work));
+  }
+  // Work that only calls the store (reads through the session view, creating a
+  // session): a shared store's calls block on the network, so they run on the readers'
+  // threads, never on the thread that serves HTTP; a one-process store's run on the
+  // runtime strand, where they take microseconds.
+  template <typename T>
+  Task<T> OnStore(std::function<T()> work) {
+    if (store_shared) co_return co_await OnSync<T>(readers.get_executor(), std::move(work));
+    co_return co_await OnRuntimeSync<T>(std::move(work));
   }
   // One turn of session `id`, run on the runtime strand.
   Task<Result<TurnResult>> RunTurn(std::string id, TurnInput in);

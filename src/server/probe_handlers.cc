@@ -23,7 +23,7 @@ Task<void> Api::Impl::Health(Exchange x) { co_await SendJson(x.res, 200, HealthJ
 Task<void> Api::Impl::Ready(Exchange x) {
   const SessionView& view = sessions;
   std::function<Result<int64_t>()> read = [&view] { return view.OutboxDepth(); };
-  Result<int64_t> probe = co_await OnRuntimeSync<Result<int64_t>>(std::move(read));
+  Result<int64_t> probe = co_await OnStore<Result<int64_t>>(std::move(read));
   if (!probe.ok()) LogDetail("store", "readiness probe failed: " + probe.status().message());
   std::optional<ApiError> unready = NotReady(shutting_down, probe.ok() ? Status() : probe.status());
   if (unready) co_return co_await SendError(x.res, *unready);
@@ -38,7 +38,7 @@ Task<void> Api::Impl::RenderMetrics(Exchange x) {
     REINS_ASSIGN_OR_RETURN(const int64_t sessions, view.CountSessions(std::nullopt));
     return std::make_pair(outbox, sessions);
   };
-  Counts counts = co_await OnRuntimeSync<Counts>(std::move(read));
+  Counts counts = co_await OnStore<Counts>(std::move(read));
   if (counts.ok()) {
     metrics.Set("reins_outbox_depth", {}, static_cast<double>(counts->first));
     metrics.Set("reins_sessions", {}, static_cast<double>(counts->second));

@@ -20,19 +20,24 @@ Task<void> Api::Impl::CreateSession(Exchange x) {
   const std::optional<int64_t> quota = keys ? keys->MaxSessions(x.tenant) : std::nullopt;
   Runtime& rt = runtime;
   const std::string tenant = x.tenant;
-  // Counted and created in one step on the runtime strand: two concurrent requests
-  // cannot both take the last place.
-  std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant, quota]() -> Task<Result<std::string>> {
-    if (quota) {
+  // Counted and created in one step on the runtime strand: two concurrent requests to
+  // this server cannot both take the last place. (Replicas count separately; a quota
+  // is exact per replica.) Without a quota, only the store is involved.
+  Result<std::string> id = Internal("the session was not created");
+  if (quota) {
+    std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant, quota]() -> Task<Result<std::string>> {
       REINS_CO_ASSIGN_OR_RETURN(const int64_t count, rt.sessions().CountSessions(tenant));
       if (count >= *quota) {
         co_return ResourceExhausted("tenant '" + tenant + "' has " + std::to_string(count) +
                                     " sessions, its quota (max_sessions in the keys file)");
       }
-    }
-    co_return rt.CreateSession(metadata, tenant);
-  };
-  Result<std::string> id = co_await OnRuntime<Result<std::string>>(std::move(work));
+      co_return rt.CreateSession(metadata, tenant);
+    };
+    id = co_await OnRuntime<Result<std::string>>(std::move(work));
+  } else {
+    std::function<Result<std::string>()> create = [&rt, metadata, tenant] { return rt.CreateSession(metadata, tenant); };
+    id = co_await OnStore<Result<std::string>>(std::move(create));
+  }
   if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
     co_return co_await SendError(x.res, Err(429, "quota_exceeded", id.status().message()));
   }
@@ -46,7 +51,7 @@ Task<void> Api::Impl::CreateSession(Exchange x) {
 Task<std::optional<ApiError>> Api::Impl::CheckSession(std::string id, std::string tenant) {
   const SessionView& view = sessions;
   std::function<Result<std::string>()> read = [&view, id] { return view.TenantOf(id); };
-  Result<std::string> owner = co_await OnRuntimeSync<Result<std::string>>(std::move(read));
+  Result<std::string> owner = co_await OnStore<Result<std::string>>(std::move(read));
   if (!owner.ok() && owner.status().code() != StatusCode::kNotFound) co_return FromStatus(owner.status());
   if (!owner.ok() || *owner != tenant) co_return ApiError{404, "not_found", "no session " + id};
   co_return std::nullopt;
@@ -59,7 +64,7 @@ Task<void> Api::Impl::GetSession(Exchange x) {
     REINS_ASSIGN_OR_RETURN(const SessionSummary summary, view.Describe(id));
     return SessionSummaryJson(summary);
   };
-  Result<Json> body = co_await OnRuntimeSync<Result<Json>>(std::move(read));
+  Result<Json> body = co_await OnStore<Result<Json>>(std::move(read));
   if (!body.ok()) co_return co_await SendError(x.res, FromStatus(body.status()));
   co_await SendJson(x.res, 200, *body);
 }

@@ -42,7 +42,7 @@ Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
     if (!found.ok() || !*found) return std::nullopt;
     return StoredTurnJson((*found)->turns.front(), (*found)->invocations);
   };
-  co_return co_await OnRuntimeSync<std::optional<Json>>(std::move(read));
+  co_return co_await OnStore<std::optional<Json>>(std::move(read));
 }
 
 Task<void> Api::Impl::PostTurn(Exchange x) {

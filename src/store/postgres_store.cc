@@ -69,6 +69,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
   return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(pool)));
 }
 
+int PostgresStore::concurrent_calls() const { return pool_->options().pool_size; }
+
 Result<std::unique_ptr<EventRelay>> PostgresStore::RelayEvents(PeerEventHandler on_peer_event) {
   return std::unique_ptr<EventRelay>(
       std::make_unique<store::pg::EventRelay>(pool_->url(), pool_->options(), std::move(on_peer_event)));

@@ -1,5 +1,5 @@
 // PostgresStore: the Store of reins/store.h on PostgreSQL, for several replicas
-// sharing one database (docs/store.md).
+// sharing one database (docs/deployment.md).
 //
 // Every call borrows a connection from a bounded pool for the length of the call and
 // runs its statements there; everything one call writes is one transaction. A
@@ -51,6 +51,7 @@ class PostgresStore final : public Store {
   Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) override;
   // Replicas: postgres_commit.cc
   bool shared() const override { return true; }
+  int concurrent_calls() const override;
   Result<std::optional<SessionClaim>> ClaimSession(const std::string& session_id, const std::string& owner,
                                                    int64_t ttl_ms) override;
   Status ReleaseSession(const std::string& session_id, int64_t token) override;

@@ -56,7 +56,10 @@ TurnRecord Turn(const std::string& session, const std::string& id) {
   return t;
 }
 
-TEST(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatus) {
+// Inline (a one-process store) and on the store's own threads (a shared store).
+class CommitQueueTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatus) {
   std::unique_ptr<SqliteStore> sqlite = SqliteStore::Open(":memory:").value();
   BatchSpy spy(*sqlite);
   for (const char* id : {"s1", "s2"}) {
@@ -64,7 +67,8 @@ TEST(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatus)
     s.id = id;
     ASSERT_TRUE(spy.CreateSession(s).ok());
   }
-  CommitQueue queue(spy);
+  StoreCalls calls(spy, GetParam());
+  CommitQueue queue(calls);
   boost::asio::io_context io;
   std::vector<TurnRecord> turns = {Turn("s1", "t1"), Turn("nope", "t2"), Turn("s2", "t3")};
   std::vector<Status> statuses(turns.size(), Internal("not run"));
@@ -88,6 +92,9 @@ TEST(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatus)
   EXPECT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(spy.batches, (std::vector<size_t>{3, 1}));
 }
+
+INSTANTIATE_TEST_SUITE_P(Threads, CommitQueueTest, ::testing::Values(0, 2),
+                         [](const auto& info) { return info.param == 0 ? "inline" : "offloaded"; });
 
 }  // namespace
 }  // namespace reins

@@ -1,5 +1,6 @@
 // Replicas on one PostgreSQL database when things fail: a replica killed while its
-// deferred write is at the backend, and the database restarted under load. Real
+// deferred write is at the backend, the database restarted under load, and a database
+// that stalls (the server goes on answering what does not need it). Real
 // `reins serve` processes, a real PostgreSQL server, a real HTTP tool endpoint.
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include <libpq-fe.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -198,6 +200,37 @@ TEST(ReplicaFailuresE2eTest, ADatabaseRestartUnderLoadFailsTurnsCleanlyAndHalfWr
       EXPECT_TRUE(ended) << sessions[s] << " turn " << t + 1 << " is stored without its end";
     }
   }
+}
+
+TEST(ReplicaFailuresE2eTest, AStalledDatabaseDoesNotStopTheServerAnsweringWhatDoesNotNeedIt) {
+  testing::TestPostgres& pg = testing::TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  std::unique_ptr<ServerProcess> replica = StartReplica("tests/server/agent.yaml", pg.Url(db));
+  const std::string id = NewSession(*replica);
+
+  // Another client locks the turns table: the turn stalls on its first read of it.
+  PGconn* locker = PQconnectdb(pg.Url(db).c_str());
+  ASSERT_EQ(PQstatus(locker), CONNECTION_OK) << PQerrorMessage(locker);
+  PQclear(PQexec(locker, "BEGIN"));
+  PGresult* locked = PQexec(locker, "LOCK TABLE turns IN ACCESS EXCLUSIVE MODE");
+  ASSERT_EQ(PQresultStatus(locked), PGRES_COMMAND_OK) << PQerrorMessage(locker);
+  PQclear(locked);
+
+  Reply stalled;
+  std::thread turn([&] { stalled = Call("POST", replica->base_url() + "/v1/sessions/" + id + "/turns", Say("hello")); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the turn is now waiting on the lock
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    Reply health = Call("GET", replica->base_url() + "/healthz");
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(health.status, 200);
+    EXPECT_LT(took, std::chrono::milliseconds(200)) << "the server's thread waited for the database";
+  }
+  EXPECT_EQ(stalled.status, 0) << "the turn should still be waiting: " << stalled.body.dump();
+  PQclear(PQexec(locker, "COMMIT"));
+  PQfinish(locker);
+  turn.join();
+  EXPECT_EQ(stalled.status, 200) << stalled.body.dump();
 }
 
 }  // namespace
