@@ -4,12 +4,20 @@
 // reports turns/s, the latency reins adds on top of the model's delay (p50, p99), the
 // server's peak RSS and its RSS per open session.
 //
-//   build-release/bench/reins_load [--delay-ms 200] [N ...]      (default: 1000 10000)
+//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [N ...]
+//
+// N defaults to 1000 10000. --store gives reins serve a store (default the agent's,
+// sqlite::memory:); `postgres` starts a throwaway PostgreSQL server (as the tests do)
+// and gives each N a fresh database. --replicas K starts K reins serve processes on the
+// one store and sends the requests to them in turn, as a load balancer without sticky
+// sessions would; RSS is then the replicas' sum.
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +31,7 @@
 #include "server/server_process.h"
 #include "support/mock_payloads.h"
 #include "support/mock_upstream.h"
+#include "support/test_postgres.h"
 
 namespace {
 
@@ -64,7 +73,15 @@ double Percentile(std::vector<double> v, double p) {
   return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-void RunLoad(int n, int delay_ms) {
+struct Setup {
+  int delay_ms = 200;
+  std::string store;  // "" (the agent's), a URL, or "postgres"
+  int replicas = 1;
+  std::unique_ptr<testing::TestPostgres> postgres;
+};
+
+void RunLoad(int n, Setup& setup) {
+  const int delay_ms = setup.delay_ms;
   testing::MockUpstream upstream;
   for (int i = 0; i < n; ++i) {
     testing::MockReply reply = testing::MockUpstream::Json(200, testing::OpenAIResponse({"Hello.", {}}));
@@ -72,35 +89,48 @@ void RunLoad(int n, int delay_ms) {
     upstream.Enqueue(std::move(reply));
   }
   setenv("REINS_LOAD_UPSTREAM", (upstream.base_url() + "/v1").c_str(), 1);
-  testing::ServerProcess server({"--config", "bench/load/agent.yaml", "--rate", "1000000000", "--burst", "1000000000",
-                                 "--shutdown-timeout-ms", "2000"});
-  if (server.port() == 0) {
-    std::cerr << "reins serve did not start\n" << server.Log();
-    return;
+  std::vector<std::string> args = {"--config", "bench/load/agent.yaml", "--rate", "1000000000", "--burst", "1000000000",
+                                   "--shutdown-timeout-ms", "2000"};
+  if (setup.store == "postgres") {
+    args.insert(args.end(), {"--store", setup.postgres->Url(setup.postgres->NewDatabase())});
+  } else if (!setup.store.empty()) {
+    args.insert(args.end(), {"--store", setup.store});
   }
-  const int pid = server.pid();
-  const long base_kib = StatusKiB(pid, "VmRSS:");
-  const std::string base = server.base_url();
+  std::vector<std::unique_ptr<testing::ServerProcess>> servers;
+  for (int r = 0; r < setup.replicas; ++r) {
+    servers.push_back(std::make_unique<testing::ServerProcess>(args));
+    if (servers.back()->port() == 0) {
+      std::cerr << "reins serve did not start\n" << servers.back()->Log();
+      return;
+    }
+  }
+  auto rss = [&](const char* field) {
+    long sum = 0;
+    for (const auto& server : servers) sum += StatusKiB(server->pid(), field);
+    return sum;
+  };
+  auto base = [&](int i) { return servers[static_cast<size_t>(i) % servers.size()]->base_url(); };
+  const long base_kib = rss("VmRSS:");
 
   std::vector<Json> sessions;
-  RunAll(n, std::min(n, 500), [&](int) {
+  RunAll(n, std::min(n, 500), [&](int i) {
     HttpRequest r;
-    r.url = base + "/v1/sessions";
+    r.url = base(i) + "/v1/sessions";
     r.body = "{}";
     return r;
   }, &sessions);
-  const long sessions_kib = StatusKiB(pid, "VmRSS:");
+  const long sessions_kib = rss("VmRSS:");
 
   auto start = Clock::now();
   std::vector<double> latency = RunAll(n, n, [&](int i) {
     HttpRequest r;
-    r.url = base + "/v1/sessions/" + sessions[i].value("session_id", "") + "/turns";
+    r.url = base(i + 1) + "/v1/sessions/" + sessions[i].value("session_id", "") + "/turns";  // replicas: not the one that made it
     r.body = R"({"speaker":"user","say":"Hello?"})";
     r.timeouts.total_ms = r.timeouts.first_byte_ms = 300000;
     return r;
   }, nullptr);
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  const long peak_kib = StatusKiB(pid, "VmHWM:");
+  const long peak_kib = rss("VmHWM:");
   std::vector<double> added;
   for (double l : latency) {
     if (l >= 0) added.push_back(l - delay_ms);
@@ -109,28 +139,41 @@ void RunLoad(int n, int delay_ms) {
               Percentile(added, 0.50), Percentile(added, 0.99), static_cast<double>(peak_kib) / 1024.0,
               static_cast<double>(sessions_kib - base_kib) / n);
   std::fflush(stdout);
-  server.Signal(SIGTERM);
-  server.Wait();
+  for (auto& server : servers) server->Signal(SIGTERM);
+  for (auto& server : servers) server->Wait();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   RaiseFileLimit();
-  int delay_ms = 200;
+  Setup setup;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--delay-ms" && i + 1 < argc) {
-      delay_ms = std::stoi(argv[++i]);
-    } else {
+      setup.delay_ms = std::stoi(argv[++i]);
+    } else if (a == "--store" && i + 1 < argc) {
+      setup.store = argv[++i];
+    } else if (a == "--replicas" && i + 1 < argc) {
+      setup.replicas = std::max(1, std::stoi(argv[++i]));
+    } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
+    } else {
+      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [N ...]\n";
+      return 2;
     }
   }
   if (sizes.empty()) sizes = {1000, 10000};
-  std::printf("model delay %d ms; reins serve with default threads; loopback\n", delay_ms);
+  if (setup.replicas > 1 && setup.store != "postgres" && !setup.store.starts_with("postgres")) {
+    std::cerr << "reins_load: replicas need a shared store: --store postgres or a postgres:// URL\n";
+    return 2;
+  }
+  if (setup.store == "postgres") setup.postgres = testing::TestPostgres::StartOwn();
+  std::printf("model delay %d ms; %d reins serve replica(s) with default threads; store %s; loopback\n",
+              setup.delay_ms, setup.replicas, setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
   std::printf("| in flight | ok | turns/s | added p50 ms | added p99 ms | peak RSS MiB | KiB per open session |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
-  for (int n : sizes) RunLoad(n, delay_ms);
+  for (int n : sizes) RunLoad(n, setup);
   return 0;
 }

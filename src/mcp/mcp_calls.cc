@@ -45,7 +45,7 @@ Task<Result<Json>> McpCallDesk::Call(std::shared_ptr<McpClient> client, McpCallR
     auto it = parked_.find(request.session_id);
     if (it == parked_.end() || it->second->result) {
       co_return FailedPrecondition("the question " + request.tool +
-                                   " asked is no longer open (it expired, or the server restarted); ask again");
+                                   " asked is no longer open here (it expired, the server restarted, or another replica asked it); ask again");
     }
     std::shared_ptr<Open> call = it->second;
     parked_.erase(it);
