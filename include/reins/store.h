@@ -117,6 +117,19 @@ struct SessionClaim {
   int turn_count = 0;
 };
 
+// Mail between replicas of a shared store: a message to one replica, and its reply.
+// The MCP relay (host/mcp_relay.h) sends a replica the answer to a question that an
+// MCP call open there asked, and gets the call's result back.
+struct ReplicaMail {
+  int64_t id = 0;
+  Json body;
+};
+struct MailState {
+  enum class Stage { kUnread, kTaken, kReplied, kGone };
+  Stage stage = Stage::kGone;
+  Json reply;  // kReplied
+};
+
 struct StoredInvocation {
   std::string turn_id;
   int response_index = 0;
@@ -227,6 +240,47 @@ class Store {
   virtual Status ReleaseSession(const std::string& session_id, int64_t token) {
     (void)session_id, (void)token;
     return {};
+  }
+  // MCP questions across replicas (host/mcp_relay.h). The replica holding an MCP call
+  // open on a question marks the session (one mark per session, the newest wins) and
+  // learns the mark's previous holder ("" when none), whose question is superseded;
+  // Unmark removes the mark only while it is that replica's.
+  virtual Result<std::string> MarkQuestion(const std::string& session_id, const std::string& replica, int64_t now_ms) {
+    (void)session_id, (void)replica, (void)now_ms;
+    return Unimplemented("this store is not shared: questions stay in their process");
+  }
+  virtual Status UnmarkQuestion(const std::string& session_id, const std::string& replica) {
+    (void)session_id, (void)replica;
+    return {};
+  }
+  // The replica holding the session's question, "" when none does.
+  virtual Result<std::string> QuestionHolder(const std::string& session_id) {
+    (void)session_id;
+    return std::string();
+  }
+  // Mail: Send leaves `body` for replica `to` (unread); Take hands `to` its unread mail
+  // (now taken, so no one else can withdraw it); Reply answers taken mail; Collect reads
+  // a mail's stage and, once replied, returns the reply and deletes the mail; Withdraw
+  // deletes it whatever its stage and says whether it was still unread (never seen).
+  virtual Result<int64_t> SendMail(const std::string& to, const Json& body, int64_t now_ms) {
+    (void)to, (void)body, (void)now_ms;
+    return Unimplemented("this store is not shared: there is no other replica to write to");
+  }
+  virtual Result<std::vector<ReplicaMail>> TakeMail(const std::string& to) {
+    (void)to;
+    return std::vector<ReplicaMail>();
+  }
+  virtual Status ReplyMail(int64_t id, const Json& reply) {
+    (void)id, (void)reply;
+    return Unimplemented("this store is not shared: there is no mail");
+  }
+  virtual Result<MailState> CollectMail(int64_t id) {
+    (void)id;
+    return MailState{};
+  }
+  virtual Result<bool> WithdrawMail(int64_t id) {
+    (void)id;
+    return false;
   }
   // Starts relaying session events to and from the other processes sharing this store;
   // `on_peer_event` runs on the relay's own thread with each event another process

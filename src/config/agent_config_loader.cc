@@ -197,13 +197,15 @@ void CheckScriptedReplies(ConfigReader& r, const std::string& ptr) {
     r.String(rp, "raw");
     r.Bool(rp, "repeat");
     r.Enum(rp, "finish", {"stop", "length", "refusal", "paused"});
-    if (r.Has(rp, "when") && r.Mapping(P(rp, "when"), {"turn", "purpose", "last", "user_matches", "after_tool", "step"}, "when")) {
+    if (r.Has(rp, "when") && r.Mapping(P(rp, "when"), {"turn", "purpose", "last", "user_matches", "after_tool", "tool_result_matches", "step"},
+                                             "when")) {
       std::string wp = P(rp, "when");
       r.Int(wp, "turn", 1, 100000);
       r.Enum(wp, "purpose", {"chat", "plan", "step", "audit", "rewrite", "gather"});
       r.Enum(wp, "last", {"user", "tool"});
       if (auto re = r.String(wp, "user_matches")) r.CheckRegex(P(wp, "user_matches"), *re);
       r.String(wp, "after_tool");
+      if (auto re = r.String(wp, "tool_result_matches")) r.CheckRegex(P(wp, "tool_result_matches"), *re);
       r.String(wp, "step");
     }
     if (r.Has(rp, "tool_calls")) {

@@ -1,5 +1,6 @@
 #include "host/agent_host.h"
 
+#include "host/mcp_relay.h"
 #include "mcp/mcp_hub.h"
 #include "tools/tool_router.h"
 
@@ -25,8 +26,10 @@ AgentHost::~AgentHost() {
     std::lock_guard lock(mu_);
     closing_ = true;  // a change announced from now on is dropped
   }
-  runtime_.reset();  // its background calls may still use the servers
-  hub_.reset();      // stops and reaps them
+  runtime_.reset();          // its background calls may still use the servers
+  if (relay_) relay_->Stop();  // the calls relayed from other replicas, too
+  hub_.reset();              // stops and reaps the servers
+  relay_.reset();            // and last what the relay left open on them
 }
 
 std::function<std::shared_ptr<ToolBackend>(const ToolDef&)> AgentHost::McpBackends() const {
@@ -47,6 +50,12 @@ Result<Runtime*> AgentHost::StartRuntime(RuntimeParts parts) {
   parts.clock = clock_;
   parts.tool_backends = options_.overrides;
   parts.mcp_backends = McpBackends();
+  if (hub_ && parts.store && parts.store->shared()) {
+    relay_ = std::make_unique<McpRelay>(parts.store, clock_);
+    parts.mcp_backends = [backends = parts.mcp_backends, relay = relay_.get()](const ToolDef& tool) {
+      return relay->Wrap(tool.name, backends(tool));
+    };
+  }
   AgentConfig config = agent_;
   if (newest_) config.tools = newest_->tools;
   REINS_ASSIGN_OR_RETURN(runtime_, Runtime::Create(std::move(config), std::move(parts)));

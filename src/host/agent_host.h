@@ -25,6 +25,7 @@
 namespace reins {
 
 class McpHub;
+class McpRelay;
 
 struct HostOptions {
   // Backends that replace the config's, MCP tools' included (scenario fixtures).
@@ -68,6 +69,9 @@ class AgentHost {
   std::shared_ptr<Clock> clock_;
   HostOptions options_;
   std::unique_ptr<McpHub> hub_;  // null when the agent uses no MCP server
+  // MCP questions across replicas: set when the runtime's store is shared and the
+  // agent uses an MCP server (host/mcp_relay.h).
+  std::unique_ptr<McpRelay> relay_;
   std::mutex mu_;                // guards runtime_'s creation and destruction, newest_, closing_
   std::optional<AgentConfig> newest_;  // a change announced before the runtime existed
   bool closing_ = false;

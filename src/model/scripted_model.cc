@@ -56,6 +56,14 @@ bool ScriptedModel::Matches(const Json& when, const ModelRequest& request) const
     }
     if (last_tool == nullptr || last_tool->tool_name != it->get<std::string>()) return false;
   }
+  if (auto it = when.find("tool_result_matches"); it != when.end()) {
+    const Message* last_tool = nullptr;
+    for (auto m = request.messages.rbegin(); m != request.messages.rend() && last_tool == nullptr; ++m) {
+      if (m->role == Role::kTool) last_tool = &*m;
+    }
+    RE2 re(it->get<std::string>(), RE2::Quiet);
+    if (last_tool == nullptr || !re.ok() || !RE2::PartialMatch(last_tool->text, re)) return false;
+  }
   if (auto it = when.find("user_matches"); it != when.end()) {
     RE2 re(it->get<std::string>(), RE2::Quiet);
     if (!re.ok() || !RE2::PartialMatch(request.user_text, re)) return false;

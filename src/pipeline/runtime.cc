@@ -419,8 +419,16 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   session.turn_count = record.result.turn_number;
   session.Trim(config.max_context_chars);
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
-  if (const auto& asked = state_before.pending_clarification;
-      asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id) {
+  // Unless this turn asked anew through such a call: the backend let the old call go
+  // when the new one began, and a withdrawal now would reach the new question.
+  const auto& asked = state_before.pending_clarification;
+  const auto& asks_now = session.state.pending_clarification;
+  const auto resumes = [&](const std::string& tool) {
+    const ToolBackend* backend = catalog->tools.Find(tool);
+    return backend != nullptr && backend->ResumesQuestions();
+  };
+  if (asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id &&
+      !(asks_now && resumes(asks_now->tool))) {
     if (ToolBackend* backend = catalog->tools.Find(asked->tool)) backend->Withdraw(session_id);
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).

@@ -4,8 +4,8 @@
 // so exactly one applies each step and the others find it done.
 //
 // PostgreSQL support arrived with SQLite's schema at version 7, so its step 1 is that
-// whole schema; later changes add a step to both lists (step 2, the relay of large
-// session events between replicas, is PostgreSQL's alone).
+// whole schema; later changes add a step to both lists (steps 2 and 3, the relay of
+// large session events and of MCP questions between replicas, are PostgreSQL's alone).
 #include "store/pg_migrations.h"
 
 #include <array>
@@ -160,8 +160,27 @@ CREATE TABLE relayed_events (
 );
 )sql";
 
+// MCP questions held open by one replica and the mail other replicas send it
+// (postgres_mail.cc, host/mcp_relay.h).
+constexpr const char* kV3 = R"sql(
+CREATE TABLE mcp_questions (
+  session_id TEXT PRIMARY KEY,
+  replica TEXT NOT NULL,
+  asked_at BIGINT NOT NULL
+);
+CREATE TABLE replica_mail (
+  id BIGSERIAL PRIMARY KEY,
+  recipient TEXT NOT NULL,
+  stage TEXT NOT NULL DEFAULT 'unread',
+  body TEXT NOT NULL,
+  reply TEXT,
+  sent_at BIGINT NOT NULL
+);
+CREATE INDEX replica_mail_unread ON replica_mail(recipient) WHERE stage = 'unread';
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2};
+constexpr std::array kSteps = {kV1, kV2, kV3};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

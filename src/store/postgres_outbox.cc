@@ -95,10 +95,12 @@ Result<bool> PostgresStore::ClaimOutbox(const std::string& key, int64_t now_ms) 
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
     // A running entry may belong to another replica that is running it right now; it
     // is taken over only once it has been running for the store's outbox_lapse_ms (its
-    // replica died).
+    // replica died). SKIP LOCKED: an entry another replica is claiming or settling at
+    // this instant is theirs; this claim passes it by instead of waiting behind them.
     REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("UPDATE outbox SET status = 'running', attempts = attempts + 1, updated_at = $1 "
-                                          "WHERE key = $2 AND (status = 'pending' OR (status = 'running' AND "
-                                          "updated_at <= $1::bigint - $3::bigint))",
+                                          "WHERE key = (SELECT key FROM outbox WHERE key = $2 AND (status = 'pending' OR "
+                                          "(status = 'running' AND updated_at <= $1::bigint - $3::bigint)) "
+                                          "FOR UPDATE SKIP LOCKED)",
                                           {Int(now_ms), Text(key), Int(pool_->options().outbox_lapse_ms)},
                                           "cannot claim outbox entry '" + key + "'"));
     claimed = r.affected() == 1;

@@ -2,14 +2,20 @@
 // balancer with no sticky sessions: any replica takes any request of any session, the
 // floor, clarifications, approvals, idempotent retries and event streams hold across
 // them, turns of one session never interleave, and a replica killed with SIGKILL loses
-// no turn it acknowledged.
+// no turn it acknowledged. An MCP call's question, open in the replica that made the
+// call, is answered through any replica, and withdrawn honestly when that replica died.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
@@ -41,9 +47,10 @@ class ReplicasE2eTest : public ::testing::Test {
     store_ = testing::TestPostgres::Shared().Url(testing::TestPostgres::Shared().NewDatabase());
     for (int i = 0; i < 3; ++i) replicas_.push_back(Start());
   }
+  virtual std::string Config() const { return "tests/server/agent.yaml"; }
   std::unique_ptr<ServerProcess> Start() {
     auto s = std::make_unique<ServerProcess>(std::vector<std::string>{
-        "--config", "tests/server/agent.yaml", "--store", store_, "--heartbeat-ms", "200"});
+        "--config", Config(), "--store", store_, "--heartbeat-ms", "200"});
     EXPECT_GT(s->port(), 0) << "the replica did not start: " << s->first_line() << s->Log();
     return s;
   }
@@ -239,6 +246,104 @@ TEST_F(ReplicasE2eTest, AnEventStreamSeesTheTurnsOfOtherReplicas) {
   }
   EXPECT_NE(std::find(names.begin(), names.end(), "turn.completed"), names.end()) << ::testing::PrintToString(names);
   EXPECT_NE(std::find(names.begin(), names.end(), "deferred.finished"), names.end()) << ::testing::PrintToString(names);
+}
+
+// The agent of mcp_agent.yaml: a tool whose MCP server asks "Which color?" mid-call.
+class McpReplicasE2eTest : public ReplicasE2eTest {
+ protected:
+  // Every replica's MCP server logs what it hears here (the client's answers too).
+  void SetUp() override {
+    setenv("FAKE_LOG", log_.c_str(), 1);
+    ReplicasE2eTest::SetUp();
+  }
+  void TearDown() override {
+    unsetenv("FAKE_LOG");
+    unlink(log_.c_str());
+  }
+  std::string Config() const override { return "tests/server/mcp_agent.yaml"; }
+  // Waits (up to `wait_ms`) until some MCP server heard `text`.
+  bool ServerHeard(const std::string& text, int wait_ms = 5000) const {
+    for (int waited = 0; waited <= wait_ms; waited += 50) {
+      std::ifstream in(log_);
+      std::stringstream heard;
+      heard << in.rdbuf();
+      if (heard.str().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  // Asks through replica 0: the call stays open there, on its own MCP server.
+  std::string Ask() {
+    const std::string id = NewSession(replica(0));
+    Reply asked = Turn(replica(0), id, "Pick a colour for the banner");
+    EXPECT_EQ(asked.status, 200) << asked.body.dump();
+    EXPECT_EQ(asked.body["status"], "awaiting_clarification") << asked.body.dump();
+    return id;
+  }
+  static std::string ToolResult(const ServerProcess& on, const std::string& id, size_t turn) {
+    Reply trace = Call("GET", on.base_url() + "/v1/sessions/" + id + "/trace");
+    if (trace.body["turns"].size() <= turn) return "no turn " + std::to_string(turn) + ": " + trace.body.dump();
+    for (const Json& e : trace.body["turns"][turn]["events"]) {
+      if (e["type"] == "tool.executed") return e["data"]["result"].dump();
+    }
+    return "no tool.executed in " + trace.body["turns"][turn].dump();
+  }
+  const std::string log_ = "/tmp/reins-fake-mcp-" + std::to_string(getpid()) + ".log";
+};
+
+TEST_F(McpReplicasE2eTest, AnMcpQuestionAskedOnOneReplicaIsAnsweredThroughAnother) {
+  const std::string id = Ask();
+  Reply answered = Call("POST", Turns(replica(1), id), R"({"speaker":"user","select":"blue"})");
+  ASSERT_EQ(answered.status, 200) << answered.body.dump();
+  EXPECT_EQ(answered.body["status"], "completed") << answered.body.dump();
+  EXPECT_EQ(answered.body["reply"], "Done.") << answered.body.dump();
+  // The call open on replica 0 got the choice and finished with it.
+  const std::string result = ToolResult(replica(2), id, 1);
+  EXPECT_NE(result.find(R"("color":"blue")"), std::string::npos) << result;
+  EXPECT_NE(result.find(R"("action":"accept")"), std::string::npos) << result;
+  // The session moves on: a new question, asked and answered through other replicas.
+  Reply again = Turn(replica(2), id, "Another colour, please");
+  ASSERT_EQ(again.body["status"], "awaiting_clarification") << again.body.dump();
+  Reply red = Call("POST", Turns(replica(0), id), R"({"speaker":"user","select":"red"})");
+  EXPECT_EQ(red.body["status"], "completed") << red.body.dump();
+  const std::string second = ToolResult(replica(1), id, 3);
+  EXPECT_NE(second.find(R"("color":"red")"), std::string::npos) << second;
+}
+
+TEST_F(McpReplicasE2eTest, AQuestionSupersededThroughAnotherReplicaIsLetGoWhereItWasAsked) {
+  const std::string id = Ask();  // open on replica 0
+  EXPECT_FALSE(ServerHeard(R"("action":"cancel")", 0));
+  // Asked again through replica 1: its own call asks; replica 0's call is cancelled.
+  Reply again = Turn(replica(1), id, "Start over and pick a colour");
+  ASSERT_EQ(again.body["status"], "awaiting_clarification") << again.body.dump();
+  EXPECT_TRUE(ServerHeard(R"("action":"cancel")")) << "replica 0's server never heard its question withdrawn";
+  // The answer, through replica 2, reaches the new call (on replica 1).
+  Reply red = Call("POST", Turns(replica(2), id), R"({"speaker":"user","select":"red"})");
+  EXPECT_EQ(red.body["status"], "completed") << red.body.dump();
+  const std::string result = ToolResult(replica(0), id, 2);
+  EXPECT_NE(result.find(R"("color":"red")"), std::string::npos) << result;
+}
+
+TEST_F(McpReplicasE2eTest, AQuestionWhoseReplicaDiedIsWithdrawnWithAnHonestMessage) {
+  const std::string id = Ask();
+  replicas_[0]->Signal(SIGKILL);
+  replicas_[0]->Wait();
+  const auto start = std::chrono::steady_clock::now();
+  Reply answered = Call("POST", Turns(replica(1), id), R"({"speaker":"user","select":"blue"})");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(answered.status, 200) << answered.body.dump();
+  EXPECT_EQ(answered.body["status"], "completed") << answered.body.dump();
+  EXPECT_LT(took, std::chrono::seconds(8)) << "withdrawn after the relay's wait, not the call's timeout";
+  const std::string result = ToolResult(replica(2), id, 1);
+  EXPECT_NE(result.find("the question was withdrawn"), std::string::npos) << result;
+  EXPECT_NE(result.find("ask again"), std::string::npos) << result;
+  // Asked again, the question is held by a live replica and answered as usual.
+  Reply again = Turn(replica(2), id, "Pick a colour, then");
+  ASSERT_EQ(again.body["status"], "awaiting_clarification") << again.body.dump();
+  Reply blue = Call("POST", Turns(replica(1), id), R"({"speaker":"user","select":"blue"})");
+  EXPECT_EQ(blue.body["status"], "completed") << blue.body.dump();
+  const std::string second = ToolResult(replica(2), id, 3);
+  EXPECT_NE(second.find(R"("color":"blue")"), std::string::npos) << second;
 }
 
 }  // namespace

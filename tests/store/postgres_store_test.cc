@@ -1,6 +1,7 @@
 // What only the PostgreSQL store has: replicas migrating together, the connection pool,
-// statement timeouts, reconnecting after a server restart, and the lease's
-// compare-and-set between two stores (two replicas) at once. The behaviour both stores
+// statement timeouts, reconnecting after a server restart, the lease's compare-and-set
+// between two stores (two replicas) at once, outbox claims that skip locked rows, and
+// the mail replicas send each other. The behaviour both stores
 // share is in store_contract_test.cc.
 #include "store/postgres_store.h"
 
@@ -208,6 +209,100 @@ TEST(PostgresStoreTest, ADeferredCallRunningOnAnotherReplicaIsNotTakenOver) {
   EXPECT_FALSE(*store->ClaimOutbox("t1:1:0", 12000));           // B, resuming its outbox, leaves it
   EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000 + 301000));   // A died long ago: B takes it over
   EXPECT_EQ(store->LoadOutbox("s1")->front().attempts, 2);
+}
+
+TEST(PostgresStoreTest, AnOutboxEntryAnotherReplicaIsClaimingIsPassedByNotWaitedFor) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  auto store = Open(pg.Url(db, "statement_timeout_ms=2000"));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
+  TurnRecord t = Turn(1, "t1");
+  ToolOutcome call;
+  call.name = "send_email";
+  call.args = Json::object();
+  call.status = ToolOutcome::Status::kDeferred;
+  call.idempotency_key = "t1:1:0";
+  t.result.tools = {call};
+  ASSERT_TRUE(store->CommitTurn(t).ok());
+  // Another replica has the entry's row locked (claiming or settling it right now).
+  PGconn* other = PQconnectdb(pg.Url(db).c_str());
+  ASSERT_EQ(PQstatus(other), CONNECTION_OK);
+  PQclear(PQexec(other, "BEGIN"));
+  PQclear(PQexec(other, "SELECT * FROM outbox WHERE key = 't1:1:0' FOR UPDATE"));
+  const auto start = std::chrono::steady_clock::now();
+  Result<bool> passed = store->ClaimOutbox("t1:1:0", 10000);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  PQclear(PQexec(other, "ROLLBACK"));
+  PQfinish(other);
+  ASSERT_TRUE(passed.ok()) << passed.status().ToString();
+  EXPECT_FALSE(*passed);
+  EXPECT_LT(waited, std::chrono::milliseconds(1000)) << "SKIP LOCKED: the claim does not queue behind the lock";
+  EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000));  // unlocked and still pending: now it is taken
+}
+
+TEST(PostgresStoreTest, MailBetweenReplicasIsTakenOrWithdrawnNeverBoth) {
+  TestPostgres& pg = TestPostgres::Shared();
+  const std::string db = pg.NewDatabase();
+  auto a = Open(pg.Url(db));
+  auto b = Open(pg.Url(db));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  // The question mark: one holder per session; only the holder's own unmark removes it.
+  EXPECT_EQ(*a->MarkQuestion("s1", "A", 1000), "");
+  EXPECT_EQ(*b->QuestionHolder("s1"), "A");
+  EXPECT_EQ(*b->MarkQuestion("s1", "B", 1100), "A") << "B's question supersedes A's";
+  EXPECT_EQ(*b->MarkQuestion("s1", "A", 1200), "B");
+  EXPECT_EQ(*b->QuestionHolder("s2"), "");
+  ASSERT_TRUE(b->UnmarkQuestion("s1", "B").ok());
+  EXPECT_EQ(*b->QuestionHolder("s1"), "A");
+  ASSERT_TRUE(a->UnmarkQuestion("s1", "A").ok());
+  EXPECT_EQ(*b->QuestionHolder("s1"), "");
+
+  // Sent, taken, replied, collected once.
+  const int64_t id = *b->SendMail("A", Json{{"kind", "answer"}}, 2000);
+  EXPECT_EQ(b->CollectMail(id)->stage, MailState::Stage::kUnread);
+  EXPECT_TRUE(a->TakeMail("B")->empty()) << "mail to A is A's alone";
+  std::vector<ReplicaMail> taken = *a->TakeMail("A");
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(taken[0].id, id);
+  EXPECT_EQ(taken[0].body["kind"], "answer");
+  EXPECT_TRUE(a->TakeMail("A")->empty()) << "taken once";
+  EXPECT_EQ(b->CollectMail(id)->stage, MailState::Stage::kTaken);
+  ASSERT_TRUE(a->ReplyMail(id, Json{{"ok", true}}).ok());
+  MailState replied = *b->CollectMail(id);
+  EXPECT_EQ(replied.stage, MailState::Stage::kReplied);
+  EXPECT_EQ(replied.reply["ok"], true);
+  EXPECT_EQ(b->CollectMail(id)->stage, MailState::Stage::kGone);
+
+  // Withdrawn unread: the holder never sees it, and cannot reply to it.
+  const int64_t unread = *b->SendMail("A", Json::object(), 3000);
+  EXPECT_TRUE(*b->WithdrawMail(unread));
+  EXPECT_TRUE(a->TakeMail("A")->empty());
+  EXPECT_EQ(a->ReplyMail(unread, Json::object()).code(), StatusCode::kNotFound);
+
+  // Taken and withdrawn at the same instant by two replicas: exactly one of them wins.
+  for (int i = 0; i < 40; ++i) {
+    const int64_t raced = *b->SendMail("A", Json::object(), 4000 + i);
+    std::atomic<bool> go{false};
+    size_t took = 0;
+    bool withdrew = false;
+    std::thread holder([&] {
+      while (!go) {
+      }
+      took = a->TakeMail("A")->size();
+    });
+    std::thread sender([&] {
+      while (!go) {
+      }
+      withdrew = *b->WithdrawMail(raced);
+    });
+    go = true;
+    holder.join();
+    sender.join();
+    EXPECT_EQ(took + (withdrew ? 1 : 0), 1u) << "round " << i;
+    (void)b->WithdrawMail(raced);  // the taken mail too, before the next round
+  }
 }
 
 TEST(PostgresStoreTest, SessionEventsReachTheOtherReplicasSmallAndLarge) {
