@@ -208,6 +208,7 @@ int ChatCommand(const ChatFlags& flags) {
     last = std::move(*result);
   }
   std::cout << "\n" << term.Dim("session " + *session + " (reins trace --store " + store_url + " --session " + *session + ")") << "\n";
+  (*host)->StopServers();  // before `io` goes: a question left open holds its executor
   return 0;
 }
 

@@ -199,6 +199,7 @@ int ServeCommand(const ServeFlags& flags) {
     for (std::thread& t : pool) t.join();
     api_ptr = nullptr;
     relay_ptr = nullptr;
+    (*agent)->StopServers();  // before `io` goes: an open MCP call holds its executor
   }
   return exit_code;
 }

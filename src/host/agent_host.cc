@@ -72,6 +72,15 @@ void AgentHost::OnCatalog(AgentConfig changed) {
   }
 }
 
+void AgentHost::StopServers() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;  // a change announced from now on is dropped
+  }
+  if (relay_) relay_->Stop();  // nothing relayed reaches the hub from now on
+  hub_.reset();
+}
+
 void AgentHost::AwaitCatalog() {
   if (hub_) hub_->AwaitCatalog();
 }

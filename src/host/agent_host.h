@@ -54,6 +54,12 @@ class AgentHost {
   Result<Runtime*> StartRuntime(RuntimeParts parts);
   Runtime* runtime() const { return runtime_.get(); }
 
+  // Stops the MCP servers (and the relay) now, while the event loop the turns ran on
+  // still exists: a call a server still holds open (a question nobody answered) holds
+  // that loop's executor, which must be released before the loop is destroyed. No turn
+  // may run afterwards. The destructor does it otherwise.
+  void StopServers();
+
   // Waits until every tool-list change the servers announced so far is applied to the
   // runtime: a scenario's turn 2 sees the tool that turn 1's call added. Not needed for
   // correctness elsewhere: changes apply as they are announced.

@@ -324,6 +324,12 @@ TEST_F(McpReplicasE2eTest, AnMcpQuestionAskedOnOneReplicaIsAnsweredThroughAnothe
   EXPECT_EQ(red.body["status"], "completed") << red.body.dump();
   const std::string second = ToolResult(replica(1), id, 3);
   EXPECT_NE(second.find(R"("color":"red")"), std::string::npos) << second;
+  // A replica whose relay holds and serves questions stops cleanly (under the
+  // sanitizers, too: a report would make the exit code non-zero).
+  Reply third = Turn(replica(1), id, "One more colour");
+  ASSERT_EQ(third.body["status"], "awaiting_clarification") << third.body.dump();
+  for (auto& r : replicas_) r->Signal(SIGTERM);
+  for (auto& r : replicas_) EXPECT_EQ(r->Wait(15000), 0) << r->Log();
 }
 
 TEST_F(McpReplicasE2eTest, AQuestionSupersededThroughAnotherReplicaIsLetGoWhereItWasAsked) {
