@@ -304,6 +304,17 @@ class McpReplicasE2eTest : public ReplicasE2eTest {
     }
     return "no tool.executed in " + trace.body["turns"][turn].dump();
   }
+  // Asks through `asker`, answers `color` through `answerer`; the call (turn number
+  // `turn`, 0-based) finished with that colour.
+  static void AskAndAnswer(const std::string& id, const ServerProcess& asker, const ServerProcess& answerer,
+                           const std::string& color, size_t turn) {
+    Reply asked = Turn(asker, id, "Pick a colour, please");
+    ASSERT_EQ(asked.body["status"], "awaiting_clarification") << asked.body.dump();
+    Reply answered = Call("POST", Turns(answerer, id), Json{{"speaker", "user"}, {"select", color}}.dump());
+    EXPECT_EQ(answered.body["status"], "completed") << answered.body.dump();
+    const std::string result = ToolResult(asker, id, turn);
+    EXPECT_NE(result.find(R"("color":")" + color + R"(")"), std::string::npos) << result;
+  }
   const std::string log_ = "/tmp/reins-fake-mcp-" + std::to_string(getpid()) + ".log";
 };
 
@@ -318,12 +329,7 @@ TEST_F(McpReplicasE2eTest, AnMcpQuestionAskedOnOneReplicaIsAnsweredThroughAnothe
   EXPECT_NE(result.find(R"("color":"blue")"), std::string::npos) << result;
   EXPECT_NE(result.find(R"("action":"accept")"), std::string::npos) << result;
   // The session moves on: a new question, asked and answered through other replicas.
-  Reply again = Turn(replica(2), id, "Another colour, please");
-  ASSERT_EQ(again.body["status"], "awaiting_clarification") << again.body.dump();
-  Reply red = Call("POST", Turns(replica(0), id), R"({"speaker":"user","select":"red"})");
-  EXPECT_EQ(red.body["status"], "completed") << red.body.dump();
-  const std::string second = ToolResult(replica(1), id, 3);
-  EXPECT_NE(second.find(R"("color":"red")"), std::string::npos) << second;
+  AskAndAnswer(id, replica(2), replica(0), "red", 3);
   // A replica whose relay holds and serves questions stops cleanly (under the
   // sanitizers, too: a report would make the exit code non-zero).
   Reply third = Turn(replica(1), id, "One more colour");
@@ -361,12 +367,7 @@ TEST_F(McpReplicasE2eTest, AQuestionWhoseReplicaDiedIsWithdrawnWithAnHonestMessa
   EXPECT_NE(result.find("the question was withdrawn"), std::string::npos) << result;
   EXPECT_NE(result.find("ask again"), std::string::npos) << result;
   // Asked again, the question is held by a live replica and answered as usual.
-  Reply again = Turn(replica(2), id, "Pick a colour, then");
-  ASSERT_EQ(again.body["status"], "awaiting_clarification") << again.body.dump();
-  Reply blue = Call("POST", Turns(replica(1), id), R"({"speaker":"user","select":"blue"})");
-  EXPECT_EQ(blue.body["status"], "completed") << blue.body.dump();
-  const std::string second = ToolResult(replica(2), id, 3);
-  EXPECT_NE(second.find(R"("color":"blue")"), std::string::npos) << second;
+  AskAndAnswer(id, replica(2), replica(1), "blue", 3);
 }
 
 }  // namespace

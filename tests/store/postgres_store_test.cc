@@ -48,6 +48,19 @@ std::unique_ptr<PostgresStore> Open(const std::string& url) {
   return store.ok() ? std::move(store).value() : nullptr;
 }
 
+// Session s1 with turn t1, whose deferred send_email waits in the outbox as "t1:1:0".
+Status CommitDeferredWrite(Store& store) {
+  REINS_RETURN_IF_ERROR(store.CreateSession(Session("s1")));
+  TurnRecord t = Turn(1, "t1");
+  ToolOutcome call;
+  call.name = "send_email";
+  call.args = Json::object();
+  call.status = ToolOutcome::Status::kDeferred;
+  call.idempotency_key = "t1:1:0";
+  t.result.tools = {call};
+  return store.CommitTurn(t);
+}
+
 TEST(PostgresStoreTest, ReplicasStartingTogetherMigrateOnce) {
   TestPostgres& pg = TestPostgres::Shared();
   const std::string db = pg.NewDatabase();
@@ -196,15 +209,7 @@ TEST(PostgresStoreTest, ADeferredCallRunningOnAnotherReplicaIsNotTakenOver) {
   TestPostgres& pg = TestPostgres::Shared();
   auto store = Open(pg.Url(pg.NewDatabase()));
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
-  TurnRecord t = Turn(1, "t1");
-  ToolOutcome call;
-  call.name = "send_email";
-  call.args = Json::object();
-  call.status = ToolOutcome::Status::kDeferred;
-  call.idempotency_key = "t1:1:0";
-  t.result.tools = {call};
-  ASSERT_TRUE(store->CommitTurn(t).ok());
+  ASSERT_TRUE(CommitDeferredWrite(*store).ok());
   EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000));            // replica A runs it
   EXPECT_FALSE(*store->ClaimOutbox("t1:1:0", 12000));           // B, resuming its outbox, leaves it
   EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000 + 301000));   // A died long ago: B takes it over
@@ -216,15 +221,7 @@ TEST(PostgresStoreTest, AnOutboxEntryAnotherReplicaIsClaimingIsPassedByNotWaited
   const std::string db = pg.NewDatabase();
   auto store = Open(pg.Url(db, "statement_timeout_ms=2000"));
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
-  TurnRecord t = Turn(1, "t1");
-  ToolOutcome call;
-  call.name = "send_email";
-  call.args = Json::object();
-  call.status = ToolOutcome::Status::kDeferred;
-  call.idempotency_key = "t1:1:0";
-  t.result.tools = {call};
-  ASSERT_TRUE(store->CommitTurn(t).ok());
+  ASSERT_TRUE(CommitDeferredWrite(*store).ok());
   // Another replica has the entry's row locked (claiming or settling it right now).
   PGconn* other = PQconnectdb(pg.Url(db).c_str());
   ASSERT_EQ(PQstatus(other), CONNECTION_OK);
