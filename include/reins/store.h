@@ -124,6 +124,12 @@ struct ReplicaMail {
   int64_t id = 0;
   Json body;
 };
+// Which replica holds a session's MCP question, and when it asked: the time tells a
+// question from the next one the same replica asks.
+struct QuestionMark {
+  std::string replica;
+  int64_t asked_at_ms = 0;
+};
 struct MailState {
   enum class Stage { kUnread, kTaken, kReplied, kGone };
   Stage stage = Stage::kGone;
@@ -243,25 +249,28 @@ class Store {
   }
   // MCP questions across replicas (host/mcp_relay.h). The replica holding an MCP call
   // open on a question marks the session (one mark per session, the newest wins) and
-  // learns the mark's previous holder ("" when none), whose question is superseded;
+  // learns the mark it replaced (replica "" when none), whose question is superseded;
   // Unmark removes the mark only while it is that replica's.
-  virtual Result<std::string> MarkQuestion(const std::string& session_id, const std::string& replica, int64_t now_ms) {
-    (void)session_id, (void)replica, (void)now_ms;
+  virtual Result<QuestionMark> MarkQuestion(const std::string& session_id, const QuestionMark& mark) {
+    (void)session_id, (void)mark;
     return Unimplemented("this store is not shared: questions stay in their process");
   }
   virtual Status UnmarkQuestion(const std::string& session_id, const std::string& replica) {
     (void)session_id, (void)replica;
     return {};
   }
-  // The replica holding the session's question, "" when none does.
-  virtual Result<std::string> QuestionHolder(const std::string& session_id) {
+  // The session's mark (replica "" when none).
+  virtual Result<QuestionMark> QuestionHolder(const std::string& session_id) {
     (void)session_id;
-    return std::string();
+    return QuestionMark{};
   }
   // Mail: Send leaves `body` for replica `to` (unread); Take hands `to` its unread mail
-  // (now taken, so no one else can withdraw it); Reply answers taken mail; Collect reads
-  // a mail's stage and, once replied, returns the reply and deletes the mail; Withdraw
-  // deletes it whatever its stage and says whether it was still unread (never seen).
+  // (now taken); Reply answers taken mail (NotFound once its sender discarded it);
+  // Collect reads a mail's stage and, once replied, returns the reply and deletes the
+  // mail; Withdraw deletes it only while unread and says whether it did (so the holder
+  // takes it or the sender withdraws it, never both); Discard deletes it whatever its
+  // stage (its sender stopped waiting). Sweep deletes mail and marks older than
+  // `before_ms` (left by replicas that died).
   virtual Result<int64_t> SendMail(const std::string& to, const Json& body, int64_t now_ms) {
     (void)to, (void)body, (void)now_ms;
     return Unimplemented("this store is not shared: there is no other replica to write to");
@@ -281,6 +290,14 @@ class Store {
   virtual Result<bool> WithdrawMail(int64_t id) {
     (void)id;
     return false;
+  }
+  virtual Status DiscardMail(int64_t id) {
+    (void)id;
+    return {};
+  }
+  virtual Status SweepMail(int64_t before_ms) {
+    (void)before_ms;
+    return {};
   }
   // Starts relaying session events to and from the other processes sharing this store;
   // `on_peer_event` runs on the relay's own thread with each event another process

@@ -53,7 +53,8 @@ Result<Runtime*> AgentHost::StartRuntime(RuntimeParts parts) {
   if (hub_ && parts.store && parts.store->shared()) {
     relay_ = std::make_unique<McpRelay>(parts.store, clock_);
     parts.mcp_backends = [backends = parts.mcp_backends, relay = relay_.get()](const ToolDef& tool) {
-      return relay->Wrap(tool.name, backends(tool));
+      std::shared_ptr<ToolBackend> backend = backends(tool);
+      return backend ? relay->Wrap(tool.name, std::move(backend)) : nullptr;
     };
   }
   AgentConfig config = agent_;

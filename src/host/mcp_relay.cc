@@ -1,6 +1,7 @@
 #include "host/mcp_relay.h"
 
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 #include <utility>
@@ -28,6 +29,8 @@ namespace {
 // The relay's own thread runs the holder's side (polling, resuming calls); its store
 // calls run on StoreCalls' threads, so a slow database delays only the relay.
 constexpr int kStoreThreads = 2;
+// How often each replica deletes mail and marks that replicas which died left behind.
+constexpr int64_t kSweepEveryMs = 60 * 1000;
 
 std::string NewReplicaName() {
   std::random_device seed;
@@ -76,10 +79,10 @@ Task<bool> Pause(int ms) {
 }  // namespace
 
 struct McpRelay::Loop {
-  explicit Loop(Store& store) : calls(store, kStoreThreads) {}
+  explicit Loop(Store& store) : calls(std::make_unique<StoreCalls>(store, kStoreThreads)) {}
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-  StoreCalls calls;
+  std::unique_ptr<StoreCalls> calls;  // reset by Stop(), which waits for its threads
   std::thread thread;
 };
 
@@ -91,14 +94,14 @@ class McpRelay::Backend final : public ToolBackend {
   Task<Result<Json>> Invoke(const ToolRequest& request) override {
     if (!request.answer.is_null()) {
       const std::string session = request.session_id;
-      std::function<Result<std::string>(Store&)> read = [session](Store& s) { return s.QuestionHolder(session); };
-      Result<std::string> holder = co_await relay_.loop_->calls.Run(std::move(read));
+      std::function<Result<QuestionMark>(Store&)> read = [session](Store& s) { return s.QuestionHolder(session); };
+      Result<QuestionMark> holder = co_await relay_.loop_->calls->Run(std::move(read));
       // (Unreadable: this replica's own desk answers, honestly, whether it holds it.)
-      if (holder.ok() && !holder->empty() && *holder != relay_.replica_) {
-        std::string to = *holder;
+      if (holder.ok() && !holder->replica.empty() && holder->replica != relay_.replica_) {
+        QuestionMark mark = *holder;
         ToolRequest relayed = request;
         relayed.tool = tool_;
-        Task<Result<Json>> task = relay_.Relay(std::move(to), std::move(relayed));
+        Task<Result<Json>> task = relay_.Relay(std::move(mark), std::move(relayed));
         Result<Json> result = co_await std::move(task);
         co_return result;
       }
@@ -133,6 +136,7 @@ McpRelay::~McpRelay() { Stop(); }
 void McpRelay::Stop() {
   loop_->io.stop();
   if (loop_->thread.joinable()) loop_->thread.join();
+  loop_->calls.reset();  // its threads' last posts land while their executors still exist
 }
 
 std::shared_ptr<ToolBackend> McpRelay::Wrap(const std::string& tool, std::shared_ptr<ToolBackend> inner) {
@@ -153,78 +157,124 @@ std::shared_ptr<ToolBackend> McpRelay::Inner(const std::string& tool) {
 // answerable on this replica only; elsewhere the answer is refused, honestly.)
 Task<void> McpRelay::Held(const std::string& tool, const std::string& session_id, const Result<Json>& result) {
   const bool asks = Asks(result);
+  const int64_t now = clock_->NowMs();
   {
     std::lock_guard lock(mu_);
     if (asks) {
-      held_[session_id] = clock_->NowMs();
+      held_[session_id] = now;
     } else if (held_.erase(session_id) == 0) {
       co_return;  // nothing was held: nothing to unmark
     }
   }
   if (!asks) {
-    std::function<Status(Store&)> unmark = [session_id, me = replica_](Store& s) { return s.UnmarkQuestion(session_id, me); };
-    Status unmarked = co_await loop_->calls.Run(std::move(unmark));
-    (void)unmarked;
+    Task<void> unmark = Unmark(session_id, replica_);
+    co_await std::move(unmark);
     co_return;
   }
-  std::function<Result<std::string>(Store&)> mark = [session_id, me = replica_, now = clock_->NowMs()](Store& s) {
-    return s.MarkQuestion(session_id, me, now);
+  std::function<Result<QuestionMark>(Store&)> mark = [session_id, me = replica_, now](Store& s) {
+    return s.MarkQuestion(session_id, QuestionMark{me, now});
   };
-  Result<std::string> before = co_await loop_->calls.Run(std::move(mark));
-  if (before.ok() && !before->empty() && *before != replica_) {
-    std::string to = *before;
-    Task<void> told = TellToWithdraw(std::move(to), tool, session_id);
+  Result<QuestionMark> before = co_await loop_->calls->Run(std::move(mark));
+  if (before.ok() && !before->replica.empty() && before->replica != replica_) {
+    QuestionMark superseded = *before;
+    Task<void> told = TellToWithdraw(std::move(superseded), tool, session_id);
     co_await std::move(told);
   }
 }
 
-// The answer goes to `holder` as mail; this turn waits for the reply.
-Task<Result<Json>> McpRelay::Relay(std::string holder, ToolRequest request) {
-  const SteadyTime start = std::chrono::steady_clock::now();
-  Json body = {{"kind", "answer"},       {"tool", request.tool},     {"session_id", request.session_id},
-               {"args", request.args},   {"answer", request.answer}, {"timeout_ms", request.timeout_ms}};
-  std::function<Result<int64_t>(Store&)> send = [holder, body, now = clock_->NowMs()](Store& s) {
-    return s.SendMail(holder, body, now);
-  };
-  Result<int64_t> sent = co_await loop_->calls.Run(std::move(send));
-  if (!sent.ok()) {
-    co_return Unavailable("the answer could not be passed to replica " + holder + ", which holds the question: " +
-                          sent.status().message());
+Task<void> McpRelay::Unmark(std::string session_id, std::string replica) {
+  std::function<Status(Store&)> unmark = [session_id, replica](Store& s) { return s.UnmarkQuestion(session_id, replica); };
+  Status unmarked = co_await loop_->calls->Run(std::move(unmark));
+  (void)unmarked;  // left behind: swept, or replaced by the session's next question
+}
+
+// The answer goes to the holder as mail and this turn waits for the reply. A turn
+// cancelled meanwhile (its time ran out) still settles its mail before it returns.
+Task<Result<Json>> McpRelay::Relay(QuestionMark holder, ToolRequest request) {
+  int64_t id = 0;
+  bool abandon = false;
+  std::optional<Result<Json>> result;
+  try {
+    Task<Result<Json>> exchange = Exchange(holder, request, &id, &abandon);
+    result = co_await std::move(exchange);
+  } catch (const std::exception&) {
+    abandon = true;  // cancelled at a co_await (asio throws operation_aborted there)
   }
-  const int64_t id = *sent;
+  if (!abandon) co_return std::move(*result);
+  // A cancelled coroutine throws at its next co_await unless its state is reset.
+  co_await asio::this_coro::reset_cancellation_state();
+  if (id != 0) {
+    Task<void> abandoned = Abandon(holder, request, id);
+    co_await std::move(abandoned);
+  }
+  if (result) co_return std::move(*result);
+  co_return Aborted("the call to " + request.tool + " was cancelled");
+}
+
+Task<Result<Json>> McpRelay::Exchange(const QuestionMark& holder, const ToolRequest& request, int64_t* id, bool* abandon) {
+  const SteadyTime start = std::chrono::steady_clock::now();
+  Json body = {{"kind", "answer"},     {"tool", request.tool},     {"session_id", request.session_id},
+               {"args", request.args}, {"answer", request.answer}, {"timeout_ms", request.timeout_ms}};
+  std::function<Result<int64_t>(Store&)> send = [to = holder.replica, body, now = clock_->NowMs()](Store& s) {
+    return s.SendMail(to, body, now);
+  };
+  Result<int64_t> sent = co_await loop_->calls->Run(std::move(send));
+  if (!sent.ok()) {
+    co_return Unavailable("the answer could not be passed to replica " + holder.replica +
+                          ", which holds the question: " + sent.status().message());
+  }
+  *id = *sent;
   const int64_t reply_within = options_.take_within_ms + request.timeout_ms + 1000;
   for (;;) {
     const bool waited = co_await Pause(options_.poll_ms);
-    std::function<Result<MailState>(Store&)> collect = [id](Store& s) { return s.CollectMail(id); };
-    Result<MailState> state = co_await loop_->calls.Run(std::move(collect));
-    if (state.ok() && state->stage == MailState::Stage::kReplied) co_return ResultFromMail(state->reply);
+    if (!waited) {
+      *abandon = true;
+      co_return Aborted("the call to " + request.tool + " was cancelled");
+    }
+    std::function<Result<MailState>(Store&)> collect = [mail = *id](Store& s) { return s.CollectMail(mail); };
+    Result<MailState> state = co_await loop_->calls->Run(std::move(collect));
+    if (state.ok() && state->stage == MailState::Stage::kReplied) {
+      *id = 0;  // collected, and gone
+      co_return ResultFromMail(state->reply);
+    }
     if (state.ok() && state->stage == MailState::Stage::kGone) {
-      co_return Aborted("the answer to the question replica " + holder + " holds was withdrawn");
+      *id = 0;
+      co_return Aborted("the answer to the question replica " + holder.replica + " holds was discarded");
     }
     const bool unread = state.ok() && state->stage == MailState::Stage::kUnread;
-    const bool late = unread ? MsSince(start) > options_.take_within_ms : MsSince(start) > reply_within;
-    if (waited && !late) continue;
-    // A cancelled coroutine throws at its next co_await unless its state is reset.
-    if (!waited) co_await asio::this_coro::reset_cancellation_state();
-    std::function<Result<bool>(Store&)> withdraw = [id](Store& s) { return s.WithdrawMail(id); };
-    Result<bool> withdrawn = co_await loop_->calls.Run(std::move(withdraw));
-    if (!waited) co_return Aborted("the call to " + request.tool + " was cancelled");
-    if (withdrawn.ok() && *withdrawn) {
+    if (unread && MsSince(start) > options_.take_within_ms) {
+      std::function<Result<bool>(Store&)> withdraw = [mail = *id](Store& s) { return s.WithdrawMail(mail); };
+      Result<bool> withdrawn = co_await loop_->calls->Run(std::move(withdraw));
+      if (!withdrawn.ok() || !*withdrawn) continue;  // taken just now: its reply follows
       // Never seen by its holder: the question is gone with it.
-      std::function<Status(Store&)> unmark = [session = request.session_id, holder](Store& s) {
-        return s.UnmarkQuestion(session, holder);
-      };
-      Status unmarked = co_await loop_->calls.Run(std::move(unmark));
-      (void)unmarked;
-      co_return FailedPrecondition("the question was withdrawn: replica " + holder +
+      *id = 0;
+      Task<void> unmark = Unmark(request.session_id, holder.replica);
+      co_await std::move(unmark);
+      co_return FailedPrecondition("the question was withdrawn: replica " + holder.replica +
                                    ", where the call that asked it is open, did not take the answer within " +
                                    std::to_string(options_.take_within_ms) +
                                    " ms (it stopped, or cannot reach the database); ask again");
     }
-    if (withdrawn.ok() && !*withdrawn && unread) continue;  // taken just now: wait for its reply
-    co_return DeadlineExceeded("replica " + holder + " took the answer but sent no result of " + request.tool +
-                               " within " + std::to_string(reply_within) + " ms");
+    if (MsSince(start) > reply_within) {
+      *abandon = true;
+      co_return DeadlineExceeded("replica " + holder.replica + " took the answer but sent no result of " + request.tool +
+                                 " within " + std::to_string(reply_within) + " ms");
+    }
   }
+}
+
+// The answer is no longer awaited: withdrawn if still unread, else discarded (its reply
+// will find nobody), and the holder told to let its call go.
+Task<void> McpRelay::Abandon(const QuestionMark& holder, const ToolRequest& request, int64_t id) {
+  std::function<Status(Store&)> drop = [id](Store& s) {
+    if (Result<bool> withdrawn = s.WithdrawMail(id); withdrawn.ok() && *withdrawn) return OkStatus();
+    return s.DiscardMail(id);
+  };
+  Status dropped = co_await loop_->calls->Run(std::move(drop));
+  (void)dropped;  // left behind: swept
+  QuestionMark mark = holder;
+  Task<void> told = TellToWithdraw(std::move(mark), request.tool, request.session_id);
+  co_await std::move(told);
 }
 
 // The person withdrew the session's question (it moved on): held here, the mark goes;
@@ -237,27 +287,26 @@ void McpRelay::Withdraw(const std::string& tool, const std::string& session_id) 
   }
   auto settle = [this, tool, session_id, held_here]() -> Task<void> {
     if (held_here) {
-      std::function<Status(Store&)> unmark = [session_id, me = replica_](Store& s) { return s.UnmarkQuestion(session_id, me); };
-      Status unmarked = co_await loop_->calls.Run(std::move(unmark));
-      (void)unmarked;
+      Task<void> unmark = Unmark(session_id, replica_);
+      co_await std::move(unmark);
       co_return;
     }
-    std::function<Result<std::string>(Store&)> read = [session_id](Store& s) { return s.QuestionHolder(session_id); };
-    Result<std::string> holder = co_await loop_->calls.Run(std::move(read));
-    if (!holder.ok() || holder->empty() || *holder == replica_) co_return;
-    std::string to = *holder;
-    Task<void> told = TellToWithdraw(std::move(to), tool, session_id);
+    std::function<Result<QuestionMark>(Store&)> read = [session_id](Store& s) { return s.QuestionHolder(session_id); };
+    Result<QuestionMark> holder = co_await loop_->calls->Run(std::move(read));
+    if (!holder.ok() || holder->replica.empty() || holder->replica == replica_) co_return;
+    QuestionMark mark = *holder;
+    Task<void> told = TellToWithdraw(std::move(mark), tool, session_id);
     co_await std::move(told);
   };
   asio::co_spawn(loop_->io, settle, asio::detached);
 }
 
-Task<void> McpRelay::TellToWithdraw(std::string holder, std::string tool, std::string session_id) {
-  Json body = {{"kind", "withdraw"}, {"tool", tool}, {"session_id", session_id}};
-  std::function<Result<int64_t>(Store&)> send = [holder, body, now = clock_->NowMs()](Store& s) {
-    return s.SendMail(holder, body, now);
+Task<void> McpRelay::TellToWithdraw(QuestionMark holder, std::string tool, std::string session_id) {
+  Json body = {{"kind", "withdraw"}, {"tool", tool}, {"session_id", session_id}, {"asked_at", holder.asked_at_ms}};
+  std::function<Result<int64_t>(Store&)> send = [to = holder.replica, body, now = clock_->NowMs()](Store& s) {
+    return s.SendMail(to, body, now);
   };
-  Result<int64_t> sent = co_await loop_->calls.Run(std::move(send));
+  Result<int64_t> sent = co_await loop_->calls->Run(std::move(send));
   (void)sent;  // not delivered: the holder's question lapses at its time to live
 }
 
@@ -265,10 +314,19 @@ Task<void> McpRelay::TellToWithdraw(std::string holder, std::string tool, std::s
 // poll_ms; marks older than a question may live are dropped.
 Task<void> McpRelay::Poll() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
+  SteadyTime swept = std::chrono::steady_clock::now();
   for (;;) {
     timer.expires_after(std::chrono::milliseconds(options_.poll_ms));
     auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
+    if (MsSince(swept) > kSweepEveryMs) {
+      swept = std::chrono::steady_clock::now();
+      std::function<Status(Store&)> sweep = [before = clock_->NowMs() - 2 * options_.mark_ttl_ms](Store& s) {
+        return s.SweepMail(before);
+      };
+      Status sweeped = co_await loop_->calls->Run(std::move(sweep));
+      (void)sweeped;  // next minute
+    }
     std::vector<std::string> lapsed;
     bool holding = false;
     {
@@ -286,12 +344,12 @@ Task<void> McpRelay::Poll() {
     }
     for (const std::string& session : lapsed) {
       std::function<Status(Store&)> unmark = [session, me = replica_](Store& s) { return s.UnmarkQuestion(session, me); };
-      Status unmarked = co_await loop_->calls.Run(std::move(unmark));
+      Status unmarked = co_await loop_->calls->Run(std::move(unmark));
       (void)unmarked;
     }
     if (!holding) continue;
     std::function<Result<std::vector<ReplicaMail>>(Store&)> take = [me = replica_](Store& s) { return s.TakeMail(me); };
-    Result<std::vector<ReplicaMail>> mail = co_await loop_->calls.Run(std::move(take));
+    Result<std::vector<ReplicaMail>> mail = co_await loop_->calls->Run(std::move(take));
     if (!mail.ok()) continue;  // the database is away: try again next round
     std::vector<ReplicaMail> taken = std::move(mail).value();
     for (ReplicaMail& m : taken) asio::co_spawn(loop_->io, Serve(std::move(m)), asio::detached);
@@ -301,19 +359,23 @@ Task<void> McpRelay::Poll() {
 Task<void> McpRelay::Serve(ReplicaMail mail) {
   const Json& body = mail.body;
   const std::string session = body.value("session_id", "");
+  const int64_t id = mail.id;
   std::shared_ptr<ToolBackend> inner = Inner(body.value("tool", ""));
   if (body.value("kind", "") == "withdraw") {
-    if (inner) inner->Withdraw(session);
+    // Only the question the sender saw: a newer one asked here since stays open.
+    bool current = false;
     {
       std::lock_guard lock(mu_);
-      held_.erase(session);
+      auto it = held_.find(session);
+      current = it != held_.end() && it->second == body.value("asked_at", int64_t{0});
+      if (current) held_.erase(it);
     }
-    const int64_t id = mail.id;
-    std::function<Status(Store&)> settle = [id, session, me = replica_](Store& s) {
-      (void)s.WithdrawMail(id);  // nobody waits for a reply
-      return s.UnmarkQuestion(session, me);
+    if (current && inner) inner->Withdraw(session);
+    std::function<Status(Store&)> settle = [id, session, me = replica_, current](Store& s) {
+      (void)s.DiscardMail(id);  // nobody waits for a reply
+      return current ? s.UnmarkQuestion(session, me) : OkStatus();
     };
-    Status settled = co_await loop_->calls.Run(std::move(settle));
+    Status settled = co_await loop_->calls->Run(std::move(settle));
     (void)settled;
     co_return;
   }
@@ -329,10 +391,18 @@ Task<void> McpRelay::Serve(ReplicaMail mail) {
     result = co_await inner->Invoke(request);
     co_await Held(request.tool, session, result);
   }
-  const int64_t id = mail.id;
   std::function<Status(Store&)> reply = [id, answer = ResultToMail(result)](Store& s) { return s.ReplyMail(id, answer); };
-  Status replied = co_await loop_->calls.Run(std::move(reply));
-  (void)replied;  // withdrawn meanwhile: its sender gave up waiting
+  Status replied = co_await loop_->calls->Run(std::move(reply));
+  if (replied.ok() || !Asks(result)) co_return;
+  // Its sender stopped waiting: nobody will show the call's next question, so the call
+  // lets go instead of waiting out its time to live.
+  if (inner) inner->Withdraw(session);
+  {
+    std::lock_guard lock(mu_);
+    held_.erase(session);
+  }
+  Task<void> unmark = Unmark(session, replica_);
+  co_await std::move(unmark);
 }
 
 }  // namespace reins

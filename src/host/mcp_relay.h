@@ -12,9 +12,13 @@
 //     (or its next question), which this replica's turn returns as its own;
 //   - a holder that does not take the answer within `take_within_ms` (it died, or lost
 //     the database) has the answer withdrawn and the mark cleared: the turn gets an
-//     honest error naming the replica, and the person can ask again;
+//     honest error naming the replica, and the person can ask again; a turn that stops
+//     waiting for another reason (its time ran out) withdraws or discards its answer
+//     and tells the holder to let its call go;
 //   - a question withdrawn here (the person moved on), or superseded by a new question
-//     asked here, is withdrawn at its holder (mail again).
+//     asked here, is withdrawn at its holder (mail again, naming the question by its
+//     mark's time, so a newer question there is left alone);
+//   - every replica sweeps mail and marks older than twice a question's time to live.
 // Progress notifications of a relayed call stay on the holder (its trace has them).
 // With a one-process store nothing is wrapped.
 #pragma once
@@ -57,12 +61,15 @@ class McpRelay {
  private:
   class Backend;
   struct Loop;
-  Task<Result<Json>> Relay(std::string holder, ToolRequest request);
+  Task<Result<Json>> Relay(QuestionMark holder, ToolRequest request);
+  Task<Result<Json>> Exchange(const QuestionMark& holder, const ToolRequest& request, int64_t* id, bool* abandon);
+  Task<void> Abandon(const QuestionMark& holder, const ToolRequest& request, int64_t id);
   Task<void> Held(const std::string& tool, const std::string& session_id, const Result<Json>& result);
   void Withdraw(const std::string& tool, const std::string& session_id);
-  Task<void> TellToWithdraw(std::string holder, std::string tool, std::string session_id);
+  Task<void> TellToWithdraw(QuestionMark holder, std::string tool, std::string session_id);
   Task<void> Poll();
   Task<void> Serve(ReplicaMail mail);
+  Task<void> Unmark(std::string session_id, std::string replica);
   std::shared_ptr<ToolBackend> Inner(const std::string& tool);
 
   std::shared_ptr<Store> store_;
@@ -71,7 +78,7 @@ class McpRelay {
   std::string replica_;
   std::mutex mu_;  // guards inner_ and held_
   std::map<std::string, std::shared_ptr<ToolBackend>> inner_;  // by reins tool name
-  std::map<std::string, int64_t> held_;                        // session -> when it asked
+  std::map<std::string, int64_t> held_;  // session -> when it asked (its mark's asked_at)
   std::unique_ptr<Loop> loop_;  // last: its thread runs the above
 };
 

@@ -1,8 +1,7 @@
-// PostgresStore's MCP question marks and replica mail (host/mcp_relay.h). Each call is
-// one statement, so each step of a mail (sent, taken, replied, collected, withdrawn)
-// happens whole or not at all, and the step that moves it from `unread` (Take or
-// Withdraw) is a compare-and-set: the holder takes an answer, or the sender withdraws
-// it, never both.
+// PostgresStore's MCP question marks and replica mail (host/mcp_relay.h). Each step of
+// a mail (sent, taken, replied, collected, withdrawn) is one statement, whole or not at
+// all, and the two that move it from `unread` (Take and Withdraw) are compare-and-sets
+// on that stage: the holder takes an answer, or the sender withdraws it, never both.
 #include <string>
 
 #include "store/pg_connection.h"
@@ -16,19 +15,18 @@ using store::pg::Int;
 using store::pg::Rows;
 using store::pg::Text;
 
-Result<std::string> PostgresStore::MarkQuestion(const std::string& session_id, const std::string& replica,
-                                                int64_t now_ms) {
-  std::string before;
+Result<QuestionMark> PostgresStore::MarkQuestion(const std::string& session_id, const QuestionMark& mark) {
+  QuestionMark before;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
     // (The CTE reads the row as it was before the statement.)
     REINS_ASSIGN_OR_RETURN(
-        Rows r, c.Exec("WITH before AS (SELECT replica FROM mcp_questions WHERE session_id = $1) "
+        Rows r, c.Exec("WITH before AS (SELECT replica, asked_at FROM mcp_questions WHERE session_id = $1) "
                        "INSERT INTO mcp_questions (session_id, replica, asked_at) VALUES ($1, $2, $3) "
                        "ON CONFLICT (session_id) DO UPDATE SET replica = EXCLUDED.replica, asked_at = EXCLUDED.asked_at "
-                       "RETURNING (SELECT replica FROM before)",
-                       {Text(session_id), Text(replica), Int(now_ms)},
+                       "RETURNING (SELECT replica FROM before), (SELECT asked_at FROM before)",
+                       {Text(session_id), Text(mark.replica), Int(mark.asked_at_ms)},
                        "cannot mark the question of session '" + session_id + "'"));
-    before = r.size() == 0 ? "" : r.Str(0, 0);
+    before = r.size() == 0 || r.IsNull(0, 0) ? QuestionMark{} : QuestionMark{r.Str(0, 0), r.Int(0, 1)};
     return {};
   }));
   return before;
@@ -42,15 +40,15 @@ Status PostgresStore::UnmarkQuestion(const std::string& session_id, const std::s
   });
 }
 
-Result<std::string> PostgresStore::QuestionHolder(const std::string& session_id) {
-  std::string holder;
+Result<QuestionMark> PostgresStore::QuestionHolder(const std::string& session_id) {
+  QuestionMark mark;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
-    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT replica FROM mcp_questions WHERE session_id = $1", {Text(session_id)},
-                                          "cannot read the question of session '" + session_id + "'"));
-    holder = r.size() == 0 ? "" : r.Str(0, 0);
+    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT replica, asked_at FROM mcp_questions WHERE session_id = $1",
+                                          {Text(session_id)}, "cannot read the question of session '" + session_id + "'"));
+    mark = r.size() == 0 ? QuestionMark{} : QuestionMark{r.Str(0, 0), r.Int(0, 1)};
     return {};
   }));
-  return holder;
+  return mark;
 }
 
 Result<int64_t> PostgresStore::SendMail(const std::string& to, const Json& body, int64_t now_ms) {
@@ -113,14 +111,28 @@ Result<MailState> PostgresStore::CollectMail(int64_t id) {
 }
 
 Result<bool> PostgresStore::WithdrawMail(int64_t id) {
-  bool unread = false;
+  bool withdrawn = false;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
-    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("DELETE FROM replica_mail WHERE id = $1 RETURNING stage", {Int(id)},
+    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("DELETE FROM replica_mail WHERE id = $1 AND stage = 'unread'", {Int(id)},
                                           "cannot withdraw mail " + std::to_string(id)));
-    unread = r.size() == 1 && r.Str(0, 0) == "unread";
+    withdrawn = r.affected() == 1;
     return {};
   }));
-  return unread;
+  return withdrawn;
+}
+
+Status PostgresStore::DiscardMail(int64_t id) {
+  return Call([&](Connection& c) -> Status {
+    return c.Exec("DELETE FROM replica_mail WHERE id = $1", {Int(id)}, "cannot discard mail " + std::to_string(id)).status();
+  });
+}
+
+Status PostgresStore::SweepMail(int64_t before_ms) {
+  return Call([&](Connection& c) -> Status {
+    const std::string what = "cannot sweep the replicas' mail";
+    REINS_RETURN_IF_ERROR(c.Exec("DELETE FROM replica_mail WHERE sent_at < $1", {Int(before_ms)}, what).status());
+    return c.Exec("DELETE FROM mcp_questions WHERE asked_at < $1", {Int(before_ms)}, what).status();
+  });
 }
 
 }  // namespace reins

@@ -56,14 +56,16 @@ class PostgresStore final : public Store {
                                                    int64_t ttl_ms) override;
   Status ReleaseSession(const std::string& session_id, int64_t token) override;
   // MCP question marks and replica mail: postgres_mail.cc
-  Result<std::string> MarkQuestion(const std::string& session_id, const std::string& replica, int64_t now_ms) override;
+  Result<QuestionMark> MarkQuestion(const std::string& session_id, const QuestionMark& mark) override;
   Status UnmarkQuestion(const std::string& session_id, const std::string& replica) override;
-  Result<std::string> QuestionHolder(const std::string& session_id) override;
+  Result<QuestionMark> QuestionHolder(const std::string& session_id) override;
   Result<int64_t> SendMail(const std::string& to, const Json& body, int64_t now_ms) override;
   Result<std::vector<ReplicaMail>> TakeMail(const std::string& to) override;
   Status ReplyMail(int64_t id, const Json& reply) override;
   Result<MailState> CollectMail(int64_t id) override;
   Result<bool> WithdrawMail(int64_t id) override;
+  Status DiscardMail(int64_t id) override;
+  Status SweepMail(int64_t before_ms) override;
   // LISTEN/NOTIFY on a connection of its own (pg_event_relay.h).
   Result<std::unique_ptr<EventRelay>> RelayEvents(PeerEventHandler on_peer_event) override;
 

@@ -246,15 +246,18 @@ TEST(PostgresStoreTest, MailBetweenReplicasIsTakenOrWithdrawnNeverBoth) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   // The question mark: one holder per session; only the holder's own unmark removes it.
-  EXPECT_EQ(*a->MarkQuestion("s1", "A", 1000), "");
-  EXPECT_EQ(*b->QuestionHolder("s1"), "A");
-  EXPECT_EQ(*b->MarkQuestion("s1", "B", 1100), "A") << "B's question supersedes A's";
-  EXPECT_EQ(*b->MarkQuestion("s1", "A", 1200), "B");
-  EXPECT_EQ(*b->QuestionHolder("s2"), "");
+  EXPECT_EQ(a->MarkQuestion("s1", {"A", 1000})->replica, "");
+  EXPECT_EQ(b->QuestionHolder("s1")->replica, "A");
+  QuestionMark superseded = *b->MarkQuestion("s1", {"B", 1100});
+  EXPECT_EQ(superseded.replica, "A") << "B's question supersedes A's";
+  EXPECT_EQ(superseded.asked_at_ms, 1000);
+  EXPECT_EQ(b->MarkQuestion("s1", {"A", 1200})->replica, "B");
+  EXPECT_EQ(b->QuestionHolder("s1")->asked_at_ms, 1200);
+  EXPECT_EQ(b->QuestionHolder("s2")->replica, "");
   ASSERT_TRUE(b->UnmarkQuestion("s1", "B").ok());
-  EXPECT_EQ(*b->QuestionHolder("s1"), "A");
+  EXPECT_EQ(b->QuestionHolder("s1")->replica, "A");
   ASSERT_TRUE(a->UnmarkQuestion("s1", "A").ok());
-  EXPECT_EQ(*b->QuestionHolder("s1"), "");
+  EXPECT_EQ(b->QuestionHolder("s1")->replica, "");
 
   // Sent, taken, replied, collected once.
   const int64_t id = *b->SendMail("A", Json{{"kind", "answer"}}, 2000);
@@ -277,6 +280,19 @@ TEST(PostgresStoreTest, MailBetweenReplicasIsTakenOrWithdrawnNeverBoth) {
   EXPECT_TRUE(*b->WithdrawMail(unread));
   EXPECT_TRUE(a->TakeMail("A")->empty());
   EXPECT_EQ(a->ReplyMail(unread, Json::object()).code(), StatusCode::kNotFound);
+  // Taken mail cannot be withdrawn; discarded, its reply finds nobody.
+  const int64_t taken_mail = *b->SendMail("A", Json::object(), 3100);
+  ASSERT_EQ(a->TakeMail("A")->size(), 1u);
+  EXPECT_FALSE(*b->WithdrawMail(taken_mail));
+  EXPECT_EQ(b->CollectMail(taken_mail)->stage, MailState::Stage::kTaken);
+  ASSERT_TRUE(b->DiscardMail(taken_mail).ok());
+  EXPECT_EQ(a->ReplyMail(taken_mail, Json::object()).code(), StatusCode::kNotFound);
+  // What replicas that died left behind is swept by age.
+  (void)*b->SendMail("Z", Json::object(), 100);
+  ASSERT_TRUE(a->MarkQuestion("s9", {"Z", 100}).ok());
+  ASSERT_TRUE(a->SweepMail(500).ok());
+  EXPECT_EQ(b->QuestionHolder("s9")->replica, "");
+  EXPECT_EQ(pg.Query(db, "SELECT COUNT(*) FROM replica_mail WHERE recipient = 'Z'"), "0");
 
   // Taken and withdrawn at the same instant by two replicas: exactly one of them wins.
   for (int i = 0; i < 40; ++i) {
@@ -298,7 +314,7 @@ TEST(PostgresStoreTest, MailBetweenReplicasIsTakenOrWithdrawnNeverBoth) {
     holder.join();
     sender.join();
     EXPECT_EQ(took + (withdrew ? 1 : 0), 1u) << "round " << i;
-    (void)b->WithdrawMail(raced);  // the taken mail too, before the next round
+    (void)b->DiscardMail(raced);  // the taken mail too, before the next round
   }
 }
 
