@@ -1,5 +1,6 @@
 #include "host/mcp_relay.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -224,7 +225,11 @@ Task<Result<Json>> McpRelay::Exchange(const QuestionMark& holder, const ToolRequ
                           ", which holds the question: " + sent.status().message());
   }
   *id = *sent;
-  const int64_t reply_within = options_.take_within_ms + request.timeout_ms + 1000;
+  // The holder gets take_within_ms to take the answer, less when the call's own time is
+  // shorter: the person then hears why, not only that the call timed out.
+  const int64_t take_within = std::max<int64_t>(2 * options_.poll_ms,
+                                                std::min<int64_t>(options_.take_within_ms, request.timeout_ms - 500));
+  const int64_t reply_within = take_within + request.timeout_ms + 1000;
   for (;;) {
     const bool waited = co_await Pause(options_.poll_ms);
     if (!waited) {
@@ -242,17 +247,20 @@ Task<Result<Json>> McpRelay::Exchange(const QuestionMark& holder, const ToolRequ
       co_return Aborted("the answer to the question replica " + holder.replica + " holds was discarded");
     }
     const bool unread = state.ok() && state->stage == MailState::Stage::kUnread;
-    if (unread && MsSince(start) > options_.take_within_ms) {
+    if (unread && MsSince(start) > take_within) {
       std::function<Result<bool>(Store&)> withdraw = [mail = *id](Store& s) { return s.WithdrawMail(mail); };
       Result<bool> withdrawn = co_await loop_->calls->Run(std::move(withdraw));
       if (!withdrawn.ok() || !*withdrawn) continue;  // taken just now: its reply follows
-      // Never seen by its holder: the question is gone with it.
+      // Never seen by its holder: the question goes with it. A holder that is only
+      // slow hears it when it reads its mail again (a dead one's mail is swept).
       *id = 0;
       Task<void> unmark = Unmark(request.session_id, holder.replica);
       co_await std::move(unmark);
+      Task<void> told = TellToWithdraw(holder, request.tool, request.session_id);
+      co_await std::move(told);
       co_return FailedPrecondition("the question was withdrawn: replica " + holder.replica +
                                    ", where the call that asked it is open, did not take the answer within " +
-                                   std::to_string(options_.take_within_ms) +
+                                   std::to_string(take_within) +
                                    " ms (it stopped, or cannot reach the database); ask again");
     }
     if (MsSince(start) > reply_within) {

@@ -38,6 +38,7 @@ namespace reins {
 struct McpRelayOptions {
   int poll_ms = 100;            // how often a replica holding a question reads its mail
   int take_within_ms = 3000;    // how long an answer waits for its holder to take it
+                                // (less when the call's timeout is shorter)
   int64_t mark_ttl_ms = 10 * 60 * 1000;  // a question's time to live (the MCP desk's)
 };
 

@@ -352,6 +352,23 @@ TEST_F(McpReplicasE2eTest, AQuestionSupersededThroughAnotherReplicaIsLetGoWhereI
   EXPECT_NE(result.find(R"("color":"red")"), std::string::npos) << result;
 }
 
+TEST_F(McpReplicasE2eTest, AnAnswerAStalledHolderDidNotTakeIsWithdrawnAndTheHolderLetsGo) {
+  const std::string id = Ask();  // open on replica 0
+  AwaitClaimsReleased();
+  // Replica 0 stalls (SIGSTOP): alive, but it does not read its mail.
+  replicas_[0]->Signal(SIGSTOP);
+  Reply answered = Call("POST", Turns(replica(1), id), R"({"speaker":"user","select":"blue"})");
+  ASSERT_EQ(answered.status, 200) << answered.body.dump();
+  const std::string result = ToolResult(replica(2), id, 1);
+  EXPECT_NE(result.find("the question was withdrawn"), std::string::npos) << result;
+  EXPECT_NE(result.find("within 1500 ms"), std::string::npos) << "the wait fits the call's 2000 ms: " << result;
+  // Back, replica 0 finds its question withdrawn: the server hears `cancel`, never
+  // the choice the person's turn gave up on.
+  replicas_[0]->Signal(SIGCONT);
+  EXPECT_TRUE(ServerHeard(R"("action":"cancel")")) << "the stalled holder never let its call go";
+  EXPECT_FALSE(ServerHeard(R"("action":"accept")", 0)) << "an answer its turn gave up on reached the server";
+}
+
 TEST_F(McpReplicasE2eTest, AQuestionWhoseReplicaDiedIsWithdrawnWithAnHonestMessage) {
   const std::string id = Ask();
   AwaitClaimsReleased();
@@ -362,7 +379,7 @@ TEST_F(McpReplicasE2eTest, AQuestionWhoseReplicaDiedIsWithdrawnWithAnHonestMessa
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(answered.status, 200) << answered.body.dump();
   EXPECT_EQ(answered.body["status"], "completed") << answered.body.dump();
-  EXPECT_LT(took, std::chrono::seconds(8)) << "withdrawn after the relay's wait, not the call's timeout";
+  EXPECT_LT(took, std::chrono::seconds(8)) << "withdrawn after the relay's wait";
   const std::string result = ToolResult(replica(2), id, 1);
   EXPECT_NE(result.find("the question was withdrawn"), std::string::npos) << result;
   EXPECT_NE(result.find("ask again"), std::string::npos) << result;
