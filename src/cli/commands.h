@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ struct EvalFlags {
   std::string report;    // folder for report.json, report.html, junit.xml
   std::string compare;   // an older report.json
   std::string faults;    // "name=rate,..." over every scenario's, or "none"
-  double min_pass = 0;
+  // A gate: exit 1 when the governed pass rate is below it. Without one, eval exits 1
+  // when any judged run failed, like a test runner.
+  std::optional<double> min_pass;
   bool json = false;
   int jobs = 0;
 };

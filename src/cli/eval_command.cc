@@ -169,7 +169,7 @@ int EvalCommand(const EvalFlags& flags) {
       std::cerr << flags.compare << " is not a reins eval report.json\n";
       return 1;
     }
-    std::cout << "\nCompared with " << flags.compare << ":\n" << CompareReports(old, json);
+    (flags.json ? std::cerr : std::cout) << "\nCompared with " << flags.compare << ":\n" << CompareReports(old, json);
   }
   if (!flags.report.empty()) {
     namespace fs = std::filesystem;
@@ -189,14 +189,16 @@ int EvalCommand(const EvalFlags& flags) {
   std::string ignored;
   int invalid = static_cast<int>(FindScenarioFiles(flags.paths, &ignored).size()) - static_cast<int>(scenarios.size()) -
                 static_cast<int>(skipped.size());
-  std::cout << judged->passed << " passed, " << failed + invalid << " failed";
-  if (!skipped.empty()) std::cout << ", " << skipped.size() << " skipped";
-  std::cout << "\n";
+  std::ostream& summary = flags.json ? std::cerr : std::cout;  // --json: stdout is the JSON alone
+  summary << judged->passed << " passed, " << failed + invalid << " failed";
+  if (!skipped.empty()) summary << ", " << skipped.size() << " skipped";
+  summary << "\n";
   if (!loaded) return 1;
   if (judged->governor && !judged->violations.empty()) return 1;
+  if (!flags.min_pass) return failed + invalid > 0 ? 1 : 0;  // no gate: like a test runner
   double rate = judged->runs ? static_cast<double>(judged->passed) / judged->runs : 0.0;
-  if (rate < flags.min_pass) {
-    std::cerr << "pass rate " << rate << " is below --min-pass " << flags.min_pass << "\n";
+  if (rate < *flags.min_pass) {
+    std::cerr << "pass rate " << rate << " is below --min-pass " << *flags.min_pass << "\n";
     return 1;
   }
   return 0;

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   eval->add_option("--faults", eval_flags.faults, "sim fault rates for every scenario: name=rate,... or none");
   eval->add_option("--report", eval_flags.report, "write report.json, report.html and junit.xml into this folder");
   eval->add_option("--compare", eval_flags.compare, "an earlier report.json: print what changed")->check(CLI::ExistingFile);
-  eval->add_option("--min-pass", eval_flags.min_pass, "exit 1 when the governed pass rate is below this (0..1)")
+  eval->add_option("--min-pass", eval_flags.min_pass,
+                   "a gate: exit 1 when the governed pass rate is below this (0..1); without a gate any failed run exits 1")
       ->check(CLI::Range(0.0, 1.0));
   eval->add_option("--jobs", eval_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
   eval->add_flag("--json", eval_flags.json, "print the report as JSON");

@@ -9,10 +9,10 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# eval: both governor settings, a report, the summary line last; exit 0 (no violations
-# with the governor on).
-out=$("$reins" eval examples --model sim --runs 3 --seed 1 --report "$tmp/r1"); rc=$?
-[ "$rc" -eq 0 ] || fail "eval --model sim exited $rc"$'\n'"$out"
+# eval: both governor settings, a report, the summary line last; with a gate the gate
+# decides (exit 0: no violations with the governor on, the pass rate over the gate).
+out=$("$reins" eval examples --model sim --runs 3 --seed 1 --min-pass 0.1 --report "$tmp/r1"); rc=$?
+[ "$rc" -eq 0 ] || fail "eval --model sim --min-pass 0.1 exited $rc"$'\n'"$out"
 [[ "$(tail -n 1 <<<"$out")" =~ ^[0-9]+\ passed,\ [0-9]+\ failed(,\ [0-9]+\ skipped)?$ ]] || fail "eval last line: $(tail -n 1 <<<"$out")"
 grep -q "governor off" <<<"$out" || fail "eval output lacks the naive loop's summary"
 grep -q "seed-001" <<<"$out" || fail "eval output lacks the per-seed table"
@@ -34,6 +34,14 @@ assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/
 suite = ET.parse(d + "/junit.xml").getroot()
 assert suite.find("testsuite") is not None
 PY
+# No gate: like a test runner, any failed governed run exits 1 (the sim's faults fail
+# some). --json: stdout is one JSON document, the summary goes to stderr.
+"$reins" eval examples --model sim --runs 3 --seed 1 >/dev/null; rc=$?
+[ "$rc" -eq 1 ] || fail "eval with failed runs and no gate exited $rc, not 1"
+"$reins" eval examples/messaging --model sim --runs 2 --seed 1 --min-pass 0 --json >"$tmp/e.json" 2>"$tmp/e.err" ||
+  fail "eval --json exited non-zero"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/e.json" || fail "eval --json printed more than JSON"
+grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/e.err" || fail "eval --json: no summary line on stderr"
 # Same seed, same numbers.
 "$reins" eval examples --model sim --runs 3 --seed 1 --report "$tmp/r2" >/dev/null
 python3 -c 'import json,sys; a,b=[json.load(open(f)) for f in sys.argv[1:]]; strip=lambda r:[{k:v for k,v in m.items()} for m in r["modes"]]; assert strip(a)==strip(b)' \
