@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "reins/json.h"
+
 namespace reins {
 
 struct RunFlags {
@@ -15,7 +17,11 @@ struct RunFlags {
   std::string model;            // "" keeps the scenario's; "sim" runs the simulated model
   uint64_t seed = 1;            // the sim's seed, with --model sim
   std::string governor = "on";  // off: the naive loop
+  std::string faults;           // with --model sim: "name=rate,..." over the scenario's, or "none"
 };
+
+// "--faults none" or "name=rate,...": the sim's fault rates as JSON; false when malformed.
+bool ParseFaults(const std::string& text, Json* out);
 
 struct EvalFlags {
   std::vector<std::string> paths;

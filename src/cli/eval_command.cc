@@ -44,10 +44,15 @@ void PrintScenarioRates(std::ostream& out, const EvalReport& report, const Term&
     if (off != nullptr) out << term.Dim("off " + rate(off)) << "  ";
     if (on != nullptr) out << "on " << rate(on) << "  ";
     out << s.id;
-    if (!ok && on != nullptr) out << "  " << term.Dim(on->scenarios[i].first_failure.substr(0, 160));
+    if (!ok && on != nullptr) {
+      out << "  " << term.Dim(on->scenarios[i].first_failure.substr(0, 160)) << "\n      reproduce: "
+          << on->scenarios[i].reproduce;
+    }
     out << "\n";
   }
 }
+
+}  // namespace
 
 // "--faults none" (a model that makes no mistakes of its own and, like any model,
 // answers whoever reaches it) or "name=rate,name=rate".
@@ -74,7 +79,6 @@ bool ParseFaults(const std::string& text, Json* out) {
   return SimFaults::FromJson(*out, SimFaults::Defaults()).ok();
 }
 
-}  // namespace
 
 bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>* out) {
   std::string error;
@@ -130,6 +134,7 @@ int EvalCommand(const EvalFlags& flags) {
     std::cerr << "\n";
     return 1;
   }
+  options.faults_flag = flags.faults;
   options.runs = flags.runs;
   options.seed = flags.seed;
   options.threads = flags.jobs;

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   run->add_option("--model", run_flags.model, "sim: run the simulated model instead of the scenario's")
       ->check(CLI::IsMember({"sim", "scripted"}));
   run->add_option("--seed", run_flags.seed, "the simulated model's seed")->capture_default_str();
+  run->add_option("--faults", run_flags.faults, "with --model sim: fault rates name=rate,... or none (as eval takes them)");
   run->add_option("--governor", run_flags.governor, "off: the naive loop (no stop, gate, deferral, checks or rails)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();

@@ -48,6 +48,14 @@ int RunCommand(const std::string& file, const RunFlags& flags) {
   if (flags.store != "sqlite::memory:") options.id_seed = 0;
   options.governor = flags.governor != "off";
   if (flags.model == "sim") options.sim = {{"seed", flags.seed}};
+  if (!flags.faults.empty()) {
+    Json faults;
+    if (flags.model != "sim" || !ParseFaults(flags.faults, &faults)) {
+      std::cerr << "--faults goes with --model sim and takes none or name=rate,... with rates between 0 and 1\n";
+      return 1;
+    }
+    options.sim["faults"] = std::move(faults);
+  }
   ScenarioRun run = RunScenario(*scenario, options);
   if (flags.json) {
     std::cout << ScenarioRunToJson(run, flags.trace).dump(2) << "\n";

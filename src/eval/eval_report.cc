@@ -136,7 +136,8 @@ Json ReportToJson(const EvalReport& report) {
     for (const ScenarioStats& s : m.scenarios) {
       scenarios.push_back({{"id", s.id}, {"title", s.title}, {"file", s.file}, {"tags", s.tags}, {"runs", s.runs},
                            {"passed", s.passed}, {"pass_rate", Rate(s.passed, s.runs)}, {"critical_failures", s.critical_failures},
-                           {"first_failure", s.first_failure}});
+                           {"first_failure", s.first_failure},
+                           {"reproduce", s.reproduce}});
     }
     Json dimensions = Json::object();
     for (const auto& [d, pc] : m.dimensions) {
@@ -301,7 +302,9 @@ std::string ReportToHtml(const Json& report) {
     };
     h << "<tr><td title='" << Escape(s.value("file", "")) << "'>" << Escape(s.value("id", "")) << "</td><td>"
       << Escape(SeedOf(s)) << "</td><td>" << rate(off) << "</td><td>" << rate(on) << "</td><td>"
-      << Escape(on != nullptr ? s.value("first_failure", "") : "") << "</td></tr>";
+      << Escape(on != nullptr ? s.value("first_failure", "") : "");
+    if (on != nullptr && !s.value("reproduce", "").empty()) h << "<br><code>" << Escape(s.value("reproduce", "")) << "</code>";
+    h << "</td></tr>";
   }
   h << "</table>";
 
@@ -350,7 +353,8 @@ std::string ReportToJunit(const Json& report) {
       << per_run * s.value("runs", 0) << "'>";
     if (s.value("passed", 0) < s.value("runs", 0)) {
       x << "<failure message='" << s.value("runs", 0) - s.value("passed", 0) << " of " << s.value("runs", 0)
-        << " runs failed'>" << Escape(s.value("first_failure", "")) << "</failure>";
+        << " runs failed'>" << Escape(s.value("first_failure", "")) << "\nreproduce: " << Escape(s.value("reproduce", ""))
+        << "</failure>";
     }
     x << "</testcase>\n";
   }

@@ -127,6 +127,11 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         ++st.passed;
       } else if (st.first_failure.empty()) {
         st.first_failure = "run " + std::to_string(jobs[i].run + 1) + ": " + r.failure;
+        const Scenario& s = scenarios[jobs[i].scenario];
+        st.reproduce = "reins run " + s.file;
+        if (options.sim) st.reproduce += " --model sim --seed " + std::to_string(RunSeed(options.seed, s.id, jobs[i].run));
+        if (options.sim && !options.faults_flag.empty()) st.reproduce += " --faults " + options.faults_flag;
+        if (!governor) st.reproduce += " --governor off";
       }
       for (const auto& [dimension, passed] : r.dimensions) {
         mode.dimensions[dimension].first += passed;

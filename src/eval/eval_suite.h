@@ -23,6 +23,7 @@ namespace reins {
 struct EvalOptions {
   bool sim = false;                 // --model sim
   Json sim_faults;                  // fault rates laid over each scenario's (null: theirs)
+  std::string faults_flag;          // the same as `reins run --faults` takes, for reproduce commands
   int runs = 1;                     // per scenario and governor setting
   uint64_t seed = 1;
   std::vector<bool> governors = {true};  // true: on, false: the naive loop
@@ -39,6 +40,7 @@ struct ScenarioStats {
   int passed = 0;
   int critical_failures = 0;  // failed checks carrying `critical`, over all runs
   std::string first_failure;  // what went wrong in the first failed run (run number first)
+  std::string reproduce;      // the `reins run` command that runs that failed run again, exactly
 };
 
 // The results of one governor setting.

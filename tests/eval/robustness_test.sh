@@ -34,6 +34,21 @@ assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/
 suite = ET.parse(d + "/junit.xml").getroot()
 assert suite.find("testsuite") is not None
 PY
+# Every failed scenario names the command that runs its failed run again, exactly: run
+# the first one, and it fails on the same check.
+python3 - "$tmp/r1/report.json" "$reins" <<'PY' || fail "a reproduce command did not reproduce its failure"
+import json, shlex, subprocess, sys
+r = json.load(open(sys.argv[1]))
+on = [m for m in r["modes"] if m["governor"] == "on"][0]
+failed = [s for s in on["scenarios"] if s["passed"] < s["runs"]]
+assert failed and all(s["reproduce"].startswith("reins run ") for s in failed), failed[:1]
+s = failed[0]
+argv = [sys.argv[2]] + shlex.split(s["reproduce"])[1:]
+p = subprocess.run(argv, capture_output=True, text=True)
+check = s["first_failure"].split(": ")[1].split(" ")[-1]  # "run 2: turn 1 CHECK: ..." -> CHECK
+assert p.returncode == 1, (s["reproduce"], p.returncode)
+assert "FAIL " + check in p.stdout, (s["reproduce"], check, p.stdout[-600:])
+PY
 # No gate: like a test runner, any failed governed run exits 1 (the sim's faults fail
 # some). --json: stdout is one JSON document, the summary goes to stderr.
 "$reins" eval examples --model sim --runs 3 --seed 1 >/dev/null; rc=$?
