@@ -26,10 +26,9 @@ AgentHost::~AgentHost() {
     std::lock_guard lock(mu_);
     closing_ = true;  // a change announced from now on is dropped
   }
-  runtime_.reset();          // its background calls may still use the servers
-  if (relay_) relay_->Stop();  // the calls relayed from other replicas, too
-  hub_.reset();              // stops and reaps the servers
-  relay_.reset();            // and last what the relay left open on them
+  runtime_.reset();  // its background calls may still use the servers
+  StopServers();     // then the relay's calls and the servers (once: a second call is a no-op)
+  relay_.reset();    // and last what the relay left open on them
 }
 
 std::function<std::shared_ptr<ToolBackend>(const ToolDef&)> AgentHost::McpBackends() const {

@@ -94,9 +94,8 @@ class McpRelay::Backend final : public ToolBackend {
 
   Task<Result<Json>> Invoke(const ToolRequest& request) override {
     if (!request.answer.is_null()) {
-      const std::string session = request.session_id;
-      std::function<Result<QuestionMark>(Store&)> read = [session](Store& s) { return s.QuestionHolder(session); };
-      Result<QuestionMark> holder = co_await relay_.loop_->calls->Run(std::move(read));
+      Task<Result<QuestionMark>> read = relay_.Holder(request.session_id);
+      Result<QuestionMark> holder = co_await std::move(read);
       // (Unreadable: this replica's own desk answers, honestly, whether it holds it.)
       if (holder.ok() && !holder->replica.empty() && holder->replica != relay_.replica_) {
         QuestionMark mark = *holder;
@@ -181,6 +180,12 @@ Task<void> McpRelay::Held(const std::string& tool, const std::string& session_id
     Task<void> told = TellToWithdraw(std::move(superseded), tool, session_id);
     co_await std::move(told);
   }
+}
+
+Task<Result<QuestionMark>> McpRelay::Holder(std::string session_id) {
+  std::function<Result<QuestionMark>(Store&)> read = [session_id](Store& s) { return s.QuestionHolder(session_id); };
+  Result<QuestionMark> holder = co_await loop_->calls->Run(std::move(read));
+  co_return holder;
 }
 
 Task<void> McpRelay::Unmark(std::string session_id, std::string replica) {
@@ -299,8 +304,8 @@ void McpRelay::Withdraw(const std::string& tool, const std::string& session_id) 
       co_await std::move(unmark);
       co_return;
     }
-    std::function<Result<QuestionMark>(Store&)> read = [session_id](Store& s) { return s.QuestionHolder(session_id); };
-    Result<QuestionMark> holder = co_await loop_->calls->Run(std::move(read));
+    Task<Result<QuestionMark>> read = Holder(session_id);
+    Result<QuestionMark> holder = co_await std::move(read);
     if (!holder.ok() || holder->replica.empty() || holder->replica == replica_) co_return;
     QuestionMark mark = *holder;
     Task<void> told = TellToWithdraw(std::move(mark), tool, session_id);
@@ -351,9 +356,8 @@ Task<void> McpRelay::Poll() {
       holding = !held_.empty();
     }
     for (const std::string& session : lapsed) {
-      std::function<Status(Store&)> unmark = [session, me = replica_](Store& s) { return s.UnmarkQuestion(session, me); };
-      Status unmarked = co_await loop_->calls->Run(std::move(unmark));
-      (void)unmarked;
+      Task<void> unmark = Unmark(session, replica_);
+      co_await std::move(unmark);
     }
     if (!holding) continue;
     std::function<Result<std::vector<ReplicaMail>>(Store&)> take = [me = replica_](Store& s) { return s.TakeMail(me); };

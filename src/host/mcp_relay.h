@@ -70,6 +70,7 @@ class McpRelay {
   Task<void> TellToWithdraw(QuestionMark holder, std::string tool, std::string session_id);
   Task<void> Poll();
   Task<void> Serve(ReplicaMail mail);
+  Task<Result<QuestionMark>> Holder(std::string session_id);
   Task<void> Unmark(std::string session_id, std::string replica);
   std::shared_ptr<ToolBackend> Inner(const std::string& tool);
 

@@ -46,21 +46,16 @@ bool ScriptedModel::Matches(const Json& when, const ModelRequest& request) const
     if (want == "user" && last->role != Role::kUser) return false;
     if (want == "tool" && last->role != Role::kTool) return false;
   }
-  if (auto it = when.find("after_tool"); it != when.end()) {
-    const Message* last_tool = nullptr;
-    for (auto m = request.messages.rbegin(); m != request.messages.rend(); ++m) {
-      if (m->role == Role::kTool) {
-        last_tool = &*m;
-        break;
-      }
-    }
-    if (last_tool == nullptr || last_tool->tool_name != it->get<std::string>()) return false;
-  }
-  if (auto it = when.find("tool_result_matches"); it != when.end()) {
-    const Message* last_tool = nullptr;
+  const Message* last_tool = nullptr;  // the newest tool result in context, when a key asks
+  if (when.contains("after_tool") || when.contains("tool_result_matches")) {
     for (auto m = request.messages.rbegin(); m != request.messages.rend() && last_tool == nullptr; ++m) {
       if (m->role == Role::kTool) last_tool = &*m;
     }
+  }
+  if (auto it = when.find("after_tool"); it != when.end()) {
+    if (last_tool == nullptr || last_tool->tool_name != it->get<std::string>()) return false;
+  }
+  if (auto it = when.find("tool_result_matches"); it != when.end()) {
     RE2 re(it->get<std::string>(), RE2::Quiet);
     if (last_tool == nullptr || !re.ok() || !RE2::PartialMatch(last_tool->text, re)) return false;
   }

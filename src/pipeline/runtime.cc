@@ -423,12 +423,8 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   // when the new one began, and a withdrawal now would reach the new question.
   const auto& asked = state_before.pending_clarification;
   const auto& asks_now = session.state.pending_clarification;
-  const auto resumes = [&](const std::string& tool) {
-    const ToolBackend* backend = catalog->tools.Find(tool);
-    return backend != nullptr && backend->ResumesQuestions();
-  };
   if (asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id &&
-      !(asks_now && resumes(asks_now->tool))) {
+      !(asks_now && catalog->tools.ResumesQuestions(asks_now->tool))) {
     if (ToolBackend* backend = catalog->tools.Find(asked->tool)) backend->Withdraw(session_id);
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).

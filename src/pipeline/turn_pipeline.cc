@@ -166,10 +166,7 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
 // The history gets what the person said, or, for a turn that answers what a policy
 // paused, the policy's note and the paused call as its own call/result pair.
 std::optional<Resumption> TurnPipeline::BuildContext(TurnContext& ctx) {
-  ctx.resumes_questions = [this](const std::string& tool) {
-    const ToolBackend* backend = tools_.Find(tool);
-    return backend != nullptr && backend->ResumesQuestions();
-  };
+  ctx.resumes_questions = [this](const std::string& tool) { return tools_.ResumesQuestions(tool); };
   std::optional<Resumption> resumption = policies_.Resume(ctx);
   if (!resumption) {
     ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));

@@ -31,6 +31,11 @@ ToolBackend* ToolRouter::Find(const std::string& tool) const {
   return it == backends_.end() ? nullptr : it->second.get();
 }
 
+bool ToolRouter::ResumesQuestions(const std::string& tool) const {
+  const ToolBackend* backend = Find(tool);
+  return backend != nullptr && backend->ResumesQuestions();
+}
+
 ToolRouter BuildToolRouter(const AgentConfig& config, Clock& clock, const ToolBackendSources& sources) {
   ToolRouter router;
   std::shared_ptr<HttpClient> http;  // one connection pool for every http tool

@@ -19,6 +19,9 @@ class ToolRouter {
   void Set(const std::string& tool, std::shared_ptr<ToolBackend> backend) { backends_[tool] = std::move(backend); }
   // nullptr when the tool has no backend.
   ToolBackend* Find(const std::string& tool) const;
+  // True when the tool's backend can hold a call open across turns on a question
+  // (ToolBackend::ResumesQuestions).
+  bool ResumesQuestions(const std::string& tool) const;
   const std::map<std::string, std::shared_ptr<ToolBackend>>& backends() const { return backends_; }
 
  private:
