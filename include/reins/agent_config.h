@@ -18,6 +18,15 @@
 
 namespace reins {
 
+// USD per million tokens (model.pricing), for eval's cost reports and --max-cost.
+struct ModelPricing {
+  double input_per_mtok = 0;
+  double output_per_mtok = 0;
+  double Cost(int64_t input_tokens, int64_t output_tokens) const {
+    return (static_cast<double>(input_tokens) * input_per_mtok + static_cast<double>(output_tokens) * output_per_mtok) / 1e6;
+  }
+};
+
 struct ModelConfig {
   std::string provider;  // openai | anthropic | scripted | sim
   std::string model;
@@ -26,6 +35,7 @@ struct ModelConfig {
   std::optional<double> temperature;
   int timeout_ms = 60000;
   int max_retries = 3;
+  std::optional<ModelPricing> pricing;
   Json options = Json::object();  // provider-specific (scripted replies, sim faults...)
 };
 

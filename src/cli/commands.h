@@ -14,7 +14,11 @@ struct RunFlags {
   bool json = false;
   bool trace = false;
   std::string store = "sqlite::memory:";
-  std::string model;            // "" keeps the scenario's; "sim" runs the simulated model
+  std::string model;            // "" keeps the scenario's; sim, agent or PROVIDER:MODEL (eval/eval_model.h)
+  std::string base_url;         // with a real model
+  std::string replay;           // a cassette folder to answer the model from
+  std::string record;           // a cassette folder to keep the real model's exchanges in
+  int run = 1;                  // which recorded run --replay replays
   uint64_t seed = 1;            // the sim's seed, with --model sim
   std::string governor = "on";  // off: the naive loop
   std::string faults;           // with --model sim: "name=rate,..." over the scenario's, or "none"
@@ -25,7 +29,13 @@ bool ParseFaults(const std::string& text, Json* out);
 
 struct EvalFlags {
   std::vector<std::string> paths;
-  std::string model = "scripted";  // scripted | sim
+  std::string model = "scripted";  // scripted | sim | agent | PROVIDER:MODEL (eval/eval_model.h)
+  std::string base_url;            // with a real model
+  std::string record;              // cassette folders (eval/cassette.h)
+  std::string replay;
+  std::string prices;              // a price list file
+  std::optional<int64_t> max_tokens;  // the real model's budget
+  std::optional<double> max_cost;
   int runs = 1;
   uint64_t seed = 1;
   std::string governor;  // on | off | both; default: both with the sim, on otherwise

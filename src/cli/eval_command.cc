@@ -1,4 +1,6 @@
 // reins eval: many runs of the scenarios under PATH, governed and naive, with a report.
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,6 +11,8 @@
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "domain/json_parse.h"
+#include "eval/cassette.h"
+#include "eval/eval_model.h"
 #include "eval/eval_report.h"
 #include "eval/eval_suite.h"
 #include "eval/scenario_runner.h"
@@ -49,6 +53,27 @@ void PrintScenarioRates(std::ostream& out, const EvalReport& report, const Term&
           << on->scenarios[i].reproduce;
     }
     out << "\n";
+  }
+}
+
+// A real model's calls: tokens, cost and latency, per governor setting.
+void PrintModelUsage(std::ostream& out, const EvalReport& report, const Term& term) {
+  for (const ModeStats& m : report.modes) {
+    if (m.usage.calls == 0) continue;
+    std::vector<double> ms = m.usage.call_ms;
+    std::sort(ms.begin(), ms.end());
+    char line[256];
+    std::snprintf(line, sizeof line, "%s, governor %s: %d model calls, %lld tokens in, %lld out", report.model.c_str(),
+                  m.governor ? "on" : "off", m.usage.calls, static_cast<long long>(m.usage.input_tokens),
+                  static_cast<long long>(m.usage.output_tokens));
+    out << line;
+    if (m.usage.cost_usd) {
+      std::snprintf(line, sizeof line, ", $%.4f", *m.usage.cost_usd);
+      out << line;
+    }
+    std::snprintf(line, sizeof line, "; per call p50 %.0f ms, p95 %.0f ms", ms[ms.size() / 2],
+                  ms[static_cast<size_t>(0.95 * static_cast<double>(ms.size() - 1) + 0.5)]);
+    out << term.Dim(line) << "\n";
   }
 }
 
@@ -104,19 +129,63 @@ bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>*
   return ok;
 }
 
+namespace {
+
+// Takes the scenarios `which` picks out of `scenarios`.
+template <typename Pick>
+std::vector<Scenario> SetAside(std::vector<Scenario>& scenarios, Pick which) {
+  std::vector<Scenario> aside, kept;
+  for (Scenario& s : scenarios) (which(s) ? aside : kept).push_back(std::move(s));
+  scenarios = std::move(kept);
+  return aside;
+}
+
+}  // namespace
+
 std::vector<std::string> SetAsideMcpScenarios(std::vector<Scenario>& scenarios) {
   std::vector<std::string> ids;
-  std::vector<Scenario> kept;
-  for (Scenario& s : scenarios) {
-    if (McpHub::Needed(s.agent)) {
-      ids.push_back(s.id);
-    } else {
-      kept.push_back(std::move(s));
-    }
-  }
-  scenarios = std::move(kept);
+  for (const Scenario& s : SetAside(scenarios, [](const Scenario& x) { return McpHub::Needed(x.agent); })) ids.push_back(s.id);
   return ids;
 }
+
+namespace {
+
+Status ChooseEvalModel(const EvalFlags& flags, EvalOptions& options) {
+  REINS_ASSIGN_OR_RETURN(options.model, ParseModelChoice(flags.model, flags.base_url));
+  options.sim = options.model.kind == ModelChoice::Kind::kSim;
+  if (!flags.record.empty() && !flags.replay.empty()) return InvalidArgument("--record and --replay exclude each other");
+  if (!flags.record.empty() && !options.model.Real()) {
+    return InvalidArgument("--record keeps a real model's exchanges: give --model agent or PROVIDER:MODEL");
+  }
+  options.record = flags.record;
+  options.replay = flags.replay;
+  if (!flags.prices.empty()) {
+    REINS_ASSIGN_OR_RETURN(options.prices, LoadPriceList(flags.prices));
+  }
+  if (flags.max_tokens || flags.max_cost) options.budget = std::make_shared<ModelBudget>(flags.max_tokens, flags.max_cost);
+  return OkStatus();
+}
+
+// --max-cost needs a price for every real model it counts.
+Status CheckPrices(const std::vector<Scenario>& scenarios, const EvalOptions& options, const EvalFlags& flags) {
+  if (!flags.max_cost) return OkStatus();
+  for (const Scenario& s : scenarios) {
+    std::shared_ptr<Cassette> replay;
+    if (!options.replay.empty()) {
+      Result<std::shared_ptr<Cassette>> c = Cassette::Open(options.replay, s.id, Cassette::Mode::kReplay);
+      if (!c.ok()) continue;  // the scenario's runs fail with it
+      replay = *c;
+    }
+    Result<std::optional<ModelConfig>> real = RealModelFor(s, options.model, replay.get(), options.prices);
+    if (real.ok() && *real && !(*real)->pricing) {
+      return InvalidArgument("--max-cost needs the price of " + (*real)->provider + ":" + (*real)->model + " (scenario " +
+                             s.id + "): set model.pricing in the agent or give --prices FILE");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 int EvalCommand(const EvalFlags& flags) {
   std::vector<Scenario> scenarios;
@@ -125,9 +194,28 @@ int EvalCommand(const EvalFlags& flags) {
   for (const std::string& id : skipped) {
     std::cerr << "skipped " << id << ": it needs MCP servers; run it with reins run\n";
   }
-  if (scenarios.empty()) return skipped.empty() ? 1 : 0;
   EvalOptions options;
-  options.sim = flags.model == "sim";
+  if (Status chosen = ChooseEvalModel(flags, options); !chosen.ok()) {
+    std::cerr << chosen.message() << "\n";
+    return 1;
+  }
+  // Offline unless asked: a scenario that needs a real model is skipped, never passed.
+  if (!options.model.Real() && options.replay.empty()) {
+    for (const Scenario& s : SetAside(scenarios, NeedsRealModel)) {
+      std::cerr << "skipped " << s.id << ": it runs its agent's model (" << s.agent.model.provider << ":"
+                << s.agent.model.model << "); give --model agent or --replay DIR\n";
+      skipped.push_back(s.id);
+    }
+  }
+  if (scenarios.empty()) {
+    if (skipped.empty()) return 1;
+    std::cerr << "0 passed, 0 failed, " << skipped.size() << " skipped\n";
+    return loaded ? 0 : 1;
+  }
+  if (Status priced = CheckPrices(scenarios, options, flags); !priced.ok()) {
+    std::cerr << priced.message() << "\n";
+    return 1;
+  }
   if (!flags.faults.empty() && !ParseFaults(flags.faults, &options.sim_faults)) {
     std::cerr << "--faults takes none or name=rate,... with rates between 0 and 1 and these names:";
     for (const std::string& f : SimFaults::Names()) std::cerr << " " << f;
@@ -158,6 +246,7 @@ int EvalCommand(const EvalFlags& flags) {
     if (on != nullptr && !on->violation_examples.empty()) {
       for (const std::string& v : on->violation_examples) std::cout << "  " << term.Red(v) << "\n";
     }
+    PrintModelUsage(std::cout, report, term);
     int total_runs = 0;
     for (const ModeStats& m : report.modes) total_runs += m.runs;
     std::cout << term.Dim(std::to_string(total_runs) + " runs in " + std::to_string(static_cast<int>(report.seconds * 1000)) +
@@ -198,7 +287,12 @@ int EvalCommand(const EvalFlags& flags) {
   summary << judged->passed << " passed, " << failed + invalid << " failed";
   if (!skipped.empty()) summary << ", " << skipped.size() << " skipped";
   summary << "\n";
-  if (!loaded) return 1;
+  for (const std::string& problem : report.problems) std::cerr << problem << "\n";
+  if (!report.stopped.empty()) {
+    std::cerr << "stopped early: " << report.stopped << "; " << judged->not_run
+              << " runs did not start (the report holds the runs that did)\n";
+  }
+  if (!loaded || !report.problems.empty() || !report.stopped.empty()) return 1;
   if (judged->governor && !judged->violations.empty()) return 1;
   if (!flags.min_pass) return failed + invalid > 0 ? 1 : 0;  // no gate: like a test runner
   double rate = judged->runs ? static_cast<double>(judged->passed) / judged->runs : 0.0;

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/term.h"
+#include "eval/eval_model.h"
 #include "eval/fuzz.h"
 #include "model/sim_model.h"
 
@@ -16,6 +17,11 @@ int FuzzCommand(const FuzzFlags& flags) {
   for (const std::string& id : SetAsideMcpScenarios(scenarios)) {
     std::cerr << "skipped " << id << ": it needs MCP servers\n";
   }
+  std::erase_if(scenarios, [](const Scenario& s) {
+    if (!NeedsRealModel(s)) return false;
+    std::cerr << "skipped " << s.id << ": it has no scripted model for the sim to follow\n";
+    return true;
+  });
   if (scenarios.empty()) {
     std::cerr << "no scenario to fuzz\n";
     return 1;

@@ -22,8 +22,16 @@ int main(int argc, char** argv) {
   run->add_flag("--trace", run_flags.trace, "print the full event trace of each turn");
   run->add_option("--store", run_flags.store, "where to keep the session: sqlite:PATH, sqlite::memory: or postgres://USER@HOST:PORT/DB")
       ->capture_default_str();
-  run->add_option("--model", run_flags.model, "sim: run the simulated model instead of the scenario's")
-      ->check(CLI::IsMember({"sim", "scripted"}));
+  run->add_option("--model", run_flags.model,
+                  "scripted (the scenario's own), sim (fault-injecting), agent (the agent's real model) or "
+                  "openai:MODEL / anthropic:MODEL");
+  run->add_option("--base-url", run_flags.base_url, "with a real --model: the provider's address (an OpenAI-compatible server)");
+  run->add_option("--replay", run_flags.replay, "answer the model from the cassettes eval --record kept in this folder")
+      ->check(CLI::ExistingDirectory);
+  run->add_option("--record", run_flags.record, "keep the real model's exchanges as a cassette in this folder");
+  run->add_option("--run", run_flags.run, "with --replay: which recorded run to replay (eval numbers them from 1)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   run->add_option("--seed", run_flags.seed, "the simulated model's seed")->capture_default_str();
   run->add_option("--faults", run_flags.faults, "with --model sim: fault rates name=rate,... or none (as eval takes them)");
   run->add_option("--governor", run_flags.governor, "off: the naive loop (no stop, gate, deferral, checks or rails)")
@@ -34,9 +42,21 @@ int main(int argc, char** argv) {
   auto* eval = app.add_subcommand("eval", "Run every scenario under the given paths, many times, governed and naive; "
                                           "ends with 'N passed, N failed'");
   eval->add_option("paths", eval_flags.paths, "scenario files or folders")->required()->check(CLI::ExistingPath);
-  eval->add_option("--model", eval_flags.model, "scripted (the scenarios' own) or sim (fault-injecting)")
-      ->check(CLI::IsMember({"scripted", "sim"}))
+  eval->add_option("--model", eval_flags.model,
+                   "scripted (the scenarios' own), sim (fault-injecting), agent (each agent's real model) or "
+                   "openai:MODEL / anthropic:MODEL (keys from OPENAI_API_KEY / ANTHROPIC_API_KEY)")
       ->capture_default_str();
+  eval->add_option("--base-url", eval_flags.base_url, "with a real --model: the provider's address (an OpenAI-compatible server)");
+  eval->add_option("--record", eval_flags.record, "keep every real model exchange, one cassette file per scenario in this folder");
+  eval->add_option("--replay", eval_flags.replay, "answer every model call from the cassettes in this folder, offline")
+      ->check(CLI::ExistingDirectory);
+  eval->add_option("--prices", eval_flags.prices,
+                   "YAML or JSON: \"provider:model\" or model -> {input_per_mtok, output_per_mtok} in USD, over model.pricing")
+      ->check(CLI::ExistingFile);
+  eval->add_option("--max-tokens", eval_flags.max_tokens, "stop starting runs once the real model used this many tokens")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
+  eval->add_option("--max-cost", eval_flags.max_cost, "stop starting runs once the real model cost this many USD (needs prices)")
+      ->check(CLI::Range(0.0, 1e9));
   eval->add_option("--runs", eval_flags.runs, "runs per scenario and governor setting")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -49,7 +69,9 @@ int main(int argc, char** argv) {
   eval->add_option("--min-pass", eval_flags.min_pass,
                    "a gate: exit 1 when the governed pass rate is below this (0..1); without a gate any failed run exits 1")
       ->check(CLI::Range(0.0, 1.0));
-  eval->add_option("--jobs", eval_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
+  eval->add_option("--jobs,--concurrency", eval_flags.jobs,
+                   "runs at once, so real model calls at once (default: one per core)")
+      ->check(CLI::Range(0, 256));
   eval->add_flag("--json", eval_flags.json, "print the report as JSON");
 
   reins::FuzzFlags fuzz_flags;

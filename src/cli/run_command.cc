@@ -6,6 +6,8 @@
 #include "cli/term.h"
 #include "cli/transcript.h"
 #include "domain/detail_log.h"
+#include "eval/cassette.h"
+#include "eval/eval_model.h"
 #include "eval/scenario_runner.h"
 
 namespace reins {
@@ -31,6 +33,33 @@ std::vector<std::string> FindScenarioFiles(const std::vector<std::string>& paths
   return files;
 }
 
+namespace {
+
+// The model of a single run: the scenario's, the sim, or a real one (--model agent or
+// PROVIDER:MODEL, or the agent's own when the scenario has none), live, recorded or
+// replayed.
+Status ChooseRunModel(const Scenario& scenario, const RunFlags& flags, RunOptions& options) {
+  REINS_ASSIGN_OR_RETURN(ModelChoice choice, ParseModelChoice(flags.model, flags.base_url));
+  if (!flags.replay.empty() && !flags.record.empty()) return InvalidArgument("--record and --replay exclude each other");
+  if (!flags.replay.empty()) {
+    REINS_ASSIGN_OR_RETURN(options.cassette, Cassette::Open(flags.replay, scenario.id, Cassette::Mode::kReplay));
+  }
+  REINS_ASSIGN_OR_RETURN(options.real_model, RealModelFor(scenario, choice, options.cassette.get(), {}));
+  options.run = flags.run;
+  if (!flags.record.empty() && options.real_model) {
+    REINS_ASSIGN_OR_RETURN(options.cassette, Cassette::Open(flags.record, scenario.id, Cassette::Mode::kRecord));
+    options.cassette->SetModel(options.real_model->provider, options.real_model->model);
+  }
+  if (options.real_model && !flags.json) {
+    std::cerr << "model: " << options.real_model->provider << ":" << options.real_model->model
+              << (options.cassette && options.cassette->mode() == Cassette::Mode::kReplay ? " (replayed from " + options.cassette->path() + ")" : std::string())
+              << "\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 int RunCommand(const std::string& file, const RunFlags& flags) {
   // Where a failed call really went (hidden from replies and traces) is for this user.
   SetDetailSink([](std::string_view source, std::string_view message) {
@@ -47,6 +76,10 @@ int RunCommand(const std::string& file, const RunFlags& flags) {
   // (a seeded id would be the same for every run).
   if (flags.store != "sqlite::memory:") options.id_seed = 0;
   options.governor = flags.governor != "off";
+  if (Status chosen = ChooseRunModel(*scenario, flags, options); !chosen.ok()) {
+    std::cerr << chosen.message() << "\n";
+    return 1;
+  }
   if (flags.model == "sim") options.sim = {{"seed", flags.seed}};
   if (!flags.faults.empty()) {
     Json faults;
@@ -57,6 +90,9 @@ int RunCommand(const std::string& file, const RunFlags& flags) {
     options.sim["faults"] = std::move(faults);
   }
   ScenarioRun run = RunScenario(*scenario, options);
+  if (options.cassette && options.cassette->mode() == Cassette::Mode::kRecord) {
+    if (Status saved = options.cassette->Save(); !saved.ok()) std::cerr << saved.message() << "\n";
+  }
   if (flags.json) {
     std::cout << ScenarioRunToJson(run, flags.trace).dump(2) << "\n";
   } else {

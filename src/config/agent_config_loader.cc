@@ -14,9 +14,19 @@ std::string P(const std::string& base, const char* key) { return JoinPointer(bas
 void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
   if (!r.Mapping(ptr, {"provider", "model", "base_url", "api_key", "temperature", "timeout_ms", "max_retries",
                        "replies", "seed", "intents", "faults", "max_tokens", "stream", "parallel_tool_calls",
-                       "retry_base_ms", "connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms"},
+                       "retry_base_ms", "connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms", "pricing"},
                  "model")) {
     return;
+  }
+  if (r.Has(ptr, "pricing") && r.Mapping(P(ptr, "pricing"), {"input_per_mtok", "output_per_mtok"}, "model pricing")) {
+    ModelPricing price;
+    const std::string pp = P(ptr, "pricing");
+    for (const char* key : {"input_per_mtok", "output_per_mtok"}) {
+      if (!r.Has(pp, key)) r.Error(pp, std::string("missing required key '") + key + "' (USD per million tokens)");
+    }
+    price.input_per_mtok = r.Number(pp, "input_per_mtok", 0, 1e6).value_or(0);
+    price.output_per_mtok = r.Number(pp, "output_per_mtok", 0, 1e6).value_or(0);
+    m->pricing = price;
   }
   if (auto v = r.Enum(ptr, "provider", {"openai", "anthropic", "scripted", "sim"})) m->provider = *v;
   else if (!r.Has(ptr, "provider")) r.Error(ptr, "missing required key 'provider' (openai, anthropic, scripted or sim)");

@@ -1,5 +1,6 @@
 #include "eval/eval_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -115,6 +116,22 @@ double TotalRuns(const EvalReport& report) {
   return n;
 }
 
+// p50, p95 and the largest of real times in ms; null when there are none.
+Json Latency(std::vector<double> ms) {
+  if (ms.empty()) return nullptr;
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[static_cast<size_t>(q * static_cast<double>(ms.size() - 1) + 0.5)]; };
+  return {{"p50_ms", at(0.5)}, {"p95_ms", at(0.95)}, {"max_ms", ms.back()}};
+}
+
+Json UsageToJson(const ModelUsage& u) {
+  return {{"calls", u.calls},
+          {"input_tokens", u.input_tokens},
+          {"output_tokens", u.output_tokens},
+          {"cost_usd", u.cost_usd ? Json(*u.cost_usd) : Json()},
+          {"call_latency", Latency(u.call_ms)}};
+}
+
 }  // namespace
 
 const std::vector<std::string>& ScoringFormulas() {
@@ -137,7 +154,10 @@ Json ReportToJson(const EvalReport& report) {
       scenarios.push_back({{"id", s.id}, {"title", s.title}, {"file", s.file}, {"tags", s.tags}, {"runs", s.runs},
                            {"passed", s.passed}, {"pass_rate", Rate(s.passed, s.runs)}, {"critical_failures", s.critical_failures},
                            {"first_failure", s.first_failure},
-                           {"reproduce", s.reproduce}});
+                           {"reproduce", s.reproduce},
+                           {"not_run", s.not_run},
+                           {"model_usage", UsageToJson(s.usage)},
+                           {"turn_latency", Latency(s.turn_ms)}});
     }
     Json dimensions = Json::object();
     for (const auto& [d, pc] : m.dimensions) {
@@ -158,7 +178,10 @@ Json ReportToJson(const EvalReport& report) {
                      {"invariant_violations", m.violations},
                      {"violations_total", m.ViolationsTotal()},
                      {"violation_examples", m.violation_examples},
-                     {"faults_observed", faults}});
+                     {"faults_observed", faults},
+                     {"not_run", m.not_run},
+                     {"model_usage", UsageToJson(m.usage)},
+                     {"turn_latency", Latency(m.turn_ms)}});
   }
   Json j = {{"schema", "reins.eval.report"},
             {"version", EvalReport::kVersion},
@@ -171,6 +194,7 @@ Json ReportToJson(const EvalReport& report) {
             {"scoring", ScoringFormulas()},
             {"assumed_faults", report.assumed_faults},
             {"modes", modes}};
+  if (!report.stopped.empty()) j["stopped"] = report.stopped;
   Json seeds = Json::array();
   for (const SeedRow& r : SeedRows(j)) {
     seeds.push_back({{"seed", r.seed}, {"scenarios", r.scenarios},

@@ -10,12 +10,15 @@ namespace {
 
 // What one run leaves behind: enough to aggregate, nothing more.
 struct RunSummary {
+  bool not_run = false;  // the budget was spent before it started
   bool passed = false;
   std::string failure;
   std::vector<std::pair<std::string, bool>> dimensions;  // (dimension, passed) per check
   std::vector<std::string> critical;                     // tags of failed critical checks
   std::vector<InvariantViolation> violations;
   std::map<std::string, FaultTally> faults;
+  ModelUsage usage;
+  std::vector<double> turn_ms;
 };
 
 void AddCheck(const CheckResult& c, RunSummary& s) {
@@ -42,7 +45,55 @@ RunSummary Summarise(const ScenarioRun& run) {
     s.failure = run.violations.front().id + ": " + run.violations.front().message;
   }
   s.faults = run.fault_tally;
+  s.usage = run.usage;
+  s.turn_ms = run.turn_ms;
   return s;
+}
+
+// How each scenario meets its model: the real model's config and the cassette it
+// records into or replays from. A scenario whose model cannot be set up fails each of
+// its runs with the reason.
+struct ScenarioModel {
+  std::optional<ModelConfig> real;
+  std::shared_ptr<Cassette> cassette;
+  std::string error;
+};
+
+ScenarioModel PrepareModel(const Scenario& s, const EvalOptions& options) {
+  ScenarioModel m;
+  if (!options.replay.empty()) {
+    Result<std::shared_ptr<Cassette>> c = Cassette::Open(options.replay, s.id, Cassette::Mode::kReplay);
+    if (!c.ok()) {
+      m.error = c.status().message();
+      return m;
+    }
+    m.cassette = *c;
+  }
+  Result<std::optional<ModelConfig>> real = RealModelFor(s, options.model, m.cassette.get(), options.prices);
+  if (!real.ok()) {
+    m.error = real.status().message();
+    return m;
+  }
+  m.real = std::move(real).value();
+  if (!options.record.empty() && m.real) {
+    m.cassette = *Cassette::Open(options.record, s.id, Cassette::Mode::kRecord);
+    m.cassette->SetModel(m.real->provider, m.real->model);
+  }
+  return m;
+}
+
+// The report's name for the model: the one real model every scenario used, "agent"
+// when they used their agents' different ones.
+std::string ModelName(const EvalOptions& options, const std::vector<ScenarioModel>& models) {
+  std::string name;
+  for (const ScenarioModel& m : models) {
+    if (!m.real) continue;
+    std::string one = m.real->provider + ":" + m.real->model;
+    if (!name.empty() && name != one) return "agent";
+    name = one;
+  }
+  if (!name.empty()) return name;
+  return options.sim ? "sim" : "scripted";
 }
 
 uint64_t Mix(uint64_t x) {  // splitmix64
@@ -69,7 +120,9 @@ uint64_t RunSeed(uint64_t seed, const std::string& scenario_id, int run) {
 
 EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& options) {
   EvalReport report;
-  report.model = options.sim ? "sim" : "scripted";
+  std::vector<ScenarioModel> models;
+  for (const Scenario& s : scenarios) models.push_back(PrepareModel(s, options));
+  report.model = ModelName(options, models);
   report.seed = options.seed;
   report.runs = options.runs;
   report.threads = WorkerCount(options.threads);
@@ -92,8 +145,21 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
       [&](size_t i) {
         const Job& job = jobs[i];
         const Scenario& scenario = scenarios[job.scenario];
+        const ScenarioModel& model = models[job.scenario];
+        if (options.budget && options.budget->Spent()) {
+          results[i].not_run = true;
+          return;
+        }
+        if (!model.error.empty()) {
+          results[i].failure = "error: " + model.error;
+          return;
+        }
         RunOptions run_options;
         run_options.governor = job.governor;
+        run_options.real_model = model.real;
+        run_options.cassette = model.cassette;
+        run_options.budget = options.budget;
+        run_options.run = job.run + 1;
         if (options.sim) {
           run_options.sim = {{"seed", RunSeed(options.seed, scenario.id, job.run)}};
           if (!options.sim_faults.is_null()) run_options.sim["faults"] = options.sim_faults;
@@ -102,6 +168,12 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
       },
       options.on_progress);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (options.budget && options.budget->Spent()) report.stopped = "budget spent: " + options.budget->Why();
+  for (const ScenarioModel& m : models) {
+    if (m.cassette && m.cassette->mode() == Cassette::Mode::kRecord) {
+      if (Status saved = m.cassette->Save(); !saved.ok()) report.problems.push_back(saved.message());
+    }
+  }
 
   for (const Scenario& s : scenarios) {
     if (!options.sim) continue;
@@ -115,11 +187,27 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
   for (bool governor : options.governors) {
     ModeStats mode;
     mode.governor = governor;
-    for (const Scenario& s : scenarios) mode.scenarios.push_back({s.id, s.title, s.file, s.tags, 0, 0, 0, ""});
+    for (const Scenario& s : scenarios) {
+      ScenarioStats st;
+      st.id = s.id;
+      st.title = s.title;
+      st.file = s.file;
+      st.tags = s.tags;
+      mode.scenarios.push_back(std::move(st));
+    }
     for (size_t i = 0; i < jobs.size(); ++i) {
       if (jobs[i].governor != governor) continue;
       const RunSummary& r = results[i];
       ScenarioStats& st = mode.scenarios[jobs[i].scenario];
+      if (r.not_run) {
+        ++st.not_run;
+        ++mode.not_run;
+        continue;
+      }
+      st.usage.Add(r.usage);
+      mode.usage.Add(r.usage);
+      st.turn_ms.insert(st.turn_ms.end(), r.turn_ms.begin(), r.turn_ms.end());
+      mode.turn_ms.insert(mode.turn_ms.end(), r.turn_ms.begin(), r.turn_ms.end());
       ++mode.runs;
       ++st.runs;
       if (r.passed) {
@@ -131,6 +219,14 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         st.reproduce = "reins run " + s.file;
         if (options.sim) st.reproduce += " --model sim --seed " + std::to_string(RunSeed(options.seed, s.id, jobs[i].run));
         if (options.sim && !options.faults_flag.empty()) st.reproduce += " --faults " + options.faults_flag;
+        // A real model's run is replayed exactly from its cassette; without one it can
+        // only be asked again.
+        const std::string& cassettes = !options.replay.empty() ? options.replay : options.record;
+        if (models[jobs[i].scenario].real && !cassettes.empty()) {
+          st.reproduce += " --replay " + cassettes + " --run " + std::to_string(jobs[i].run + 1);
+        } else if (const auto& real = models[jobs[i].scenario].real) {
+          st.reproduce += " --model " + real->provider + ":" + real->model;
+        }
         if (!governor) st.reproduce += " --governor off";
       }
       for (const auto& [dimension, passed] : r.dimensions) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/eval_model.h"
 #include "eval/scenario.h"
 #include "model/sim_model.h"
 
@@ -27,6 +28,11 @@ struct EvalOptions {
   int runs = 1;                     // per scenario and governor setting
   uint64_t seed = 1;
   std::vector<bool> governors = {true};  // true: on, false: the naive loop
+  ModelChoice model;                // --model agent or PROVIDER:MODEL: a real provider (--base-url in it)
+  std::string record;               // --record DIR: keep every real model exchange, a cassette per scenario
+  std::string replay;               // --replay DIR: answer the model calls from those cassettes, offline
+  PriceList prices;                 // --prices FILE, over the agents' model.pricing
+  std::shared_ptr<ModelBudget> budget;  // --max-tokens, --max-cost: no run starts once spent
   int threads = 0;                  // 0: one per core
   std::function<void(int done, int total)> on_progress;  // from worker threads, serialised
 };
@@ -41,6 +47,9 @@ struct ScenarioStats {
   int critical_failures = 0;  // failed checks carrying `critical`, over all runs
   std::string first_failure;  // what went wrong in the first failed run (run number first)
   std::string reproduce;      // the `reins run` command that runs that failed run again, exactly
+  int not_run = 0;            // runs the budget stopped before they started
+  ModelUsage usage;           // a real model's calls, over all runs
+  std::vector<double> turn_ms;  // real time per turn, over all runs
 };
 
 // The results of one governor setting.
@@ -54,6 +63,9 @@ struct ModeStats {
   std::map<std::string, int> violations;              // invariant -> count
   std::vector<std::string> violation_examples;        // the first few, with scenario and run
   std::map<std::string, FaultTally> faults;           // what the sim did
+  int not_run = 0;                                    // runs the budget stopped before they started
+  ModelUsage usage;                                   // a real model's calls
+  std::vector<double> turn_ms;                        // real time per turn
   double seconds = 0;
 
   int ViolationsTotal() const {
@@ -65,7 +77,9 @@ struct ModeStats {
 
 struct EvalReport {
   static constexpr int kVersion = 1;
-  std::string model;  // scripted | sim
+  std::string model;  // scripted | sim | the real model, "openai:gpt-4o-mini" (or "agent" when scenarios differ)
+  std::string stopped;    // why the eval stopped before every run started (the budget); "" when it did not
+  std::vector<std::string> problems;  // what went wrong around the runs (a cassette that could not be written)
   uint64_t seed = 1;
   int runs = 1;
   int threads = 1;

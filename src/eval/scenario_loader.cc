@@ -189,9 +189,10 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     }
   } else if (s.agent.model.provider == "scripted" && s.agent.model.options.contains("replies")) {
     s.model = {{"provider", "scripted"}, {"replies", s.agent.model.options["replies"]}};
-  } else {
-    r.Error("", "missing required key 'model' (the scenario's scripted model)");
-  }
+  } else if (s.agent.model.provider != "openai" && s.agent.model.provider != "anthropic") {
+    r.Error("", "missing required key 'model' (the scenario's scripted model; without one the agent's model must be "
+                "openai or anthropic, and the scenario runs with --model agent or --replay)");
+  }  // else s.model stays null: the scenario runs the agent's own model (eval/eval_model.h)
   if (const Json* turns = r.Get("/turns"); turns != nullptr && turns->is_array() && !turns->empty()) {
     for (size_t i = 0; i < turns->size(); ++i) {
       ScenarioTurn t;

@@ -13,6 +13,14 @@ Json CheckToJson(const CheckResult& c) {
 
 }  // namespace
 
+void ModelUsage::Add(const ModelUsage& other) {
+  calls += other.calls;
+  input_tokens += other.input_tokens;
+  output_tokens += other.output_tokens;
+  if (other.cost_usd) cost_usd = cost_usd.value_or(0) + *other.cost_usd;
+  call_ms.insert(call_ms.end(), other.call_ms.begin(), other.call_ms.end());
+}
+
 int ScenarioRun::ChecksPassed() const {
   int n = 0;
   for (const TurnRun& t : turns) {

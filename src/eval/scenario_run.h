@@ -2,6 +2,8 @@
 // results, the final checks, and the invariant violations found in the trace.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,17 @@ struct TurnRun {
   std::vector<CheckResult> checks;
 };
 
+// Tokens, cost and latency of the real model calls of one run.
+struct ModelUsage {
+  int calls = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  std::optional<double> cost_usd;  // unknown without a price
+  std::vector<double> call_ms;     // real time per model call, retries and their waits included
+
+  void Add(const ModelUsage& other);
+};
+
 struct ScenarioRun {
   std::string id;
   std::string title;
@@ -48,6 +61,9 @@ struct ScenarioRun {
   std::vector<InvariantViolation> violations;
   std::vector<Message> history;
   std::map<std::string, FaultTally> fault_tally;  // simulated model runs only
+  std::string model;                              // a real model's "provider:model"; "" for scripted and sim
+  ModelUsage usage;                               // a real model's calls
+  std::vector<double> turn_ms;                    // real time per turn
 
   int ChecksPassed() const;
   int ChecksFailed() const;

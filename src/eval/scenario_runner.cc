@@ -1,5 +1,6 @@
 #include "eval/scenario_runner.h"
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <mutex>
@@ -10,10 +11,13 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "eval/cassette.h"
 #include "eval/checks.h"
+#include "eval/eval_model.h"
 #include "eval/invariants.h"
 #include "eval/naive_loop.h"
 #include "host/agent_host.h"
+#include "model/provider_factory.h"
 #include "model/scripted_model.h"
 #include "model/sim_model.h"
 #include "reins/runtime.h"
@@ -33,15 +37,34 @@ std::string RunNonce() {
   return text;
 }
 
-// The model of one run: the scripted model (a missing reply is the scenario's mistake)
-// or the simulated one (its scripted replies are only the correct behaviour).
+// The model of one run: the scripted model (a missing reply is the scenario's mistake),
+// the simulated one (its scripted replies are only the correct behaviour), or a real
+// provider (the replies are ignored).
 struct RunModel {
   std::shared_ptr<ModelProvider> provider;
   ScriptedModel* script = nullptr;
   SimModel* sim = nullptr;
+  MeteredModel* real = nullptr;
+  std::shared_ptr<CassetteTape> tape;
 };
 
-Result<RunModel> MakeRunModel(const Scenario& s, const RunOptions& options) {
+Result<RunModel> MakeRealModel(const RunOptions& options, VirtualClock& clock) {
+  RunModel m;
+  if (options.cassette) m.tape = options.cassette->ForRun(options.run, options.governor);
+  // Its retries wait in real time: a provider's Retry-After is about its clock.
+  REINS_ASSIGN_OR_RETURN(std::shared_ptr<ModelProvider> provider,
+                         MakeModelProvider(*options.real_model, std::make_shared<SystemClock>(), m.tape));
+  auto metered = std::make_shared<MeteredModel>(std::move(provider), clock, options.real_model->pricing, options.budget);
+  m.real = metered.get();
+  m.provider = std::move(metered);
+  return m;
+}
+
+Result<RunModel> MakeRunModel(const Scenario& s, const RunOptions& options, VirtualClock& clock) {
+  if (options.real_model) return MakeRealModel(options, clock);
+  if (s.model.is_null()) {
+    return FailedPrecondition("scenario '" + s.id + "' has no model of its own; run it with --model agent or PROVIDER:MODEL");
+  }
   RunModel m;
   bool sim = !options.sim.is_null() || s.model.value("provider", "scripted") == "sim";
   if (!sim) {
@@ -86,9 +109,12 @@ Task<void> RunTurns(const Scenario& s, Driver& driver, RunModel& model, VirtualC
     tr.input = st.input;
     // Waiting, not jumping: background work due in the meantime (deferred calls) runs.
     if (st.advance_ms > 0) co_await clock.Sleep(st.advance_ms);
-    if (st.model_replies.is_array()) model.script->AddTurnReplies(completed_turns + 1, st.model_replies);
-    size_t calls_before = model.script->calls().size();
+    if (st.model_replies.is_array() && model.script) model.script->AddTurnReplies(completed_turns + 1, st.model_replies);
+    if (model.tape) model.tape->SetTurn(tr.number);
+    const size_t calls_before = model.script ? model.script->calls().size() : 0;
+    const auto started = std::chrono::steady_clock::now();
     Result<TurnResult> result = co_await driver.Run(st.input);
+    run.turn_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     if (result.ok()) {
       tr.result = std::move(result).value();
       ++completed_turns;
@@ -96,7 +122,7 @@ Task<void> RunTurns(const Scenario& s, Driver& driver, RunModel& model, VirtualC
       tr.refused = true;
       tr.refusal = result.status().message();
     }
-    for (size_t c = calls_before; c < model.script->calls().size() && model.sim == nullptr; ++c) {
+    for (size_t c = calls_before; model.script && c < model.script->calls().size() && model.sim == nullptr; ++c) {
       if (model.script->calls()[c].reply < 0) run.error = "turn " + std::to_string(tr.number) + ": " + tr.result.error;
     }
     run.turns.push_back(std::move(tr));
@@ -174,6 +200,14 @@ struct RunSetup {
   }
 };
 
+// What the model reports of the run: the sim's faults, a real model's usage, and a
+// replayed request the cassette did not hold (that fails the run, whatever it checked).
+void CollectModel(const RunModel& model, ScenarioRun& run) {
+  if (model.sim != nullptr) run.fault_tally = model.sim->tally();
+  if (model.real != nullptr) run.usage = model.real->usage();
+  if (model.tape && !model.tape->miss().empty() && run.error.empty()) run.error = model.tape->miss();
+}
+
 ScenarioRun RunNaive(const Scenario& s, RunModel& model, RunSetup& setup, ScenarioRun run) {
   NaiveLoop loop(setup.agent, *model.provider, setup.host->Backends(), *setup.clock);
   Driver driver{nullptr, &loop, "naive"};
@@ -192,19 +226,20 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   run.id = s.id;
   run.title = s.title;
   run.file = s.file;
-  Result<RunModel> model = MakeRunModel(s, options);
-  if (!model.ok()) {
-    run.error = model.status().message();
-    return run;
-  }
   RunSetup setup;
   if (Status prepared = setup.Prepare(s); !prepared.ok()) {
     run.error = prepared.message();
     return run;
   }
+  Result<RunModel> model = MakeRunModel(s, options, *setup.clock);
+  if (!model.ok()) {
+    run.error = model.status().message();
+    return run;
+  }
+  if (options.real_model) run.model = options.real_model->provider + ":" + options.real_model->model;
   if (!options.governor) {
     run = RunNaive(s, *model, setup, std::move(run));
-    if (model->sim != nullptr) run.fault_tally = model->sim->tally();
+    CollectModel(*model, run);
     return run;
   }
   Result<std::unique_ptr<Store>> store = OpenStore(options.store_url);
@@ -242,7 +277,7 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
     run.error = "could not read the session back from the store: " + refreshed.message();
   }
   Evaluate(s, setup.agent, run, outbox);
-  if (model->sim != nullptr) run.fault_tally = model->sim->tally();
+  CollectModel(*model, run);
   return run;
 }
 

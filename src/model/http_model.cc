@@ -32,9 +32,9 @@ const char* Plural(int n) { return n == 1 ? "" : "s"; }
 }  // namespace
 
 HttpModel::HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::shared_ptr<HttpClient> client,
-                     std::shared_ptr<Clock> clock, uint64_t seed)
+                     std::shared_ptr<Clock> clock, uint64_t seed, std::shared_ptr<ModelTape> tape)
     : config_(std::move(config)), wire_(std::move(wire)), client_(std::move(client)), clock_(std::move(clock)),
-      rng_(seed != 0 ? seed : std::random_device{}()) {
+      tape_(std::move(tape)), rng_(seed != 0 ? seed : std::random_device{}()) {
   url_ = JoinUrl(config_.base_url.empty() ? wire_->DefaultBaseUrl() : config_.base_url, wire_->Path());
   retry_.max_retries = config_.max_retries;
   retry_.base_delay_ms = OptionInt(config_, "retry_base_ms", 500);
@@ -46,19 +46,23 @@ HttpModel::HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::
 }
 
 Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt) {
-  if (!stream_ || !request.on_text_delta) co_return co_await client_->Send(std::move(http));
-  attempt.assembler = wire_->NewAssembler(request, [&](std::string_view text) {
-    attempt.emitted_text = attempt.emitted_text || !text.empty();
-    request.on_text_delta(text);
-  });
+  BodyChunkFn on_chunk;  // null: the body is read whole
   SseParser parser;
   Status failed;
-  auto on_chunk = [&](std::string_view bytes) -> Status {
-    parser.Feed(bytes, [&](SseEvent&& event) {
-      if (failed.ok()) failed = attempt.assembler->OnEvent(event);
+  if (stream_ && request.on_text_delta) {
+    attempt.assembler = wire_->NewAssembler(request, [&](std::string_view text) {
+      attempt.emitted_text = attempt.emitted_text || !text.empty();
+      request.on_text_delta(text);
     });
-    return failed;
-  };
+    on_chunk = [&](std::string_view bytes) -> Status {
+      parser.Feed(bytes, [&](SseEvent&& event) {
+        if (failed.ok()) failed = attempt.assembler->OnEvent(event);
+      });
+      return failed;
+    };
+  }
+  if (tape_) co_return co_await tape_->Exchange(std::move(http), std::move(on_chunk), *client_);
+  if (!on_chunk) co_return co_await client_->Send(std::move(http));
   co_return co_await client_->Stream(std::move(http), on_chunk);
 }
 
@@ -93,6 +97,9 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
   if (!outcome->ok() || (*outcome)->status < 200 || (*outcome)->status >= 300) {
     co_return Failure(*outcome, last_attempts_);
   }
+  // A 2xx answer to a streamed request arrives in chunks; one that came whole (a tape
+  // replaying a response recorded without streaming) is read like any whole body.
+  if (attempt.assembler && !(*outcome)->body.empty()) attempt.assembler.reset();
   if (!attempt.assembler && (*outcome)->Header("content-type").starts_with("text/event-stream")) {
     // Some compatible servers stream even when not asked to: read the stream whole.
     attempt.assembler = wire_->NewAssembler(request, nullptr);
@@ -143,7 +150,7 @@ std::string HttpModel::Redact(std::string text, bool hide_urls) const {
 }
 
 Result<std::shared_ptr<ModelProvider>> MakeHttpModel(const ModelConfig& config, std::shared_ptr<HttpClient> client,
-                                                     std::shared_ptr<Clock> clock) {
+                                                     std::shared_ptr<Clock> clock, std::shared_ptr<ModelTape> tape) {
   std::unique_ptr<WireFormat> wire;
   if (config.provider == "openai") {
     wire = MakeOpenAIWire();
@@ -154,7 +161,7 @@ Result<std::shared_ptr<ModelProvider>> MakeHttpModel(const ModelConfig& config, 
   }
   if (config.model.empty()) return InvalidArgument("model: provider " + config.provider + " needs a model name");
   return std::shared_ptr<ModelProvider>(
-      std::make_shared<HttpModel>(config, std::move(wire), std::move(client), std::move(clock)));
+      std::make_shared<HttpModel>(config, std::move(wire), std::move(client), std::move(clock), 0, std::move(tape)));
 }
 
 }  // namespace reins

@@ -22,10 +22,19 @@
 
 namespace reins {
 
+// Stands between an HttpModel and the network: every exchange goes through it (eval's
+// record and replay, src/eval/cassette.h). It may send through `client` or answer
+// from what it kept; a non-null `on_chunk` asks for a 2xx body streamed to it.
+class ModelTape {
+ public:
+  virtual ~ModelTape() = default;
+  virtual Task<Result<HttpResponse>> Exchange(HttpRequest request, BodyChunkFn on_chunk, HttpClient& client) = 0;
+};
+
 class HttpModel final : public ModelProvider {
  public:
   HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::shared_ptr<HttpClient> client,
-            std::shared_ptr<Clock> clock, uint64_t seed = 0);
+            std::shared_ptr<Clock> clock, uint64_t seed = 0, std::shared_ptr<ModelTape> tape = nullptr);
   std::string_view Name() const override { return wire_->Provider(); }
   Task<Result<ModelResponse>> Complete(const ModelRequest& request) override;
 
@@ -42,6 +51,7 @@ class HttpModel final : public ModelProvider {
   std::unique_ptr<WireFormat> wire_;
   std::shared_ptr<HttpClient> client_;
   std::shared_ptr<Clock> clock_;
+  std::shared_ptr<ModelTape> tape_;
   std::string url_;
   RetryPolicy retry_;
   HttpTimeouts timeouts_;
@@ -55,6 +65,7 @@ class HttpModel final : public ModelProvider {
 // max_tokens, parallel_tool_calls, retry_base_ms, connect_timeout_ms,
 // first_byte_timeout_ms, idle_timeout_ms.
 Result<std::shared_ptr<ModelProvider>> MakeHttpModel(const ModelConfig& config, std::shared_ptr<HttpClient> client,
-                                                     std::shared_ptr<Clock> clock);
+                                                     std::shared_ptr<Clock> clock,
+                                                     std::shared_ptr<ModelTape> tape = nullptr);
 
 }  // namespace reins

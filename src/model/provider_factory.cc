@@ -18,13 +18,14 @@ void ApplyProviderEnvironment(ModelConfig& config) {
   fill(config.base_url, openai ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL");
 }
 
-Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std::shared_ptr<Clock> clock) {
+Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std::shared_ptr<Clock> clock,
+                                                         std::shared_ptr<ModelTape> tape) {
   ApplyProviderEnvironment(config);
   if (config.provider == "scripted") {
     return std::shared_ptr<ModelProvider>(std::make_shared<ScriptedModel>(config.options.value("replies", Json::array())));
   }
   if (config.provider == "openai" || config.provider == "anthropic") {
-    return MakeHttpModel(config, std::make_shared<HttpClient>(), std::move(clock));
+    return MakeHttpModel(config, std::make_shared<HttpClient>(), std::move(clock), std::move(tape));
   }
   return InvalidArgument("provider '" + config.provider +
                          "' runs only in scenario runs (reins run, eval, fuzz); use openai, anthropic or scripted");

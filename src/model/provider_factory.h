@@ -22,7 +22,11 @@ namespace reins {
 // environment variables above.
 void ApplyProviderEnvironment(ModelConfig& config);
 
-// Applies the environment first.
-Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std::shared_ptr<Clock> clock);
+class ModelTape;
+
+// Applies the environment first. An HTTP model's exchanges go through `tape` when one
+// is given (eval's record and replay).
+Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std::shared_ptr<Clock> clock,
+                                                         std::shared_ptr<ModelTape> tape = nullptr);
 
 }  // namespace reins

@@ -59,10 +59,41 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/e.json" || fail
 grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/e.err" || fail "eval --json: no summary line on stderr"
 # Same seed, same numbers.
 "$reins" eval examples --model sim --runs 3 --seed 1 --report "$tmp/r2" >/dev/null
-python3 -c 'import json,sys; a,b=[json.load(open(f)) for f in sys.argv[1:]]; strip=lambda r:[{k:v for k,v in m.items()} for m in r["modes"]]; assert strip(a)==strip(b)' \
+python3 -c 'import json,sys
+def strip(j):  # real time differs from run to run
+    if isinstance(j, dict): return {k: strip(v) for k, v in j.items() if k not in ("turn_latency", "call_latency")}
+    return [strip(x) for x in j] if isinstance(j, list) else j
+a,b=[json.load(open(f)) for f in sys.argv[1:]]; assert strip(a["modes"])==strip(b["modes"])' \
   "$tmp/r1/report.json" "$tmp/r2/report.json" || fail "two eval runs with the same seed differ"
 out=$("$reins" eval examples --model sim --runs 2 --seed 2 --compare "$tmp/r1/report.json") || true
 grep -q "scenario pass rates changed" <<<"$out" || fail "--compare printed no summary"
+
+# A scenario without a model of its own runs its agent's real model: offline, eval skips
+# it (never passes it); with --replay and no cassette, it fails naming what to do.
+mkdir -p "$tmp/live"
+cat >"$tmp/live/agent.yaml" <<'YAML'
+name: live
+system_prompt: You are a helpful assistant.
+model: { provider: openai, model: gpt-4o-mini }
+YAML
+cat >"$tmp/live/hello.yaml" <<'YAML'
+id: hello
+agent: agent.yaml
+turns:
+  - say: Hello
+    expect: { status: completed }
+YAML
+out=$("$reins" eval "$tmp/live" 2>&1); rc=$?
+[ "$rc" -eq 0 ] || fail "eval of a real-model-only suite offline exited $rc"$'\n'"$out"
+grep -q "skipped hello: it runs its agent's model (openai:gpt-4o-mini); give --model agent or --replay DIR" <<<"$out" ||
+  fail "eval offline did not skip the real-model scenario: $out"
+[ "$(tail -n 1 <<<"$out")" = "0 passed, 0 failed, 1 skipped" ] || fail "skip summary: $(tail -n 1 <<<"$out")"
+mkdir -p "$tmp/empty-cassettes"
+out=$("$reins" eval "$tmp/live" --replay "$tmp/empty-cassettes" 2>&1); rc=$?
+[ "$rc" -eq 1 ] || fail "a replay without a cassette exited $rc"
+grep -q "no cassette for scenario 'hello'" <<<"$out" || fail "a replay without a cassette: $out"
+out=$("$reins" eval "$tmp/live" --model agent --max-cost 1 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "max-cost needs the price of openai:gpt-4o-mini" <<<"$out" || fail "--max-cost without a price: $out"
 
 # fuzz, governed: no violations, the documented last line.
 out=$("$reins" fuzz examples --runs 300 --seed 7 --out "$tmp/f-on"); rc=$?
