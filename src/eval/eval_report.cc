@@ -255,8 +255,28 @@ std::string ReportToHtml(const Json& report) {
     int violations = m->value("violations_total", 0);
     h << "<p><b>Governor " << Escape(m->value("governor", "")) << "</b>: " << m->value("passed", 0) << " of "
       << m->value("runs", 0) << " runs passed (" << Percent(m->value("pass_rate", 0.0)) << "), <span class='"
-      << (violations == 0 ? "good" : "bad") << "'>" << violations << " invariant violations</span>.</p>";
+      << (violations == 0 ? "good" : "bad") << "'>" << violations << " invariant violations</span>.";
+    const Json& usage = m->value("model_usage", Json::object());
+    if (usage.value("calls", 0) > 0) {
+      char line[200];
+      std::snprintf(line, sizeof line, " %d model calls, %lld tokens in, %lld out", usage.value("calls", 0),
+                    static_cast<long long>(usage.value("input_tokens", int64_t{0})),
+                    static_cast<long long>(usage.value("output_tokens", int64_t{0})));
+      h << line;
+      if (usage["cost_usd"].is_number()) {
+        std::snprintf(line, sizeof line, ", $%.4f", usage["cost_usd"].get<double>());
+        h << line;
+      }
+      if (const Json& l = usage["call_latency"]; l.is_object()) {
+        std::snprintf(line, sizeof line, "; per call p50 %.0f ms, p95 %.0f ms", l.value("p50_ms", 0.0), l.value("p95_ms", 0.0));
+        h << line;
+      }
+      h << ".";
+    }
+    if (m->value("not_run", 0) > 0) h << " <span class='bad'>" << m->value("not_run", 0) << " runs did not start.</span>";
+    h << "</p>";
   }
+  if (report.contains("stopped")) h << "<p class='bad'>Stopped early: " << Escape(report.value("stopped", "")) << ".</p>";
 
   std::vector<std::string> labels;
   std::vector<double> before, after;
