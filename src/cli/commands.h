@@ -45,6 +45,8 @@ struct EvalFlags {
   // A gate: exit 1 when the governed pass rate is below it. Without one, eval exits 1
   // when any judged run failed, like a test runner.
   std::optional<double> min_pass;
+  std::string min_dimension;  // "hear=0.9,respond=0.8": a gate per dimension average
+  std::string max_critical;   // "wrong_recipient=0": a gate per critical tag's failures
   bool json = false;
   int jobs = 0;
 };

@@ -12,6 +12,7 @@
 #include "cli/transcript.h"
 #include "domain/json_parse.h"
 #include "eval/cassette.h"
+#include "eval/eval_gates.h"
 #include "eval/eval_model.h"
 #include "eval/eval_report.h"
 #include "eval/eval_suite.h"
@@ -150,6 +151,18 @@ std::vector<std::string> SetAsideMcpScenarios(std::vector<Scenario>& scenarios) 
 
 namespace {
 
+Result<EvalGates> ParseGates(const EvalFlags& flags) {
+  EvalGates gates;
+  gates.min_pass = flags.min_pass;
+  if (!flags.min_dimension.empty()) {
+    REINS_ASSIGN_OR_RETURN(gates.min_dimension, ParseDimensionGates(flags.min_dimension));
+  }
+  if (!flags.max_critical.empty()) {
+    REINS_ASSIGN_OR_RETURN(gates.max_critical, ParseCriticalGates(flags.max_critical));
+  }
+  return gates;
+}
+
 Status ChooseEvalModel(const EvalFlags& flags, EvalOptions& options) {
   REINS_ASSIGN_OR_RETURN(options.model, ParseModelChoice(flags.model, flags.base_url));
   options.sim = options.model.kind == ModelChoice::Kind::kSim;
@@ -199,6 +212,11 @@ int EvalCommand(const EvalFlags& flags) {
     std::cerr << chosen.message() << "\n";
     return 1;
   }
+  Result<EvalGates> gates = ParseGates(flags);
+  if (!gates.ok()) {
+    std::cerr << gates.status().message() << "\n";
+    return 1;
+  }
   // Offline unless asked: a scenario that needs a real model is skipped, never passed.
   if (!options.model.Real() && options.replay.empty()) {
     for (const Scenario& s : SetAside(scenarios, NeedsRealModel)) {
@@ -235,6 +253,7 @@ int EvalCommand(const EvalFlags& flags) {
 
   Term term = flags.json ? Term(false) : Term::ForStdout();
   Json json = ReportToJson(report);
+  json["gates"] = JudgeGates(*gates, json);
   if (flags.json) {
     std::cout << json.dump(2) << "\n";
   } else {
@@ -294,13 +313,14 @@ int EvalCommand(const EvalFlags& flags) {
   }
   if (!loaded || !report.problems.empty() || !report.stopped.empty()) return 1;
   if (judged->governor && !judged->violations.empty()) return 1;
-  if (!flags.min_pass) return failed + invalid > 0 ? 1 : 0;  // no gate: like a test runner
-  double rate = judged->runs ? static_cast<double>(judged->passed) / judged->runs : 0.0;
-  if (rate < *flags.min_pass) {
-    std::cerr << "pass rate " << rate << " is below --min-pass " << *flags.min_pass << "\n";
-    return 1;
+  if (!gates->Any()) return failed + invalid > 0 ? 1 : 0;  // no gate: like a test runner
+  int failed_gates = 0;
+  for (const Json& g : json["gates"]) {
+    if (g.value("passed", false)) continue;
+    std::cerr << "gate failed: " << g.value("gate", "") << " (" << g.value("detail", "") << ")\n";
+    ++failed_gates;
   }
-  return 0;
+  return failed_gates > 0 || invalid > 0 ? 1 : 0;
 }
 
 }  // namespace reins

@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   eval->add_option("--min-pass", eval_flags.min_pass,
                    "a gate: exit 1 when the governed pass rate is below this (0..1); without a gate any failed run exits 1")
       ->check(CLI::Range(0.0, 1.0));
+  eval->add_option("--min-dimension", eval_flags.min_dimension,
+                   "gates: NAME=RATE,... exit 1 when a dimension's average of the governed runs is below its rate");
+  eval->add_option("--max-critical", eval_flags.max_critical,
+                   "gates: TAG=N,... exit 1 when the governed runs fail more than N checks tagged critical: TAG");
   eval->add_option("--jobs,--concurrency", eval_flags.jobs,
                    "runs at once, so real model calls at once (default: one per core)")
       ->check(CLI::Range(0, 256));

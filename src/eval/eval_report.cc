@@ -256,7 +256,7 @@ std::string ReportToHtml(const Json& report) {
     h << "<p><b>Governor " << Escape(m->value("governor", "")) << "</b>: " << m->value("passed", 0) << " of "
       << m->value("runs", 0) << " runs passed (" << Percent(m->value("pass_rate", 0.0)) << "), <span class='"
       << (violations == 0 ? "good" : "bad") << "'>" << violations << " invariant violations</span>.";
-    const Json& usage = m->value("model_usage", Json::object());
+    const Json usage = m->value("model_usage", Json::object());
     if (usage.value("calls", 0) > 0) {
       char line[200];
       std::snprintf(line, sizeof line, " %d model calls, %lld tokens in, %lld out", usage.value("calls", 0),
@@ -390,8 +390,12 @@ std::string ReportToJunit(const Json& report) {
   for (const Json& s : (*m)["scenarios"]) failures += s.value("passed", 0) < s.value("runs", 0);
   int violations = m->value("violations_total", 0);
   double per_run = report.value("seconds", 0.0) / std::max(1, m->value("runs", 1));
+  const Json& gates = report.contains("gates") ? report["gates"] : Json::array();
+  int failed_gates = 0;
+  for (const Json& g : gates) failed_gates += !g.value("passed", false);
   x << "<testsuites><testsuite name='reins eval (governor " << m->value("governor", "") << ", " << report.value("model", "")
-    << " model)' tests='" << (*m)["scenarios"].size() + 1 << "' failures='" << failures + (violations > 0) << "'>\n";
+    << " model)' tests='" << (*m)["scenarios"].size() + 1 + gates.size() << "' failures='"
+    << failures + (violations > 0) + failed_gates << "'>\n";
   for (const Json& s : (*m)["scenarios"]) {
     x << "  <testcase classname='" << Escape(SeedOf(s)) << "' name='" << Escape(s.value("id", "")) << "' time='"
       << per_run * s.value("runs", 0) << "'>";
@@ -408,7 +412,13 @@ std::string ReportToJunit(const Json& report) {
     for (const Json& e : m->value("violation_examples", Json::array())) x << Escape(e.get<std::string>()) << "\n";
     x << "</failure>";
   }
-  x << "</testcase>\n</testsuite></testsuites>\n";
+  x << "</testcase>\n";
+  for (const Json& g : gates) {
+    x << "  <testcase classname='gates' name='" << Escape(g.value("gate", "")) << "'>";
+    if (!g.value("passed", false)) x << "<failure message='" << Escape(g.value("detail", "")) << "'/>";
+    x << "</testcase>\n";
+  }
+  x << "</testsuite></testsuites>\n";
   return x.str();
 }
 

@@ -1,0 +1,32 @@
+// Release gates over an eval report (docs/evaluation.md, "Gates"): `--min-pass RATE`,
+// `--min-dimension NAME=RATE,...`, `--max-critical TAG=N,...`. Each gate is judged on
+// the governed runs (the naive ones when only those ran); eval exits 1 with one line
+// per failed gate, and junit.xml carries one test case per gate.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reins/json.h"
+#include "reins/status.h"
+
+namespace reins {
+
+struct EvalGates {
+  std::optional<double> min_pass;
+  std::map<std::string, double> min_dimension;  // dimension -> lowest average
+  std::map<std::string, int> max_critical;      // critical tag -> most failures
+
+  bool Any() const { return min_pass || !min_dimension.empty() || !max_critical.empty(); }
+};
+
+// "hear=0.9,respond=0.8" (rates 0..1) and "tag=0,other=2" (counts >= 0).
+Result<std::map<std::string, double>> ParseDimensionGates(const std::string& text);
+Result<std::map<std::string, int>> ParseCriticalGates(const std::string& text);
+
+// One entry per gate, in the order above: {"gate", "passed", "detail"}.
+Json JudgeGates(const EvalGates& gates, const Json& report);
+
+}  // namespace reins
