@@ -17,8 +17,9 @@ SourceMark ToMark(const std::string& file, const YAML::Mark& m) {
   return {file, m.line + 1, m.column + 1};
 }
 
-// ${VAR} and ${VAR:-default}. Returns false (and reports) when a variable is unset.
-bool SubstituteEnv(std::string& s, const SourceMark& mark, Diagnostics& diag) {
+// ${VAR} and ${VAR:-default}. Returns false when a variable is unset: reported, or
+// added to `unset` when the caller judges it.
+bool SubstituteEnv(std::string& s, const SourceMark& mark, Diagnostics& diag, std::vector<std::string>* unset) {
   size_t pos = 0;
   bool ok = true;
   while ((pos = s.find("${", pos)) != std::string::npos) {
@@ -39,8 +40,8 @@ bool SubstituteEnv(std::string& s, const SourceMark& mark, Diagnostics& diag) {
     } else if (has_default) {
       replacement = fallback;
     } else {
-      diag.Add(mark, "environment variable " + name + " is not set (write ${" + name +
-                         ":-default} to make it optional)");
+      if (unset != nullptr) unset->push_back(name);
+      else diag.Add(mark, UnsetVariable{"", mark, name}.Message());
       ok = false;
     }
     s.replace(pos, close - pos + 1, replacement);
@@ -67,7 +68,14 @@ Json PlainScalar(const std::string& s) {
 
 class Converter {
  public:
-  Converter(LocatedDoc& doc, Diagnostics& diag) : doc_(doc), diag_(diag) {}
+  Converter(LocatedDoc& doc, Diagnostics& diag, bool defer_unset) : doc_(doc), diag_(diag), defer_unset_(defer_unset) {}
+
+  void Substitute(std::string& s, const YAML::Node& node, const std::string& pointer) {
+    std::vector<std::string> names;
+    const SourceMark mark = ToMark(doc_.file, node.Mark());
+    SubstituteEnv(s, mark, diag_, defer_unset_ ? &names : nullptr);
+    for (std::string& name : names) doc_.unset.push_back({pointer, mark, std::move(name)});
+  }
 
   Json Convert(const YAML::Node& node, const std::string& pointer, int depth) {
     if (depth > kMaxYamlDepth) {
@@ -89,13 +97,9 @@ class Converter {
         return nullptr;
       case YAML::NodeType::Scalar: {
         std::string s = node.Scalar();
-        if (node.Tag() == "!") {  // quoted: always a string
-          SubstituteEnv(s, ToMark(doc_.file, node.Mark()), diag_);
-          return s;
-        }
         Json v = PlainScalar(s);
-        if (v.is_string()) {
-          SubstituteEnv(s, ToMark(doc_.file, node.Mark()), diag_);
+        if (node.Tag() == "!" || v.is_string()) {  // quoted: always a string
+          Substitute(s, node, pointer);
           return s;
         }
         return v;
@@ -135,6 +139,7 @@ class Converter {
  private:
   LocatedDoc& doc_;
   Diagnostics& diag_;
+  bool defer_unset_;
   size_t nodes_ = 0;
 };
 
@@ -164,13 +169,17 @@ SourceMark LocatedDoc::MarkOf(const std::string& pointer) const {
   }
 }
 
-LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag) {
+std::string UnsetVariable::Message() const {
+  return "environment variable " + name + " is not set (write ${" + name + ":-default} to make it optional)";
+}
+
+LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag, bool defer_unset) {
   LocatedDoc doc;
   doc.file = file_name;
   doc.marks[""] = {file_name, 1, 1};
   try {
     YAML::Node root = YAML::Load(text);
-    Converter converter(doc, diag);
+    Converter converter(doc, diag, defer_unset);
     doc.value = converter.Convert(root, "", 0);
   } catch (const YAML::Exception& e) {
     diag.Add(ToMark(file_name, e.mark), "YAML syntax error: " + e.msg);
@@ -207,7 +216,7 @@ Result<std::string> ReadConfigText(const std::string& path) {
   return text;
 }
 
-LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag) {
+LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag, bool defer_unset) {
   std::string text;
   if (std::optional<std::string> problem = ReadLimited(path, &text)) {
     diag.Add({path, 0, 0}, *problem);
@@ -215,7 +224,7 @@ LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag) {
     doc.file = path;
     return doc;
   }
-  return ParseYaml(text, path, diag);
+  return ParseYaml(text, path, diag, defer_unset);
 }
 
 }  // namespace reins

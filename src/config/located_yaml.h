@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/diagnostics.h"
 #include "reins/json.h"
@@ -15,8 +16,19 @@
 
 namespace reins {
 
+// A ${VAR} without a value and without a default, where it stands.
+struct UnsetVariable {
+  std::string pointer;
+  SourceMark mark;
+  std::string name;
+  std::string Message() const;  // what the diagnostic says
+};
+
 struct LocatedDoc {
   Json value;
+  // Parsed with `defer_unset`: the unset variables, for the caller to judge (a scenario
+  // does not need the variables of the parts it replaces); each reads as "".
+  std::vector<UnsetVariable> unset;
   // JSON pointer ("/tools/0/name") -> where the key (mapping entries) or node starts.
   std::map<std::string, SourceMark> marks;
   std::string file;
@@ -33,9 +45,9 @@ inline constexpr size_t kMaxYamlNodes = 200000;
 
 // Parses YAML text. Syntax errors, unset environment variables and exceeded limits are
 // added to `diag`; the result is usable only when diag gained nothing.
-LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag);
+LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag, bool defer_unset = false);
 // Reads and parses a file; a missing file is a diagnostic too.
-LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag);
+LocatedDoc LoadYamlFile(const std::string& path, Diagnostics& diag, bool defer_unset = false);
 // A config or scenario file's text, refused beyond kMaxYamlFileBytes.
 Result<std::string> ReadConfigText(const std::string& path);
 

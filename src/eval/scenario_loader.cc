@@ -1,5 +1,7 @@
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include <yaml-cpp/yaml.h>
 
@@ -94,6 +96,54 @@ void ReadTurn(ConfigReader& r, const std::string& tp, ScenarioTurn* t) {
   if (r.Has(tp, "expect")) t->expect = ReadExpect(r, P(tp, "expect"), false);
 }
 
+// `pointer` relative to `root` when it lies under it.
+std::optional<std::string> Under(const std::string& pointer, const std::string& root) {
+  if (pointer == root) return std::string();
+  if (pointer.size() > root.size() && pointer.compare(0, root.size(), root) == 0 && pointer[root.size()] == '/') {
+    return pointer.substr(root.size());
+  }
+  return std::nullopt;
+}
+
+// A scenario does not need the environment of the parts it replaces: the agent's model
+// when it scripts one (a key or an address left unset is dropped, so a real model run
+// falls back to OPENAI_API_KEY...), and a tool's backend when it gives fixtures for the
+// tool (the backend becomes those fixtures, which is what runs). Every other unset
+// variable is reported as in any config.
+void JudgeUnsetVariables(const LocatedDoc& doc, LocatedDoc& agent_doc, const std::string& agent_root, Diagnostics& diag) {
+  std::vector<UnsetVariable> agent_unset;  // pointers relative to the agent
+  for (const UnsetVariable& u : doc.unset) {
+    std::optional<std::string> rel = Under(u.pointer, "/agent_overrides");
+    if (!rel && agent_root == "/agent") rel = Under(u.pointer, "/agent");
+    if (rel) agent_unset.push_back({*rel, u.mark, u.name});
+    else diag.Add(u.mark, u.Message());
+  }
+  if (agent_root.empty()) agent_unset.insert(agent_unset.end(), agent_doc.unset.begin(), agent_doc.unset.end());
+  const Json* fixtures = doc.value.is_object() && doc.value.contains("fixtures") ? &doc.value["fixtures"] : nullptr;
+  const bool scripts_model = doc.value.is_object() && doc.value.contains("model");
+  for (const UnsetVariable& u : agent_unset) {
+    Json* agent = agent_root.empty() ? &agent_doc.value : &agent_doc.value[Json::json_pointer(agent_root)];
+    if (!agent->is_object()) break;
+    std::optional<std::string> in_model = Under(u.pointer, "/model");
+    if (scripts_model && in_model && !in_model->empty() && (*agent)["model"].is_object()) {
+      (*agent)["model"].erase(in_model->substr(1, in_model->find('/', 1) - 1));
+      continue;
+    }
+    size_t index = 0;
+    char rest[2] = {};
+    if (std::sscanf(u.pointer.c_str(), "/tools/%zu/backen%1[d]", &index, rest) == 2 && fixtures != nullptr &&
+        fixtures->is_object() && (*agent)["tools"].is_array() && index < (*agent)["tools"].size()) {
+      Json& tool = (*agent)["tools"][index];
+      const std::string name = tool.value("name", "");
+      if (fixtures->contains(name)) {
+        tool["backend"] = {{"fixture", (*fixtures)[name]}};
+        continue;
+      }
+    }
+    diag.Add(u.mark, u.Message());
+  }
+}
+
 }  // namespace
 
 bool IsKnownCheck(const std::string& kind, bool final_block) {
@@ -116,7 +166,7 @@ bool IsScenarioFile(const std::string& path) {
 
 Result<Scenario> LoadScenarioFile(const std::string& path) {
   Diagnostics diag;
-  LocatedDoc doc = LoadYamlFile(path, diag);
+  LocatedDoc doc = LoadYamlFile(path, diag, /*defer_unset=*/true);
   if (!diag.empty()) return InvalidArgument(diag.Format());
   ConfigReader r(doc, diag);
   Scenario s;
@@ -140,7 +190,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   } else if (auto agent_path = r.String("", "agent")) {
     std::filesystem::path ap = std::filesystem::path(base) / *agent_path;
     const size_t problems = diag.size();
-    agent_doc = LoadYamlFile(ap.string(), diag);
+    agent_doc = LoadYamlFile(ap.string(), diag, /*defer_unset=*/true);
     agent_dir = ap.parent_path().string();
     // An empty file, a scalar or a list is no agent: running it as an empty one would
     // report PASS for a scenario that tested nothing.
@@ -155,6 +205,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     if (!r.IsMapping("/agent_overrides")) r.Error("/agent_overrides", "agent_overrides must be a mapping");
     else if (agent_doc.value.is_object()) DeepMerge(agent_doc, agent_root, doc, "/agent_overrides");
   }
+  JudgeUnsetVariables(doc, agent_doc, agent_root, diag);
   if (agent_doc.value.is_object()) ParseAgentConfig(agent_doc, agent_root, agent_dir, diag, &s.agent);
 
   if (auto start = r.String("", "clock_start")) {

@@ -39,5 +39,65 @@ turns: [ { say: hello, expect: { status: completed } } ]
   }
 }
 
+// The agent a team runs: its key and its shop's address come from the environment.
+constexpr const char* kLiveAgent = R"(name: shop
+model: { provider: openai, model: gpt-4o-mini, api_key: "${REINS_TEST_UNSET_KEY}" }
+tools:
+  - name: place_order
+    input_schema: { type: object }
+    backend: { http: { url: "${REINS_TEST_UNSET_SHOP}/orders" } }
+)";
+
+TEST_F(ScenarioLoaderTest, AScenarioDoesNotNeedTheEnvironmentOfThePartsItReplaces) {
+  Write("agent.yaml", kLiveAgent);
+  std::string file = Write("s.yaml", R"(id: s
+agent: agent.yaml
+fixtures: { place_order: [ { result: { success: true } } ] }
+model: { provider: scripted, replies: [ { text: hi } ] }
+turns: [ { say: hello, expect: { status: completed } } ]
+)");
+  Result<Scenario> s = LoadScenarioFile(file);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->agent.model.api_key, "");  // dropped: a real model run takes OPENAI_API_KEY
+  EXPECT_EQ(s->agent.tools[0].backend.kind, ToolBackendConfig::Kind::kFixture);
+}
+
+TEST_F(ScenarioLoaderTest, AnUnsetVariableOfAPartTheScenarioRunsIsStillAnError) {
+  Write("agent.yaml", kLiveAgent);
+  // The model is scripted but the tool's real backend would run.
+  std::string file = Write("s.yaml", R"(id: s
+agent: agent.yaml
+model: { provider: scripted, replies: [ { text: hi } ] }
+turns: [ { say: hello, expect: { status: completed } } ]
+)");
+  Result<Scenario> s = LoadScenarioFile(file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("environment variable REINS_TEST_UNSET_SHOP is not set"), std::string::npos)
+      << s.status().message();
+  EXPECT_EQ(s.status().message().find("REINS_TEST_UNSET_KEY"), std::string::npos) << s.status().message();
+  // Without a model of its own the scenario runs the agent's, key and all.
+  file = Write("s.yaml", R"(id: s
+agent: agent.yaml
+fixtures: { place_order: [ { result: { success: true } } ] }
+turns: [ { say: hello, expect: { status: completed } } ]
+)");
+  s = LoadScenarioFile(file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("environment variable REINS_TEST_UNSET_KEY is not set"), std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(ScenarioLoaderTest, WithoutAModelOfItsOwnTheAgentsModelMustBeReal) {
+  Write("agent.yaml", "name: a\nmodel: { provider: scripted }\n");
+  std::string file = Write("s.yaml", "id: s\nagent: agent.yaml\nturns: [ { say: hello } ]\n");
+  Result<Scenario> s = LoadScenarioFile(file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("missing required key 'model'"), std::string::npos) << s.status().message();
+  Write("agent.yaml", "name: a\nmodel: { provider: anthropic, model: claude-sonnet-4-5 }\n");
+  s = LoadScenarioFile(file);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->model.is_null());
+}
+
 }  // namespace
 }  // namespace reins
