@@ -170,6 +170,7 @@ Status ChooseEvalModel(const EvalFlags& flags, EvalOptions& options) {
   if (!flags.record.empty() && !options.model.Real()) {
     return InvalidArgument("--record keeps a real model's exchanges: give --model agent or PROVIDER:MODEL");
   }
+  if (!flags.replay.empty() && options.sim) return InvalidArgument("--replay answers as the recorded real model did: not with --model sim");
   options.record = flags.record;
   options.replay = flags.replay;
   if (!flags.prices.empty()) {

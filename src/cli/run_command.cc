@@ -46,7 +46,13 @@ Status ChooseRunModel(const Scenario& scenario, const RunFlags& flags, RunOption
   }
   REINS_ASSIGN_OR_RETURN(options.real_model, RealModelFor(scenario, choice, options.cassette.get(), {}));
   options.run = flags.run;
-  if (!flags.record.empty() && options.real_model) {
+  if (!flags.record.empty() && !options.real_model) {
+    return InvalidArgument("--record keeps a real model's exchanges: give --model agent or PROVIDER:MODEL");
+  }
+  if (!flags.replay.empty() && choice.kind == ModelChoice::Kind::kSim) {
+    return InvalidArgument("--replay answers as the recorded real model did: not with --model sim");
+  }
+  if (!flags.record.empty()) {
     REINS_ASSIGN_OR_RETURN(options.cassette, Cassette::Open(flags.record, scenario.id, Cassette::Mode::kRecord));
     options.cassette->SetModel(options.real_model->provider, options.real_model->model);
   }

@@ -73,6 +73,13 @@ Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace) {
             {"final", std::move(finals)},
             {"invariant_violations", std::move(violations)}};
   if (!run.error.empty()) j["error"] = run.error;
+  if (!run.model.empty()) {
+    j["model"] = run.model;
+    j["model_usage"] = {{"calls", run.usage.calls},
+                        {"input_tokens", run.usage.input_tokens},
+                        {"output_tokens", run.usage.output_tokens},
+                        {"cost_usd", run.usage.cost_usd ? Json(*run.usage.cost_usd) : Json()}};
+  }
   return j;
 }
 

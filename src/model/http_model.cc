@@ -47,15 +47,16 @@ HttpModel::HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::
 
 Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt) {
   BodyChunkFn on_chunk;  // null: the body is read whole
-  SseParser parser;
+  std::optional<SseParser> parser;
   Status failed;
   if (stream_ && request.on_text_delta) {
     attempt.assembler = wire_->NewAssembler(request, [&](std::string_view text) {
       attempt.emitted_text = attempt.emitted_text || !text.empty();
       request.on_text_delta(text);
     });
+    parser.emplace();
     on_chunk = [&](std::string_view bytes) -> Status {
-      parser.Feed(bytes, [&](SseEvent&& event) {
+      parser->Feed(bytes, [&](SseEvent&& event) {
         if (failed.ok()) failed = attempt.assembler->OnEvent(event);
       });
       return failed;
