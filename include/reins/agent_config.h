@@ -11,12 +11,17 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reins/enum_names.h"
 #include "reins/json.h"
 
 namespace reins {
+
+// openai or anthropic: a model behind a provider's HTTP API, not the scripted or the
+// simulated one.
+inline bool IsHttpProvider(std::string_view provider) { return provider == "openai" || provider == "anthropic"; }
 
 // USD per million tokens (model.pricing), for eval's cost reports and --max-cost.
 struct ModelPricing {

@@ -54,7 +54,7 @@ bool ChooseModel(const ChatFlags& flags, ModelConfig& m, std::string* advice) {
   if (scripted && m.model.empty()) m.model = m.provider == "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini";
   if (!flags.model.empty()) m.model = flags.model;
   if (!flags.base_url.empty()) m.base_url = flags.base_url;
-  if (m.provider != "openai" && m.provider != "anthropic") {
+  if (!IsHttpProvider(m.provider)) {
     *advice = "--provider must be openai or anthropic, got '" + m.provider + "'";
     return false;
   }

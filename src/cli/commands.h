@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,5 +112,7 @@ bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>*
 // Moves the scenarios whose agent needs MCP servers out of `scenarios` (many simulated
 // runs would start a server each time; `reins run` runs them) and returns their ids.
 std::vector<std::string> SetAsideMcpScenarios(std::vector<Scenario>& scenarios);
+// Moves the scenarios `which` picks out of `scenarios` and returns them.
+std::vector<Scenario> SetAside(std::vector<Scenario>& scenarios, const std::function<bool(const Scenario&)>& which);
 
 }  // namespace reins

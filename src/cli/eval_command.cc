@@ -130,18 +130,12 @@ bool LoadScenarios(const std::vector<std::string>& paths, std::vector<Scenario>*
   return ok;
 }
 
-namespace {
-
-// Takes the scenarios `which` picks out of `scenarios`.
-template <typename Pick>
-std::vector<Scenario> SetAside(std::vector<Scenario>& scenarios, Pick which) {
+std::vector<Scenario> SetAside(std::vector<Scenario>& scenarios, const std::function<bool(const Scenario&)>& which) {
   std::vector<Scenario> aside, kept;
   for (Scenario& s : scenarios) (which(s) ? aside : kept).push_back(std::move(s));
   scenarios = std::move(kept);
   return aside;
 }
-
-}  // namespace
 
 std::vector<std::string> SetAsideMcpScenarios(std::vector<Scenario>& scenarios) {
   std::vector<std::string> ids;

@@ -17,11 +17,9 @@ int FuzzCommand(const FuzzFlags& flags) {
   for (const std::string& id : SetAsideMcpScenarios(scenarios)) {
     std::cerr << "skipped " << id << ": it needs MCP servers\n";
   }
-  std::erase_if(scenarios, [](const Scenario& s) {
-    if (!NeedsRealModel(s)) return false;
+  for (const Scenario& s : SetAside(scenarios, NeedsRealModel)) {
     std::cerr << "skipped " << s.id << ": it has no scripted model for the sim to follow\n";
-    return true;
-  });
+  }
   if (scenarios.empty()) {
     std::cerr << "no scenario to fuzz\n";
     return 1;

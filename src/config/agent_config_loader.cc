@@ -52,7 +52,7 @@ void ParseModel(ConfigReader& r, const std::string& ptr, ModelConfig* m) {
   } else if (whole->contains("replies")) {
     CheckScriptedReplies(r, P(ptr, "replies"));
   }
-  if ((m->provider == "openai" || m->provider == "anthropic") && m->model.empty()) {
+  if (IsHttpProvider(m->provider) && m->model.empty()) {
     r.Error(ptr, "provider " + m->provider + " needs 'model'");
   }
 }

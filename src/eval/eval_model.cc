@@ -37,7 +37,7 @@ Result<ModelChoice> ParseModelChoice(const std::string& text, const std::string&
     c.kind = ModelChoice::Kind::kProvider;
     c.provider = text.substr(0, colon);
     c.model = text.substr(colon + 1);
-    if (c.provider != "openai" && c.provider != "anthropic") {
+    if (!IsHttpProvider(c.provider)) {
       return InvalidArgument("--model " + text + ": the provider must be openai or anthropic");
     }
   } else {
@@ -70,19 +70,18 @@ Result<PriceList> LoadPriceList(const std::string& path) {
 }
 
 bool NeedsRealModel(const Scenario& s) {
-  return s.model.is_null() && (s.agent.model.provider == "openai" || s.agent.model.provider == "anthropic");
+  return s.model.is_null() && IsHttpProvider(s.agent.model.provider);
 }
 
 Result<std::optional<ModelConfig>> RealModelFor(const Scenario& s, const ModelChoice& choice, const Cassette* replay,
                                                 const PriceList& prices) {
   const ModelConfig& own = s.agent.model;
-  const bool own_is_real = own.provider == "openai" || own.provider == "anthropic";
   std::string provider, model;
   if (choice.kind == ModelChoice::Kind::kProvider) {
     provider = choice.provider;
     model = choice.model;
   } else if (choice.kind == ModelChoice::Kind::kAgent || (choice.kind == ModelChoice::Kind::kScenario && replay == nullptr && NeedsRealModel(s))) {
-    if (!own_is_real) {
+    if (!IsHttpProvider(own.provider)) {
       return InvalidArgument("scenario '" + s.id + "': --model agent needs an agent whose model is openai or anthropic; its is " +
                              own.provider);
     }

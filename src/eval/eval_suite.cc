@@ -168,7 +168,9 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
       },
       options.on_progress);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (options.budget && options.budget->Spent()) report.stopped = "budget spent: " + options.budget->Why();
+  if (options.budget) {
+    if (std::string why = options.budget->Why(); !why.empty()) report.stopped = "budget spent: " + why;
+  }
   for (const ScenarioModel& m : models) {
     if (m.cassette && m.cassette->mode() == Cassette::Mode::kRecord) {
       if (Status saved = m.cassette->Save(); !saved.ok()) report.problems.push_back(saved.message());

@@ -240,7 +240,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     }
   } else if (s.agent.model.provider == "scripted" && s.agent.model.options.contains("replies")) {
     s.model = {{"provider", "scripted"}, {"replies", s.agent.model.options["replies"]}};
-  } else if (s.agent.model.provider != "openai" && s.agent.model.provider != "anthropic") {
+  } else if (!IsHttpProvider(s.agent.model.provider)) {
     r.Error("", "missing required key 'model' (the scenario's scripted model; without one the agent's model must be "
                 "openai or anthropic, and the scenario runs with --model agent or --replay)");
   }  // else s.model stays null: the scenario runs the agent's own model (eval/eval_model.h)

@@ -8,7 +8,7 @@
 namespace reins {
 
 void ApplyProviderEnvironment(ModelConfig& config) {
-  if (config.provider != "openai" && config.provider != "anthropic") return;
+  if (!IsHttpProvider(config.provider)) return;
   const bool openai = config.provider == "openai";
   auto fill = [](std::string& field, const char* variable) {
     const char* value = std::getenv(variable);
@@ -24,7 +24,7 @@ Result<std::shared_ptr<ModelProvider>> MakeModelProvider(ModelConfig config, std
   if (config.provider == "scripted") {
     return std::shared_ptr<ModelProvider>(std::make_shared<ScriptedModel>(config.options.value("replies", Json::array())));
   }
-  if (config.provider == "openai" || config.provider == "anthropic") {
+  if (IsHttpProvider(config.provider)) {
     return MakeHttpModel(config, std::make_shared<HttpClient>(), std::move(clock), std::move(tape));
   }
   return InvalidArgument("provider '" + config.provider +
