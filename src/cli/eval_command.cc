@@ -1,5 +1,4 @@
 // reins eval: many runs of the scenarios under PATH, governed and naive, with a report.
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -58,23 +57,11 @@ void PrintScenarioRates(std::ostream& out, const EvalReport& report, const Term&
 }
 
 // A real model's calls: tokens, cost and latency, per governor setting.
-void PrintModelUsage(std::ostream& out, const EvalReport& report, const Term& term) {
-  for (const ModeStats& m : report.modes) {
-    if (m.usage.calls == 0) continue;
-    std::vector<double> ms = m.usage.call_ms;
-    std::sort(ms.begin(), ms.end());
-    char line[256];
-    std::snprintf(line, sizeof line, "%s, governor %s: %d model calls, %lld tokens in, %lld out", report.model.c_str(),
-                  m.governor ? "on" : "off", m.usage.calls, static_cast<long long>(m.usage.input_tokens),
-                  static_cast<long long>(m.usage.output_tokens));
-    out << line;
-    if (m.usage.cost_usd) {
-      std::snprintf(line, sizeof line, ", $%.4f", *m.usage.cost_usd);
-      out << line;
-    }
-    std::snprintf(line, sizeof line, "; per call p50 %.0f ms, p95 %.0f ms", ms[ms.size() / 2],
-                  ms[static_cast<size_t>(0.95 * static_cast<double>(ms.size() - 1) + 0.5)]);
-    out << term.Dim(line) << "\n";
+void PrintModelUsage(std::ostream& out, const Json& report, const Term& term) {
+  for (const Json& m : report["modes"]) {
+    std::string usage = ModelUsageText(m);
+    if (usage.empty()) continue;
+    out << term.Dim(report.value("model", "") + ", governor " + m.value("governor", "") + ": " + usage) << "\n";
   }
 }
 
@@ -260,7 +247,7 @@ int EvalCommand(const EvalFlags& flags) {
     if (on != nullptr && !on->violation_examples.empty()) {
       for (const std::string& v : on->violation_examples) std::cout << "  " << term.Red(v) << "\n";
     }
-    PrintModelUsage(std::cout, report, term);
+    PrintModelUsage(std::cout, json, term);
     int total_runs = 0;
     for (const ModeStats& m : report.modes) total_runs += m.runs;
     std::cout << term.Dim(std::to_string(total_runs) + " runs in " + std::to_string(static_cast<int>(report.seconds * 1000)) +

@@ -146,6 +146,27 @@ const std::vector<std::string>& ScoringFormulas() {
   return kFormulas;
 }
 
+std::string ModelUsageText(const Json& mode) {
+  const Json usage = mode.value("model_usage", Json::object());
+  const int calls = usage.value("calls", 0);
+  if (calls == 0) return "";
+  char part[200];
+  std::snprintf(part, sizeof part, "%d model calls, %lld tokens in, %lld out", calls,
+                static_cast<long long>(usage.value("input_tokens", int64_t{0})),
+                static_cast<long long>(usage.value("output_tokens", int64_t{0})));
+  std::string text = part;
+  if (usage.contains("cost_usd") && usage["cost_usd"].is_number()) {
+    std::snprintf(part, sizeof part, ", $%.4f", usage["cost_usd"].get<double>());
+    text += part;
+  }
+  if (usage.contains("call_latency") && usage["call_latency"].is_object()) {
+    const Json& l = usage["call_latency"];
+    std::snprintf(part, sizeof part, "; per call p50 %.0f ms, p95 %.0f ms", l.value("p50_ms", 0.0), l.value("p95_ms", 0.0));
+    text += part;
+  }
+  return text;
+}
+
 Json ReportToJson(const EvalReport& report) {
   Json modes = Json::array();
   for (const ModeStats& m : report.modes) {
@@ -256,23 +277,7 @@ std::string ReportToHtml(const Json& report) {
     h << "<p><b>Governor " << Escape(m->value("governor", "")) << "</b>: " << m->value("passed", 0) << " of "
       << m->value("runs", 0) << " runs passed (" << Percent(m->value("pass_rate", 0.0)) << "), <span class='"
       << (violations == 0 ? "good" : "bad") << "'>" << violations << " invariant violations</span>.";
-    const Json usage = m->value("model_usage", Json::object());
-    if (usage.value("calls", 0) > 0) {
-      char line[200];
-      std::snprintf(line, sizeof line, " %d model calls, %lld tokens in, %lld out", usage.value("calls", 0),
-                    static_cast<long long>(usage.value("input_tokens", int64_t{0})),
-                    static_cast<long long>(usage.value("output_tokens", int64_t{0})));
-      h << line;
-      if (usage["cost_usd"].is_number()) {
-        std::snprintf(line, sizeof line, ", $%.4f", usage["cost_usd"].get<double>());
-        h << line;
-      }
-      if (const Json& l = usage["call_latency"]; l.is_object()) {
-        std::snprintf(line, sizeof line, "; per call p50 %.0f ms, p95 %.0f ms", l.value("p50_ms", 0.0), l.value("p95_ms", 0.0));
-        h << line;
-      }
-      h << ".";
-    }
+    if (std::string usage = ModelUsageText(*m); !usage.empty()) h << " " << Escape(usage) << ".";
     if (m->value("not_run", 0) > 0) h << " <span class='bad'>" << m->value("not_run", 0) << " runs did not start.</span>";
     h << "</p>";
   }

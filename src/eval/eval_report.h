@@ -17,6 +17,9 @@ Json ReportToJson(const EvalReport& report);
 // The HTML and JUnit forms read the JSON form, so a saved report.json renders the same.
 std::string ReportToHtml(const Json& report);
 std::string ReportToJunit(const Json& report);
+// A mode's real model calls in one line: "6 model calls, 789 tokens in, 75 out, $0.0002;
+// per call p50 1 ms, p95 1 ms"; "" when it made none.
+std::string ModelUsageText(const Json& mode);
 // The before/after table by seed note as fixed-width text (terminal, docs/RESULTS.md).
 std::string SeedTable(const Json& report, bool markdown);
 // What changed between two report.json files: pass rates per scenario and mode,
