@@ -1,6 +1,7 @@
 #include "reins/runtime.h"
 
 #include <algorithm>
+#include <cstring>
 #include <list>
 #include <map>
 #include <mutex>
@@ -71,7 +72,7 @@ struct Runtime::Impl {
   std::unique_ptr<CommitQueue> commits;  // over calls: turns that finish together commit together
   SessionQueue queue;
   std::string replica_id;  // names this process in the session claims of a shared store
-  mutable std::mutex mu;  // guards rng, sessions and the catalogs
+  mutable std::mutex mu;  // guards rng, the random pool, sessions and the catalogs
   std::mt19937_64 rng;
   std::shared_ptr<Catalog> catalog;
 
@@ -127,9 +128,11 @@ struct Runtime::Impl {
   std::string NewId(const char* prefix) {
     static constexpr char kHex[] = "0123456789abcdef";
     unsigned char random[12];
-    if (parts.id_seed != 0 || RAND_bytes(random, sizeof random) != 1) {
+    {
       std::lock_guard lock(mu);
-      for (unsigned char& byte : random) byte = static_cast<unsigned char>(rng());
+      if (parts.id_seed != 0 || !TakeRandom(random)) {
+        for (unsigned char& byte : random) byte = static_cast<unsigned char>(rng());
+      }
     }
     std::string id = prefix;
     auto now = static_cast<uint64_t>(parts.clock->NowMs());
@@ -139,6 +142,21 @@ struct Runtime::Impl {
       id += kHex[byte & 15];
     }
     return id;
+  }
+
+  // Random bytes are drawn from OpenSSL a page at a time: one RAND_bytes per id cost
+  // more than the rest of the id (a lock and a fork check each). Under mu. The process
+  // never forks without exec, so no two processes hand out the same pool.
+  unsigned char random_pool[4096];
+  size_t random_used = sizeof random_pool;
+  bool TakeRandom(unsigned char (&out)[12]) {
+    if (random_used + sizeof out > sizeof random_pool) {
+      if (RAND_bytes(random_pool, sizeof random_pool) != 1) return false;
+      random_used = 0;
+    }
+    std::memcpy(out, random_pool + random_used, sizeof out);
+    random_used += sizeof out;
+    return true;
   }
 
   // The cached session, marked as just used; null when it is not cached. Under mu.

@@ -180,8 +180,44 @@ constexpr const char* kV7 = R"sql(
 ALTER TABLE outbox ADD COLUMN step_id TEXT NOT NULL DEFAULT '';
 )sql";
 
+// v8: fewer b-trees written per turn (each one a 4 KB WAL frame in every commit that
+// touches it). Tool invocations lose AUTOINCREMENT (its sqlite_sequence row was
+// rewritten with every insert; rows are never deleted, so a plain rowid still grows)
+// and the index by turn, which no query used (invocations are read by session).
+constexpr const char* kV8 = R"sql(
+CREATE TABLE tool_invocations_v8 (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  response_index INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  call_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('executed', 'deferred', 'rejected', 'skipped')),
+  reason TEXT NOT NULL,
+  success INTEGER,
+  next_action TEXT,
+  result TEXT,
+  latency_ms INTEGER NOT NULL,
+  deferred INTEGER NOT NULL CHECK (deferred IN (0, 1)),
+  message TEXT NOT NULL,
+  idempotency_key TEXT
+);
+INSERT INTO tool_invocations_v8 (id, session_id, turn_id, response_index, position, call_id, name, args, status,
+    reason, success, next_action, result, latency_ms, deferred, message, idempotency_key)
+  SELECT id, session_id, turn_id, response_index, position, call_id, name, args, status,
+    reason, success, next_action, result, latency_ms, deferred, message, idempotency_key
+  FROM tool_invocations ORDER BY id;
+DROP TABLE tool_invocations;
+ALTER TABLE tool_invocations_v8 RENAME TO tool_invocations;
+DELETE FROM sqlite_sequence WHERE name = 'tool_invocations';
+CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);
+CREATE INDEX tool_invocations_by_key ON tool_invocations(idempotency_key) WHERE idempotency_key IS NOT NULL;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8};
 
 }  // namespace
 

@@ -155,18 +155,16 @@ Status SqliteStore::CreateSession(const SessionRecord& session) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
   return Guarded("cannot create session '" + session.id + "'", [&]() -> Status {
-    if (store::SessionExists(*statements_, session.id)) {
-      return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
-    }
+    // One statement: an existing id inserts nothing rather than being looked up first.
     SQLite::Statement& q = statements_->Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
-                        "VALUES (?, ?, ?, ?, ?, ?)");
+                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
     q.bind(1, session.id);
     q.bind(2, session.tenant);
     q.bind(3, session.created_at_ms);
     q.bind(4, DumpJson(session.metadata));
     q.bind(5, DumpJson(session.state));
     q.bind(6, session.turn_count);
-    q.exec();
+    if (q.exec() == 0) return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
     return {};
   });
 }

@@ -493,5 +493,46 @@ TEST_F(SqliteStoreTest, TheKeyMigrationCarriesKeysOfOlderTurnsOver) {
   EXPECT_EQ((*found)->turn_id, "t1");
 }
 
+TEST_F(SqliteStoreTest, TheV8MigrationKeepsInvocationsInOrderWithoutTheirSequence) {
+  ToolOutcome call;
+  call.call_id = "c1";
+  call.name = "lookup";
+  call.args = {{"city", "Paris"}};
+  TurnRecord first = Turn(1, "t1");
+  first.result.tools = {call, call};
+  ASSERT_TRUE(store_->CommitTurn(first).ok());
+  store_.reset();
+  {
+    // Back to version 7: the table as it was, numbered by AUTOINCREMENT, with its index by turn.
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec(
+        "CREATE TABLE v7 AS SELECT * FROM tool_invocations; DROP TABLE tool_invocations;"
+        "CREATE TABLE tool_invocations (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
+        " turn_id TEXT NOT NULL, response_index INTEGER NOT NULL, position INTEGER NOT NULL, call_id TEXT NOT NULL,"
+        " name TEXT NOT NULL, args TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, success INTEGER,"
+        " next_action TEXT, result TEXT, latency_ms INTEGER NOT NULL, deferred INTEGER NOT NULL, message TEXT NOT NULL,"
+        " idempotency_key TEXT);"
+        "INSERT INTO tool_invocations SELECT * FROM v7; DROP TABLE v7;"
+        "UPDATE tool_invocations SET id = id + 40;"  // ids with gaps, as a sequence leaves them
+        "CREATE INDEX tool_invocations_by_turn ON tool_invocations(turn_id);"
+        "CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);"
+        "PRAGMA user_version = 7");
+    ASSERT_EQ(db.execAndGet("SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'tool_invocations'").getInt(), 1);
+  }
+  Reopen();
+  EXPECT_EQ(Int("PRAGMA user_version"), store::LatestSchemaVersion());
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'tool_invocations'"), 0);
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM sqlite_master WHERE name = 'tool_invocations_by_turn'"), 0);
+  EXPECT_EQ(Text("SELECT group_concat(id) FROM tool_invocations"), "41,42");
+  TurnRecord second = Turn(2, "t2");
+  second.result.tools = {call};
+  ASSERT_TRUE(store_->CommitTurn(second).ok());
+  EXPECT_EQ(Int("SELECT MAX(id) FROM tool_invocations WHERE turn_id = 't2'"), 43) << "a new call numbers after the old";
+  auto calls = store_->LoadInvocations("s1");
+  ASSERT_TRUE(calls.ok()) << calls.status().ToString();
+  ASSERT_EQ(calls->size(), 3u);
+  EXPECT_EQ((*calls)[2].turn_id, "t2");
+}
+
 }  // namespace
 }  // namespace reins
