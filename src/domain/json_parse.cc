@@ -1,61 +1,149 @@
 #include "domain/json_parse.h"
 
+#include <cerrno>
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 
 namespace reins {
 namespace {
 
-// nlohmann's own DOM builder, stopped at the depth limit: returning false from a SAX
-// callback ends the parse at once.
-class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
+// RapidJSON's reader drives the building of an nlohmann DOM: its lexer is several times
+// faster than nlohmann's (which was the largest single cost of reading a model's answer),
+// and the value built is the one nlohmann's own parser would build: non-negative
+// integers unsigned, negative ones signed, others double (read by strtod, as nlohmann
+// does), the last of two equal keys kept. tests/core/json_parse_test.cc checks the two side by side.
+class DomBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DomBuilder> {
  public:
-  BoundedDomParser(Json& out, int max_depth) : json_sax_dom_parser(out, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+  DomBuilder(Json& root, int max_depth) : root_(root), max_depth_(max_depth) {}
 
-  bool start_object(std::size_t n) { return Enter() && json_sax_dom_parser::start_object(n); }
-  bool end_object() {
-    --depth_;
-    return json_sax_dom_parser::end_object();
-  }
-  bool start_array(std::size_t n) { return Enter() && json_sax_dom_parser::start_array(n); }
-  bool end_array() {
-    --depth_;
-    return json_sax_dom_parser::end_array();
-  }
-  template <class Exception>
-  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& e) {
-    error_ = e.what();
-    // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
-    if (size_t close = error_.find("] "); error_.starts_with("[json.exception") && close != std::string::npos) {
-      error_ = error_.substr(close + 2);
+  bool Null() { return Add(Json(nullptr)); }
+  bool Bool(bool b) { return Add(Json(b)); }
+  // Numbers arrive as their text (NUL-terminated) and are read the way nlohmann reads
+  // them: RapidJSON 1.1's full-precision path gets some integers past 2^64 wrong.
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    const bool integral = std::strpbrk(s, ".eE") == nullptr;
+    char* end = nullptr;
+    errno = 0;
+    if (integral && s[0] == '-') {
+      long long i = std::strtoll(s, &end, 10);
+      if (errno == 0 && end == s + n) return Add(Json(static_cast<int64_t>(i)));
+    } else if (integral) {
+      unsigned long long u = std::strtoull(s, &end, 10);
+      if (errno == 0 && end == s + n) return Add(Json(static_cast<uint64_t>(u)));
     }
-    return false;
+    const double d = strtod_l(s, &end, CLocale());  // an integer too large for 64 bits too
+    if (!std::isfinite(d)) return Fail("number overflow parsing '" + std::string(s, n) + "'");
+    return Add(Json(d));
   }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (HasLoneSurrogate(s, n)) return Fail(kSurrogate);
+    return Add(Json(std::string(s, n)));
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (HasLoneSurrogate(s, n)) return Fail(kSurrogate);
+    key_.assign(s, n);
+    return true;
+  }
+  bool StartObject() { return Open(Json::object()); }
+  bool EndObject(rapidjson::SizeType) { return Close(); }
+  bool StartArray() { return Open(Json::array()); }
+  bool EndArray(rapidjson::SizeType) { return Close(); }
 
   bool too_deep() const { return too_deep_; }
   const std::string& error() const { return error_; }
 
  private:
-  bool Enter() {
-    if (++depth_ <= max_depth_) return true;
-    too_deep_ = true;
+  static constexpr const char* kSurrogate = "a \\u escape is an unpaired UTF-16 surrogate";
+
+  static locale_t CLocale() {
+    static const locale_t c = newlocale(LC_ALL_MASK, "C", nullptr);
+    return c;
+  }
+  // RapidJSON 1.1 decodes a lone low surrogate escape (\udc00-\udfff) into bytes that
+  // are not UTF-8 (ED B0-BF ..); a lone high one it refuses itself. Raw input bytes are
+  // validated by the reader, so such bytes can only come from an escape.
+  static bool HasLoneSurrogate(const char* s, size_t n) {
+    for (const char* p = s; (p = static_cast<const char*>(std::memchr(p, '\xED', n - (p - s)))) != nullptr; ++p) {
+      if (p + 1 < s + n && static_cast<unsigned char>(p[1]) >= 0xA0) return true;
+    }
+    return false;
+  }
+  bool Fail(std::string why) {
+    error_ = std::move(why);
     return false;
   }
 
+  // Places `value` in the container being built (or as the root); its address, for a
+  // container that values go into next.
+  Json* Place(Json&& value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      auto& items = parent.get_ref<Json::array_t&>();
+      items.push_back(std::move(value));
+      return &items.back();
+    }
+    auto& fields = parent.get_ref<Json::object_t&>();
+    return &fields.insert_or_assign(std::move(key_), std::move(value)).first->second;
+  }
+  bool Add(Json&& value) {
+    Place(std::move(value));
+    return true;
+  }
+  bool Open(Json&& container) {
+    if (static_cast<int>(open_.size()) >= max_depth_) {
+      too_deep_ = true;
+      return false;  // ends the parse here: nothing deeper is built
+    }
+    open_.push_back(Place(std::move(container)));
+    return true;
+  }
+  bool Close() {
+    open_.pop_back();
+    return true;
+  }
+
+  Json& root_;
   int max_depth_;
-  int depth_ = 0;
+  std::vector<Json*> open_;
+  std::string key_;
   bool too_deep_ = false;
-  std::string error_;
+  std::string error_;  // what the builder refused; empty when the reader found the error
 };
 
 }  // namespace
 
 Result<Json> ParseJson(std::string_view text, int max_depth) {
+  // A UTF-8 byte order mark is skipped, as nlohmann's parser does. A NUL byte is never
+  // valid JSON text, but the reader's stream would take it for the end of the input.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
+    return InvalidArgument("invalid JSON: a NUL byte at offset " + std::to_string(text.find('\0')));
+  }
   Json out;
-  BoundedDomParser parser(out, max_depth);
-  const bool ok = Json::sax_parse(text.begin(), text.end(), &parser);
-  if (parser.too_deep()) return InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
-  if (!ok || parser.is_errored()) {
-    return InvalidArgument(parser.error().empty() ? std::string("invalid JSON") : "invalid JSON: " + parser.error());
+  DomBuilder builder(out, max_depth);
+  rapidjson::MemoryStream in(text.data(), text.size());  // not EncodedInputStream: it skips stray BOM bytes
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
+  rapidjson::ParseResult ok = reader.Parse<kFlags>(in, builder);
+  if (builder.too_deep()) return InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  if (!ok && !builder.error().empty()) {
+    return InvalidArgument("invalid JSON: " + builder.error() + " (at offset " + std::to_string(ok.Offset()) + ")");
+  }
+  if (!ok) {
+    return InvalidArgument(std::string("invalid JSON: ") + rapidjson::GetParseError_En(ok.Code()) + " (at offset " +
+                           std::to_string(ok.Offset()) + ")");
   }
   return out;
 }

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace reins {
 namespace {
 
@@ -31,6 +35,62 @@ TEST(ParseJson, GivesTheSameValuesAsTheLibrary) {
     Result<Json> ours = ParseJson(text);
     ASSERT_TRUE(ours.ok()) << text;
     EXPECT_EQ(*ours, Json::parse(text)) << text;
+  }
+}
+
+// The same tree as nlohmann's parser builds: the same types at every node (unsigned for
+// non-negative integers, signed for negative ones) and the same text when written out.
+void ExpectSameAsTheLibrary(const std::string& text) {
+  Json theirs = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Result<Json> ours = ParseJson(text, 100000);
+  ASSERT_EQ(ours.ok(), !theirs.is_discarded()) << "accepted by one parser only: " << text;
+  if (!ours.ok()) return;
+  EXPECT_EQ(ours->dump(), theirs.dump()) << text;
+  std::vector<std::pair<const Json*, const Json*>> todo = {{&*ours, &theirs}};
+  while (!todo.empty()) {
+    auto [a, b] = todo.back();
+    todo.pop_back();
+    ASSERT_EQ(a->type(), b->type()) << a->dump() << " in " << text;
+    if (a->is_structured()) {
+      ASSERT_EQ(a->size(), b->size()) << text;
+      for (auto ia = a->begin(), ib = b->begin(); ia != a->end(); ++ia, ++ib) todo.push_back({&*ia, &*ib});
+    }
+  }
+}
+
+TEST(ParseJson, AgreesWithTheLibraryOnTheEdges) {
+  for (const char* text : {
+           "-0", "-0.0", "0.0", "1.0", "1e2", "1E-2", "-1e-400", "1e400", "1.7976931348623157e308", "4.9e-324",
+           "0.1", "0.30000000000000004", "123456789012345678901234567890", "-9223372036854775808",
+           "-9223372036854775809", "9223372036854775807", "9223372036854775808", "18446744073709551615",
+           "18446744073709551616", "4294967295", "4294967296", "-2147483648", "-2147483649", "01", "-", "1.", ".5",
+           "+1", "1e", "NaN", "Infinity", "true", "false", "null", "tru", " [ 1 , 2 ] ", "\t[]\n", "[1,]", "{,}",
+           "{\"a\":1,}", "[1 2]", "{\"a\"}", "{1:2}", "\"\\u0000\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"",
+           "\"\\ude00\"", "\"\\ud83dx\"", "\"\\u00e9\\u4e2d\"", "\"\xc3\xa9\"", "\"\xe4\xb8\xad\"",
+           "\"\xf0\x9f\x98\x80\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"",
+           "\"\xe4\xb8\"", "\"\x80\"", "\"a\tb\"", "\"\\x\"", "\"\\/\\b\\f\\n\\r\\t\"",
+           "\xef\xbb\xbf[1]", "\xef\xbb[1]", "[1]\xef\xbb\xbf", "{\"a\":{\"b\":[{}, [], \"\"]}}",
+           "{\"k\":1,\"k\":[2],\"k\":{\"x\":3}}", "[\"\"]", "\"", "[", "]", "{", "}", "", " ", "[[[]]]"}) {
+    ExpectSameAsTheLibrary(text);
+  }
+}
+
+TEST(ParseJson, AgreesWithTheLibraryOnMutatedDocuments) {
+  // Every single-byte change of a document with every kind of value: each must be taken
+  // or refused by both parsers alike, and give the same tree when taken.
+  const std::string seed = R"({"id":"chatcmpl-1","n":[0,-1,2.5e3,18446744073709551615],"s":"\u00e9\n","t":true,)"
+                           R"("f":false,"z":null,"o":{"a":[{}],"b":"x"},"u":"\ud83d\ude00x"})";
+  using namespace std::string_literals;  // the NUL byte below stays in the string
+  const std::string bytes = "{}[]\",:0123456789.-+eE tfnul\\/\x00\x7f\xc3\xa9\xff\xef\xbb\xbf\xed\xa0ud8"s;
+  ExpectSameAsTheLibrary(seed);
+  for (size_t at = 0; at < seed.size(); ++at) {
+    for (char b : bytes) {
+      std::string mutated = seed;
+      mutated[at] = b;
+      ExpectSameAsTheLibrary(mutated);
+      ExpectSameAsTheLibrary(seed.substr(0, at) + b + seed.substr(at));  // and inserted
+    }
+    ExpectSameAsTheLibrary(seed.substr(0, at) + seed.substr(at + 1));  // and removed
   }
 }
 
