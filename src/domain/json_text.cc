@@ -6,14 +6,14 @@ namespace reins {
 namespace {
 
 // True when `s` can be written between quotes as it is: ASCII with nothing to escape.
-bool IsPlainAscii(const std::string& s) {
+bool IsPlainAscii(std::string_view s) {
   for (unsigned char c : s) {
     if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
   }
   return true;
 }
 
-void AppendString(std::string& out, const std::string& s) {
+void AppendString(std::string& out, std::string_view s) {
   if (IsPlainAscii(s)) {
     out += '"';
     out += s;
@@ -21,10 +21,12 @@ void AppendString(std::string& out, const std::string& s) {
     return;
   }
   // Escapes and UTF-8 (validated, invalid sequences replaced): the library's rules.
-  out += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace
+
+void AppendJsonString(std::string& out, std::string_view s) { AppendString(out, s); }
 
 void AppendJsonText(std::string& out, const Json& value) {
   switch (value.type()) {

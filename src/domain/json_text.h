@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "reins/json.h"
 
@@ -13,5 +14,31 @@ namespace reins {
 // Appends the compact JSON text of `value` to `out`.
 void AppendJsonText(std::string& out, const Json& value);
 std::string JsonText(const Json& value);
+// Appends `s` as a JSON string (quoted, escaped, invalid UTF-8 replaced).
+void AppendJsonString(std::string& out, std::string_view s);
+
+// A JSON object written straight to text, member by member, for bodies built on every
+// model call: no DOM is built, copied and destroyed just to be written out once.
+//   JsonObjectText o(out); o.String("role", "user"); o.Value("n", Json(3)); o.Close();
+class JsonObjectText {
+ public:
+  explicit JsonObjectText(std::string& out) : out_(out) { out_ += '{'; }
+  // Starts member `key`; the caller appends its value's text to the string returned.
+  std::string& Key(std::string_view key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    AppendJsonString(out_, key);
+    out_ += ':';
+    return out_;
+  }
+  void String(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
+  void Value(std::string_view key, const Json& value) { AppendJsonText(Key(key), value); }
+  void Raw(std::string_view key, std::string_view json_text) { Key(key) += json_text; }
+  void Close() { out_ += '}'; }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
 
 }  // namespace reins

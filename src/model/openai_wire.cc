@@ -4,6 +4,7 @@
 // both paths give the same ModelResponse by construction.
 #include <map>
 
+#include "domain/json_text.h"
 #include "model/wire_common.h"
 #include "model/wire_format.h"
 
@@ -17,12 +18,11 @@ using wire::Object;
 using wire::String;
 
 // ---- Request -------------------------------------------------------------------------
-
-Json ToolCallJson(const ToolCall& call) {
-  Json function = {{"name", call.name},
-                   {"arguments", call.arguments_text.empty() ? wire::Dump(call.args) : call.arguments_text}};
-  return {{"id", call.id}, {"type", "function"}, {"function", std::move(function)}};
-}
+//
+// The body is written straight to text (JsonObjectText): it is built twice per turn and
+// its DOM, built, copied and destroyed only to be dumped once, cost more than the rest
+// of the model call. Keys are written in sorted order, byte for byte the text the DOM
+// gave (tests/model/openai_wire_test.cc holds the two side by side).
 
 // OpenAI has no is_error flag on tool results: an explicit {"error": ...} object is how
 // the model learns that the call failed. Envelopes that already say so pass unchanged.
@@ -33,83 +33,137 @@ std::string ToolResultContent(const Message& m) {
   return wire::Dump(Json{{"error", m.text}});
 }
 
-Json AssistantJson(const Message& m) {
-  Json out = {{"role", "assistant"}};
-  if (m.tool_calls.empty()) {
-    out["content"] = m.text;  // null content is only accepted next to tool_calls
-    return out;
-  }
-  out["content"] = m.text.empty() ? Json(nullptr) : Json(m.text);
-  Json calls = Json::array();
-  for (const ToolCall& call : m.tool_calls) calls.push_back(ToolCallJson(call));
-  out["tool_calls"] = std::move(calls);
-  return out;
+void AppendToolCall(std::string& out, const ToolCall& call) {
+  JsonObjectText c(out);
+  JsonObjectText function(c.Key("function"));
+  function.String("arguments", call.arguments_text.empty() ? JsonText(call.args) : call.arguments_text);
+  function.String("name", call.name);
+  function.Close();
+  c.String("id", call.id);
+  c.String("type", "function");
+  c.Close();
 }
 
-Json MessageJson(const Message& m, bool label_speakers) {
+void AppendMessage(std::string& out, const Message& m, bool label_speakers) {
+  JsonObjectText o(out);
   switch (m.role) {
-    case Role::kSystem: return {{"role", "system"}, {"content", m.text}};
-    case Role::kUser: return {{"role", "user"}, {"content", wire::UserText(m, label_speakers)}};
-    case Role::kAssistant: return AssistantJson(m);
-    case Role::kTool: break;
+    case Role::kSystem:
+      o.String("content", m.text);
+      o.String("role", "system");
+      break;
+    case Role::kUser:
+      o.String("content", wire::UserText(m, label_speakers));
+      o.String("role", "user");
+      break;
+    case Role::kAssistant:
+      if (m.tool_calls.empty()) {
+        o.String("content", m.text);  // null content is only accepted next to tool_calls
+        o.String("role", "assistant");
+        break;
+      }
+      if (m.text.empty()) {
+        o.Raw("content", "null");
+      } else {
+        o.String("content", m.text);
+      }
+      o.String("role", "assistant");
+      {
+        std::string& calls = o.Key("tool_calls");
+        calls += '[';
+        for (size_t i = 0; i < m.tool_calls.size(); ++i) {
+          if (i > 0) calls += ',';
+          AppendToolCall(calls, m.tool_calls[i]);
+        }
+        calls += ']';
+      }
+      break;
+    case Role::kTool:
+      o.String("content", ToolResultContent(m));
+      o.String("role", "tool");
+      o.String("tool_call_id", m.tool_call_id);
+      break;
   }
-  return {{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", ToolResultContent(m)}};
+  o.Close();
 }
 
-Json ToolsJson(const std::vector<ToolSpec>& tools) {
-  Json out = Json::array();
-  for (const ToolSpec& t : tools) {
-    Json function = {
-        {"name", t.name}, {"description", t.description}, {"parameters", wire::InputSchema(t.input_schema)}};
-    out.push_back({{"type", "function"}, {"function", std::move(function)}});
+void AppendTools(std::string& out, const std::vector<ToolSpec>& tools) {
+  out += '[';
+  for (size_t i = 0; i < tools.size(); ++i) {
+    if (i > 0) out += ',';
+    JsonObjectText tool(out);
+    JsonObjectText function(tool.Key("function"));
+    function.String("description", tools[i].description);
+    function.String("name", tools[i].name);
+    if (tools[i].input_schema.is_object()) {
+      function.Value("parameters", tools[i].input_schema);
+    } else {
+      function.Value("parameters", wire::InputSchema(tools[i].input_schema));
+    }
+    function.Close();
+    tool.String("type", "function");
+    tool.Close();
   }
-  return out;
+  out += ']';
 }
 
-Json ToolChoiceJson(const ToolChoice& choice) {
+void AppendToolChoice(std::string& out, const ToolChoice& choice) {
   switch (choice.mode) {
-    case ToolChoice::Mode::kAuto: return "auto";
-    case ToolChoice::Mode::kRequired: return "required";
-    case ToolChoice::Mode::kNone: return "none";
+    case ToolChoice::Mode::kAuto: out += R"("auto")"; return;
+    case ToolChoice::Mode::kRequired: out += R"("required")"; return;
+    case ToolChoice::Mode::kNone: out += R"("none")"; return;
     case ToolChoice::Mode::kNamed: break;
   }
-  return {{"type", "function"}, {"function", {{"name", choice.name}}}};
-}
-
-Json ResponseFormatJson(const Json& schema) {
-  // strict:false: strict mode rejects common schema features (optional properties,
-  // missing additionalProperties:false); the runtime validates the answer itself.
-  Json json_schema = {{"name", "response"}, {"schema", schema}, {"strict", false}};
-  return {{"type", "json_schema"}, {"json_schema", std::move(json_schema)}};
-}
-
-void AddOptions(const ModelConfig& config, bool has_tools, Json& body) {
-  if (config.temperature) body["temperature"] = *config.temperature;
-  if (auto n = wire::OptionInt(config, "max_tokens")) body["max_tokens"] = *n;
-  // Newer models take only max_completion_tokens; pass it through as well when given.
-  if (auto n = wire::OptionInt(config, "max_completion_tokens")) body["max_completion_tokens"] = *n;
-  // The API rejects parallel_tool_calls on a request without tools.
-  if (auto p = wire::OptionBool(config, "parallel_tool_calls"); p && has_tools) body["parallel_tool_calls"] = *p;
+  out += R"({"function":{"name":)";
+  AppendJsonString(out, choice.name);
+  out += R"(},"type":"function"})";
 }
 
 std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream) {
-  Json body = {{"model", config.model}};
-  Json messages = Json::array();
-  const bool label_speakers = wire::SeveralSpeakers(request.messages);
-  for (const Message& m : request.messages) messages.push_back(MessageJson(m, label_speakers));
-  body["messages"] = std::move(messages);
+  std::string out;
+  out.reserve(1024);
   const bool has_tools = request.tools != nullptr && !request.tools->empty();
-  if (has_tools) {
-    body["tools"] = ToolsJson(*request.tools);
-    body["tool_choice"] = ToolChoiceJson(request.tool_choice);
+  JsonObjectText body(out);
+  // Newer models take only max_completion_tokens; pass it through as well when given.
+  if (auto n = wire::OptionInt(config, "max_completion_tokens")) body.Value("max_completion_tokens", Json(*n));
+  if (auto n = wire::OptionInt(config, "max_tokens")) body.Value("max_tokens", Json(*n));
+  {
+    std::string& messages = body.Key("messages");
+    messages += '[';
+    const bool label_speakers = wire::SeveralSpeakers(request.messages);
+    for (size_t i = 0; i < request.messages.size(); ++i) {
+      if (i > 0) messages += ',';
+      AppendMessage(messages, request.messages[i], label_speakers);
+    }
+    messages += ']';
   }
-  AddOptions(config, has_tools, body);
-  if (request.response_schema) body["response_format"] = ResponseFormatJson(*request.response_schema);
+  body.String("model", config.model);
+  // The API rejects parallel_tool_calls on a request without tools.
+  if (auto p = wire::OptionBool(config, "parallel_tool_calls"); p && has_tools) {
+    body.Raw("parallel_tool_calls", *p ? "true" : "false");
+  }
+  if (request.response_schema) {
+    // strict:false: strict mode rejects common schema features (optional properties,
+    // missing additionalProperties:false); the runtime validates the answer itself.
+    JsonObjectText format(body.Key("response_format"));
+    JsonObjectText json_schema(format.Key("json_schema"));
+    json_schema.String("name", "response");
+    json_schema.Value("schema", *request.response_schema);
+    json_schema.Raw("strict", "false");
+    json_schema.Close();
+    format.String("type", "json_schema");
+    format.Close();
+  }
   if (stream) {
-    body["stream"] = true;
-    body["stream_options"] = {{"include_usage", true}};
+    body.Raw("stream", "true");
+    body.Raw("stream_options", R"({"include_usage":true})");
   }
-  return wire::Dump(body);
+  if (config.temperature) body.Value("temperature", Json(*config.temperature));
+  if (has_tools) {
+    AppendToolChoice(body.Key("tool_choice"), request.tool_choice);
+    AppendTools(body.Key("tools"), *request.tools);
+  }
+  body.Close();
+  return out;
 }
 
 // ---- Response ------------------------------------------------------------------------

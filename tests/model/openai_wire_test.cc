@@ -125,6 +125,26 @@ TEST(OpenAIWireTest, PairsEachToolCallWithItsResultInCallOrder) {
     {"role": "assistant", "content": ""}])"));
 }
 
+TEST(OpenAIWireTest, TheBodyIsTheCompactSortedTextOfItsJson) {
+  // The body is written as text, not dumped from a DOM: it must still be exactly what
+  // dumping its DOM gives (sorted keys, compact, the same escapes), every part present.
+  ModelConfig config = Config();
+  config.temperature = 0.1;
+  config.options = {{"max_tokens", 30}, {"max_completion_tokens", 40}, {"parallel_tool_calls", true}};
+  ModelRequest request = Request(
+      {Message::System("Sé \"brief\"\n"), Message::User("caf\xC3", "Ana"), Message::User("Tab\there", "Ben"),
+       Message::Assistant("Checking", {Call("c1", "get_weather", R"({"city": "Oslo"})", {{"city", "Oslo"}}),
+                                       Call("c2", "get_time", "", {{"tz", "CET \xF0\x9F\x99\x8F"}})}),
+       Message::Tool("c1", "get_weather", R"({"success":true})", false), Message::Tool("c2", "get_time", "down", true),
+       Message::Assistant("")},
+      WeatherTools(), ToolChoice::Named("get_time"));
+  request.response_schema = Json::parse(R"({"type":"object","properties":{"n":{"type":"number","maximum":1.5}}})");
+  for (bool stream : {false, true}) {
+    std::string body = MakeOpenAIWire()->BuildBody(config, request, stream);
+    EXPECT_EQ(body, Json::parse(body).dump()) << "stream " << stream;
+  }
+}
+
 TEST(OpenAIWireTest, ErrorResultWithoutAnErrorKeyIsWrapped) {
   ModelRequest request = Request({Message::Tool("call_1", "t", R"({"success":false})", true)});
   EXPECT_EQ(Body(request)["messages"][0]["content"], R"({"error":"{\"success\":false}"})");
