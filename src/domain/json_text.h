@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "reins/json.h"
+#include "reins/message.h"
 
 namespace reins {
 
@@ -40,5 +41,9 @@ class JsonObjectText {
   std::string& out_;
   bool first_ = true;
 };
+
+// Appends JsonText(MessageToJson(m)) without building the DOM: the store writes every
+// message of every turn.
+void AppendMessageText(std::string& out, const Message& m);
 
 }  // namespace reins

@@ -1,6 +1,7 @@
 #include "reins/message.h"
 
 #include "domain/json_parse.h"
+#include "domain/json_text.h"
 
 namespace reins {
 
@@ -73,6 +74,30 @@ Json MessageToJson(const Message& m) {
   }
   if (!m.speaker.empty()) j["speaker"] = m.speaker;
   return j;
+}
+
+void AppendMessageText(std::string& out, const Message& m) {
+  JsonObjectText o(out);  // the keys of MessageToJson, in the order its DOM writes them
+  if (m.role == Role::kTool) o.Raw("is_error", m.is_error ? "true" : "false");
+  o.String("role", RoleName(m.role));
+  if (!m.speaker.empty()) o.String("speaker", m.speaker);
+  o.String("text", m.text);
+  if (m.role == Role::kTool) o.String("tool_call_id", m.tool_call_id);
+  if (!m.tool_calls.empty()) {
+    std::string& calls = o.Key("tool_calls");
+    calls += '[';
+    for (size_t i = 0; i < m.tool_calls.size(); ++i) {
+      if (i > 0) calls += ',';
+      JsonObjectText call(calls);
+      call.String("arguments", m.tool_calls[i].arguments_text);
+      call.String("id", m.tool_calls[i].id);
+      call.String("name", m.tool_calls[i].name);
+      call.Close();
+    }
+    calls += ']';
+  }
+  if (m.role == Role::kTool) o.String("tool_name", m.tool_name);
+  o.Close();
 }
 
 bool MessageFromJson(const Json& j, Message* m) {

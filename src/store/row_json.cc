@@ -29,7 +29,7 @@ TurnText TurnTextOf(const TurnRecord& turn) {
   out.messages = "[";
   for (const Message& m : turn.new_messages) {
     if (out.messages.size() > 1) out.messages += ',';
-    out.messages += DumpJson(MessageToJson(m));
+    AppendMessageText(out.messages, m);
   }
   out.messages += ']';
   if (turn.input.is_object() && turn.input.contains("idempotency_key")) {

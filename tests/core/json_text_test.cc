@@ -48,5 +48,26 @@ TEST(JsonTextTest, EdgeValues) {
   }
 }
 
+TEST(JsonTextTest, AMessageIsWrittenAsItsJsonWouldBe) {
+  ToolCall call;
+  call.id = "c1";
+  call.name = "lookup";
+  call.arguments_text = R"({"city":"Par\u00eds"})";
+  ToolCall bare;
+  std::vector<Message> messages = {
+      Message::System("Be brief."), Message::User("caf\xC3\xA9 \"quoted\"\n", "Ana"), Message::User("no speaker"),
+      Message::Assistant(""), Message::Assistant("Looking", {call, bare}),
+      Message::Tool("c1", "lookup", R"({"success":true})", false), Message::Tool("", "", "bad \xFF", true)};
+  Message odd = Message::Tool("c2", "t", "x", false);
+  odd.speaker = "svc";
+  odd.tool_calls = {call};  // a tool message never has calls, but its text must still match
+  messages.push_back(odd);
+  for (const Message& m : messages) {
+    std::string text;
+    AppendMessageText(text, m);
+    EXPECT_EQ(text, Reference(MessageToJson(m)));
+  }
+}
+
 }  // namespace
 }  // namespace reins
