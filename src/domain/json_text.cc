@@ -44,7 +44,7 @@ void AppendJsonText(std::string& out, const Json& value) {
     case Json::value_t::array: {
       out += '[';
       bool first = true;
-      for (const Json& item : value) {
+      for (const Json& item : value.get_ref<const Json::array_t&>()) {
         if (!first) out += ',';
         first = false;
         AppendJsonText(out, item);
@@ -55,7 +55,7 @@ void AppendJsonText(std::string& out, const Json& value) {
     case Json::value_t::object: {
       out += '{';
       bool first = true;
-      for (const auto& [key, item] : value.items()) {
+      for (const auto& [key, item] : value.get_ref<const Json::object_t&>()) {  // no iteration proxies
         if (!first) out += ',';
         first = false;
         AppendString(out, key);
