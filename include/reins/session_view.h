@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "reins/clock.h"
@@ -45,6 +47,10 @@ class SessionView {
   // NotFound when there is no such session (for these two).
   Result<SessionSummary> Describe(const std::string& session_id) const;
   Result<std::string> TenantOf(const std::string& session_id) const;
+  // A session's tenant never changes, so it is remembered once read or created: the
+  // tenant check runs on every request to a session. nullopt when not remembered.
+  std::optional<std::string> KnownTenant(const std::string& session_id) const;
+  void RememberTenant(const std::string& session_id, const std::string& tenant) const;
   Result<StoredTrace> Trace(const std::string& session_id, TurnRange range) const;
   // The turn that used `idempotency_key` (with its calls), nullopt when none did.
   Result<std::optional<StoredTrace>> TurnByKey(const std::string& session_id, const std::string& idempotency_key) const;
@@ -57,6 +63,10 @@ class SessionView {
  private:
   Store& store_;
   const Clock& clock_;
+  // Bounded by forgetting all at kMaxTenants: a forgotten tenant is read again.
+  static constexpr size_t kMaxTenants = 16384;
+  mutable std::mutex tenants_mu_;
+  mutable std::unordered_map<std::string, std::string> tenants_;
 };
 
 }  // namespace reins

@@ -287,6 +287,7 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
   record.metadata = metadata.is_object() ? metadata : Json::object();
   record.state = SessionState{}.ToJson();
   REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
+  impl_->view->RememberTenant(record.id, record.tenant);
   auto fresh = std::make_shared<Impl::CachedSession>();
   fresh->may_have_notices = false;  // a new session has nothing waiting
   std::lock_guard lock(impl_->mu);

@@ -26,7 +26,23 @@ Result<SessionSummary> SessionView::Describe(const std::string& session_id) cons
 }
 
 Result<std::string> SessionView::TenantOf(const std::string& session_id) const {
-  return store_.LoadTenant(session_id);
+  if (std::optional<std::string> known = KnownTenant(session_id)) return *std::move(known);
+  REINS_ASSIGN_OR_RETURN(std::string tenant, store_.LoadTenant(session_id));
+  RememberTenant(session_id, tenant);
+  return tenant;
+}
+
+std::optional<std::string> SessionView::KnownTenant(const std::string& session_id) const {
+  std::lock_guard lock(tenants_mu_);
+  auto it = tenants_.find(session_id);
+  if (it == tenants_.end()) return std::nullopt;
+  return it->second;
+}
+
+void SessionView::RememberTenant(const std::string& session_id, const std::string& tenant) const {
+  std::lock_guard lock(tenants_mu_);
+  if (tenants_.size() >= kMaxTenants) tenants_.clear();
+  tenants_.emplace(session_id, tenant);
 }
 
 Result<StoredTrace> SessionView::Trace(const std::string& session_id, TurnRange range) const {
