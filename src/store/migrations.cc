@@ -216,8 +216,14 @@ CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);
 CREATE INDEX tool_invocations_by_key ON tool_invocations(idempotency_key) WHERE idempotency_key IS NOT NULL;
 )sql";
 
+// v9: one b-tree fewer per session created. Sessions are listed in creation order only
+// by `reins trace`, which reads them all anyway; the sort is done when listing.
+constexpr const char* kV9 = R"sql(
+DROP INDEX IF EXISTS sessions_by_created;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9};
 
 }  // namespace
 
