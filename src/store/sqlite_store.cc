@@ -6,6 +6,7 @@
 
 #include "store/migrations.h"
 #include "store/sqlite_util.h"
+#include "store/sqlite_wal_batch.h"
 
 
 namespace reins {
@@ -127,8 +128,9 @@ SqliteStore::~SqliteStore() = default;
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, Durability durability) {
   std::unique_ptr<SQLite::Database> db;
   try {
+    // The batching VFS writes a commit's log frames in one call (sqlite_wal_batch.h).
     db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-                                            /*busy_timeout_ms=*/5000);
+                                            /*busy_timeout_ms=*/5000, store::WalBatchVfs());
   } catch (const SQLite::Exception& e) {
     return Unavailable("cannot open SQLite database '" + path + "': " + e.what());
   }
