@@ -17,10 +17,13 @@ namespace reins {
 namespace {
 
 // RapidJSON's reader drives the building of an nlohmann DOM: its lexer is several times
-// faster than nlohmann's (which was the largest single cost of reading a model's answer),
-// and the value built is the one nlohmann's own parser would build: non-negative
-// integers unsigned, negative ones signed, others double (read by strtod, as nlohmann
-// does), the last of two equal keys kept. tests/core/json_parse_test.cc checks the two side by side.
+// faster than nlohmann's (which was the largest single cost of reading a model's
+// answer), and the value built is the one nlohmann's own parser would build:
+// non-negative integers unsigned, negative ones signed, others double (read by strtod,
+// as nlohmann does), the last of two equal keys kept. tests/core/json_parse_test.cc
+// holds the two side by side. One difference is deliberate: nlohmann takes a NUL byte
+// for the end of the text ("[1]\0x" is [1]); here a NUL byte anywhere is an error, as
+// JSON text cannot contain one.
 class DomBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DomBuilder> {
  public:
   DomBuilder(Json& root, int max_depth) : root_(root), max_depth_(max_depth) {}
@@ -159,6 +162,23 @@ class DomBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DomBui
   std::string error_;  // what the builder refused; empty when the reader found the error
 };
 
+// RapidJSON refuses a number whose exponent it cannot hold even when the number is
+// finite ("0e400" is 0 to strtod and to nlohmann): a text it refuses for that is read
+// again by nlohmann's parser, with the same depth limit (values deeper than it are
+// dropped, never built). Rare: no model or client writes such numbers.
+Result<Json> ParseWithNlohmann(std::string_view text, int max_depth) {
+  bool too_deep = false;
+  auto bounded = [&](int depth, Json::parse_event_t event, Json&) {
+    const bool opens = event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
+    if (opens && depth >= max_depth) too_deep = true;
+    return !too_deep;
+  };
+  Json out = Json::parse(text.begin(), text.end(), bounded, /*allow_exceptions=*/false);
+  if (too_deep) return InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  if (out.is_discarded()) return InvalidArgument("invalid JSON");
+  return out;
+}
+
 }  // namespace
 
 Result<Json> ParseJson(std::string_view text, int max_depth) {
@@ -175,6 +195,7 @@ Result<Json> ParseJson(std::string_view text, int max_depth) {
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;  // UTF-8 is checked by the builder
   rapidjson::ParseResult ok = reader.Parse<kFlags>(in, builder);
   if (builder.too_deep()) return InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  if (!ok && ok.Code() == rapidjson::kParseErrorNumberTooBig) return ParseWithNlohmann(text, max_depth);
   if (!ok && !builder.error().empty()) {
     return InvalidArgument("invalid JSON: " + builder.error() + " (at offset " + std::to_string(ok.Offset()) + ")");
   }

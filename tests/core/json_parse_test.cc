@@ -65,7 +65,8 @@ TEST(ParseJson, AgreesWithTheLibraryOnTheEdges) {
            "-9223372036854775809", "9223372036854775807", "9223372036854775808", "18446744073709551615",
            "18446744073709551616", "4294967295", "4294967296", "-2147483648", "-2147483649", "01", "-", "1.", ".5",
            "+1", "1e", "NaN", "Infinity", "true", "false", "null", "tru", " [ 1 , 2 ] ", "\t[]\n", "[1,]", "{,}",
-           "{\"a\":1,}", "[1 2]", "{\"a\"}", "{1:2}", "\"\\u0000\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"",
+           "{\"a\":1,}", "[1 2]", "{\"a\"}", "{1:2}", "0e400", "0.0e18446744073709551616", "-0e999", "[1e400]",
+           "{\"a\":[0.000000000000000000001e330]}", "1e-99999999999999999999", "\"\\u0000\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"",
            "\"\\ude00\"", "\"\\ud83dx\"", "\"\\u00e9\\u4e2d\"", "\"\xc3\xa9\"", "\"\xe4\xb8\xad\"",
            "\"\xf0\x9f\x98\x80\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"",
            "\"\xe4\xb8\"", "\"\x80\"", "\"\xe0\x9f\xbf\"", "\"\xf0\x8f\xbf\xbf\"", "\"\xf5\x80\x80\x80\"",
@@ -94,6 +95,27 @@ TEST(ParseJson, AgreesWithTheLibraryOnMutatedDocuments) {
       ExpectSameAsTheLibrary(seed.substr(0, at) + b + seed.substr(at));  // and inserted
     }
     ExpectSameAsTheLibrary(seed.substr(0, at) + seed.substr(at + 1));  // and removed
+  }
+}
+
+TEST(ParseJson, ANumberOnlyNlohmannReadsKeepsTheDepthLimit) {
+  // RapidJSON refuses "0e400" (nlohmann reads 0): such texts are read again by nlohmann.
+  auto nested = [](int depth) { return std::string(depth, '[') + "0e400" + std::string(depth, ']'); };
+  Result<Json> at = ParseJson(nested(kMaxJsonDepth));
+  ASSERT_TRUE(at.ok()) << at.status().message();
+  EXPECT_EQ(*at, Json::parse(nested(kMaxJsonDepth)));
+  Result<Json> over = ParseJson(nested(kMaxJsonDepth + 1));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(), "JSON nested deeper than 128 levels");
+}
+
+TEST(ParseJson, ANulByteIsAnErrorWhereverItIs) {
+  // nlohmann's parser stops at a NUL as if the text ended there; JSON text has none.
+  using namespace std::string_literals;
+  for (const std::string& text : {"[1]\0x"s, "\"a\0b\""s, "\0"s, "{\"k\":1}\0"s}) {
+    Result<Json> parsed = ParseJson(text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().message().rfind("invalid JSON: a NUL byte at offset ", 0), 0u) << parsed.status().message();
   }
 }
 
