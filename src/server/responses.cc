@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "domain/detail_log.h"
+#include "domain/json_text.h"
 #include "reins/clock.h"
 
 namespace reins {
@@ -33,7 +34,9 @@ Headers AllowHeader(const char* method) { return {{"Allow", method}}; }
 Headers ReplayHeader() { return {{"Idempotent-Replay", "true"}}; }
 Headers RetryAfter(int seconds) { return {{"Retry-After", std::to_string(seconds)}}; }
 
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+// JsonText writes what dump() with replaced invalid UTF-8 writes, without its
+// per-character serializer: every response body and log line goes through here.
+std::string Dump(const Json& j) { return JsonText(j); }
 
 Task<void> SendJson(ServerResponse& res, int status, Json body, Headers headers) {
   std::string type = kJsonType;
