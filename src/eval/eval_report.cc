@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
 namespace reins {
 namespace {
@@ -40,6 +44,19 @@ std::string SeedOf(const Json& scenario) {
   }
   return "other";
 }
+
+// "I2" before "I10": the letters, then the number after them.
+struct InvariantOrder {
+  bool operator()(const std::string& a, const std::string& b) const {
+    auto split = [](const std::string& id) {
+      size_t digits = id.find_first_of("0123456789");
+      std::string_view name(id.data(), digits == std::string::npos ? id.size() : digits);
+      long number = digits == std::string::npos ? -1 : std::strtol(id.c_str() + digits, nullptr, 10);
+      return std::make_tuple(name, number, std::string_view(id));
+    };
+    return split(a) < split(b);
+  }
+};
 
 const Json* FindMode(const Json& report, const std::string& governor) {
   auto modes = report.find("modes");
@@ -319,14 +336,17 @@ std::string ReportToHtml(const Json& report) {
   }
 
   h << "<h2>Critical failures and invariant violations</h2><table><tr><th>what</th><th>governor off</th><th>governor on</th></tr>";
-  std::set<std::string> keys;
+  std::set<std::string> critical_keys;
+  std::set<std::string, InvariantOrder> invariant_keys;  // I1, I2, ..., I10: in the spec's order
   for (const Json* m : {on, off}) {
     if (m == nullptr) continue;
-    const Json critical = m->value("critical", Json::object());
+    const Json critical = m->value("critical", Json::object());  // value() is a copy: keep it alive
     const Json violations = m->value("invariant_violations", Json::object());
-    for (const auto& [k, v] : critical.items()) keys.insert("critical: " + k);
-    for (const auto& [k, v] : violations.items()) keys.insert("invariant " + k);
+    for (const auto& [k, v] : critical.items()) critical_keys.insert("critical: " + k);
+    for (const auto& [k, v] : violations.items()) invariant_keys.insert(k);
   }
+  std::vector<std::string> keys(critical_keys.begin(), critical_keys.end());
+  for (const std::string& k : invariant_keys) keys.push_back("invariant " + k);
   auto count = [](const Json* m, const std::string& key) -> std::string {
     if (m == nullptr) return "-";
     if (key.rfind("critical: ", 0) == 0) return std::to_string(m->value("critical", Json::object()).value(key.substr(10), 0));
