@@ -5,7 +5,9 @@
 // stops the parser at that depth, so no deep value is ever built (serialising,
 // copying or destroying one recurses once per level and overflows the stack).
 // Errors are InvalidArgument with a plain sentence: "nested deeper than 128 levels"
-// or the parser's message with its position.
+// or the parser's message with its position. The value is the one nlohmann's parser
+// builds from the same text (RapidJSON's reader lexes it, faster; json_parse.cc), except
+// that a NUL byte is an error wherever it is, where nlohmann stops reading at it.
 #pragma once
 
 #include <string_view>
