@@ -179,8 +179,16 @@ CREATE TABLE replica_mail (
 CREATE INDEX replica_mail_unread ON replica_mail(recipient) WHERE stage = 'unread';
 )sql";
 
+// v4: the two indexes the SQLite store dropped in its v8 and v9, for the same reasons:
+// no query reads invocations by turn, and only `reins trace` lists sessions in creation
+// order, reading them all. Each was one more index entry written per call or session.
+constexpr const char* kV4 = R"sql(
+DROP INDEX IF EXISTS tool_invocations_by_turn;
+DROP INDEX IF EXISTS sessions_by_created;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";
