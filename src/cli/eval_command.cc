@@ -1,9 +1,11 @@
 // reins eval: many runs of the scenarios under PATH, governed and naive, with a report.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
@@ -75,19 +77,13 @@ bool ParseFaults(const std::string& text, Json* out) {
     for (const std::string& f : SimFaults::Names()) (*out)[f] = f == "answer_other_speaker" ? 1.0 : 0.0;
     return true;
   }
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) return false;
-    try {
-      (*out)[item.substr(0, eq)] = std::stod(item.substr(eq + 1));
-    } catch (const std::exception&) {
-      return false;
-    }
-    start = end + 1;
+  Result<std::vector<std::pair<std::string, std::string>>> pairs = ParseNameValues(text, "--faults");
+  if (!pairs.ok()) return false;
+  for (const auto& [name, value] : *pairs) {
+    char* end = nullptr;
+    const double rate = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size()) return false;
+    (*out)[name] = rate;
   }
   return SimFaults::FromJson(*out, SimFaults::Defaults()).ok();
 }

@@ -4,10 +4,8 @@
 #include <cstdlib>
 
 namespace reins {
-namespace {
 
-// "name=value,name=value" -> (name, value text) pairs.
-Result<std::vector<std::pair<std::string, std::string>>> Pairs(const std::string& text, const char* flag) {
+Result<std::vector<std::pair<std::string, std::string>>> ParseNameValues(const std::string& text, const char* flag) {
   std::vector<std::pair<std::string, std::string>> out;
   size_t start = 0;
   while (start <= text.size()) {
@@ -23,6 +21,8 @@ Result<std::vector<std::pair<std::string, std::string>>> Pairs(const std::string
   }
   return out;
 }
+
+namespace {
 
 const Json* JudgedMode(const Json& report) {
   if (!report.contains("modes") || !report["modes"].is_array()) return nullptr;
@@ -43,7 +43,7 @@ std::string Fixed(double v) {
 }  // namespace
 
 Result<std::map<std::string, double>> ParseDimensionGates(const std::string& text) {
-  REINS_ASSIGN_OR_RETURN(auto pairs, Pairs(text, "--min-dimension"));
+  REINS_ASSIGN_OR_RETURN(auto pairs, ParseNameValues(text, "--min-dimension"));
   std::map<std::string, double> gates;
   for (const auto& [name, value] : pairs) {
     char* end = nullptr;
@@ -57,7 +57,7 @@ Result<std::map<std::string, double>> ParseDimensionGates(const std::string& tex
 }
 
 Result<std::map<std::string, int>> ParseCriticalGates(const std::string& text) {
-  REINS_ASSIGN_OR_RETURN(auto pairs, Pairs(text, "--max-critical"));
+  REINS_ASSIGN_OR_RETURN(auto pairs, ParseNameValues(text, "--max-critical"));
   std::map<std::string, int> gates;
   for (const auto& [tag, value] : pairs) {
     char* end = nullptr;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reins/json.h"
@@ -21,6 +22,10 @@ struct EvalGates {
 
   bool Any() const { return min_pass || !min_dimension.empty() || !max_critical.empty(); }
 };
+
+// "name=value,name=value" -> (name, value text) pairs, every name and value non-empty;
+// the error names `flag`. The gates below and `--faults` read their lists with it.
+Result<std::vector<std::pair<std::string, std::string>>> ParseNameValues(const std::string& text, const char* flag);
 
 // "hear=0.9,respond=0.8" (rates 0..1) and "tag=0,other=2" (counts >= 0).
 Result<std::map<std::string, double>> ParseDimensionGates(const std::string& text);
