@@ -48,6 +48,7 @@ struct EvalFlags {
   std::optional<double> min_pass;
   std::string min_dimension;  // "hear=0.9,respond=0.8": a gate per dimension average
   std::string max_critical;   // "wrong_recipient=0": a gate per critical tag's failures
+  std::string max_harm;       // "0" (all harms) or "internal_name_shown=2,...": a gate on harms
   bool json = false;
   int jobs = 0;
 };

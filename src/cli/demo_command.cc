@@ -67,7 +67,7 @@ int DemoCommand(const std::string& dir) {
   EvalReport report = RunEval(scenarios, options);
   progress.Finish();
   Json json = ReportToJson(report);
-  std::cout << SeedTable(json, false);
+  std::cout << GroupTable(json, "seed", false);
   for (const ModeStats& m : report.modes) PrintModeSummary(std::cout, m, term);
   std::cout << term.Dim("Full report: build/reins eval examples/ --model sim --runs 200 --seed 1 --report out/") << "\n";
   const ModeStats* on = report.Mode(true);

@@ -137,6 +137,9 @@ Result<EvalGates> ParseGates(const EvalFlags& flags) {
   if (!flags.max_critical.empty()) {
     REINS_ASSIGN_OR_RETURN(gates.max_critical, ParseCriticalGates(flags.max_critical));
   }
+  if (!flags.max_harm.empty()) {
+    REINS_ASSIGN_OR_RETURN(gates.max_harm, ParseHarmGates(flags.max_harm));
+  }
   return gates;
 }
 
@@ -237,7 +240,7 @@ int EvalCommand(const EvalFlags& flags) {
   } else {
     PrintScenarioRates(std::cout, report, term);
     std::cout << "\n";
-    if (report.Mode(true) != nullptr && report.Mode(false) != nullptr) std::cout << SeedTable(json, false) << "\n";
+    if (report.Mode(true) != nullptr && report.Mode(false) != nullptr) std::cout << GroupTable(json, "tag", false) << "\n";
     for (const ModeStats& m : report.modes) PrintModeSummary(std::cout, m, term);
     const ModeStats* on = report.Mode(true);
     if (on != nullptr && !on->violation_examples.empty()) {

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
                    "gates: NAME=RATE,... exit 1 when a dimension's average of the governed runs is below its rate");
   eval->add_option("--max-critical", eval_flags.max_critical,
                    "gates: TAG=N,... exit 1 when the governed runs fail more than N checks tagged critical: TAG");
+  eval->add_option("--max-harm", eval_flags.max_harm,
+                   "a gate: N, or HARM=N,... exit 1 when the governed runs do more than N harms (of that kind)");
   eval->add_option("--jobs,--concurrency", eval_flags.jobs,
                    "runs at once, so real model calls at once (default: one per core)")
       ->check(CLI::Range(0, 256));

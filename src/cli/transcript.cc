@@ -136,6 +136,9 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
   for (const InvariantViolation& v : run.violations) {
     out << "  " << term.Red("VIOLATION " + v.id) << " turn " << v.turn << ": " << v.message << "\n";
   }
+  for (const Harm& h : run.harms) {
+    out << "  " << term.Red("HARM " + h.kind) << " turn " << h.turn << ": " << h.detail << "\n";
+  }
   if (!run.error.empty()) out << "  " << term.Red("run failed: " + run.error) << "\n";
   PrintScenarioSummaryLine(out, run, term);
 }
@@ -161,6 +164,8 @@ void PrintModeSummary(std::ostream& out, const ModeStats& m, const Term& term) {
   } else {
     out << ", no invariant violations";
   }
+  const int harms = m.HarmsTotal();
+  out << ", " << (harms > 0 && m.governor ? term.Red(std::to_string(harms) + " harms") : std::to_string(harms) + " harms");
   out << "\n";
 }
 

@@ -122,12 +122,14 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
   } else if (k == "tools_not_executed") {
     auto executed = Ran(turns, false);
     r.passed = true;
-    for (const std::string& name : Strings(v)) {
-      for (const ToolOutcome* o : executed) {
-        if (o->name == name) r.passed = false;
+    for (const Json& item : v.is_array() ? v : Json::array({v})) {
+      std::string unused;
+      if (AllMatch(item, executed, &unused)) {
+        r.passed = false;
+        r.detail = "executed " + item.dump() + "; ";
       }
     }
-    r.detail = "executed: " + Names(executed);
+    r.detail += "executed: " + Names(executed);
   } else if (k == "tools_rejected" || k == "tools_skipped") {
     auto status = k == "tools_rejected" ? ToolOutcome::Status::kRejected : ToolOutcome::Status::kSkipped;
     auto seen = Outcomes(turns, status);

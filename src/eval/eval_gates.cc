@@ -1,7 +1,10 @@
 #include "eval/eval_gates.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+
+#include "eval/harms.h"
 
 namespace reins {
 
@@ -56,16 +59,43 @@ Result<std::map<std::string, double>> ParseDimensionGates(const std::string& tex
   return gates;
 }
 
+namespace {
+
+Result<int> Count(const std::string& flag, const std::string& name, const std::string& value) {
+  char* end = nullptr;
+  const long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || end != value.c_str() + value.size() || n < 0 || n > 1000000000) {
+    return InvalidArgument(flag + " " + (name.empty() ? "" : name + "=") + value + ": the count must be a whole number >= 0");
+  }
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
 Result<std::map<std::string, int>> ParseCriticalGates(const std::string& text) {
   REINS_ASSIGN_OR_RETURN(auto pairs, ParseNameValues(text, "--max-critical"));
   std::map<std::string, int> gates;
   for (const auto& [tag, value] : pairs) {
-    char* end = nullptr;
-    const long n = std::strtol(value.c_str(), &end, 10);
-    if (end != value.c_str() + value.size() || n < 0 || n > 1000000000) {
-      return InvalidArgument("--max-critical " + tag + "=" + value + ": the count must be a whole number >= 0");
+    REINS_ASSIGN_OR_RETURN(gates[tag], Count("--max-critical", tag, value));
+  }
+  return gates;
+}
+
+Result<std::map<std::string, int>> ParseHarmGates(const std::string& text) {
+  std::map<std::string, int> gates;
+  if (text.find('=') == std::string::npos) {
+    REINS_ASSIGN_OR_RETURN(gates[""], Count("--max-harm", "", text));
+    return gates;
+  }
+  REINS_ASSIGN_OR_RETURN(auto pairs, ParseNameValues(text, "--max-harm"));
+  for (const auto& [kind, value] : pairs) {
+    const auto& kinds = HarmKinds();
+    if (std::none_of(kinds.begin(), kinds.end(), [&](const HarmKind& k) { return kind == k.name; })) {
+      std::string known;
+      for (const HarmKind& k : kinds) known += std::string(known.empty() ? "" : ", ") + k.name;
+      return InvalidArgument("--max-harm: no harm is called '" + kind + "'; the harms are " + known);
     }
-    gates[tag] = static_cast<int>(n);
+    REINS_ASSIGN_OR_RETURN(gates[kind], Count("--max-harm", kind, value));
   }
   return gates;
 }
@@ -95,6 +125,12 @@ Json JudgeGates(const EvalGates& gates, const Json& report) {
   for (const auto& [tag, most] : gates.max_critical) {
     const int n = critical.value(tag, 0);
     add("--max-critical " + tag + "=" + std::to_string(most), n <= most, std::to_string(n) + " " + tag + " failures");
+  }
+  const Json harms = m->value("harms", Json::object());
+  for (const auto& [kind, most] : gates.max_harm) {
+    const int n = kind.empty() ? m->value("harms_total", 0) : harms.value(kind, 0);
+    add("--max-harm " + (kind.empty() ? "" : kind + "=") + std::to_string(most), n <= most,
+        std::to_string(n) + (kind.empty() ? " harms" : " " + kind + " harms"));
   }
   return out;
 }

@@ -20,8 +20,9 @@ std::string ReportToJunit(const Json& report);
 // A mode's real model calls in one line: "6 model calls, 789 tokens in, 75 out, $0.0002;
 // per call p50 1 ms, p95 1 ms"; "" when it made none.
 std::string ModelUsageText(const Json& mode);
-// The before/after table by seed note as fixed-width text (terminal, docs/RESULTS.md).
-std::string SeedTable(const Json& report, bool markdown);
+// A before/after table as fixed-width text (terminal) or markdown (docs/RESULTS.md):
+// by seed note (`by` "seed", the report's `seeds`) or by scenario tag ("tag", `tags`).
+std::string GroupTable(const Json& report, const std::string& by, bool markdown);
 // What changed between two report.json files: pass rates per scenario and mode,
 // dimensions, critical failures and violations.
 std::string CompareReports(const Json& old_report, const Json& new_report);

@@ -1,6 +1,8 @@
 #include "eval/eval_suite.h"
 
+#include <atomic>
 #include <chrono>
+#include <climits>
 
 #include "eval/parallel.h"
 #include "eval/scenario_runner.h"
@@ -16,7 +18,10 @@ struct RunSummary {
   std::vector<std::pair<std::string, bool>> dimensions;  // (dimension, passed) per check
   std::vector<std::string> critical;                     // tags of failed critical checks
   std::vector<InvariantViolation> violations;
+  std::vector<Harm> harms;
   std::map<std::string, FaultTally> faults;
+  std::map<std::string, DetectorTally> detectors;
+  Json transcript;  // a failed run's, when it may be its scenario's first failure
   ModelUsage usage;
   std::vector<double> turn_ms;
 };
@@ -44,7 +49,9 @@ RunSummary Summarise(const ScenarioRun& run) {
   if (s.failure.empty() && !run.violations.empty()) {
     s.failure = run.violations.front().id + ": " + run.violations.front().message;
   }
+  s.harms = run.harms;
   s.faults = run.fault_tally;
+  s.detectors = run.detectors;
   s.usage = run.usage;
   s.turn_ms = run.turn_ms;
   return s;
@@ -139,6 +146,8 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
     }
   }
   std::vector<RunSummary> results(jobs.size());
+  std::vector<std::atomic<int>> first_failed(scenarios.size() * 2);
+  for (std::atomic<int>& f : first_failed) f = INT_MAX;
   auto started = std::chrono::steady_clock::now();
   ParallelFor(
       jobs.size(), report.threads,
@@ -164,7 +173,15 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
           run_options.sim = {{"seed", RunSeed(options.seed, scenario.id, job.run)}};
           if (!options.sim_faults.is_null()) run_options.sim["faults"] = options.sim_faults;
         }
-        results[i] = Summarise(RunScenario(scenario, run_options));
+        ScenarioRun run = RunScenario(scenario, run_options);
+        results[i] = Summarise(run);
+        // Keep the transcript of a failed run only while it may be the first failure of
+        // its scenario and setting: the report shows that one, memory stays small.
+        std::atomic<int>& first = first_failed[job.scenario * 2 + job.governor];
+        int seen = first.load();
+        while (!run.Passed() && job.run < seen && !first.compare_exchange_weak(seen, job.run)) {
+        }
+        if (!run.Passed() && job.run <= first.load()) results[i].transcript = RunTranscript(run);
       },
       options.on_progress);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -217,6 +234,8 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         ++st.passed;
       } else if (st.first_failure.empty()) {
         st.first_failure = "run " + std::to_string(jobs[i].run + 1) + ": " + r.failure;
+        st.failed_run = r.transcript;
+        if (st.failed_run.is_object()) st.failed_run["run"] = jobs[i].run + 1;
         const Scenario& s = scenarios[jobs[i].scenario];
         st.reproduce = "reins run " + s.file;
         if (options.sim) st.reproduce += " --model sim --seed " + std::to_string(RunSeed(options.seed, s.id, jobs[i].run));
@@ -244,6 +263,16 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
                                             std::to_string(v.turn) + ": " + v.id + " " + v.message);
         }
       }
+      for (const Harm& h : r.harms) {
+        ++mode.harms[h.kind];
+        if (mode.harm_examples.size() < 20) {
+          mode.harm_examples.push_back(st.id + " run " + std::to_string(jobs[i].run + 1) + " turn " +
+                                       std::to_string(h.turn) + ": " + h.kind + ": " + h.detail);
+        }
+      }
+      st.harms += static_cast<int>(r.harms.size());
+      mode.runs_with_harm += !r.harms.empty();
+      for (const auto& [harm, tally] : r.detectors) mode.detectors[harm].Add(tally);
       for (const auto& [fault, tally] : r.faults) {
         mode.faults[fault].opportunities += tally.opportunities;
         mode.faults[fault].fired += tally.fired;

@@ -6,7 +6,9 @@
 // - a run passes when it finished, every check passed and no invariant was violated;
 // - a scenario's pass rate is passed runs / runs;
 // - a dimension's average is passed checks / checks carrying that dimension, over runs;
-// - a critical failure is a failed check carrying `critical: TAG`, counted per tag.
+// - a critical failure is a failed check carrying `critical: TAG`, counted per tag;
+// - harms are counted from the trace and the delivered replies, whatever the checks
+//   expected (eval/harms.h); they do not decide whether a run passed.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +47,10 @@ struct ScenarioStats {
   int runs = 0;
   int passed = 0;
   int critical_failures = 0;  // failed checks carrying `critical`, over all runs
+  int harms = 0;              // over all runs
   std::string first_failure;  // what went wrong in the first failed run (run number first)
   std::string reproduce;      // the `reins run` command that runs that failed run again, exactly
+  Json failed_run;            // that run's transcript (RunTranscript), null when every run passed
   int not_run = 0;            // runs the budget stopped before they started
   ModelUsage usage;           // a real model's calls, over all runs
   std::vector<double> turn_ms;  // real time per turn, over all runs
@@ -62,6 +66,10 @@ struct ModeStats {
   std::map<std::string, int> critical;                // tag -> failed checks
   std::map<std::string, int> violations;              // invariant -> count
   std::vector<std::string> violation_examples;        // the first few, with scenario and run
+  std::map<std::string, int> harms;                   // harm kind -> count (eval/harms.h)
+  int runs_with_harm = 0;
+  std::vector<std::string> harm_examples;             // the first few, with scenario and run
+  std::map<std::string, DetectorTally> detectors;     // sim runs: how each text harm detector fared
   std::map<std::string, FaultTally> faults;           // what the sim did
   int not_run = 0;                                    // runs the budget stopped before they started
   ModelUsage usage;                                   // a real model's calls
@@ -71,6 +79,11 @@ struct ModeStats {
   int ViolationsTotal() const {
     int total = 0;
     for (const auto& [id, n] : violations) total += n;
+    return total;
+  }
+  int HarmsTotal() const {
+    int total = 0;
+    for (const auto& [kind, n] : harms) total += n;
     return total;
   }
 };

@@ -132,14 +132,14 @@ void CheckProvenance(const AgentConfig& config, const std::vector<TurnRun>& turn
 // the model nor a tool. The lease in force at a turn's start is the one the previous
 // turn left, unless it expired by then.
 void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
-  std::optional<Lease> lease;
-  for (const TurnRun& t : turns) {
+  const std::vector<std::optional<Lease>> floor = FloorAtStart(turns);
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const TurnRun& t = turns[i];
+    const std::optional<Lease>& lease = floor[i];
     if (t.refused) continue;
-    int64_t started = t.result.events.empty() ? 0 : t.result.events.front().at_ms;
+    int64_t started = TurnStartedAt(t);
     bool held = lease && lease->ActiveAt(started) && lease->owner != t.input.speaker;
-    const bool crisis = std::any_of(t.result.events.begin(), t.result.events.end(),
-                                    [](const TraceEvent& e) { return e.type == "safety.override"; });
-    if (crisis) {
+    if (IsSafetyOverride(t)) {
       // The one exception: answered with the fixed message whoever speaks, reaching no
       // model and running nothing now, and the lease left exactly as it was.
       if (t.result.status != TurnStatus::kCompleted) {
@@ -170,35 +170,16 @@ void CheckFloor(const std::vector<TurnRun>& turns, std::vector<InvariantViolatio
         }
       }
     }
-    if (t.result.status != TurnStatus::kBlocked) lease = t.result.lease;
   }
 }
 
 // I7: a plan step reported completed with validation passed had each of its required
-// tools run successfully (or queued) between its start and its end. A step paused for
-// an approval resumes in a later turn: what it ran before the pause still counts.
+// tools run successfully (or queued) inside it.
 void CheckRequiredTools(const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
-  std::vector<std::string> ran;
-  std::string step;
-  for (const TurnRun& t : turns) {
-    for (const TraceEvent& e : t.result.events) {
-      if (e.type == "plan.step.started") {
-        std::string id = e.data.value("step", "");
-        if (!e.data.value("resumed", false) || id != step) ran.clear();
-        step = id;
-      }
-      bool ok = (e.type == "tool.executed" && e.data.value("success", false)) || e.type == "tool.deferred";
-      if (ok) ran.push_back(e.data.value("name", ""));
-      if (e.type != "plan.step.finished" || e.data.value("status", "") != "completed" ||
-          e.data.value("validationStatus", "") != "passed") {
-        continue;
-      }
-      for (const Json& tool : e.data.value("requiredTools", Json::array())) {
-        if (std::find(ran.begin(), ran.end(), tool.get<std::string>()) == ran.end()) {
-          out.push_back({"I7", t.number, "step " + e.data.value("step", "") + " is completed but " +
-                                             tool.get<std::string>() + " never ran successfully inside it"});
-        }
-      }
+  for (const FinishedStep& step : FinishedSteps(turns)) {
+    if (step.status != "completed" || step.validation != "passed") continue;
+    for (const std::string& tool : step.missing) {
+      out.push_back({"I7", step.turn, "step " + step.id + " is completed but " + tool + " never ran successfully inside it"});
     }
   }
 }
@@ -406,6 +387,54 @@ void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEnt
 }
 
 }  // namespace
+
+int64_t TurnStartedAt(const TurnRun& t) { return t.result.events.empty() ? 0 : t.result.events.front().at_ms; }
+
+bool IsSafetyOverride(const TurnRun& t) {
+  return std::any_of(t.result.events.begin(), t.result.events.end(),
+                     [](const TraceEvent& e) { return e.type == "safety.override"; });
+}
+
+std::vector<std::optional<Lease>> FloorAtStart(const std::vector<TurnRun>& turns) {
+  std::vector<std::optional<Lease>> out;
+  std::optional<Lease> lease;
+  for (const TurnRun& t : turns) {
+    out.push_back(lease);
+    // A refused or blocked turn changes nothing; a safety override leaves the lease as it was (I6).
+    if (t.refused || t.result.status == TurnStatus::kBlocked || IsSafetyOverride(t)) continue;
+    lease = t.result.lease;
+  }
+  return out;
+}
+
+// A step paused for an approval resumes in a later turn: what it ran before the pause
+// still counts.
+std::vector<FinishedStep> FinishedSteps(const std::vector<TurnRun>& turns) {
+  std::vector<FinishedStep> out;
+  std::vector<std::string> ran;
+  std::string step;
+  for (const TurnRun& t : turns) {
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type == "plan.step.started") {
+        std::string id = e.data.value("step", "");
+        if (!e.data.value("resumed", false) || id != step) ran.clear();
+        step = id;
+      }
+      bool ok = (e.type == "tool.executed" && e.data.value("success", false)) || e.type == "tool.deferred";
+      if (ok) ran.push_back(e.data.value("name", ""));
+      if (e.type != "plan.step.finished") continue;
+      FinishedStep finished{t.number, e.data.value("step", ""), e.data.value("status", ""),
+                            e.data.value("validationStatus", ""), {}};
+      for (const Json& tool : e.data.value("requiredTools", Json::array())) {
+        if (tool.is_string() && std::find(ran.begin(), ran.end(), tool.get<std::string>()) == ran.end()) {
+          finished.missing.push_back(tool.get<std::string>());
+        }
+      }
+      out.push_back(std::move(finished));
+    }
+  }
+  return out;
+}
 
 const std::vector<std::string>& CheckedInvariants() {
   static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12"};

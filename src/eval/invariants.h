@@ -7,6 +7,8 @@
 // All twelve.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "eval/scenario_run.h"
@@ -22,5 +24,26 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
 
 // The ids of the invariants CheckInvariants covers, for reports.
 const std::vector<std::string>& CheckedInvariants();
+
+// Trace readers the invariant checks share with the harm detectors (eval/harms.h).
+
+// When the turn started (its first event), in the run's clock.
+int64_t TurnStartedAt(const TurnRun& t);
+// The turn was answered by a safety override (I6's one exception).
+bool IsSafetyOverride(const TurnRun& t);
+// The lease as each turn started, by index: the one the last turn that ran left (it may
+// have expired by then). Refused, blocked and safety-override turns leave it as it was.
+std::vector<std::optional<Lease>> FloorAtStart(const std::vector<TurnRun>& turns);
+
+// A plan step as it finished, with its required tools that did not run successfully
+// (or get queued) inside it.
+struct FinishedStep {
+  int turn = 0;
+  std::string id;
+  std::string status;      // completed, completed_unvalidated, failed...
+  std::string validation;  // validationStatus: passed, failed, skipped...
+  std::vector<std::string> missing;
+};
+std::vector<FinishedStep> FinishedSteps(const std::vector<TurnRun>& turns);
 
 }  // namespace reins

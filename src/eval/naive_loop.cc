@@ -77,9 +77,14 @@ Task<TurnResult> NaiveLoop::RunTurn(const TurnInput& input) {
                              {"position", position}, {"result", envelope}, {"success", result.success},
                              {"next_action", NextActionName(result.next_action)}});
       if (result.clarification) last_clarification_ = result.clarification;
-      if (result.lease) {
-        lease_ = Lease{input.speaker, result.lease->domain, clock_.NowMs() + int64_t{result.lease->ttl_s} * 1000, 0};
+      // The floor the runtime would give: the envelope's lease, or the tool's own when it
+      // asks the user to choose (`lease:` in the agent file).
+      const ToolDef* def = config_.FindTool(call.name);
+      std::optional<LeaseRequest> asked = result.lease;
+      if (!asked && def != nullptr && def->lease && result.next_action == NextAction::kClarificationNeeded) {
+        asked = LeaseRequest{def->lease->first, def->lease->second};
       }
+      if (asked) lease_ = Lease{input.speaker, asked->domain, clock_.NowMs() + int64_t{asked->ttl_s} * 1000, 0};
       ToolOutcome o;
       o.call_id = call.id;
       o.name = call.name;

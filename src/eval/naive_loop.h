@@ -5,9 +5,9 @@
 // approval, no deferral, no floor gate, no rails, no audit, no plan.
 //
 // It records the same trace events as the runtime (model.call, tool.executed,
-// reply.final) so that the same checks and invariant checks judge both. A lease a tool
-// result asks for is recorded (never enforced), so the floor invariant can see who
-// should have been kept out.
+// reply.final) so that the same checks, invariant checks and harm detectors judge both.
+// A lease a tool result asks for, or a tool's own lease on a clarification, is recorded
+// (never enforced), so the floor invariant can see who should have been kept out.
 #pragma once
 
 #include <map>

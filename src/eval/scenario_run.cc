@@ -11,7 +11,57 @@ Json CheckToJson(const CheckResult& c) {
   return j;
 }
 
+// What the user did in a turn, in a few words.
+std::string InputText(const TurnInput& in) {
+  if (in.say) return *in.say;
+  if (in.select) return "(chose " + *in.select + ")";
+  if (in.approve) return *in.approve ? "(approved)" : "(declined)";
+  return in.cancel ? "(cancelled)" : "";
+}
+
 }  // namespace
+
+Json RunTranscript(const ScenarioRun& run) {
+  Json turns = Json::array();
+  for (const TurnRun& t : run.turns) {
+    Json jt = {{"turn", t.number}, {"speaker", t.input.speaker}, {"input", InputText(t.input)}};
+    if (t.refused) {
+      jt["status"] = "refused";
+      jt["reply"] = t.refusal;
+    } else {
+      jt["status"] = TurnStatusName(t.result.status);
+      jt["reply"] = t.result.reply;
+      Json tools = Json::array();
+      for (const ToolOutcome& o : t.result.tools) {
+        Json tool = {{"name", o.name}, {"status", ToolOutcomeStatusName(o.status)}, {"args", o.args}};
+        if (!o.reason.empty()) tool["reason"] = o.reason;
+        if (o.result && !o.result->success) tool["failed"] = o.result->error;
+        tools.push_back(std::move(tool));
+      }
+      jt["tools"] = std::move(tools);
+      if (!t.result.notices.empty()) jt["notices"] = t.result.notices;
+    }
+    Json failed = Json::array();
+    for (const CheckResult& c : t.checks) {
+      if (!c.passed) failed.push_back(CheckToJson(c));
+    }
+    jt["failed_checks"] = std::move(failed);
+    turns.push_back(std::move(jt));
+  }
+  Json finals = Json::array();
+  for (const CheckResult& c : run.final_checks) {
+    if (!c.passed) finals.push_back(CheckToJson(c));
+  }
+  Json violations = Json::array();
+  for (const InvariantViolation& v : run.violations) violations.push_back(v.id + " turn " + std::to_string(v.turn) + ": " + v.message);
+  Json harms = Json::array();
+  for (const Harm& h : run.harms) harms.push_back(h.kind + " turn " + std::to_string(h.turn) + ": " + h.detail);
+  Json j = {{"turns", std::move(turns)}, {"failed_final_checks", std::move(finals)}, {"violations", std::move(violations)},
+            {"harms", std::move(harms)}};
+  if (!run.greeting.empty()) j["greeting"] = run.greeting;
+  if (!run.error.empty()) j["error"] = run.error;
+  return j;
+}
 
 void ModelUsage::Add(const ModelUsage& other) {
   calls += other.calls;
@@ -39,6 +89,20 @@ int ScenarioRun::ChecksFailed() const {
   return n;
 }
 
+void DetectorTally::Add(bool detected, bool injected) {
+  if (detected && injected) ++true_positive;
+  else if (detected) ++false_positive;
+  else if (injected) ++false_negative;
+  else ++true_negative;
+}
+
+void DetectorTally::Add(const DetectorTally& other) {
+  true_positive += other.true_positive;
+  false_positive += other.false_positive;
+  false_negative += other.false_negative;
+  true_negative += other.true_negative;
+}
+
 Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace) {
   Json turns = Json::array();
   for (const TurnRun& t : run.turns) {
@@ -61,6 +125,8 @@ Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace) {
   for (const InvariantViolation& v : run.violations) {
     violations.push_back({{"invariant", v.id}, {"turn", v.turn}, {"message", v.message}});
   }
+  Json harms = Json::array();
+  for (const Harm& h : run.harms) harms.push_back({{"harm", h.kind}, {"turn", h.turn}, {"detail", h.detail}});
   Json j = {{"id", run.id},
             {"title", run.title},
             {"file", run.file},
@@ -71,7 +137,8 @@ Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace) {
             {"checks_failed", run.ChecksFailed()},
             {"turns", std::move(turns)},
             {"final", std::move(finals)},
-            {"invariant_violations", std::move(violations)}};
+            {"invariant_violations", std::move(violations)},
+            {"harms", std::move(harms)}};
   if (!run.error.empty()) j["error"] = run.error;
   if (!run.model.empty()) {
     j["model"] = run.model;

@@ -29,6 +29,25 @@ struct InvariantViolation {
   std::string message;
 };
 
+// Something a run did to the person or their data (eval/harms.h).
+struct Harm {
+  std::string kind;  // write_with_unchosen_id, ...
+  int turn = 0;
+  std::string detail;
+};
+
+// How a text harm detector fares against the sim's log of the faults it injected: each
+// reply the sim wrote is a case, "positive" when the fault was injected into it.
+struct DetectorTally {
+  int64_t true_positive = 0;
+  int64_t false_positive = 0;
+  int64_t false_negative = 0;
+  int64_t true_negative = 0;
+
+  void Add(bool detected, bool injected);
+  void Add(const DetectorTally& other);
+};
+
 struct TurnRun {
   int number = 0;
   TurnInput input;
@@ -59,8 +78,10 @@ struct ScenarioRun {
   std::vector<TurnRun> turns;
   std::vector<CheckResult> final_checks;
   std::vector<InvariantViolation> violations;
+  std::vector<Harm> harms;
   std::vector<Message> history;
   std::map<std::string, FaultTally> fault_tally;  // simulated model runs only
+  std::map<std::string, DetectorTally> detectors;  // simulated model runs only: harm -> tally
   std::string model;                              // a real model's "provider:model"; "" for scripted and sim
   ModelUsage usage;                               // a real model's calls
   std::vector<double> turn_ms;                    // real time per turn
@@ -71,5 +92,10 @@ struct ScenarioRun {
 };
 
 Json ScenarioRunToJson(const ScenarioRun& run, bool with_trace);
+
+// A run as a reader follows it, small enough to keep inside a report: per turn who said
+// what, the status, the reply, the tool calls, the checks that failed; then the failed
+// final checks, violations, harms and the run's error.
+Json RunTranscript(const ScenarioRun& run);
 
 }  // namespace reins

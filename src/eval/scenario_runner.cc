@@ -14,6 +14,7 @@
 #include "eval/cassette.h"
 #include "eval/checks.h"
 #include "eval/eval_model.h"
+#include "eval/harms.h"
 #include "eval/invariants.h"
 #include "eval/naive_loop.h"
 #include "host/agent_host.h"
@@ -164,6 +165,7 @@ void Evaluate(const Scenario& s, const AgentConfig& agent, ScenarioRun& run, con
     for (const Check& check : s.final_checks) run.final_checks.push_back(EvaluateFinalCheck(check, run.turns));
   }
   run.violations = CheckInvariants(agent, run.turns, run.history, outbox);
+  run.harms = FindHarms(agent, run.turns);
 }
 
 // What one run works with: the agent and its tools, assembled by an AgentHost (the
@@ -200,10 +202,14 @@ struct RunSetup {
   }
 };
 
-// What the model reports of the run: the sim's faults, a real model's usage, and a
+// What the model reports of the run: the sim's faults (and how the harm detectors read
+// the replies it wrote them into), a real model's usage, and a
 // replayed request the cassette did not hold (that fails the run, whatever it checked).
-void CollectModel(const RunModel& model, ScenarioRun& run) {
-  if (model.sim != nullptr) run.fault_tally = model.sim->tally();
+void CollectModel(const RunModel& model, const AgentConfig& agent, ScenarioRun& run) {
+  if (model.sim != nullptr) {
+    run.fault_tally = model.sim->tally();
+    run.detectors = ScoreDetectors(agent, model.sim->replies());
+  }
   if (model.real != nullptr) run.usage = model.real->usage();
   if (model.tape && !model.tape->miss().empty() && run.error.empty()) run.error = model.tape->miss();
 }
@@ -239,7 +245,7 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   if (options.real_model) run.model = options.real_model->provider + ":" + options.real_model->model;
   if (!options.governor) {
     run = RunNaive(s, *model, setup, std::move(run));
-    CollectModel(*model, run);
+    CollectModel(*model, setup.agent, run);
     return run;
   }
   Result<std::unique_ptr<Store>> store = OpenStore(options.store_url);
@@ -277,7 +283,7 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
     run.error = "could not read the session back from the store: " + refreshed.message();
   }
   Evaluate(s, setup.agent, run, outbox);
-  CollectModel(*model, run);
+  CollectModel(*model, setup.agent, run);
   return run;
 }
 

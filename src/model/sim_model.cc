@@ -90,7 +90,7 @@ std::string VerbPhrase(const std::string& description, bool as_past) {
   size_t space = description.find(' ');
   if (space == std::string::npos) return "";
   std::string verb = Lower(description.substr(0, space));
-  if (verb.size() < 3 || verb.back() != 's') return "";
+  if (verb.size() < 3 || verb.back() != 's' || verb == "this" || verb == "was" || verb == "has") return "";
   auto ends = [&](const char* tail) {
     std::string t(tail);
     return verb.size() > t.size() && verb.compare(verb.size() - t.size(), t.size(), t) == 0;
@@ -195,7 +195,10 @@ bool SimModel::Fault(const std::string& name) {
   FaultTally& t = tally_[name];
   ++t.opportunities;
   bool fired = u < options_.faults.Rate(name);
-  if (fired) ++t.fired;
+  if (fired) {
+    ++t.fired;
+    fired_.insert(name);
+  }
   return fired;
 }
 
@@ -267,7 +270,7 @@ ModelResponse SimModel::Improvise(const ModelRequest& request) {
       return response;
     }
   }
-  response.text = last != nullptr && !last->is_error ? "Thank you for your patience - here is what I found and did."
+  response.text = last != nullptr && !last->is_error ? "Thank you for your patience. Here is what I found and did."
                                                      : "Thank you for telling me. I'm here to help with that.";
   return response;
 }
@@ -379,6 +382,7 @@ void SimModel::PerturbText(const ModelRequest& request, ModelResponse& response,
 
 Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
   ++calls_;
+  fired_.clear();
   // Several speakers: a plausible model answers whoever reached it.
   if (request.purpose == Purpose::kChat) {
     std::string first, latest;
@@ -410,6 +414,9 @@ Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
   } else if (IsLoopPurpose(request.purpose)) {
     response.tool_calls.clear();  // tool choice none: a provider would not return calls
     PerturbText(request, response, false);
+  }
+  if (IsLoopPurpose(request.purpose) && !response.text.empty()) {
+    replies_.push_back({response.text, SucceededThisTurn(request), fired_});
   }
   co_return response;
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ struct FaultTally {
   int64_t fired = 0;
 };
 
+// One reply the sim wrote in a tool loop: its text, the tools that had succeeded in the
+// turn so far, and the faults it injected into it. The harm detectors' precision and
+// recall are measured against these (eval/harms.h).
+struct SimReply {
+  std::string text;
+  std::vector<std::string> succeeded;
+  std::set<std::string> faults;
+};
+
 struct SimOptions {
   uint64_t seed = 1;
   SimFaults faults = SimFaults::Defaults();
@@ -59,6 +69,7 @@ class SimModel final : public ModelProvider {
 
   ScriptedModel& script() { return script_; }
   const std::map<std::string, FaultTally>& tally() const { return tally_; }
+  const std::vector<SimReply>& replies() const { return replies_; }
 
  private:
   bool Fault(const std::string& name);  // one opportunity: does it fire?
@@ -72,6 +83,8 @@ class SimModel final : public ModelProvider {
   ScriptedModel script_;
   std::mt19937_64 rng_;
   std::map<std::string, FaultTally> tally_;
+  std::set<std::string> fired_;  // in the response being written
+  std::vector<SimReply> replies_;
   int calls_ = 0;
 };
 

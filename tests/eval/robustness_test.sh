@@ -29,8 +29,25 @@ assert modes["off"]["violations_total"] > 0, "the naive loop broke no invariant"
 assert modes["on"]["pass_rate"] > modes["off"]["pass_rate"]
 assert r["assumed_faults"] and r["scoring"] and r["seeds"]
 assert modes["on"]["faults_observed"]["lead_with_tool_result"]["opportunities"] > 0
+# Harms: every kind reported; the governor prevents the structural ones the naive loop does.
+kinds = [k["harm"] for k in r["harm_kinds"]]
+assert len(kinds) == 8 and set(modes["on"]["harms"]) == set(kinds), modes["on"]["harms"]
+for structural in ("write_with_unchosen_id", "write_without_approval", "answered_other_speaker", "step_done_without_tool"):
+    assert modes["on"]["harms"][structural] == 0, (structural, modes["on"]["harm_examples"])
+assert all(modes["off"]["harms"][h] > 0 for h in ("write_with_unchosen_id", "write_without_approval", "answered_other_speaker"))
+assert modes["off"]["harms_total"] > modes["on"]["harms_total"]
+# The text detectors are measured against the sim's log of what it injected.
+for harm in ("claims_unperformed_action", "solution_before_empathy", "internal_name_shown"):
+    d_ = modes["on"]["harm_detectors"][harm]
+    assert d_["true_positive"] > 0 and d_["precision"] >= 0.8 and d_["recall"] >= 0.6, (harm, d_)
+# Grouped by every tag; a failed scenario carries its first failed run's transcript.
+assert any(row["tag"] == "provenance" for row in r["tags"]), r["tags"]
+failed = [s for s in modes["on"]["scenarios"] if s["passed"] < s["runs"]]
+t = failed[0]["failed_run"]
+assert t["run"] == int(failed[0]["first_failure"].split(":")[0].split()[1]) and t["turns"][0]["input"], t
 html = open(d + "/report.html").read()
 assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+assert "<h2>Harms</h2>" in html and "transcript of run" in html and "How well the text detectors read" in html
 suite = ET.parse(d + "/junit.xml").getroot()
 assert suite.find("testsuite") is not None
 PY
@@ -78,6 +95,13 @@ grep -q "gate failed: --max-critical solution_before_empathy=0 ([1-9][0-9]* solu
 ! grep -q "gate failed: --min-dimension hear\|gate failed: --max-critical no_such_tag" <<<"$out" || fail "a passing gate failed: $out"
 [ "$(grep -c "classname='gates'" "$tmp/g/junit.xml")" -eq 4 ] || fail "junit.xml does not hold the four gates"
 [ "$(grep -c "classname='gates'.*<failure" "$tmp/g/junit.xml")" -eq 2 ] || fail "junit.xml does not fail the two gates"
+# --max-harm: all harms together or per kind; an unknown kind is refused with the list.
+out=$("$reins" eval examples/messaging --model sim --runs 3 --seed 1 --governor off --max-harm 0 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "gate failed: --max-harm 0 ([1-9][0-9]* harms)" <<<"$out" || fail "--max-harm 0 did not fail the naive loop: $out"
+"$reins" eval examples/messaging --model sim --runs 3 --seed 1 --governor on --max-harm write_with_unchosen_id=0 >/dev/null 2>&1 ||
+  fail "the governed messaging runs wrote to an id nobody chose"
+out=$("$reins" eval examples/messaging --model sim --max-harm typo=0 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "no harm is called 'typo'; the harms are write_with_unchosen_id" <<<"$out" || fail "unknown harm: $out"
 "$reins" eval examples/care-chat --model sim --runs 5 --seed 1 --governor on --min-dimension hear=0.1 >/dev/null 2>&1 ||
   fail "eval whose only gate passes exited non-zero though runs failed"
 

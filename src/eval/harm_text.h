@@ -1,0 +1,54 @@
+// The text harms of `reins eval` (docs/evaluation.md, "Harms"): what a delivered reply
+// says, read the way a reviewer would. The word lists here are the detectors' own,
+// never a rail's configured patterns, so a rail is not graded by itself; they are
+// deliberately plain and they are measured: for sim runs the report gives each
+// detector's precision and recall against the sim's log of the faults it injected.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reins/agent_config.h"
+
+namespace reins {
+
+// A sentence that states an action as done ("I've booked...", "your request has been
+// submitted") and the tools whose action it names (the ones sharing its verb whose
+// words it mentions most). Empty `tools`: the verb is no tool's.
+struct ActionClaim {
+  std::string sentence;
+  std::string verb;  // as written: "booked"
+  std::vector<std::string> tools;
+};
+
+// The reply's sentences, split at . ! ? and line breaks.
+std::vector<std::string> SplitSentences(std::string_view text);
+
+// Every claim of a completed action in `reply` that names one of `tools`' actions.
+std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::string_view reply);
+
+// The tools `reply` claims as done although none of them is in `done`, and which no
+// later sentence of the reply or of `notes` takes back ("I was not able to complete the
+// booking"). One entry per such claim: the tool it is most about.
+std::vector<std::string> FalseClaims(const std::vector<ToolDef>& tools, std::string_view reply,
+                                     const std::set<std::string>& done, const std::vector<std::string>& notes = {});
+
+// Some sentence of `text` says `tool`'s action did not happen ("I had trouble saving
+// your prayer request").
+bool SaysNotDone(const ToolDef& tool, std::string_view text);
+
+// The person speaks of grief, loss, illness, fear or distress.
+bool SoundsDistressed(std::string_view user_text);
+
+// The reply's first sentence reports what was done or found ("I've submitted...",
+// "Here is what ... returned") without acknowledging the person first.
+bool OpensWithResult(std::string_view reply);
+
+// The internal names of `tools` (identifier-shaped: prayer_request, lookupWeather,
+// web.search) that `reply` shows. A tool named with a plain word ("search") is not
+// counted: it cannot be told from the word.
+std::vector<std::string> ShownToolNames(const std::vector<ToolDef>& tools, std::string_view reply);
+
+}  // namespace reins
