@@ -264,8 +264,7 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         }
       }
       for (const Harm& h : r.harms) {
-        ++mode.harms[h.kind];
-        if (mode.harm_examples.size() < 20) {
+        if (++mode.harms[h.kind] <= 5) {  // the first few of each kind, so a rare one shows too
           mode.harm_examples.push_back(st.id + " run " + std::to_string(jobs[i].run + 1) + " turn " +
                                        std::to_string(h.turn) + ": " + h.kind + ": " + h.detail);
         }

@@ -68,7 +68,7 @@ struct ModeStats {
   std::vector<std::string> violation_examples;        // the first few, with scenario and run
   std::map<std::string, int> harms;                   // harm kind -> count (eval/harms.h)
   int runs_with_harm = 0;
-  std::vector<std::string> harm_examples;             // the first few, with scenario and run
+  std::vector<std::string> harm_examples;             // the first few of each kind, with scenario and run
   std::map<std::string, DetectorTally> detectors;     // sim runs: how each text harm detector fared
   std::map<std::string, FaultTally> faults;           // what the sim did
   int not_run = 0;                                    // runs the budget stopped before they started
