@@ -67,6 +67,19 @@ void PrintModelUsage(std::ostream& out, const Json& report, const Term& term) {
   }
 }
 
+// For each agent far behind under the sim, what its governed runs lacked.
+void PrintRecovery(std::ostream& out, const Json& report, const Term& term) {
+  for (const Json& hint : report.value("recovery", Json::array())) {
+    char rates[96];
+    std::snprintf(rates, sizeof rates, ": %.0f%% of governed sim runs pass, %.0f%% with the scripted model",
+                  hint.value("governed_pass_rate", 0.0) * 100, hint.value("scripted_pass_rate", 0.0) * 100);
+    out << term.Bold(hint.value("agent", "")) << rates << "; what would recover it:\n";
+    for (const Json& f : hint.value("features", Json::array())) {
+      out << "  - " << f.value("feature", "") << ": " << f.value("why", "") << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 // "--faults none" (a model that makes no mistakes of its own and, like any model,
@@ -247,6 +260,7 @@ int EvalCommand(const EvalFlags& flags) {
       for (const std::string& v : on->violation_examples) std::cout << "  " << term.Red(v) << "\n";
     }
     PrintModelUsage(std::cout, json, term);
+    PrintRecovery(std::cout, json, term);
     int total_runs = 0;
     for (const ModeStats& m : report.modes) total_runs += m.runs;
     std::cout << term.Dim(std::to_string(total_runs) + " runs in " + std::to_string(static_cast<int>(report.seconds * 1000)) +

@@ -206,6 +206,7 @@ Json ReportToJson(const EvalReport& report) {
             {"assumed_faults", report.assumed_faults},
             {"modes", modes}};
   if (!report.stopped.empty()) j["stopped"] = report.stopped;
+  j["recovery"] = report.recovery;
   j["seeds"] = GroupRowsToJson(GroupRows(j, [](const Json& s) { return std::vector<std::string>{SeedOf(s)}; }), "seed");
   j["tags"] = GroupRowsToJson(GroupRows(j, TagsOf), "tag");
   return j;

@@ -1,10 +1,13 @@
 #include "eval/eval_suite.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <filesystem>
 
 #include "eval/parallel.h"
+#include "eval/recovery.h"
 #include "eval/scenario_runner.h"
 
 namespace reins {
@@ -22,11 +25,18 @@ struct RunSummary {
   std::map<std::string, FaultTally> faults;
   std::map<std::string, DetectorTally> detectors;
   Json transcript;  // a failed run's, when it may be its scenario's first failure
+  std::map<std::string, int> not_called;  // tools failed checks wanted run (tools_executed, tools_deferred)
   ModelUsage usage;
   std::vector<double> turn_ms;
 };
 
 void AddCheck(const CheckResult& c, RunSummary& s) {
+  if (!c.passed && (c.kind == "tools_executed" || c.kind == "tools_deferred")) {
+    for (const Json& item : c.expected.is_array() ? c.expected : Json::array({c.expected})) {
+      const Json name = item.is_object() ? item.value("name", Json()) : item;
+      if (name.is_string()) ++s.not_called[name.get<std::string>()];
+    }
+  }
   if (!c.dimension.empty()) s.dimensions.emplace_back(c.dimension, c.passed);
   if (!c.passed && !c.critical.empty()) s.critical.push_back(c.critical);
   if (!c.passed && s.failure.empty()) s.failure = c.kind + ": " + c.detail;
@@ -138,11 +148,20 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
     size_t scenario;
     int run;
     bool governor;
+    bool scripted = false;  // the scripted baseline of a sim eval (recovery hints)
   };
   std::vector<Job> jobs;
   for (bool governor : options.governors) {
     for (size_t s = 0; s < scenarios.size(); ++s) {
       for (int r = 0; r < options.runs; ++r) jobs.push_back({s, r, governor});
+    }
+  }
+  // Under the sim, each scenario with a scripted model also runs once as written, governed:
+  // what its agent could reach, for the recovery hints.
+  const bool hints = options.sim && std::count(options.governors.begin(), options.governors.end(), true) > 0;
+  for (size_t s = 0; hints && s < scenarios.size(); ++s) {
+    if (scenarios[s].model.is_object() && scenarios[s].model.value("provider", "scripted") == "scripted") {
+      jobs.push_back({s, 0, true, true});
     }
   }
   std::vector<RunSummary> results(jobs.size());
@@ -169,7 +188,7 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         run_options.cassette = model.cassette;
         run_options.budget = options.budget;
         run_options.run = job.run + 1;
-        if (options.sim) {
+        if (options.sim && !job.scripted) {
           run_options.sim = {{"seed", RunSeed(options.seed, scenario.id, job.run)}};
           if (!options.sim_faults.is_null()) run_options.sim["faults"] = options.sim_faults;
         }
@@ -177,6 +196,7 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         results[i] = Summarise(run);
         // Keep the transcript of a failed run only while it may be the first failure of
         // its scenario and setting: the report shows that one, memory stays small.
+        if (job.scripted) return;
         std::atomic<int>& first = first_failed[job.scenario * 2 + job.governor];
         int seen = first.load();
         while (!run.Passed() && job.run < seen && !first.compare_exchange_weak(seen, job.run)) {
@@ -215,7 +235,7 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
       mode.scenarios.push_back(std::move(st));
     }
     for (size_t i = 0; i < jobs.size(); ++i) {
-      if (jobs[i].governor != governor) continue;
+      if (jobs[i].governor != governor || jobs[i].scripted) continue;
       const RunSummary& r = results[i];
       ScenarioStats& st = mode.scenarios[jobs[i].scenario];
       if (r.not_run) {
@@ -279,6 +299,31 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
     }
     mode.seconds = report.seconds * (static_cast<double>(mode.runs) / std::max<size_t>(1, jobs.size()));
     report.modes.push_back(std::move(mode));
+  }
+  if (hints) {
+    std::map<std::string, AgentEvidence> agents;  // by agent file
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (!jobs[i].governor) continue;
+      const Scenario& s = scenarios[jobs[i].scenario];
+      const RunSummary& r = results[i];
+      if (r.not_run) continue;
+      const std::string file = std::filesystem::path(s.agent.source_file).lexically_normal().string();
+      AgentEvidence& e = agents[file];
+      e.agent = &s.agent;
+      e.file = file;
+      if (jobs[i].scripted) {
+        ++e.scripted_runs;
+        e.scripted_passed += r.passed;
+        continue;
+      }
+      ++e.runs;
+      e.passed += r.passed;
+      for (const Harm& h : r.harms) ++e.harms[h.kind][h.tool];
+      for (const auto& [tool, n] : r.not_called) e.not_called[tool] += n;
+    }
+    std::vector<AgentEvidence> list;
+    for (auto& [file, e] : agents) list.push_back(std::move(e));
+    report.recovery = RecoveryHints(list);
   }
   return report;
 }

@@ -98,6 +98,7 @@ struct EvalReport {
   int threads = 1;
   std::map<std::string, Json> assumed_faults;  // scenario id -> the rates it ran with (sim)
   std::vector<ModeStats> modes;                // on first, then off
+  Json recovery = Json::array();               // sim evals: what would recover each far-behind agent (eval/recovery.h)
   double seconds = 0;
 
   const ModeStats* Mode(bool governor) const;

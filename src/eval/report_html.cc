@@ -106,6 +106,22 @@ void HarmSection(std::ostringstream& h, const Json& report, const Json* off, con
   h << "</table>";
 }
 
+// Agents far behind under the sim, and what would recover their governed runs.
+void RecoverySection(std::ostringstream& h, const Json& report) {
+  const Json hints = report.value("recovery", Json::array());
+  if (hints.empty()) return;
+  h << "<h2>What would recover the governed runs</h2><p>Agents whose governed pass rate under the simulated model is "
+       "far below what their scenarios reach with the scripted model, and the governance their runs lacked.</p>";
+  for (const Json& hint : hints) {
+    h << "<p><b>" << Escape(hint.value("agent", "")) << "</b>: " << Percent(hint.value("governed_pass_rate", 0.0))
+      << " governed under the sim, " << Percent(hint.value("scripted_pass_rate", 0.0)) << " scripted.</p><ul>";
+    for (const Json& f : hint.value("features", Json::array())) {
+      h << "<li><code>" << Escape(f.value("feature", "")) << "</code>: " << Escape(f.value("why", "")) << "</li>";
+    }
+    h << "</ul>";
+  }
+}
+
 // A failed run, turn by turn, folded away under the scenario's row.
 void Transcript(std::ostringstream& h, const Json& run) {
   h << "<details class='run'><summary>transcript of run " << run.value("run", 0) << "</summary>";
@@ -235,6 +251,7 @@ std::string ReportToHtml(const Json& report) {
   }
 
   HarmSection(h, report, off, on);
+  RecoverySection(h, report);
 
   h << "<h2>Scenarios</h2><table><tr><th>scenario</th><th>tags</th><th>off</th><th>on</th><th>first failure (governor on)</th></tr>";
   const Json* base = on != nullptr ? on : off;

@@ -34,6 +34,7 @@ struct Harm {
   std::string kind;  // write_with_unchosen_id, ...
   int turn = 0;
   std::string detail;
+  std::string tool;  // the tool it concerns, when there is one
 };
 
 // How a text harm detector fares against the sim's log of the faults it injected: each
