@@ -194,9 +194,9 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
         }
         ScenarioRun run = RunScenario(scenario, run_options);
         results[i] = Summarise(run);
+        if (job.scripted) return;  // the baseline is only counted
         // Keep the transcript of a failed run only while it may be the first failure of
         // its scenario and setting: the report shows that one, memory stays small.
-        if (job.scripted) return;
         std::atomic<int>& first = first_failed[job.scenario * 2 + job.governor];
         int seen = first.load();
         while (!run.Passed() && job.run < seen && !first.compare_exchange_weak(seen, job.run)) {
