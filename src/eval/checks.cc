@@ -5,15 +5,11 @@
 
 #include <re2/re2.h>
 
+#include "domain/text.h"
 #include "tools/fixture_backend.h"
 
 namespace reins {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::vector<std::string> Strings(const Json& v) {
   if (v.is_string()) return {v.get<std::string>()};
@@ -100,7 +96,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = true;
     for (const std::string& needle : Strings(v)) {
       bool any = std::any_of(replies.begin(), replies.end(),
-                             [&](const std::string& reply) { return Lower(reply).find(Lower(needle)) != std::string::npos; });
+                             [&](const std::string& reply) { return AsciiLower(reply).find(AsciiLower(needle)) != std::string::npos; });
       if (any != want) {
         r.passed = false;
         r.detail = (want ? "missing " : "found ") + Quote(needle) + " in reply " + Quote(last.result.reply);
@@ -147,7 +143,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
         r.detail = std::to_string(c->clarification.options.size()) + " options";
       }
       if (v.contains("question_contains") &&
-          Lower(c->clarification.question).find(Lower(v["question_contains"].get<std::string>())) == std::string::npos) {
+          AsciiLower(c->clarification.question).find(AsciiLower(v["question_contains"].get<std::string>())) == std::string::npos) {
         r.passed = false;
         r.detail = "question was " + Quote(c->clarification.question);
       }
@@ -178,7 +174,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
       }
     }
     r.passed = std::any_of(notices.begin(), notices.end(),
-                           [&](const std::string& n) { return Lower(n).find(Lower(pattern)) != std::string::npos; });
+                           [&](const std::string& n) { return AsciiLower(n).find(AsciiLower(pattern)) != std::string::npos; });
     r.detail = std::to_string(notices.size()) + " notices";
   } else if (k == "plan") {
     const std::vector<PlanStep>& steps = last.result.plan;
@@ -208,7 +204,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.detail = lease ? "lease held by " + lease->owner + " (" + lease->domain + ")" : "no lease";
   } else if (k == "error_contains") {
     std::string error = last.refused ? last.refusal : last.result.error;
-    r.passed = v.is_string() && Lower(error).find(Lower(v.get<std::string>())) != std::string::npos;
+    r.passed = v.is_string() && AsciiLower(error).find(AsciiLower(v.get<std::string>())) != std::string::npos;
     r.detail = "error was " + Quote(error);
   } else if (k == "invocations" && whole) {
     auto executed = Ran(turns, false);
@@ -232,14 +228,11 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
 }  // namespace
 
 std::string FirstSentence(const std::string& reply) {
-  for (size_t i = 0; i < reply.size(); ++i) {
-    char c = reply[i];
-    if (c == '\n') return reply.substr(0, i);
-    if ((c == '.' || c == '!' || c == '?') && (i + 1 == reply.size() || std::isspace(static_cast<unsigned char>(reply[i + 1])))) {
-      return reply.substr(0, i + 1);
-    }
-  }
-  return reply;
+  std::vector<std::string> sentences = Sentences(reply);
+  if (sentences.empty()) return "";
+  std::string first = std::move(sentences.front());
+  if (!first.empty() && first.back() == '\n') first.pop_back();
+  return first;
 }
 
 CheckResult EvaluateTurnCheck(const Check& check, const TurnRun& turn) { return Evaluate(check, {&turn}, false); }

@@ -6,21 +6,13 @@
 
 #include <re2/re2.h>
 
+#include "domain/text.h"
+
 namespace reins {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool In(std::initializer_list<std::string_view> set, std::string_view word) {
   return std::find(set.begin(), set.end(), word) != set.end();
-}
-
-bool EndsWith(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // Lower-case words: letters and apostrophes ("i've", "request's"); a typographic
@@ -68,15 +60,15 @@ bool IsVowel(char c) { return std::string_view("aeiouy").find(c) != std::string_
 std::string Stem(std::string_view word) {
   std::string w(word);
   if (auto it = Irregular().find(w); it != Irregular().end()) w = it->second;
-  if (EndsWith(w, "ied") || EndsWith(w, "ies")) {
+  if (w.ends_with("ied") || w.ends_with("ies")) {
     w.replace(w.size() - 3, 3, "y");
-  } else if (EndsWith(w, "ing") && w.size() > 5) {
+  } else if (w.ends_with("ing") && w.size() > 5) {
     w.resize(w.size() - 3);
-  } else if (EndsWith(w, "ed") && w.size() > 4) {
+  } else if (w.ends_with("ed") && w.size() > 4) {
     w.resize(w.size() - 2);
-  } else if (EndsWith(w, "ches") || EndsWith(w, "shes") || EndsWith(w, "sses") || EndsWith(w, "xes")) {
+  } else if (w.ends_with("ches") || w.ends_with("shes") || w.ends_with("sses") || w.ends_with("xes")) {
     w.resize(w.size() - 2);
-  } else if (EndsWith(w, "s") && !EndsWith(w, "ss") && !EndsWith(w, "'s") && w.size() > 3) {
+  } else if (w.ends_with("s") && !w.ends_with("ss") && !w.ends_with("'s") && w.size() > 3) {
     w.pop_back();
   }
   if (w.size() >= 3 && w.back() == w[w.size() - 2] && !IsVowel(w.back())) w.pop_back();
@@ -84,10 +76,10 @@ std::string Stem(std::string_view word) {
   return w;
 }
 
-bool IsPastForm(std::string_view w) { return Irregular().count(w) > 0 || (EndsWith(w, "ed") && w.size() >= 4); }
+bool IsPastForm(std::string_view w) { return Irregular().count(w) > 0 || (w.ends_with("ed") && w.size() >= 4); }
 
 bool IsNegation(std::string_view w) {
-  return In({"not", "never", "no", "cannot", "unable", "yet", "nothing"}, w) || EndsWith(w, "n't");
+  return In({"not", "never", "no", "cannot", "unable", "yet", "nothing"}, w) || w.ends_with("n't");
 }
 
 // The words of an identifier: "submit_prayer_request", "lookupWeather", "web.search".
@@ -124,7 +116,7 @@ ToolWords WordsOfTool(const ToolDef& tool) {
   // "Records a prayer request for the prayer team": a description that starts with a
   // verb names the action, and its longer words what it acts on.
   std::vector<std::string> description = Words(tool.description);
-  if (!description.empty() && EndsWith(description.front(), "s") && description.front().size() > 3) {
+  if (!description.empty() && description.front().ends_with("s") && description.front().size() > 3) {
     t.verbs.insert(Stem(description.front()));
     for (size_t i = 1; i < description.size(); ++i) {
       if (description[i].size() >= 5 && !In({"their", "about", "which", "there", "these", "those", "other"}, description[i])) {
@@ -133,7 +125,7 @@ ToolWords WordsOfTool(const ToolDef& tool) {
     }
   }
   for (const std::string& w : Words(tool.title)) {
-    if (EndsWith(w, "ing")) t.verbs.insert(Stem(w));  // "message sending"
+    if (w.ends_with("ing")) t.verbs.insert(Stem(w));  // "message sending"
     else if (w.size() >= 4) t.objects.insert(Stem(w));
   }
   for (const std::string& v : t.verbs) t.objects.erase(v);
@@ -158,7 +150,7 @@ int ClaimedVerb(const std::vector<std::string>& words, bool question) {
     for (size_t j = v; j-- > 0 && v - j <= 5;) {
       const std::string& w = words[j];
       if (In({"i", "we", "i've", "we've"}, w)) return static_cast<int>(v);
-      if (In({"has", "have", "is", "are", "was", "were", "been"}, w) || (EndsWith(w, "'s") && w != "let's")) {
+      if (In({"has", "have", "is", "are", "was", "were", "been"}, w) || (w.ends_with("'s") && w != "let's")) {
         if (j + 1 == v || In({"been", "now", "all", "just", "also", "already", "successfully", "officially"}, words[j + 1])) {
           return static_cast<int>(v);
         }
@@ -181,7 +173,7 @@ size_t Overlap(const std::set<std::string>& stems, const std::set<std::string>& 
 
 std::set<std::string> StemsOf(const std::vector<std::string>& words) {
   std::set<std::string> out;
-  for (const std::string& w : words) out.insert(Stem(EndsWith(w, "'s") ? std::string_view(w).substr(0, w.size() - 2) : w));
+  for (const std::string& w : words) out.insert(Stem(w.ends_with("'s") ? std::string_view(w).substr(0, w.size() - 2) : w));
   return out;
 }
 
@@ -200,23 +192,10 @@ bool TakesBack(std::string_view sentence, const std::set<std::string>& about) {
 
 std::vector<std::string> SplitSentences(std::string_view text) {
   std::vector<std::string> out;
-  std::string current;
-  auto flush = [&] {
-    size_t a = current.find_first_not_of(" \t\r");
-    if (a != std::string::npos) out.push_back(current.substr(a, current.find_last_not_of(" \t\r") - a + 1));
-    current.clear();
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\n') {
-      flush();
-      continue;
-    }
-    current += c;
-    const bool at_end = i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1]));
-    if ((c == '.' || c == '!' || c == '?') && at_end) flush();
+  for (const std::string& piece : Sentences(text)) {
+    const size_t a = piece.find_first_not_of(" \t\r\n");
+    if (a != std::string::npos) out.push_back(piece.substr(a, piece.find_last_not_of(" \t\r\n") - a + 1));
   }
-  flush();
   return out;
 }
 
@@ -230,7 +209,8 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
     if (v < 0) continue;
     const std::string verb = Stem(words[static_cast<size_t>(v)]);
     const std::set<std::string> stems = StemsOf(words);
-    ActionClaim claim{sentence, words[static_cast<size_t>(v)], {}};
+    ActionClaim claim{sentence, words[static_cast<size_t>(v)], {}, {verb}};
+    std::vector<const ToolWords*> about;
     size_t best = 0;
     for (const ToolWords& t : known) {
       if (t.verbs.count(verb) == 0) continue;
@@ -238,11 +218,16 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
       // must have one of them in the sentence.
       const size_t score = Overlap(t.objects, stems);
       if (score == 0 && !t.objects.empty()) continue;
-      if (score > best) claim.tools.clear();
+      if (score > best) about.clear();
       if (score >= best) {
         best = score;
-        claim.tools.push_back(t.name);
+        about.push_back(&t);
       }
+    }
+    for (const ToolWords* t : about) {
+      claim.tools.push_back(t->name);
+      claim.words.insert(t->verbs.begin(), t->verbs.end());
+      claim.words.insert(t->objects.begin(), t->objects.end());
     }
     if (!claim.tools.empty()) claims.push_back(std::move(claim));
   }
@@ -258,16 +243,9 @@ std::vector<std::string> FalseClaims(const std::vector<ToolDef>& tools, std::str
   std::vector<std::string> out;
   for (const ActionClaim& claim : ActionClaims(tools, reply)) {
     if (std::any_of(claim.tools.begin(), claim.tools.end(), [&](const std::string& t) { return done.count(t) > 0; })) continue;
-    std::set<std::string> about = {Stem(claim.verb)};
-    for (const ToolDef& t : tools) {
-      if (std::find(claim.tools.begin(), claim.tools.end(), t.name) == claim.tools.end()) continue;
-      ToolWords words = WordsOfTool(t);
-      about.insert(words.verbs.begin(), words.verbs.end());
-      about.insert(words.objects.begin(), words.objects.end());
-    }
     auto at = std::find(later.begin(), later.end(), claim.sentence);
     const bool taken_back = at != later.end() &&
-                            std::any_of(at + 1, later.end(), [&](const std::string& s) { return TakesBack(s, about); });
+                            std::any_of(at + 1, later.end(), [&](const std::string& s) { return TakesBack(s, claim.words); });
     if (!taken_back) out.push_back(claim.tools.front());
   }
   return out;
@@ -296,7 +274,7 @@ bool SoundsDistressed(std::string_view user_text) {
 bool OpensWithResult(std::string_view reply) {
   std::vector<std::string> sentences = SplitSentences(reply);
   if (sentences.empty()) return false;
-  const std::string first = Lower(sentences.front());
+  const std::string first = AsciiLower(sentences.front());
   for (const char* kind : {"sorry", "condolence", "so hard", "so difficult", "that sounds", "sounds like", "sounds so",
                            "i hear you", "imagine", "must be", "heart goes", "my heart", "thank you for sharing",
                            "thank you for telling", "thanks for sharing", "thank you for trusting", "glad you",
@@ -313,7 +291,7 @@ bool OpensWithResult(std::string_view reply) {
 }
 
 std::vector<std::string> ShownToolNames(const std::vector<ToolDef>& tools, std::string_view reply) {
-  const std::string text = Lower(reply);
+  const std::string text = AsciiLower(reply);
   auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   std::vector<std::string> shown;
   for (const ToolDef& tool : tools) {
@@ -323,7 +301,7 @@ std::vector<std::string> ShownToolNames(const std::vector<ToolDef>& tools, std::
              std::isupper(static_cast<unsigned char>(c));
     });
     if (!identifier) continue;
-    const std::string needle = Lower(name);
+    const std::string needle = AsciiLower(name);
     for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
       const bool starts = at == 0 || !word_char(text[at - 1]);
       const bool ends = at + needle.size() == text.size() || !word_char(text[at + needle.size()]);

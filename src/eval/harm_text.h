@@ -21,9 +21,10 @@ struct ActionClaim {
   std::string sentence;
   std::string verb;  // as written: "booked"
   std::vector<std::string> tools;
+  std::set<std::string> words;  // stems of the verb and of those tools' verbs and objects: what takes it back
 };
 
-// The reply's sentences, split at . ! ? and line breaks.
+// The reply's sentences (domain/text.h's rule), trimmed, without empty ones.
 std::vector<std::string> SplitSentences(std::string_view text);
 
 // Every claim of a completed action in `reply` that names one of `tools`' actions.

@@ -210,14 +210,15 @@ std::vector<Harm> FindHarms(const AgentConfig& config, const std::vector<TurnRun
   for (const TurnRun& t : turns) {
     if (t.refused) continue;
     const std::string& reply = t.result.reply;
-    for (const std::string& tool : FalseClaims(config.tools, reply, Done(t), Notes(t))) {
+    const std::vector<std::string> notes = Notes(t);
+    for (const std::string& tool : FalseClaims(config.tools, reply, Done(t), notes)) {
       out.push_back({"claims_unperformed_action", t.number, "the reply claims " + tool + ", which did not happen", tool});
     }
     if (t.input.say && SoundsDistressed(*t.input.say) && OpensWithResult(reply)) {
       out.push_back({"solution_before_empathy", t.number, "the reply opens with a result: " + SplitSentences(reply).front()});
     }
     std::string shown_in = reply;
-    for (const std::string& note : Notes(t)) shown_in += "\n" + note;
+    for (const std::string& note : notes) shown_in += "\n" + note;
     for (const std::string& name : ShownToolNames(config.tools, shown_in)) {
       out.push_back({"internal_name_shown", t.number, "the reply shows the tool name " + name, name});
     }

@@ -64,6 +64,16 @@ std::string BarChart(const std::vector<std::string>& labels, const std::vector<s
   return svg.str();
 }
 
+// A mode's list of examples (`key`: violation_examples, harm_examples), folded away.
+void Examples(std::ostringstream& h, std::initializer_list<const Json*> modes, const char* key, const char* title) {
+  for (const Json* m : modes) {
+    if (m == nullptr || m->value(key, Json::array()).empty()) continue;
+    h << "<details><summary>" << title << ", governor " << Escape(m->value("governor", "")) << "</summary><ul>";
+    for (const Json& e : (*m)[key]) h << "<li>" << Escape(e.get<std::string>()) << "</li>";
+    h << "</ul></details>";
+  }
+}
+
 // What the runs did to people, by harm, off against on; for sim runs how well each
 // text detector read the replies the sim wrote its faults into.
 void HarmSection(std::ostringstream& h, const Json& report, const Json* off, const Json* on) {
@@ -81,12 +91,7 @@ void HarmSection(std::ostringstream& h, const Json& report, const Json* off, con
       << "</td><td" << (n_on != "0" && n_on != "-" ? " class='bad'" : "") << ">" << n_on << "</td></tr>";
   }
   h << "</table>";
-  for (const Json* m : {on, off}) {
-    if (m == nullptr || m->value("harm_examples", Json::array()).empty()) continue;
-    h << "<details><summary>Harm examples, governor " << Escape(m->value("governor", "")) << "</summary><ul>";
-    for (const Json& e : (*m)["harm_examples"]) h << "<li>" << Escape(e.get<std::string>()) << "</li>";
-    h << "</ul></details>";
-  }
+  Examples(h, {on, off}, "harm_examples", "Harm examples");
   const Json* with_detectors = nullptr;
   for (const Json* m : {off, on}) {
     if (m != nullptr && !m->value("harm_detectors", Json::object()).empty()) with_detectors = m;
@@ -243,12 +248,7 @@ std::string ReportToHtml(const Json& report) {
   };
   for (const std::string& k : keys) h << "<tr><td>" << Escape(k) << "</td><td>" << count(off, k) << "</td><td>" << count(on, k) << "</td></tr>";
   h << "</table>";
-  for (const Json* m : {on, off}) {
-    if (m == nullptr || m->value("violation_examples", Json::array()).empty()) continue;
-    h << "<details><summary>Violation examples, governor " << Escape(m->value("governor", "")) << "</summary><ul>";
-    for (const Json& e : (*m)["violation_examples"]) h << "<li>" << Escape(e.get<std::string>()) << "</li>";
-    h << "</ul></details>";
-  }
+  Examples(h, {on, off}, "violation_examples", "Violation examples");
 
   HarmSection(h, report, off, on);
   RecoverySection(h, report);

@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include "domain/json_parse.h"
+#include "domain/text.h"
 #include "model/schema_args.h"
 
 namespace reins {
@@ -73,11 +74,6 @@ const Message* LastToolResultThisTurn(const ModelRequest& r) {
   return &r.messages.back();
 }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -89,7 +85,7 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 std::string VerbPhrase(const std::string& description, bool as_past) {
   size_t space = description.find(' ');
   if (space == std::string::npos) return "";
-  std::string verb = Lower(description.substr(0, space));
+  std::string verb = AsciiLower(description.substr(0, space));
   if (verb.size() < 3 || verb.back() != 's' || verb == "this" || verb == "was" || verb == "has") return "";
   auto ends = [&](const char* tail) {
     std::string t(tail);

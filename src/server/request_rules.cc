@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "domain/text.h"
+
 namespace reins {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -70,7 +66,7 @@ std::optional<RequestRefusal> CheckFraming(unsigned version,
   bool has_host = false, has_length = false;
   std::vector<std::string> codings;
   for (const auto& [name, value] : fields) {
-    const std::string lower = Lower(name);
+    const std::string lower = AsciiLower(name);
     if (lower == "host") has_host = true;
     if (lower == "content-length") has_length = true;
     if (lower != "transfer-encoding") continue;
@@ -78,7 +74,7 @@ std::optional<RequestRefusal> CheckFraming(unsigned version,
     while (true) {
       size_t comma = rest.find(',');
       std::string_view coding = Trim(rest.substr(0, comma));
-      if (!coding.empty()) codings.push_back(Lower(coding));
+      if (!coding.empty()) codings.push_back(AsciiLower(coding));
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }

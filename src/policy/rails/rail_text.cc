@@ -30,21 +30,6 @@ uint64_t StableHash(const std::string& text) {
   return h;
 }
 
-std::vector<std::string> Sentences(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    bool end = c == '\n' || ((c == '.' || c == '!' || c == '?') &&
-                             (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1]))));
-    if (!end) continue;
-    if (i + 1 > start) out.push_back(text.substr(start, i + 1 - start));
-    start = i + 1;
-  }
-  if (start < text.size()) out.push_back(text.substr(start));
-  return out;
-}
-
 bool ContainsIgnoringCase(const std::string& haystack, const std::string& needle) {
   if (needle.empty()) return false;
   auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char a, char b) {

@@ -8,6 +8,7 @@
 
 #include <re2/re2.h>
 
+#include "domain/text.h"  // Sentences, AsciiLower
 #include "reins/json.h"
 
 namespace reins {
@@ -18,8 +19,6 @@ std::vector<std::unique_ptr<RE2>> CompilePatterns(const Json& list);
 bool AnyMatches(const std::vector<std::unique_ptr<RE2>>& patterns, const std::string& text);
 // FNV-1a: stable across runs and platforms, unlike std::hash.
 uint64_t StableHash(const std::string& text);
-// Sentences of a reply: split after . ! ? followed by whitespace, and at line breaks.
-std::vector<std::string> Sentences(const std::string& text);
 // Case-insensitive substring test.
 bool ContainsIgnoringCase(const std::string& haystack, const std::string& needle);
 

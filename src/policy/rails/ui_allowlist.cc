@@ -13,18 +13,13 @@ namespace {
 constexpr const char* kDefaultPattern =
     R"(\b((?:[A-Z][\w-]*\s+)+(?:panel|tab|view|button|page|widget|chart|menu|screen)s?)\b)";
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string> UnknownUiElements(const Json& rail_config, const std::string& reply, const Json& page_context) {
   std::vector<std::string> known;
   if (page_context.is_object()) {
     for (const Json& e : page_context.value("ui_elements", Json::array())) {
-      if (e.is_string()) known.push_back(Lower(e.get<std::string>()));
+      if (e.is_string()) known.push_back(AsciiLower(e.get<std::string>()));
     }
   }
   Json patterns = rail_config.is_object() ? rail_config.value("element_patterns", Json::array()) : Json::array();
@@ -40,7 +35,7 @@ std::vector<std::string> UnknownUiElements(const Json& rail_config, const std::s
       for (const char* article : {"The ", "A ", "An ", "This ", "Your "}) {
         if (element.rfind(article, 0) == 0) element.erase(0, std::string(article).size());
       }
-      std::string name = Lower(element);
+      std::string name = AsciiLower(element);
       while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
       bool on_screen = std::find(known.begin(), known.end(), name) != known.end();
       if (!on_screen && std::find(unknown.begin(), unknown.end(), element) == unknown.end()) unknown.push_back(element);
