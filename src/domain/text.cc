@@ -2,8 +2,25 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace reins {
+namespace {
+
+// Past forms that do not end in -ed, and their verbs.
+const std::map<std::string, std::string, std::less<>>& Irregular() {
+  static const std::map<std::string, std::string, std::less<>> kPast = {
+      {"sent", "send"},   {"made", "make"},   {"found", "find"}, {"told", "tell"},    {"paid", "pay"},
+      {"bought", "buy"},  {"wrote", "write"}, {"written", "write"}, {"shown", "show"}, {"got", "get"},
+      {"gotten", "get"},  {"took", "take"},   {"taken", "take"}, {"ran", "run"},      {"gave", "give"},
+      {"given", "give"},  {"put", "put"},     {"set", "set"},    {"left", "leave"},   {"kept", "keep"},
+      {"held", "hold"},   {"met", "meet"},    {"done", "do"},    {"did", "do"}};
+  return kPast;
+}
+
+bool IsVowel(char c) { return std::string_view("aeiouy").find(c) != std::string_view::npos; }
+
+}  // namespace
 
 std::string AsciiLower(std::string_view s) {
   std::string out(s);
@@ -24,6 +41,73 @@ std::vector<std::string> Sentences(std::string_view text) {
   }
   if (start < text.size()) out.emplace_back(text.substr(start));
   return out;
+}
+
+// Lower-case words: letters and apostrophes ("i've", "request's"); a typographic
+// apostrophe counts as one.
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  auto flush = [&] {
+    while (!word.empty() && word.back() == '\'') word.pop_back();
+    if (!word.empty()) words.push_back(word);
+    word.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c)) {
+      word += static_cast<char>(std::tolower(c));
+    } else if (c == '\'' && !word.empty()) {
+      word += '\'';
+    } else if (c == 0xE2 && i + 2 < text.size() && text.substr(i, 3) == "\xE2\x80\x99" && !word.empty()) {
+      word += '\'';  // U+2019
+      i += 2;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return words;
+}
+
+// One form for a verb's tenses and a noun's number: "submitted", "submits" and
+// "submit" -> "submit"; "scheduled" and "schedule" -> "schedul"; "notified" -> "notify".
+std::string Stem(std::string_view word) {
+  std::string w(word);
+  if (auto it = Irregular().find(w); it != Irregular().end()) w = it->second;
+  if (w.ends_with("ied") || w.ends_with("ies")) {
+    w.replace(w.size() - 3, 3, "y");
+  } else if (w.ends_with("ing") && w.size() > 5) {
+    w.resize(w.size() - 3);
+  } else if (w.ends_with("ed") && w.size() > 4) {
+    w.resize(w.size() - 2);
+  } else if (w.ends_with("ches") || w.ends_with("shes") || w.ends_with("sses") || w.ends_with("xes")) {
+    w.resize(w.size() - 2);
+  } else if (w.ends_with("s") && !w.ends_with("ss") && !w.ends_with("'s") && w.size() > 3) {
+    w.pop_back();
+  }
+  if (w.size() >= 3 && w.back() == w[w.size() - 2] && !IsVowel(w.back())) w.pop_back();
+  if (w.size() > 3 && w.back() == 'e') w.pop_back();
+  return w;
+}
+
+bool IsIrregularPast(std::string_view word) { return Irregular().count(word) > 0; }
+
+// The words of an identifier: "submit_prayer_request", "lookupWeather", "web.search".
+std::vector<std::string> IdentifierWords(std::string_view name) {
+  std::vector<std::string> words;
+  std::string word;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    const bool boundary = !std::isalpha(c) || (std::isupper(c) && i > 0 && std::islower(static_cast<unsigned char>(name[i - 1])));
+    if (boundary && !word.empty()) {
+      words.push_back(word);
+      word.clear();
+    }
+    if (std::isalpha(c)) word += static_cast<char>(std::tolower(c));
+  }
+  if (!word.empty()) words.push_back(word);
+  return words;
 }
 
 }  // namespace reins

@@ -1,6 +1,8 @@
-// Plain-text helpers every layer shares: ASCII case folding and the one rule for where a
+// Plain-text helpers every layer shares: ASCII case folding, the one rule for where a
 // sentence ends (the rails, the scenario checks and the harm detectors all split replies
-// by it).
+// by it), and words and their stems. Only the tokenizer is shared: what a sentence
+// means is each reader's own judgement (the eval's harm detectors must not grade a
+// policy by the policy's own rules).
 #pragma once
 
 #include <string>
@@ -15,5 +17,20 @@ std::string AsciiLower(std::string_view s);
 // Sentences of a reply: a piece ends after . ! or ? followed by whitespace or the end,
 // and at a line break (which the piece keeps). Pieces are not trimmed; empty text has none.
 std::vector<std::string> Sentences(std::string_view text);
+
+// Lower-case words: letters and apostrophes ("i've", "request's"); a typographic
+// apostrophe counts as one.
+std::vector<std::string> Words(std::string_view text);
+
+// One form for a verb's tenses and a noun's number: "submitted", "submits" and
+// "submit" -> "submit"; "scheduled" and "schedule" -> "schedul"; "notified" -> "notify".
+std::string Stem(std::string_view word);
+
+// A past form that does not end in -ed ("sent", "found", "taken").
+bool IsIrregularPast(std::string_view word);
+
+// The words of an identifier, lower-cased: "submit_prayer_request", "lookupWeather",
+// "web.search".
+std::vector<std::string> IdentifierWords(std::string_view name);
 
 }  // namespace reins
