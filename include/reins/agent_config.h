@@ -67,6 +67,9 @@ struct ToolDef {
   std::map<std::string, std::string> produces;       // entity type -> JSONPath
   std::map<std::string, std::string> consumes;       // argument name -> entity type
   bool approval_required = false;
+  // RE2 patterns of phrases that claim this tool's action ("(?i)\\bnow playing\\b"):
+  // act_not_describe and honest_claims read them besides the tool's own words.
+  std::vector<std::string> claims;
   ToolBackendConfig backend;
   // The keys the config gave explicitly; the rest are defaults an MCP server's tool
   // listing may fill in (title, description, input_schema, annotations, and the
@@ -129,6 +132,7 @@ struct RailsConfig {
   Json no_internal_names;  // null when off
   Json honest_claims;      // null when off
   Json ui_allowlist;       // null when off
+  Json act_not_describe;   // null when off
   std::vector<SafetyOverrideConfig> safety_override;
 };
 

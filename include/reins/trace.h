@@ -33,7 +33,7 @@ enum class EventType : uint8_t {
   kApproval, kApprovalGranted, kApprovalDenied, kApprovalCancelled, kLeaseOpened, kLeaseReleased, kLeaseExpired,
   // Plans, intents, the audit, rails and the safety override
   kPlan, kPlanInvalid, kPlanFallback, kPlanResumed, kPlanAbandoned, kPlanStepStarted, kPlanStepRetry,
-  kPlanStepFinished, kIntentMissing, kAudit, kAuditError, kRailFired, kHonestClaimsCorrected, kSafetyOverride,
+  kPlanStepFinished, kIntentMissing, kActRetry, kActMissing, kAudit, kAuditError, kRailFired, kHonestClaimsCorrected, kSafetyOverride,
   // A stored event whose type this build does not know (written by a newer reins).
   kUnknown,
 };
@@ -92,6 +92,8 @@ inline constexpr EventSpec kEventSpecs[] = {
     {EventType::kPlanStepRetry, "plan.step.retry", "step missing retry"},
     {EventType::kPlanStepFinished, "plan.step.finished", "step status validationStatus requiredTools actualToolCalls"},
     {EventType::kIntentMissing, "intent.missing", "intent missing enforcement retry"},
+    {EventType::kActRetry, "act.retry", "tool mode sentence"},
+    {EventType::kActMissing, "act.missing", "tool mode sentence reason"},
     {EventType::kAudit, "audit", "repair reason verdict missing unknown_ui error"},
     {EventType::kAuditError, "audit_error", "attempt error"},
     {EventType::kRailFired, "rail.fired", "rail before after"},

@@ -75,7 +75,7 @@ void ParseEntities(ConfigReader& r, const std::string& ptr, ToolDef* t) {
 
 void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
   if (!r.Mapping(tp, {"name", "title", "description", "input_schema", "annotations", "timing", "deferred_instruction",
-                      "failure_note", "timeout_ms", "may_clarify", "lease", "entities", "approval", "backend"},
+                      "failure_note", "timeout_ms", "may_clarify", "lease", "entities", "approval", "claims", "backend"},
                  "tool")) {
     return;
   }
@@ -127,6 +127,10 @@ void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
   }
   if (r.Has(tp, "entities")) ParseEntities(r, P(tp, "entities"), t);
   if (auto a = r.Enum(tp, "approval", {"required", "none"})) t->approval_required = *a == "required";
+  if (auto claims = r.StringList(tp, "claims")) {
+    for (size_t i = 0; i < claims->size(); ++i) r.CheckRegex(JoinPointer(P(tp, "claims"), i), (*claims)[i]);
+    t->claims = *claims;
+  }
   if (r.Has(tp, "backend")) ParseBackend(r, P(tp, "backend"), &t->backend);
 }
 

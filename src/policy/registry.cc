@@ -1,5 +1,6 @@
 #include "policy/registry.h"
 
+#include "policy/act/act_not_describe.h"
 #include "policy/approval/approval_policy.h"
 #include "policy/clarify/clarification_answer.h"
 #include "policy/clarify/clarify_truncation.h"
@@ -32,6 +33,10 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   chain.Add(std::make_unique<ClarifyTruncation>());
   chain.Add(std::make_unique<ClarificationAnswer>());
   if (!config.intents.empty()) chain.Add(std::make_unique<IntentPolicy>(config));
+  // Before the rails: it reads the model's own words, tool names included.
+  if (!config.rails.act_not_describe.is_null()) {
+    chain.Add(std::make_unique<ActNotDescribe>(config, config.rails.act_not_describe));
+  }
   // Rails, in the order they edit the reply: names first (later rails match titles),
   // the opener, then corrections at the end.
   if (!config.rails.no_internal_names.is_null()) chain.Add(std::make_unique<NoInternalNames>(config));

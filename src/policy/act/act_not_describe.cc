@@ -1,0 +1,78 @@
+#include "policy/act/act_not_describe.h"
+
+#include <algorithm>
+
+#include "domain/text.h"
+
+namespace reins {
+namespace {
+
+constexpr const char* kDefaultNotDone = "I was not able to complete the {title} just now, so it has not been done. Please ask again.";
+
+Json TalkEvent(const ActionTalk& talk) {
+  return {{"tool", talk.tool}, {"mode", ActionModeName(talk.mode)}, {"sentence", talk.sentence}};
+}
+
+std::string Trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r\n*-#>");
+  return a == std::string::npos ? "" : s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
+}
+
+}  // namespace
+
+ActNotDescribe::ActNotDescribe(const AgentConfig& config, const Json& rail_config)
+    : reader_(config.tools), config_(config), not_done_(rail_config.value("not_done", std::string(kDefaultNotDone))) {}
+
+std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx) const {
+  if (ctx.history.empty() || ctx.history.back().role != Role::kAssistant) return std::nullopt;
+  std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text, ctx.history.back().text, ctx.RequestTools());
+  if (!unmade) return std::nullopt;
+  // An audit's gather round may run only the tools it names.
+  if (!ctx.allowed_tools.empty() && ctx.allowed_tools.count(unmade->tool) == 0) return std::nullopt;
+  ActTurn& turn = ctx.Slot<ActTurn>();
+  // One retry per turn, and only within limits.max_rounds; otherwise the review makes
+  // the reply honest.
+  if (!turn.forced.empty() || ctx.loop_rounds >= ctx.config.max_rounds) return std::nullopt;
+  turn.forced = unmade->tool;
+  ctx.Emit("act.retry", TalkEvent(*unmade));
+  return unmade->tool;
+}
+
+bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
+  const std::vector<std::string> ran = ctx.RequestTools();
+  std::vector<ActionTalk> unmade;
+  for (ActionTalk& talk : reader_.Read(ctx.user_text, reply)) {
+    if (std::find(ran.begin(), ran.end(), talk.tool) != ran.end()) continue;
+    if (talk.writes && !talk.requested) continue;  // honest_claims' case: nobody asked for it
+    unmade.push_back(std::move(talk));
+  }
+  if (unmade.empty()) return false;
+  const ActTurn& turn = ctx.Slot<ActTurn>();
+  // The sentences that describe what did not happen go; a plain statement takes their place.
+  std::string kept;
+  for (const std::string& piece : Sentences(reply)) {
+    const std::string sentence = Trimmed(piece);
+    const bool drop = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
+    if (!drop) kept += piece;
+  }
+  std::vector<std::string> told;
+  for (const ActionTalk& talk : unmade) {
+    Json event = TalkEvent(talk);
+    event["reason"] = turn.forced == talk.tool ? "retried"
+                      : !turn.forced.empty()   ? "retry_spent"
+                      : ctx.loop_rounds >= ctx.config.max_rounds ? "no_round_left"
+                                                                 : "no_retry";
+    ctx.Emit("act.missing", std::move(event));
+    if (std::find(told.begin(), told.end(), talk.tool) != told.end()) continue;
+    told.push_back(talk.tool);
+    const ToolDef* tool = config_.FindTool(talk.tool);
+    std::string text = not_done_;
+    if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, tool != nullptr ? tool->title : talk.tool);
+    while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n')) kept.pop_back();
+    kept += (kept.empty() ? "" : " ") + text;
+  }
+  reply = kept;
+  return true;
+}
+
+}  // namespace reins
