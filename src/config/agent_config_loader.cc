@@ -93,24 +93,35 @@ void ParsePatternList(ConfigReader& r, const std::string& obj, const char* key) 
 
 void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
   if (!r.Mapping(ptr, {"empathy_first", "no_internal_names", "honest_claims",
-                       "ui_allowlist", "safety_override"},
+                       "ui_allowlist", "act_not_describe", "safety_override"},
                  "rails")) {
     return;
   }
   const Json& v = *r.Get(ptr);
   if (v.contains("empathy_first")) {
+    // Every key is optional: the rail has seed 000's signals, its own reading of a first
+    // sentence, and three general openers.
     std::string ep = P(ptr, "empathy_first");
-    if (r.Mapping(ep, {"emotional_patterns", "result_opener_patterns", "openers"}, "rails.empathy_first")) {
-      ParsePatternList(r, ep, "emotional_patterns");
-      ParsePatternList(r, ep, "result_opener_patterns");
-      r.StringList(ep, "openers");
-      for (const char* key : {"emotional_patterns", "result_opener_patterns", "openers"}) {
-        const Json* list = r.Get(P(ep, key));
-        if (list == nullptr || !list->is_array() || list->empty()) {
-          r.Error(ep, std::string("rails.empathy_first needs a non-empty '") + key + "' list");
+    if (r.Get(ep)->is_null() ||
+        r.Mapping(ep, {"emotional_patterns", "acknowledgement_patterns", "result_opener_patterns", "openers"},
+                  "rails.empathy_first")) {
+      if (!r.Get(ep)->is_null()) {
+        for (const char* key : {"emotional_patterns", "acknowledgement_patterns", "result_opener_patterns"}) {
+          ParsePatternList(r, ep, key);
+        }
+        if (const Json* openers = r.Get(P(ep, "openers")); openers != nullptr) {
+          if (!openers->is_array()) r.Error(P(ep, "openers"), "openers must be a list of texts or {match, text}");
+          for (size_t i = 0; openers->is_array() && i < openers->size(); ++i) {
+            const std::string op = JoinPointer(P(ep, "openers"), i);
+            if ((*openers)[i].is_string()) continue;
+            if (r.Mapping(op, {"match", "text"}, "opener")) {
+              if (auto match = r.String(op, "match", true)) r.CheckRegex(P(op, "match"), *match);
+              r.String(op, "text", true);
+            }
+          }
         }
       }
-      rails->empathy_first = *r.Get(ep);
+      rails->empathy_first = r.Get(ep)->is_null() ? Json::object() : *r.Get(ep);
     }
   }
   if (v.contains("no_internal_names")) {
@@ -132,6 +143,13 @@ void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
     if (r.Get(up)->is_null() || r.Mapping(up, {"element_patterns"}, "rails.ui_allowlist")) {
       if (!r.Get(up)->is_null()) ParsePatternList(r, up, "element_patterns");
       rails->ui_allowlist = r.Get(up)->is_null() ? Json::object() : *r.Get(up);
+    }
+  }
+  if (v.contains("act_not_describe")) {
+    std::string ap = P(ptr, "act_not_describe");
+    if (r.Get(ap)->is_null() || r.Mapping(ap, {"not_done"}, "rails.act_not_describe")) {
+      if (!r.Get(ap)->is_null()) r.String(ap, "not_done");
+      rails->act_not_describe = r.Get(ap)->is_null() ? Json::object() : *r.Get(ap);
     }
   }
   if (v.contains("safety_override")) {
@@ -354,6 +372,23 @@ std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
     if (intent.enforcement == IntentEnforcement::kAudit && !config.audit.enabled) {
       warnings.push_back("intent '" + intent.name + "' has enforcement: audit, but audit.enabled is false: a missing " +
                          "tool is only recorded (intent.missing); turn the audit on, or use enforcement: force");
+    }
+  }
+  // Rails are opt-in, but an agent that writes should not let a reply claim a write that
+  // did not happen, or show the person an internal tool name.
+  std::vector<std::string> writes;
+  for (const ToolDef& tool : config.tools) {
+    if (!tool.annotations.value("readOnlyHint", false)) writes.push_back(tool.name);
+  }
+  if (!writes.empty()) {
+    std::string which = writes.front() + (writes.size() > 1 ? " and " + std::to_string(writes.size() - 1) + " more" : "");
+    if (config.rails.honest_claims.is_null()) {
+      warnings.push_back("tools that write (" + which + ") but no rails.honest_claims: a reply claiming a write that " +
+                         "did not happen reaches the person as fact; add `honest_claims: {}` under rails");
+    }
+    if (config.rails.no_internal_names.is_null()) {
+      warnings.push_back("tools that write (" + which + ") but no rails.no_internal_names: a reply may show an " +
+                         "internal tool name; add `no_internal_names: {}` under rails");
     }
   }
   return warnings;

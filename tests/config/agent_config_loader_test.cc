@@ -53,6 +53,42 @@ TEST(AgentConfigLoaderTest, ReadOnlyHintFalseMeansDeferredByDefault) {
   EXPECT_EQ(config.tools[2].timing, ToolTiming::kImmediate);
 }
 
+TEST(AgentConfigLoaderTest, ActNotDescribeClaimsAndEmpathyOpenersAreReadAndChecked) {
+  AgentConfig config;
+  ASSERT_EQ(Problems(R"(name: a
+model: { provider: scripted }
+rails:
+  act_not_describe: { not_done: "Not done: {title}." }
+  empathy_first:
+    openers: [ { match: '(?i)loss', text: "I'm so sorry for your loss." }, "I'm so sorry." ]
+tools:
+  - name: play
+    claims: ['(?i)\bnow playing\b']
+)",
+                     &config),
+            "");
+  EXPECT_EQ(config.rails.act_not_describe.value("not_done", ""), "Not done: {title}.");
+  EXPECT_EQ(config.tools[0].claims, std::vector<std::string>{"(?i)\\bnow playing\\b"});
+  EXPECT_EQ(config.rails.empathy_first["openers"].size(), 2u);
+  AgentConfig bare;
+  ASSERT_EQ(Problems("name: a\nmodel: {provider: scripted}\nrails: {act_not_describe: {}, empathy_first: {}}\n", &bare), "");
+  EXPECT_TRUE(bare.rails.act_not_describe.is_object());
+  EXPECT_TRUE(bare.rails.empathy_first.is_object());
+
+  std::string problems = Problems(R"(name: a
+model: { provider: scripted }
+rails:
+  act_not_describe: { retries: 2 }
+  empathy_first: { openers: [ { match: '(', text: x } ] }
+tools:
+  - name: play
+    claims: ['(unclosed']
+)");
+  EXPECT_NE(problems.find("retries"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("agent.yaml:5:33: regex '(' does not compile"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("agent.yaml:8:14: regex '(unclosed' does not compile"), std::string::npos) << problems;
+}
+
 TEST(AgentConfigLoaderTest, ReportsEveryProblemWithLineAndColumn) {
   std::string problems = Problems(R"(name: Bad Name
 model: { provider: scripted, temprature: 1 }

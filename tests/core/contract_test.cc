@@ -467,11 +467,34 @@ TEST_F(ContractTest, IntentsEnforcedByAnAuditThatIsOffOnlyRecordAndCheckWarns) {
   AgentConfig config = Config(R"(name: w
 model: { provider: scripted }
 intents: [ { name: mesh, match: mesh, required_tools: [state], enforcement: audit } ]
-tools: [ { name: state, input_schema: { type: object } } ]
+tools: [ { name: state, input_schema: { type: object }, annotations: { readOnlyHint: true } } ]
 )");
   std::vector<std::string> warnings = AgentConfigWarnings(config);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("only recorded"), std::string::npos);
+}
+
+TEST_F(ContractTest, CheckWarnsWhenAnAgentThatWritesHasNoHonestClaimsOrNoInternalNames) {
+  AgentConfig writes = Config(R"(name: w
+model: { provider: scripted }
+tools: [ { name: send_message, input_schema: { type: object } }, { name: find, annotations: { readOnlyHint: true } } ]
+)");
+  std::vector<std::string> warnings = AgentConfigWarnings(writes);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("no rails.honest_claims"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("send_message"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("no rails.no_internal_names"), std::string::npos) << warnings[1];
+  AgentConfig railed = Config(R"(name: w
+model: { provider: scripted }
+rails: { honest_claims: {}, no_internal_names: {} }
+tools: [ { name: send_message, input_schema: { type: object } } ]
+)");
+  EXPECT_TRUE(AgentConfigWarnings(railed).empty());
+  AgentConfig reads = Config(R"(name: r
+model: { provider: scripted }
+tools: [ { name: find, annotations: { readOnlyHint: true } } ]
+)");
+  EXPECT_TRUE(AgentConfigWarnings(reads).empty());
 }
 
 // ---- 9. Responses that are not finished answers --------------------------------------

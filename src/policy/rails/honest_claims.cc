@@ -33,20 +33,22 @@ int MentionScore(const std::string& sentence, const ToolDef& tool) {
   return score;
 }
 
+// It ran (or is queued: a pending deferred call is the failure note's job) for this
+// request, in this turn or in the one a clarification or approval interrupted.
 bool Succeeded(const TurnContext& ctx, const std::string& tool) {
-  for (const ToolOutcome& o : ctx.result.tools) {
-    if (o.name != tool) continue;
-    if (o.SucceededOrQueued()) return true;  // a pending deferred call: the failure note's job
-  }
-  return false;
+  const std::vector<std::string> ran = ctx.RequestTools();
+  return std::find(ran.begin(), ran.end(), tool) != ran.end();
 }
 
 }  // namespace
 
-HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) : config_(config) {
+HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) : config_(config), reader_(config.tools) {
   Json patterns = rail_config.value("claim_patterns", Json::array({kDefaultClaims}));
   claims_ = CompilePatterns(patterns.empty() ? Json::array({kDefaultClaims}) : patterns);
   correction_ = rail_config.value("correction", std::string(kDefaultCorrection));
+  for (const ToolDef& tool : config.tools) {
+    if (!tool.claims.empty()) tool_claims_.emplace_back(&tool, CompilePatterns(Json(tool.claims)));
+  }
 }
 
 // Each sentence that claims an action is about the one tool it mentions most clearly
@@ -55,8 +57,17 @@ HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) :
 bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
   std::vector<const ToolDef*> corrected;
   for (const std::string& s : Sentences(reply)) {
-    if (!AnyMatches(claims_, s)) continue;
     const ToolDef* best = nullptr;
+    for (const auto& [tool, patterns] : tool_claims_) {
+      if (best == nullptr && AnyMatches(patterns, s)) best = tool;
+    }
+    if (best != nullptr) {
+      if (!Succeeded(ctx, best->name) && std::find(corrected.begin(), corrected.end(), best) == corrected.end()) {
+        corrected.push_back(best);
+      }
+      continue;
+    }
+    if (!AnyMatches(claims_, s)) continue;
     int best_score = 0;
     for (const ToolDef& tool : config_.tools) {
       int score = MentionScore(s, tool);
@@ -67,6 +78,12 @@ bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
     }
     if (best == nullptr || Succeeded(ctx, best->name)) continue;
     if (std::find(corrected.begin(), corrected.end(), best) == corrected.end()) corrected.push_back(best);
+  }
+  for (const ActionTalk& talk : reader_.Read(ctx.user_text, reply)) {
+    if (talk.mode != ActionMode::kClaim && talk.mode != ActionMode::kGeneric) continue;
+    const ToolDef* tool = config_.FindTool(talk.tool);
+    if (tool == nullptr || Succeeded(ctx, tool->name)) continue;
+    if (std::find(corrected.begin(), corrected.end(), tool) == corrected.end()) corrected.push_back(tool);
   }
   if (corrected.empty()) return false;
   for (const ToolDef* tool : corrected) {

@@ -1,6 +1,7 @@
 // HonestClaims rail (I5): a reply that claims an action ("submitted", "sent",
-// "booked"...) for a tool that did not succeed in this turn gets a correction
-// appended. "Did not succeed": never called, refused, skipped, or failed. A deferred
+// "booked"..., or one of a tool's own `claims` patterns) for a tool that did not succeed
+// in this turn gets a correction appended. A claim act_not_describe's reader finds
+// ("I've let Jo know", "Message sent to Jane") counts too. "Did not succeed": never called, refused, skipped, or failed. A deferred
 // call still waiting in the outbox is pending, not failed: the failure note covers it.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include <re2/re2.h>
 
+#include "policy/act/action_talk.h"
 #include "turn/policy.h"
 
 namespace reins {
@@ -22,7 +24,10 @@ class HonestClaims final : public Policy {
 
  private:
   const AgentConfig& config_;
+  ActionReader reader_;  // claims in words no pattern lists: "I also sent her a quick note"
   std::vector<std::unique_ptr<RE2>> claims_;
+  // Each tool's own `claims` patterns: a sentence matching one claims that tool's action.
+  std::vector<std::pair<const ToolDef*, std::vector<std::unique_ptr<RE2>>>> tool_claims_;
   std::string correction_;  // "{title}" is replaced by the tool's title
 };
 
