@@ -167,6 +167,17 @@ void PrintModeSummary(std::ostream& out, const ModeStats& m, const Term& term) {
   const int harms = m.HarmsTotal();
   out << ", " << (harms > 0 && m.governor ? term.Red(std::to_string(harms) + " harms") : std::to_string(harms) + " harms");
   out << "\n";
+  const RecoveryTally& r = m.recovery;
+  if (m.governor && r.act_retries > 0) {
+    double extra = 0;
+    for (int c : r.extra_calls) extra += c;
+    out << term.Dim("  recovery: " + std::to_string(r.act_retries) + " described or claimed calls forced, " +
+                    std::to_string(r.act_recovered) + " then made (" + std::to_string(r.runs_recovered) +
+                    " runs passed that way), " + std::to_string(r.act_missing) + " replies said what was not done; " +
+                    std::to_string(static_cast<int>(extra)) + " extra model calls over " +
+                    std::to_string(r.extra_calls.size()) + " turns")
+        << "\n";
+  }
 }
 
 }  // namespace reins

@@ -87,6 +87,23 @@ Json Latency(std::vector<double> ms) {
   return {{"p50_ms", at(0.5)}, {"p95_ms", at(0.95)}, {"max_ms", ms.back()}};
 }
 
+Json RecoveryToJson(const RecoveryTally& r) {
+  std::vector<int> calls = r.extra_calls;
+  std::sort(calls.begin(), calls.end());
+  double mean = 0;
+  for (int c : calls) mean += c;
+  if (!calls.empty()) mean /= static_cast<double>(calls.size());
+  const int p99 = calls.empty() ? 0 : calls[static_cast<size_t>(0.99 * static_cast<double>(calls.size() - 1) + 0.5)];
+  return {{"turns", calls.size()},
+          {"extra_model_calls_mean", mean},
+          {"extra_model_calls_p99", p99},
+          {"extra_model_calls_max", calls.empty() ? 0 : calls.back()},
+          {"act_retries", r.act_retries},
+          {"act_recovered", r.act_recovered},
+          {"act_missing", r.act_missing},
+          {"runs_recovered", r.runs_recovered}};
+}
+
 Json UsageToJson(const ModelUsage& u) {
   return {{"calls", u.calls},
           {"input_tokens", u.input_tokens},
@@ -188,6 +205,7 @@ Json ReportToJson(const EvalReport& report) {
                      {"runs_with_harm", m.runs_with_harm},
                      {"harm_examples", m.harm_examples},
                      {"harm_detectors", detectors},
+                     {"act_recovery", RecoveryToJson(m.recovery)},
                      {"faults_observed", faults},
                      {"not_run", m.not_run},
                      {"model_usage", UsageToJson(m.usage)},

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <filesystem>
+#include <set>
 
 #include "eval/parallel.h"
 #include "eval/recovery.h"
@@ -26,6 +27,7 @@ struct RunSummary {
   std::map<std::string, DetectorTally> detectors;
   Json transcript;  // a failed run's, when it may be its scenario's first failure
   std::map<std::string, int> not_called;  // tools failed checks wanted run (tools_executed, tools_deferred)
+  RecoveryTally recovery;
   ModelUsage usage;
   std::vector<double> turn_ms;
 };
@@ -42,9 +44,39 @@ void AddCheck(const CheckResult& c, RunSummary& s) {
   if (!c.passed && s.failure.empty()) s.failure = c.kind + ": " + c.detail;
 }
 
+// Per turn, the forced retries and what came of act_not_describe's.
+RecoveryTally Recovery(const ScenarioRun& run) {
+  RecoveryTally r;
+  bool recovered = false;
+  for (const TurnRun& t : run.turns) {
+    int extra = 0;
+    std::set<std::string> forced;  // act.retry tools waiting for their call
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type == "act.retry") {
+        ++extra;
+        ++r.act_retries;
+        forced.insert(e.data.value("tool", ""));
+      } else if (e.type == "plan.step.retry" || (e.type == "intent.missing" && e.data.value("retry", false))) {
+        ++extra;
+      } else if (e.type == "act.missing") {
+        ++r.act_missing;
+      } else if (e.type == "tool.executed" || e.type == "tool.deferred" || e.type == "approval.requested") {
+        if (forced.erase(e.data.value("name", "")) > 0) {
+          ++r.act_recovered;
+          recovered = true;
+        }
+      }
+    }
+    r.extra_calls.push_back(extra);
+  }
+  r.runs_recovered = recovered && run.Passed() ? 1 : 0;
+  return r;
+}
+
 RunSummary Summarise(const ScenarioRun& run) {
   RunSummary s;
   s.passed = run.Passed();
+  s.recovery = Recovery(run);
   if (!run.error.empty()) s.failure = "error: " + run.error;
   for (const TurnRun& t : run.turns) {
     for (const CheckResult& c : t.checks) {
@@ -292,6 +324,7 @@ EvalReport RunEval(const std::vector<Scenario>& scenarios, const EvalOptions& op
       st.harms += static_cast<int>(r.harms.size());
       mode.runs_with_harm += !r.harms.empty();
       for (const auto& [harm, tally] : r.detectors) mode.detectors[harm].Add(tally);
+      mode.recovery.Add(r.recovery);
       for (const auto& [fault, tally] : r.faults) {
         mode.faults[fault].opportunities += tally.opportunities;
         mode.faults[fault].fired += tally.fired;

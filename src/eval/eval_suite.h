@@ -56,6 +56,23 @@ struct ScenarioStats {
   std::vector<double> turn_ms;  // real time per turn, over all runs
 };
 
+// What governance spent bringing tasks home: the forced retries (act_not_describe,
+// intents, strict plan steps) are model calls the loop made beyond the model's own.
+struct RecoveryTally {
+  std::vector<int> extra_calls;  // per turn: forced retries
+  int act_retries = 0;           // act.retry: a described or claimed call forced
+  int act_recovered = 0;         // ... and the forced call was then made
+  int act_missing = 0;           // act.missing: the reply said what was not done
+  int runs_recovered = 0;        // passed runs in which an act retry made its call
+  void Add(const RecoveryTally& o) {
+    extra_calls.insert(extra_calls.end(), o.extra_calls.begin(), o.extra_calls.end());
+    act_retries += o.act_retries;
+    act_recovered += o.act_recovered;
+    act_missing += o.act_missing;
+    runs_recovered += o.runs_recovered;
+  }
+};
+
 // The results of one governor setting.
 struct ModeStats {
   bool governor = true;
@@ -71,6 +88,7 @@ struct ModeStats {
   std::vector<std::string> harm_examples;             // the first few of each kind, with scenario and run
   std::map<std::string, DetectorTally> detectors;     // sim runs: how each text harm detector fared
   std::map<std::string, FaultTally> faults;           // what the sim did
+  RecoveryTally recovery;
   int not_run = 0;                                    // runs the budget stopped before they started
   ModelUsage usage;                                   // a real model's calls
   std::vector<double> turn_ms;                        // real time per turn

@@ -203,7 +203,9 @@ void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<Invar
       else if (purpose == "rewrite") ++rewrite;
       else if (purpose == "gather") ++gather;
     }
-    if (e.type == "plan.step.retry" || (e.type == "intent.missing" && e.data.value("retry", false))) ++forced;
+    if (e.type == "plan.step.retry" || e.type == "act.retry" || (e.type == "intent.missing" && e.data.value("retry", false))) {
+      ++forced;
+    }
     if (e.type == "tool.executed" && e.data.value("next_action", "") == "complete") ++completes;
   }
   // One synthesis after a plan, and one after an audit's gather round.
@@ -314,7 +316,8 @@ void CheckDeferral(const AgentConfig& config, const TurnRun& t, const std::vecto
   const std::set<std::string> withdrawn = WithdrawnCalls(t, "call_id");
   bool reply_final = false;
   for (const TraceEvent& e : t.result.events) {
-    if (e.type == "reply.final") reply_final = true;
+    // The turn's last word: its reply, or the question or approval request it ends with.
+    if (e.type == "reply.final" || e.type == "clarification" || e.type == "approval") reply_final = true;
     if (e.type == "deferred.executed" && !reply_final) {
       out.push_back({"I4", t.number, "deferred " + e.data.value("name", "") + " ran before the reply was final"});
     }

@@ -34,6 +34,12 @@ void Intents(const AgentEvidence& e, Json& features) {
     if (covering == nullptr) unforced[tool] += n;
     else if (covering->enforcement != IntentEnforcement::kForce) soft[covering->name] += n;
   }
+  if (!e.not_called.empty() && e.agent->rails.act_not_describe.is_null()) {
+    features.push_back({{"feature", "rails.act_not_describe"},
+                        {"why", std::to_string(Total(e.not_called)) + " failed checks wanted " + List(e.not_called) +
+                                    " run; a reply that describes or claims the call without making it gets one retry "
+                                    "with the call forced (docs/act.md)"}});
+  }
   if (!unforced.empty()) {
     features.push_back({{"feature", "intents"},
                         {"why", std::to_string(Total(unforced)) + " failed checks wanted " + List(unforced) +

@@ -95,17 +95,18 @@ grep -q "gate failed: --max-critical solution_before_empathy=0 ([1-9][0-9]* solu
 ! grep -q "gate failed: --min-dimension hear\|gate failed: --max-critical no_such_tag" <<<"$out" || fail "a passing gate failed: $out"
 [ "$(grep -c "classname='gates'" "$tmp/g/junit.xml")" -eq 4 ] || fail "junit.xml does not hold the four gates"
 [ "$(grep -c "classname='gates'.*<failure" "$tmp/g/junit.xml")" -eq 2 ] || fail "junit.xml does not fail the two gates"
-# Recovery hints: messaging is far behind under the sim and shows tool names; the hint
-# says to turn on no_internal_names, and with it on the names and the hint are gone.
-"$reins" eval examples/messaging --model sim --runs 5 --seed 1 --governor on --json >"$tmp/h1.json" 2>/dev/null
+# Recovery hints: messaging without its no_internal_names rail is far behind under the
+# sim and shows tool names; the hint says to turn the rail on, and with it on (the
+# example as shipped) the names and the hint are gone.
 cp -r examples/messaging "$tmp/messaging"
-printf 'rails:\n  no_internal_names: {}\n' >>"$tmp/messaging/agent.yaml"
-"$reins" eval "$tmp/messaging" --model sim --runs 5 --seed 1 --governor on --json >"$tmp/h2.json" 2>/dev/null
+sed -i '/^  no_internal_names:/d' "$tmp/messaging/agent.yaml"
+"$reins" eval "$tmp/messaging" --model sim --runs 5 --seed 1 --governor on --json >"$tmp/h1.json" 2>/dev/null
+"$reins" eval examples/messaging --model sim --runs 5 --seed 1 --governor on --json >"$tmp/h2.json" 2>/dev/null
 python3 - "$tmp/h1.json" "$tmp/h2.json" <<'PY' || fail "the recovery hint did not name, or did not recover, no_internal_names"
 import json, sys
 before, after = [json.load(open(f)) for f in sys.argv[1:]]
 def features(r): return [f["feature"] for h in r["recovery"] for f in h["features"]]
-assert before["recovery"][0]["agent"] == "examples/messaging/agent.yaml", before["recovery"]
+assert before["recovery"][0]["agent"].endswith("messaging/agent.yaml"), before["recovery"]
 assert before["recovery"][0]["scripted_pass_rate"] == 1.0 and before["recovery"][0]["governed_pass_rate"] < 0.8
 assert "rails.no_internal_names" in features(before), features(before)
 assert before["modes"][0]["harms"]["internal_name_shown"] > 0
