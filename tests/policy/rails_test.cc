@@ -61,6 +61,37 @@ TEST_F(RailsTest, EmpathyFirstPrependsAnOpenerOnlyWhenBothPatternsMatch) {
   EXPECT_FALSE(rail.ReviewReply(ctx_, informational));
 }
 
+// Seed 000's HEAR cases: the first sentence is judged by what it does, whatever words
+// the configured patterns list; openers can be chosen by what the person said.
+TEST_F(RailsTest, EmpathyFirstJudgesTheFirstSentenceByWhatItDoes) {
+  EmpathyFirst rail(Json::parse(R"J({"openers": [{"match": "(?i)passed away|died", "text": "I'm so sorry for your loss."},
+                                                 "I'm so sorry you're going through this."]})J"));
+  ctx_.user_text = "My husband passed away last week. Could someone pray for our family?";
+  for (const char* reports : {"I've asked the pastoral team to visit you this week.",
+                              "Your prayer request has been submitted to the team.",
+                              "The prayer team will be praying for you.", "Let me add this to our prayer list.",
+                              "Here are three grief groups that meet nearby.", "Done! The team has your request.",
+                              "I was not able to complete the prayer request just now."}) {
+    std::string reply = reports;
+    ASSERT_TRUE(rail.ReviewReply(ctx_, reply)) << reports;
+    EXPECT_EQ(reply, std::string("I'm so sorry for your loss. ") + reports);
+  }
+  for (const char* acknowledges : {"I'm so sorry for your loss. I've asked the team to pray.",
+                                   "That sounds incredibly hard. Your request is in.",
+                                   "Thank you for telling me about Tom. The team will pray.",
+                                   "Losing him must be so painful. I've passed this on."}) {
+    std::string reply = acknowledges;
+    EXPECT_FALSE(rail.ReviewReply(ctx_, reply)) << acknowledges;
+  }
+  ctx_.user_text = "I'm scared about my surgery tomorrow";
+  std::string reply = "I've shared this with the care team.";
+  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
+  EXPECT_EQ(reply, "I'm so sorry you're going through this. I've shared this with the care team.");
+  ctx_.user_text = "What time is the Sunday service?";
+  std::string info = "Here are the service times: 9 and 11.";
+  EXPECT_FALSE(rail.ReviewReply(ctx_, info));  // nothing emotional: left alone
+}
+
 TEST_F(RailsTest, NoInternalNamesUsesTitlesForWholeNamesOnly) {
   NoInternalNames rail(config_);
   std::string reply = "I used `submit_prayer_request` and book_appointment; submit_prayer_requests is another word.";

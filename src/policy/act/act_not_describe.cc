@@ -24,6 +24,9 @@ ActNotDescribe::ActNotDescribe(const AgentConfig& config, const Json& rail_confi
     : reader_(config.tools), config_(config), not_done_(rail_config.value("not_done", std::string(kDefaultNotDone))) {}
 
 std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx) const {
+  // The loop of a chat turn only: a plan step has its own strict retry of the tools it
+  // needs (docs/plan.md), an audit's gather round its own bound.
+  if (ctx.purpose != Purpose::kChat) return std::nullopt;
   if (ctx.history.empty() || ctx.history.back().role != Role::kAssistant) return std::nullopt;
   std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text, ctx.history.back().text, ctx.RequestTools());
   if (!unmade) return std::nullopt;

@@ -30,6 +30,8 @@ constexpr const char* kReports[] = {
     R"((?i)^\W*(your|the)\s[\w\s-]{0,40}\b(is|are|was|were) (now |all )?(\w+ed|in|on its way|set|sent|done)\b)",
     // "Here are three groups", "Done!", "Great news", "Good news"
     R"((?i)^\W*(here is|here's|here are|done\b|all set|all done|great news|good news|success|confirmed|according to))",
+    // "I was not able to...", "I couldn't save...": a result too, if not the hoped-for one
+    R"((?i)^\W*(i|we)('m|'re|\s+was|\s+were|\s+am|\s+are)?\s+(not able|unable|could not|couldn't|can't|cannot)\b)",
     // Seed 000's third pattern: "The prayer team will...", "Someone from the church will..."
     R"((?i)^\W*(the prayer team|someone from|the church|pastor|staff|our team|the team)\b.{0,30}\b(will|has been|have been))",
 };
