@@ -87,6 +87,17 @@ TEST_F(ActPolicyTest, QuestionsOffersNegationsAndCallsThatRanAreNotUnmadeCalls) 
   EXPECT_EQ(Events("act.retry"), 0);
 }
 
+TEST_F(ActPolicyTest, AGenericClaimWhenNothingRanIsNeverDeliveredAsDone) {
+  Answered("Can you help me?", "I've taken care of that for you.");
+  EXPECT_EQ(policy_.RequiredToolMissing(ctx_), std::nullopt);  // no tool the request names
+  std::string reply = "Thanks for asking! I've taken care of that for you.";
+  ASSERT_TRUE(policy_.ReviewReply(ctx_, reply));
+  EXPECT_EQ(reply, "Thanks for asking! I was not able to complete the request just now, so it has not been done. Please ask again.");
+  Ran("lookup_contacts");
+  std::string after_a_lookup = "I've taken care of that for you.";
+  EXPECT_FALSE(policy_.ReviewReply(ctx_, after_a_lookup));  // something ran: which, the rails cannot tell
+}
+
 TEST_F(ActPolicyTest, NoRetryWhenTheLoopHasNoRoundLeft) {
   ctx_.loop_rounds = p_.config.max_rounds;
   Answered("Find John", "Let me look up John in your contacts.");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "domain/text.h"
+#include "policy/act/speech.h"
 
 namespace reins {
 namespace {
@@ -49,6 +50,17 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
     if (talk.writes && !talk.requested) continue;  // honest_claims' case: nobody asked for it
     unmade.push_back(std::move(talk));
   }
+  // "I've taken care of that for you." when nothing at all ran for the request: a claim
+  // whose tool the request does not tell, false whichever it is.
+  if (ran.empty()) {
+    for (const std::string& piece : Sentences(reply)) {
+      const std::string sentence = Trimmed(piece);
+      const bool known = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
+      if (!known && !sentence.empty() && speech::IsGeneric(speech::WithoutPleasantries(Words(sentence)))) {
+        unmade.push_back(ActionTalk{"", ActionMode::kGeneric, sentence, false, false});
+      }
+    }
+  }
   if (unmade.empty()) return false;
   const ActTurn& turn = ctx.Slot<ActTurn>();
   // The sentences that describe what did not happen go; a plain statement takes their place.
@@ -69,8 +81,9 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
     if (std::find(told.begin(), told.end(), talk.tool) != told.end()) continue;
     told.push_back(talk.tool);
     const ToolDef* tool = config_.FindTool(talk.tool);
+    const std::string title = tool != nullptr ? tool->title : talk.tool.empty() ? "request" : talk.tool;
     std::string text = not_done_;
-    if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, tool != nullptr ? tool->title : talk.tool);
+    if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, title);
     while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n')) kept.pop_back();
     kept += (kept.empty() ? "" : " ") + text;
   }

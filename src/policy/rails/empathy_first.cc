@@ -22,7 +22,7 @@ constexpr const char* kAcknowledgement =
 // A sentence that reports what was done, will be done, or was found.
 constexpr const char* kReports[] = {
     // "I've asked...", "We have submitted...", "I just booked...", "I went ahead and..."
-    R"((?i)^\W*(so |okay,? |ok,? |great,? |alright,? )?(i've|i have|we've|we have|i just|we just|i went ahead|i also|i)\s+(\w+ ){0,2}?(\w+ed|sent|made|found|told|put|set|got|gave|passed|shared)\b)",
+    R"((?i)^\W*(so |okay,? |ok,? |great,? |alright,? )?(i've|i have|we've|we have|i just|we just|i went ahead|i also|i)\s+(\w+ ){0,2}?(\w+ed|sent|made|found|told|put|set|got|gave|passed|shared|taken|done)\b)",
     // "I'll let the team know...", "Let me add...", "I'm going to..."
     R"((?i)^\W*(so |okay,? |ok,? |great,? |alright,? )?(i'll|i will|we'll|we will|let me|i'm going to|i am going to|i'm now|i'm passing|i'm adding|i'm sending))",
     // "Your prayer request has been submitted", "The pastoral team has been notified"
