@@ -14,11 +14,6 @@ Json TalkEvent(const ActionTalk& talk) {
   return {{"tool", talk.tool}, {"mode", ActionModeName(talk.mode)}, {"sentence", talk.sentence}};
 }
 
-std::string Trimmed(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r\n*-#>");
-  return a == std::string::npos ? "" : s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
-}
-
 }  // namespace
 
 ActNotDescribe::ActNotDescribe(const AgentConfig& config, const Json& rail_config)
@@ -26,13 +21,11 @@ ActNotDescribe::ActNotDescribe(const AgentConfig& config, const Json& rail_confi
 
 std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx) const {
   // The loop of a chat turn only: a plan step has its own strict retry of the tools it
-  // needs (docs/plan.md), an audit's gather round its own bound.
+  // needs (docs/plan.md), an audit's gather round its own list of tools and bound.
   if (ctx.purpose != Purpose::kChat) return std::nullopt;
   if (ctx.history.empty() || ctx.history.back().role != Role::kAssistant) return std::nullopt;
   std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text, ctx.history.back().text, ctx.RequestTools());
   if (!unmade) return std::nullopt;
-  // An audit's gather round may run only the tools it names.
-  if (!ctx.allowed_tools.empty() && ctx.allowed_tools.count(unmade->tool) == 0) return std::nullopt;
   ActTurn& turn = ctx.Slot<ActTurn>();
   // One retry per turn, and only within limits.max_rounds; otherwise the review makes
   // the reply honest.
@@ -54,7 +47,7 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
   // whose tool the request does not tell, false whichever it is.
   if (ran.empty()) {
     for (const std::string& piece : Sentences(reply)) {
-      const std::string sentence = Trimmed(piece);
+      const std::string sentence = speech::Trim(piece);
       const bool known = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
       if (!known && !sentence.empty() && speech::IsGeneric(speech::WithoutPleasantries(Words(sentence)))) {
         unmade.push_back(ActionTalk{"", ActionMode::kGeneric, sentence, false, false});
@@ -66,7 +59,7 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
   // The sentences that describe what did not happen go; a plain statement takes their place.
   std::string kept;
   for (const std::string& piece : Sentences(reply)) {
-    const std::string sentence = Trimmed(piece);
+    const std::string sentence = speech::Trim(piece);
     const bool drop = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
     if (!drop) kept += piece;
   }
