@@ -383,12 +383,14 @@ std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
   if (!writes.empty()) {
     std::string which = writes.front() + (writes.size() > 1 ? " and " + std::to_string(writes.size() - 1) + " more" : "");
     if (config.rails.honest_claims.is_null()) {
-      warnings.push_back("tools that write (" + which + ") but no rails.honest_claims: a reply claiming a write that " +
-                         "did not happen reaches the person as fact; add `honest_claims: {}` under rails");
+      warnings.push_back("tools that may write (" + which + ": not marked readOnlyHint: true) but no " +
+                         "rails.honest_claims: a reply claiming a write that did not happen reaches the person as " +
+                         "fact; add `honest_claims: {}` under rails");
     }
     if (config.rails.no_internal_names.is_null()) {
-      warnings.push_back("tools that write (" + which + ") but no rails.no_internal_names: a reply may show an " +
-                         "internal tool name; add `no_internal_names: {}` under rails");
+      warnings.push_back("tools that may write (" + which + ": not marked readOnlyHint: true) but no " +
+                         "rails.no_internal_names: a reply may show an internal tool name; add `no_internal_names: {}` " +
+                         "under rails");
     }
   }
   return warnings;
