@@ -224,7 +224,10 @@ TEST(ReplicaFailuresE2eTest, AStalledDatabaseDoesNotStopTheServerAnsweringWhatDo
     Reply health = Call("GET", replica->base_url() + "/healthz");
     const auto took = std::chrono::steady_clock::now() - start;
     EXPECT_EQ(health.status, 200);
-    EXPECT_LT(took, std::chrono::milliseconds(200)) << "the server's thread waited for the database";
+    // The lock is held until after this loop, so a server thread that waited for the
+    // database would not answer at all; the bound only has to stay above a slow VM's
+    // scheduling noise (200 ms was exceeded by 10-40 ms on a loaded evening).
+    EXPECT_LT(took, std::chrono::milliseconds(1000)) << "the server's thread waited for the database";
   }
   EXPECT_EQ(stalled.status, 0) << "the turn should still be waiting: " << stalled.body.dump();
   PQclear(PQexec(locker, "COMMIT"));
