@@ -1,5 +1,6 @@
 #include "policy/rails/empathy_first.h"
 
+#include "policy/act/speech.h"  // Trim: a sentence without its bullets
 #include "policy/rails/rail_text.h"
 
 namespace reins {
@@ -44,8 +45,7 @@ constexpr const char* kDefaultOpeners[] = {
 
 std::string FirstSentence(const std::string& reply) {
   for (const std::string& piece : Sentences(reply)) {
-    const size_t a = piece.find_first_not_of(" \t\r\n*-#>");
-    if (a != std::string::npos) return piece.substr(a);
+    if (std::string sentence = speech::Trim(piece); !sentence.empty()) return sentence;
   }
   return "";
 }
