@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all deps configure build test demo verify test-asan bench bench-peers load fuzz clean
+.PHONY: all deps configure build test demo verify test-asan bench bench-peers bench-stream load fuzz clean
 
 all: build
 
@@ -60,6 +60,13 @@ load: deps
 	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
 	@cmake --build build-release -j $(JOBS) --target reins_load reins
 	@build-release/bench/reins_load 1000 10000
+
+# Governed streaming: the latency reins adds to each streamed sentence, at 1 and 1,000
+# concurrent streams (a mock model writing a token every 30 ms).
+bench-stream: deps
+	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
+	@cmake --build build-release -j $(JOBS) --target reins_stream_bench reins
+	@build-release/bench/reins_stream_bench 1 1000
 
 # Every fuzz target under libFuzzer (clang, ASan, UBSan) for FUZZ_SECONDS each; a table
 # of executions per second, corpus size and edge coverage (docs/security.md).

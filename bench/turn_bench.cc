@@ -74,6 +74,7 @@ class DiscardingStore final : public Store {
     return std::optional<StoredTurn>();
   }
   Result<bool> ClaimOutbox(const std::string&, int64_t) override { return true; }
+  Status StageOutbox(const std::vector<OutboxEntry>&) override { return {}; }
   Status RecordDeferredOutcome(const DeferredOutcome&) override { return {}; }
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override { return std::vector<OutboxEntry>{}; }
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string&) override { return std::vector<OutboxEntry>{}; }

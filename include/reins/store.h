@@ -42,7 +42,7 @@ struct OutboxEntry {
   std::string tool;
   Json args;
   DeferredMode mode = DeferredMode::kAwait;
-  std::string status;  // pending | running | done
+  std::string status;  // staged | pending | running | done
   int attempts = 0;
   Json result;  // envelope of the last attempt (null until one finished)
   std::string step_id;  // plan mode: the step it was queued for ("" otherwise)
@@ -92,6 +92,9 @@ struct TurnRecord {
   int64_t created_at_ms = 0;
   // Deferred calls (result.tools with status deferred) enter the outbox in this mode.
   DeferredMode deferred_mode = DeferredMode::kAwait;
+  // Its reply streamed: the deferred calls were staged (Store::StageOutbox) before the
+  // first delta left; the commit makes them pending and removes those it withdrew.
+  bool outbox_staged = false;
   // Shared stores: the claim the turn ran under; the commit is refused (Aborted) when
   // the session's claim is no longer this one. 0: no claim (one-process stores).
   int64_t claim_token = 0;
@@ -214,6 +217,13 @@ class Store {
   // Marks the entry done with its outcome, once: AlreadyExists (and nothing written)
   // when its outcome is recorded already, by a replica that took it over and ran it too.
   virtual Status RecordDeferredOutcome(const DeferredOutcome& outcome) = 0;
+  // A streamed reply's first byte may not leave before the writes its turn queued are
+  // durable (I12), and the turn is committed only after the reply: those calls are
+  // written ahead as `staged`. The turn's commit makes them pending (or removes the
+  // ones it withdrew); a staged entry whose turn never committed (a crash mid-stream)
+  // is an unfinished entry like any other, which recovery runs once its turn is
+  // surely gone. Written again (same key), an entry is left as it is.
+  virtual Status StageOutbox(const std::vector<OutboxEntry>& entries) = 0;
   // Entries not done, oldest first: what a restarted runtime must still run.
   virtual Result<std::vector<OutboxEntry>> UnfinishedOutbox() = 0;
   virtual Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) = 0;

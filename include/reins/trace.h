@@ -22,7 +22,7 @@ namespace reins {
 
 enum class EventType : uint8_t {
   // The turn
-  kTurnStarted, kTurnBlocked, kTurnCancelled, kTurnFailed, kTurnCompleted, kReplyFinal, kNotice,
+  kTurnStarted, kTurnBlocked, kTurnCancelled, kTurnFailed, kTurnCompleted, kReplyFinal, kReplyDelta, kNotice,
   // The model
   kModelCall, kModelResponse, kModelError, kModelRefusal, kModelCallsIgnored,
   // Tool calls
@@ -49,12 +49,14 @@ struct EventSpec {
 #define REINS_CALL_FIELDS "call_id name args response position "
 
 inline constexpr EventSpec kEventSpecs[] = {
-    {EventType::kTurnStarted, "turn.started", "turn_id speaker input"},
+    {EventType::kTurnStarted, "turn.started", "turn_id speaker input reply"},
     {EventType::kTurnBlocked, "turn.blocked", "reason stale"},
     {EventType::kTurnCancelled, "turn.cancelled", "speaker"},
     {EventType::kTurnFailed, "turn.failed", "error"},
     {EventType::kTurnCompleted, "turn.completed", "status phase"},
-    {EventType::kReplyFinal, "reply.final", "text"},
+    {EventType::kReplyFinal, "reply.final", "text streamed"},
+    // Reply text sent while the turn runs (a streamed reply); never in the stored trace.
+    {EventType::kReplyDelta, "reply.delta", "text"},
     {EventType::kNotice, "notice", "id text"},
     {EventType::kModelCall, "model.call", "purpose tool_choice model step repeat round"},
     {EventType::kModelResponse, "model.response", "response text tool_calls finish usage"},

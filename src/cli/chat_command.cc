@@ -80,7 +80,13 @@ void PrintHelp(const Term& term) {
       "  /quit        leave (Ctrl-D works too)\n");
 }
 
-void PrintResult(const TurnResult& r, const Term& term) {
+// `streamed`: how much of the reply was already printed as it was written.
+void PrintResult(const TurnResult& r, const Term& term, size_t streamed) {
+  if (streamed > 0) {
+    // The rest of a streamed reply (a correction, a failure note) ends its line.
+    if (streamed < r.reply.size()) std::cout << r.reply.substr(streamed);
+    std::cout << "\n";
+  }
   PrintToolEvents(std::cout, r.events, term);
   switch (r.status) {
     case TurnStatus::kFailed:
@@ -92,7 +98,7 @@ void PrintResult(const TurnResult& r, const Term& term) {
     default:
       break;
   }
-  if (!r.reply.empty()) std::cout << term.Bold(term.Cyan("agent> ")) << r.reply << "\n";
+  if (!r.reply.empty() && streamed == 0) std::cout << term.Bold(term.Cyan("agent> ")) << r.reply << "\n";
   if (r.clarification) {
     for (const ClarificationOption& o : r.clarification->clarification.options) {
       std::cout << "    " << term.Yellow("/select " + o.id) << "  " << o.title
@@ -194,6 +200,15 @@ int ChatCommand(const ChatFlags& flags) {
     std::optional<TurnInput> in = ParseLine(line, speaker, last ? &*last : nullptr, term, &quit);
     if (!in) continue;
     Result<TurnResult> result = FailedPrecondition("the turn did not finish");
+    // The reply prints sentence by sentence as the rails pass it (docs/streaming.md).
+    size_t streamed = 0;
+    in->on_event = [&](const TraceEvent& e) {
+      if (e.type != EventType::kReplyDelta) return;
+      const std::string text = e.data.value("text", "");
+      if (streamed == 0) std::cout << term.Bold(term.Cyan("agent> "));
+      std::cout << text << std::flush;
+      streamed += text.size();
+    };
     // An MCP server's tool list changed during the last turn: this one sees the new one.
     (*host)->AwaitCatalog();
     auto turn = [&]() -> Task<void> { result = co_await (*runtime)->RunTurn(*session, std::move(*in)); };
@@ -204,7 +219,7 @@ int ChatCommand(const ChatFlags& flags) {
       std::cout << term.Yellow("  " + result.status().message()) << "\n";
       continue;
     }
-    PrintResult(*result, term);
+    PrintResult(*result, term, streamed);
     last = std::move(*result);
   }
   std::cout << "\n" << term.Dim("session " + *session + " (reins trace --store " + store_url + " --session " + *session + ")") << "\n";

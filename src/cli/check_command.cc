@@ -4,6 +4,8 @@
 #include "cli/term.h"
 #include "config/agent_config_loader.h"
 #include "eval/scenario.h"
+#include "pipeline/turn_pipeline.h"
+#include "policy/registry.h"
 
 namespace reins {
 
@@ -26,6 +28,13 @@ int CheckCommand(const std::vector<std::string>& files) {
           mcp = ", " + std::to_string(a->mcp_servers.size()) + " MCP server(s), checked against their tool lists at start";
         }
         std::cout << term.Green("ok") << " " << file << "  agent " << a->name << ", " << a->tools.size() << " tools" << mcp
+                  << "\n";
+        // How a streamed reply (SSE, reins chat) reaches the person.
+        const std::string held_by = ReplyHeldBy(*a, BuildPolicyChain(*a));
+        std::cout << "   streaming: "
+                  << (held_by.empty() ? "sentence by sentence, each judged by the rails before it is sent"
+                                      : "the reply is held until it is whole: " + held_by +
+                                            " judges only a whole reply (docs/streaming.md)")
                   << "\n";
         for (const std::string& warning : AgentConfigWarnings(*a)) {
           std::cout << term.Yellow("warning") << " " << file << ": " << warning << "\n";

@@ -43,6 +43,16 @@ std::vector<std::string> Sentences(std::string_view text) {
   return out;
 }
 
+size_t CompleteSentencesEnd(std::string_view text) {
+  size_t end = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool stop = c == '.' || c == '!' || c == '?';
+    if (c == '\n' || (stop && i + 1 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 1])))) end = i + 1;
+  }
+  return end;
+}
+
 // Lower-case words: letters and apostrophes ("i've", "request's"); a typographic
 // apostrophe counts as one.
 std::vector<std::string> Words(std::string_view text) {

@@ -18,6 +18,11 @@ std::string AsciiLower(std::string_view s);
 // and at a line break (which the piece keeps). Pieces are not trimmed; empty text has none.
 std::vector<std::string> Sentences(std::string_view text);
 
+// Text that is still being written (a streamed reply): the length of its prefix made
+// of whole sentences by the rule above. A . ! or ? at the very end does not end one
+// yet ("3." may become "3.5"); a line break does.
+size_t CompleteSentencesEnd(std::string_view text);
+
 // Lower-case words: letters and apostrophes ("i've", "request's"); a typographic
 // apostrophe counts as one.
 std::vector<std::string> Words(std::string_view text);

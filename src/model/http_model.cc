@@ -13,6 +13,10 @@ namespace reins {
 struct HttpModel::Attempt {
   std::unique_ptr<StreamAssembler> assembler;
   bool emitted_text = false;  // once text reached the caller, a retry would repeat it
+  // A server that answers a streamed request with one JSON body (it does not stream):
+  // the body, read whole.
+  bool whole = false;
+  std::string body;
 };
 
 namespace {
@@ -56,6 +60,10 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
     });
     parser.emplace();
     on_chunk = [&](std::string_view bytes) -> Status {
+      if (attempt.whole) {
+        attempt.body.append(bytes);
+        return OkStatus();
+      }
       parser->Feed(bytes, [&](SseEvent&& event) {
         if (failed.ok()) failed = attempt.assembler->OnEvent(event);
       });
@@ -64,7 +72,12 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
   }
   if (tape_) co_return co_await tape_->Exchange(std::move(http), std::move(on_chunk), *client_);
   if (!on_chunk) co_return co_await client_->Send(std::move(http));
-  co_return co_await client_->Stream(std::move(http), on_chunk);
+  HeadersFn on_headers = [&attempt](const HttpResponse& head) {
+    attempt.whole = !head.Header("content-type").starts_with("text/event-stream");
+  };
+  Result<HttpResponse> streamed = co_await client_->Stream(std::move(http), on_chunk, on_headers);
+  if (streamed.ok() && attempt.whole) streamed->body = std::move(attempt.body);
+  co_return streamed;
 }
 
 Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {

@@ -144,24 +144,39 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest reque
   request.step_id = ctx.step_id;
   request.response_schema = std::move(schema);
   ModelProvider& model = request.purpose == Purpose::kAudit ? audit_model_ : model_;
-  Result<ModelResponse> response = co_await Exchange(ctx, model, request);
-  if (!response.ok()) co_return response;
+  // A streamed reply: the chat call's text goes out sentence by sentence as it is
+  // written, once the writes the turn queued so far are in the store (I12).
+  ReplyStream* stream = request.purpose == Purpose::kChat ? ctx.live_stream() : nullptr;
+  if (stream != nullptr) {
+    if (ctx.stage_writes) REINS_CO_RETURN_IF_ERROR(co_await ctx.stage_writes(ctx));
+    stream->BeginResponse(false);
+    request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
+  }
   auto unfinished = [](const ModelResponse& r) {
     return (r.finish == FinishReason::kLength && r.tool_calls.empty()) || r.finish == FinishReason::kPaused;
   };
+  Result<ModelResponse> response = co_await Exchange(ctx, model, request);
+  if (!response.ok()) co_return response;
+  if (stream != nullptr) stream->EndResponse(response->text, unfinished(*response));
   // Cut off by the token limit (the same request again) or paused (the conversation
-  // back with what it said so far, as Anthropic documents): once per turn (I9).
+  // back with what it said so far, as Anthropic documents): once per turn (I9). A
+  // streamed reply continues after its last sentence that was sent.
   if (unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
     const bool paused = response->finish == FinishReason::kPaused;
-    const std::string so_far = paused ? response->text : "";
-    if (paused) request.messages.push_back(Message::Assistant(so_far));
+    std::string so_far = paused ? response->text : "";
+    if (stream != nullptr) {
+      so_far = stream->said();
+      stream->BeginResponse(true);
+    }
+    if (!so_far.empty()) request.messages.push_back(Message::Assistant(so_far));
     Json call = CallEvent(request.purpose, request.tool_choice, model);
     call["repeat"] = FinishReasonName(response->finish);
     ctx.Emit("model.call", std::move(call));
     ++ctx.result.model_calls;
     response = co_await Exchange(ctx, model, request);
     if (!response.ok()) co_return response;
-    if (paused) response->text = so_far + response->text;
+    response->text = so_far + response->text;
+    if (stream != nullptr) stream->EndResponse(response->text, unfinished(*response));
   }
   if (unfinished(*response)) {
     co_return Aborted(response->finish == FinishReason::kPaused

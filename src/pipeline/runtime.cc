@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <unordered_map>
 
 #include <boost/asio/this_coro.hpp>
@@ -79,6 +80,37 @@ struct Runtime::Impl {
   std::shared_ptr<Catalog> Current() {
     std::lock_guard lock(mu);
     return catalog;
+  }
+
+  // Turns of this process whose streamed reply staged writes and that have not
+  // committed yet: recovery leaves their staged writes alone. Under mu.
+  std::set<std::string> staging_turns;
+
+  // The deferred calls a streamed turn queued since it last staged, into the store
+  // before its reply's next sentence leaves (I12).
+  struct Staged {
+    size_t through = 0;  // result.tools looked at so far
+    bool any = false;
+  };
+  Task<Status> StageWrites(TurnContext& ctx) {
+    Staged& staged = ctx.Slot<Staged>();
+    std::vector<OutboxEntry> entries;
+    for (; staged.through < ctx.result.tools.size(); ++staged.through) {
+      const ToolOutcome& t = ctx.result.tools[staged.through];
+      if (t.status != ToolOutcome::Status::kDeferred) continue;
+      entries.push_back({t.idempotency_key, ctx.session_id, ctx.turn_id, t.name, t.args, ctx.config.deferred.mode,
+                         "staged", 0, nullptr, t.step_id, parts.clock->NowMs()});
+    }
+    if (entries.empty()) co_return OkStatus();
+    if (!staged.any) {
+      std::lock_guard lock(mu);
+      staging_turns.insert(ctx.turn_id);
+    }
+    staged.any = true;
+    std::function<Status(Store&)> stage = [&entries](Store& store) { return store.StageOutbox(entries); };
+    Status written = co_await calls->Run(std::move(stage));
+    if (!written.ok()) written = Status(written.code(), "the writes this turn queued could not be stored before its reply: " + written.message());
+    co_return written;
   }
 
   std::shared_ptr<Catalog> Build(AgentConfig config) {
@@ -377,6 +409,14 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
       stream(e);
     };
   }
+  if (stream) {
+    // The reply streams as it is written; each sentence waits for the writes before it.
+    ctx.send_reply_text = [&stream, &ctx](std::string_view text) {
+      const TraceEvent delta{EventType::kReplyDelta, ctx.result.turn_number, ctx.clock.NowMs(), Json{{"text", text}}};
+      stream(delta);
+    };
+    ctx.stage_writes = [this](TurnContext& c) { return impl_->StageWrites(c); };
+  }
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
   if (session.may_have_notices || shared) {  // another replica may have recorded one
@@ -429,7 +469,15 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   record.deferred_mode = catalog->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
   record.claim_token = claim.token();
+  record.outbox_staged = ctx.Slot<Impl::Staged>().any;
   Status committed = co_await impl_->commits->Commit(record);
+  if (record.outbox_staged) {
+    // Committed, its staged writes are pending (or withdrawn); not committed, they are
+    // what a crash leaves: the person may have read that they were done, and recovery
+    // runs them (docs/streaming.md).
+    std::lock_guard lock(impl_->mu);
+    impl_->staging_turns.erase(record.result.turn_id);
+  }
   if (!committed.ok()) {
     roll_back();
     // Keep the store's code: a lease moved by another writer is a conflict, not a crash.
@@ -533,9 +581,22 @@ Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
   REINS_CO_ASSIGN_OR_RETURN(std::vector<OutboxEntry> entries, co_await calls.Run(std::move(unfinished)));
   std::shared_ptr<Impl::Catalog> catalog = impl_->Current();
   const int64_t now = impl_->parts.clock->NowMs();
+  // A staged write (a streamed reply's) is run only once its turn is surely gone: not
+  // running here, and on a shared store older than any turn's claim on its session.
+  const AgentConfig& config = catalog->config;
+  const int64_t turn_ms = config.turn_timeout_ms > 0 ? config.turn_timeout_ms : 600000;
+  const int64_t staged_lapse_ms = turn_ms + config.deferred.timeout_ms + 30000;
   int ran = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     if (quiet_ms > 0 && now - entries[i].updated_at_ms < quiet_ms) continue;
+    if (entries[i].status == "staged") {
+      bool running_here;
+      {
+        std::lock_guard lock(impl_->mu);
+        running_here = impl_->staging_turns.count(entries[i].turn_id) > 0;
+      }
+      if (running_here || (calls.store().shared() && now - entries[i].updated_at_ms < staged_lapse_ms)) continue;
+    }
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
     std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, DeferredRun::kResumed);

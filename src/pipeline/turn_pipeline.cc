@@ -3,6 +3,7 @@
 #include "policy/registry.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace reins {
 
@@ -15,7 +16,15 @@ TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, Mode
       audit_(config, loop_, executor_),
       plan_mode_(config.plan.enabled),
       audit_on_(config.audit.enabled),
+      reply_held_by_(ReplyHeldBy(config, policies_)),
       tools_(tools) {}
+
+std::string ReplyHeldBy(const AgentConfig& config, const PolicyChain& policies) {
+  if (config.audit.enabled) return "audit.enabled";  // its verdict is on the whole reply and trace
+  if (config.plan.enabled) return "plan.enabled";    // the reply is the synthesis of every step
+  if (std::string_view rail = policies.WholeReplyRail(); !rail.empty()) return "rails." + std::string(rail);
+  return "";
+}
 
 bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
   if (ctx.input.cancel) {
@@ -191,9 +200,10 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
   std::string title = tool != nullptr ? tool->title : approval.tool;
   std::string question = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
   ctx.history.push_back(Message::Assistant(question));
-  ctx.result.reply = WithNotices(ctx, question);
+  ctx.result.reply = Told(ctx, question);
   ctx.result.approval = approval;
   ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
+  if (ctx.live_stream() && !ctx.live_stream()->sent().empty()) ctx.Emit("reply.final", ReplyFinal(ctx));
   ctx.session.pending_approval = std::move(approval);
 }
 
@@ -221,19 +231,75 @@ void TurnPipeline::AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseM
   Close(ctx, phase);
 }
 
-std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
-  return policies_.ReviewReply(ctx, std::move(reply), [&ctx](std::string_view rail, const std::string& before,
-                                                             const std::string& after) {
-    // Once per rail, even if the audit's rewrite already named it.
+PolicyChain::RailFired TurnPipeline::RailsFiredIn(TurnContext& ctx) const {
+  return [&ctx](std::string_view rail, const std::string& before, const std::string& after) {
+    // Once per rail, even if the audit's rewrite (or an earlier sentence) already named it.
     if (std::find(ctx.result.rails.begin(), ctx.result.rails.end(), rail) == ctx.result.rails.end()) {
       ctx.result.rails.emplace_back(rail);
     }
     ctx.Emit("rail.fired", {{"rail", rail}, {"before", before}, {"after", after}});
-  });
+  };
+}
+
+std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
+  return policies_.ReviewReply(ctx, std::move(reply), RailsFiredIn(ctx));
+}
+
+namespace {
+
+// Where a streamed reply's own text begins: after the notices sent in front of it.
+struct StreamFront {
+  size_t notices = 0;
+};
+
+}  // namespace
+
+// A turn whose caller streams gets a reply stream: live when every judge of the reply
+// can judge it sentence by sentence, else held, and the first event says which.
+void TurnPipeline::OpenStream(TurnContext& ctx, Json& started) {
+  if (!ctx.send_reply_text) return;
+  std::string held_by = reply_held_by_;
+  started["reply"] = held_by.empty() ? Json{{"stream", "sentences"}} : Json{{"stream", "whole"}, {"held_by", held_by}};
+  ctx.reply_stream = std::make_unique<ReplyStream>(
+      ctx.send_reply_text,
+      [this, &ctx](const std::string& sent, std::string sentence) { return Judge(ctx, sent, std::move(sentence)); },
+      std::move(held_by));
+}
+
+std::string TurnPipeline::Judge(TurnContext& ctx, const std::string& sent, std::string sentence) {
+  const bool blank = std::all_of(sentence.begin(), sentence.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  if (blank) return sent.empty() ? "" : sentence;  // line breaks between sentences pass; none lead
+  StreamFront& front = ctx.Slot<StreamFront>();
+  const std::string own = sent.substr(std::min(front.notices, sent.size()));
+  std::string judged = policies_.ReviewSentence(ctx, own, std::move(sentence), RailsFiredIn(ctx));
+  if (judged.empty() || !sent.empty()) return judged;
+  // The first sentence out: notices from earlier background failures go in front.
+  while (!judged.empty() && std::isspace(static_cast<unsigned char>(judged.front()))) judged.erase(0, 1);
+  const std::string notices = WithNotices(ctx, "", false);
+  front.notices = notices.size();
+  return notices + judged;
+}
+
+std::string TurnPipeline::Told(TurnContext& ctx, std::string rest) {
+  const ReplyStream* stream = ctx.live_stream();
+  if (stream == nullptr || stream->sent().empty()) return WithNotices(ctx, std::move(rest));
+  const std::string& sent = stream->sent();
+  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.erase(0, 1);
+  if (rest.empty()) return sent;
+  return sent + (std::isspace(static_cast<unsigned char>(sent.back())) ? "" : " ") + rest;
+}
+
+// The reply as a whole; for a streamed one, how much of it the person already has.
+Json TurnPipeline::ReplyFinal(const TurnContext& ctx) {
+  Json data = {{"text", ctx.result.reply}};
+  if (const ReplyStream* stream = ctx.live_stream(); stream != nullptr && !stream->sent().empty()) {
+    data["streamed"] = stream->sent().size();
+  }
+  return data;
 }
 
 // Notices from earlier background failures go in front of the next reply, once.
-std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply) {
+std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply, bool into_history) {
   if (ctx.pending_notices.empty()) return reply;
   std::string front;
   for (const auto& [id, text] : ctx.pending_notices) {
@@ -243,8 +309,9 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply) {
     ctx.Emit("notice", {{"id", id}, {"text", text}});
   }
   ctx.pending_notices.clear();
-  // The model's history says what the person was told, notices included.
-  if (!ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {
+  // The model's history says what the person was told, notices included (a streamed
+  // reply's first sentence is not in history yet: it gets them with the rest).
+  if (into_history && !ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {
     ctx.history.back().text = front + "\n\n" + ctx.history.back().text;
   }
   return front + "\n\n" + reply;
@@ -254,20 +321,26 @@ void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnP
   phase.Enter(TurnPhase::kAwaitingClarification);
   // The system asks, not the model: the options keep their real ids.
   ctx.history.push_back(Message::Assistant(pending.clarification.question));
-  ctx.result.reply = WithNotices(ctx, pending.clarification.question);
+  ctx.result.reply = Told(ctx, pending.clarification.question);
   Json c = ClarificationToJson(pending.clarification);
   c["id"] = pending.id;
   c["tool"] = pending.tool;
   c["entity_type"] = pending.entity_type;
   ctx.Emit("clarification", std::move(c));
+  // A question after streamed text (a preamble): the deltas still add up to the reply.
+  if (ctx.live_stream() && !ctx.live_stream()->sent().empty()) ctx.Emit("reply.final", ReplyFinal(ctx));
   ctx.result.clarification = pending;
   ctx.session.pending_clarification = std::move(pending);
 }
 
 void TurnPipeline::Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase) {
+  DeliverWhole(ctx, Told(ctx, std::move(reply)), phase);
+}
+
+void TurnPipeline::DeliverWhole(TurnContext& ctx, std::string whole, TurnPhaseMachine& phase) {
   phase.Enter(TurnPhase::kDelivering);
-  ctx.result.reply = WithNotices(ctx, std::move(reply));
-  ctx.Emit("reply.final", {{"text", ctx.result.reply}});
+  ctx.result.reply = std::move(whole);
+  ctx.Emit("reply.final", ReplyFinal(ctx));
   phase.Enter(TurnPhase::kCompleted);
 }
 
@@ -275,7 +348,8 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   phase.Enter(TurnPhase::kFailed);
   WithdrawDeferred(ctx, "turn_failed");
   ctx.result.error = why;
-  ctx.result.reply = "Sorry, I could not complete that request just now.";
+  ctx.result.reply = Told(ctx, "Sorry, I could not complete that request just now.");
+  if (ctx.live_stream() && !ctx.live_stream()->sent().empty()) ctx.Emit("reply.final", ReplyFinal(ctx));
   // What the person was told closes the turn in history too, so the next model call
   // never sees this turn's message as a request still waiting for an answer.
   const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
@@ -318,7 +392,9 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason)
 Task<Status> TurnPipeline::Run(TurnContext& ctx) {
   TurnPhaseMachine phase(ctx.result);  // the turn's status follows its phase
   // Emitted first; if admission refuses the input, the whole turn is discarded.
-  ctx.Emit("turn.started", {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}});
+  Json started = {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}};
+  OpenStream(ctx, started);
+  ctx.Emit("turn.started", std::move(started));
   // A crisis message is answered before anything else may refuse or hold it (I6).
   if (std::optional<std::string> answer = Preempt(ctx)) {
     ctx.admitted = true;
@@ -394,16 +470,31 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhase
     candidate = std::move(audited.text);
     phase.Enter(TurnPhase::kReviewing);  // back from a gather round, if one ran
   }
-  std::string reviewed = Review(ctx, std::move(candidate));
+  std::string reviewed;
+  std::string told;  // what this response's message in history says the person was told
+  if (const ReplyStream* stream = ctx.live_stream(); stream != nullptr) {
+    // The sentences are out; the rails may only append now.
+    const StreamFront& front = ctx.Slot<StreamFront>();
+    const std::string own = stream->sent().substr(std::min(front.notices, stream->sent().size()));
+    reviewed = Told(ctx, policies_.CloseReply(ctx, own, RailsFiredIn(ctx)));
+    told = reviewed.substr(std::min(stream->response_start(), reviewed.size()));
+  } else {
+    reviewed = Review(ctx, std::move(candidate));
+    told = reviewed;
+  }
   // History keeps what the person was told, so the next turn's model sees it too.
   const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
                         ctx.history.back().tool_calls.empty();
   if (answered) {
-    ctx.history.back().text = reviewed;
+    ctx.history.back().text = told;
   } else {
-    ctx.history.push_back(Message::Assistant(reviewed));
+    ctx.history.push_back(Message::Assistant(told));
   }
-  Deliver(ctx, std::move(reviewed), phase);
+  if (ctx.live_stream()) {
+    DeliverWhole(ctx, std::move(reviewed), phase);
+  } else {
+    Deliver(ctx, std::move(reviewed), phase);
+  }
 }
 
 }  // namespace reins

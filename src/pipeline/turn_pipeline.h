@@ -17,6 +17,9 @@
 //   Review       rails check and correct the final text
 //   Deliver      the final reply, with pending notices in front
 //
+// A streamed reply (docs/streaming.md) is reviewed sentence by sentence as the model
+// writes it (ReplyStream, Judge), and Review then only appends to what was sent.
+//
 // Deferred calls run after the pipeline, once the turn is in the store
 // (runtime.cc, deferred_runner.h). The stages ask the PolicyChain (turn/policy.h) at
 // each hook; a new mechanism plugs into those hooks and changes no stage. The turn's
@@ -33,6 +36,11 @@
 #include "tools/tool_router.h"
 
 namespace reins {
+
+// What holds a streamed reply until it is whole ("" when it streams sentence by
+// sentence): "audit.enabled", "plan.enabled", or "rails.<name>" for a rail that judges
+// only whole replies (docs/streaming.md). `reins check` says it too.
+std::string ReplyHeldBy(const AgentConfig& config, const PolicyChain& policies);
 
 class TurnPipeline {
  public:
@@ -59,8 +67,17 @@ class TurnPipeline {
   std::optional<std::string> Preempt(TurnContext& ctx);
   void AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase);
   std::string Review(TurnContext& ctx, std::string reply);
-  std::string WithNotices(TurnContext& ctx, std::string reply);
+  PolicyChain::RailFired RailsFiredIn(TurnContext& ctx) const;
+  std::string WithNotices(TurnContext& ctx, std::string reply, bool into_history = true);
+  // Streaming: the stream over the runtime's sender, live or held, and what it sends of
+  // one sentence (the rails' verdict, notices in front of the first).
+  void OpenStream(TurnContext& ctx, Json& started);
+  std::string Judge(TurnContext& ctx, const std::string& sent, std::string sentence);
+  // What the person is told in the end: a streamed reply's sent text, then `rest`.
+  std::string Told(TurnContext& ctx, std::string rest);
+  static Json ReplyFinal(const TurnContext& ctx);
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
+  void DeliverWhole(TurnContext& ctx, std::string whole, TurnPhaseMachine& phase);  // `whole` is Told already
   // What a loop, a plan, an audit or a replayed call ended with, carried to the person.
   Task<void> Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
@@ -74,6 +91,7 @@ class TurnPipeline {
   AuditStage audit_;
   bool plan_mode_;
   bool audit_on_;
+  std::string reply_held_by_;  // ReplyHeldBy
   const ToolRouter& tools_;
 };
 

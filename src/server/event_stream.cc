@@ -1,5 +1,6 @@
 #include "server/event_stream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -48,11 +49,18 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
     case EventType::kToolDeferred:
       Push("tool.finished", Dump(ToolFinished(e, "deferred")));
       break;
-    case EventType::kReplyFinal:
-      // The governed reply is final as one piece; it is sent as one delta, then final.
+    case EventType::kReplyDelta:  // a streamed reply's sentences, as the rails passed them
       Push("reply.delta", Dump(e.data));
-      Push("reply.final", Dump(e.data));
       break;
+    case EventType::kReplyFinal: {
+      // What the person does not have yet goes as one last delta: all of a reply that
+      // was held, what the turn appended to a streamed one (a correction, a question).
+      const std::string text = e.data.value("text", "");
+      const size_t streamed = std::min<size_t>(e.data.value("streamed", size_t{0}), text.size());
+      if (streamed < text.size()) Push("reply.delta", Dump(Json{{"text", text.substr(streamed)}}));
+      Push("reply.final", Dump(Json{{"text", text}}));
+      break;
+    }
     case EventType::kDeferredExecuted:
       Push("deferred.finished", Dump(e.data));
       break;

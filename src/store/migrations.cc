@@ -222,8 +222,35 @@ constexpr const char* kV9 = R"sql(
 DROP INDEX IF EXISTS sessions_by_created;
 )sql";
 
+// v10: streamed replies (I12). A turn whose reply streams writes its deferred calls
+// before its first delta, as `staged`, while the turn row does not exist yet: the
+// outbox keeps the turn's id without a foreign key (a turn that never committed, a
+// crash mid-stream, still leaves its staged writes for recovery to run).
+constexpr const char* kV10 = R"sql(
+CREATE TABLE outbox_v10 (
+  key TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('await', 'background')),
+  status TEXT NOT NULL CHECK (status IN ('staged', 'pending', 'running', 'done')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  step_id TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO outbox_v10 SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, created_at,
+  updated_at, step_id FROM outbox;
+DROP TABLE outbox;
+ALTER TABLE outbox_v10 RENAME TO outbox;
+CREATE INDEX outbox_unfinished ON outbox(status) WHERE status <> 'done';
+CREATE INDEX outbox_by_session ON outbox(session_id);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9, kV10};
 
 }  // namespace
 

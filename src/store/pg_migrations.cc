@@ -187,8 +187,16 @@ DROP INDEX IF EXISTS tool_invocations_by_turn;
 DROP INDEX IF EXISTS sessions_by_created;
 )sql";
 
+// v5: streamed replies (I12), as the SQLite store's v10: deferred calls written before
+// the turn that queued them (`staged`), so the outbox no longer points at turns by key.
+constexpr const char* kV5 = R"sql(
+ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_turn_id_fkey;
+ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_status_check;
+ALTER TABLE outbox ADD CONSTRAINT outbox_status_check CHECK (status IN ('staged', 'pending', 'running', 'done'));
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

@@ -56,16 +56,26 @@ Status InsertInvocations(Connection& c, const TurnRecord& turn, const std::strin
 }
 
 // Deferred calls enter the outbox with the turn, before its reply is delivered (I12).
+// A streamed reply staged them before its first delta: they become pending, and the
+// staged ones the turn withdrew (it failed) go.
 Status EnqueueDeferred(Connection& c, const TurnRecord& turn, const std::string& what) {
   for (const ToolOutcome& t : turn.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
     REINS_RETURN_IF_ERROR(c.Exec(
-        "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
-        "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $8)",
+        turn.outbox_staged
+            ? "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+              "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $8) ON CONFLICT (key) DO UPDATE SET "
+              "status = 'pending', mode = excluded.mode, updated_at = excluded.updated_at WHERE outbox.status = 'staged'"
+            : "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+              "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $8)",
         {Text(t.idempotency_key), Text(turn.session_id), Text(turn.result.turn_id), Text(t.name),
          Text(DumpJson(t.args)), Text(kDeferredModes.Name(turn.deferred_mode)), Int(turn.created_at_ms),
          Text(t.step_id)},
         what));
+  }
+  if (turn.outbox_staged) {
+    REINS_RETURN_IF_ERROR(c.Exec("DELETE FROM outbox WHERE turn_id = $1 AND status = 'staged'",
+                                 {Text(turn.result.turn_id)}, what));
   }
   return {};
 }

@@ -63,7 +63,7 @@ Status UpdateTurn(Connection& c, const DeferredOutcome& o, const std::string& tu
   if (o.events.empty() && step_id.empty() && o.reply.empty()) return {};
   REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT events, result, messages, reply FROM turns WHERE id = $1 FOR UPDATE",
                                         {Text(turn_id)}, what));
-  if (r.size() == 0) return NotFound("turn '" + turn_id + "' of outbox entry '" + o.key + "' does not exist");
+  if (r.size() == 0) return {};  // a staged write whose turn never committed (a crash mid-stream)
   const std::string events = AppendEvents(r.Str(0, 0), store::DumpEvents(o.events));
   REINS_ASSIGN_OR_RETURN(Json result, store::ParseStoredJson(r.Str(0, 1), "the result of turn '" + turn_id + "'"));
   REINS_ASSIGN_OR_RETURN(Json messages, store::ParseStoredJson(r.Str(0, 2), "the messages of turn '" + turn_id + "'"));
@@ -98,7 +98,7 @@ Result<bool> PostgresStore::ClaimOutbox(const std::string& key, int64_t now_ms) 
     // replica died). SKIP LOCKED: an entry another replica is claiming or settling at
     // this instant is theirs; this claim passes it by instead of waiting behind them.
     REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("UPDATE outbox SET status = 'running', attempts = attempts + 1, updated_at = $1 "
-                                          "WHERE key = (SELECT key FROM outbox WHERE key = $2 AND (status = 'pending' OR "
+                                          "WHERE key = (SELECT key FROM outbox WHERE key = $2 AND (status IN ('pending', 'staged') OR "
                                           "(status = 'running' AND updated_at <= $1::bigint - $3::bigint)) "
                                           "FOR UPDATE SKIP LOCKED)",
                                           {Int(now_ms), Text(key), Int(pool_->options().outbox_lapse_ms)},
@@ -107,6 +107,23 @@ Result<bool> PostgresStore::ClaimOutbox(const std::string& key, int64_t now_ms) 
     return {};
   }));
   return claimed;
+}
+
+Status PostgresStore::StageOutbox(const std::vector<OutboxEntry>& entries) {
+  const std::string what = "cannot stage the deferred calls of a streamed reply";
+  return Call([&](Connection& c) -> Status {
+    store::pg::Transaction tx(c, what);
+    REINS_RETURN_IF_ERROR(tx.begun());
+    for (const OutboxEntry& e : entries) {
+      REINS_RETURN_IF_ERROR(c.Exec(
+          "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+          "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'staged', 0, $7, $7, $8) ON CONFLICT (key) DO NOTHING",
+          {Text(e.key), Text(e.session_id), Text(e.turn_id), Text(e.tool), Text(DumpJson(e.args)),
+           Text(kDeferredModes.Name(e.mode)), Int(e.updated_at_ms), Text(e.step_id)},
+          what));
+    }
+    return tx.Commit();
+  });
 }
 
 Status PostgresStore::RecordDeferredOutcome(const DeferredOutcome& o) {

@@ -43,6 +43,7 @@ class PostgresStore final : public Store {
                                                   const std::string& idempotency_key) override;
   // The outbox, notices and leases: postgres_commit.cc
   Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) override;
+  Status StageOutbox(const std::vector<OutboxEntry>& entries) override;
   Status RecordDeferredOutcome(const DeferredOutcome& outcome) override;
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override;
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) override;

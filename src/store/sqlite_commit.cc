@@ -73,12 +73,18 @@ void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
 }
 
 // Deferred calls enter the outbox with the turn, before its reply is delivered (I12).
+// A streamed reply staged them before its first delta: they become pending, and the
+// staged ones the turn withdrew (it failed) go.
 void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
   for (const ToolOutcome& t : turn.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
     SQLite::Statement& q = db.Get(
-        "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
-        "step_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)");
+        turn.outbox_staged
+            ? "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+              "step_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+              "status = 'pending', mode = excluded.mode, updated_at = excluded.updated_at WHERE outbox.status = 'staged'"
+            : "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+              "step_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)");
     q.bind(1, t.idempotency_key);
     q.bind(2, turn.session_id);
     q.bind(3, turn.result.turn_id);
@@ -89,6 +95,11 @@ void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
     q.bind(8, turn.created_at_ms);
     q.bind(9, t.step_id);
     q.exec();
+  }
+  if (turn.outbox_staged) {
+    SQLite::Statement& withdrawn = db.Get("DELETE FROM outbox WHERE turn_id = ? AND status = 'staged'");
+    withdrawn.bind(1, turn.result.turn_id);
+    withdrawn.exec();
   }
 }
 

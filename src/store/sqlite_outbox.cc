@@ -50,6 +50,32 @@ Result<bool> SqliteStore::ClaimOutbox(const std::string& key, int64_t now_ms) {
   });
 }
 
+Status SqliteStore::StageOutbox(const std::vector<OutboxEntry>& entries) {
+  std::lock_guard lock(mu_);
+  return Guarded("cannot stage the deferred calls of a streamed reply", [&]() -> Status {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    store::ResetOnExit reset(*statements_);
+    SQLite::Statement& q = statements_->Get(
+        "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
+        "step_id) VALUES (?, ?, ?, ?, ?, ?, 'staged', 0, ?, ?, ?) ON CONFLICT(key) DO NOTHING");
+    for (const OutboxEntry& e : entries) {
+      q.reset();
+      q.bind(1, e.key);
+      q.bind(2, e.session_id);
+      q.bind(3, e.turn_id);
+      q.bind(4, e.tool);
+      q.bind(5, DumpJson(e.args));
+      q.bind(6, std::string(kDeferredModes.Name(e.mode)));
+      q.bind(7, e.updated_at_ms);
+      q.bind(8, e.updated_at_ms);
+      q.bind(9, e.step_id);
+      q.exec();
+    }
+    tx.commit();
+    return {};
+  });
+}
+
 Status SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
   std::lock_guard lock(mu_);
   return Guarded("cannot record the outcome of deferred call '" + o.key + "'", [&]() -> Status {

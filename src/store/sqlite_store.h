@@ -49,6 +49,7 @@ class SqliteStore final : public Store {
                                                   const std::string& idempotency_key) override;
   // The outbox and notices: sqlite_outbox.cc
   Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) override;
+  Status StageOutbox(const std::vector<OutboxEntry>& entries) override;
   Status RecordDeferredOutcome(const DeferredOutcome& outcome) override;
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override;
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) override;

@@ -106,8 +106,18 @@ class Policy {
   // The model answered with text. A policy may insist on a tool first: it returns the
   // tool's name, and the loop asks once more with tool choice forced to it.
   virtual std::optional<std::string> RequiredToolMissing(TurnContext&) const { return std::nullopt; }
-  // On the final reply before delivery (rails). Returns true when it changed `reply`.
+  // Rails: a policy that reviews the reply says how it meets one that streams
+  // (docs/streaming.md). Only rails are asked to review; kWholeReply judges the whole
+  // reply alone (a streaming turn's reply is then held until it is whole), kBySentence
+  // judges one on its way too: ReviewSentence before each sentence is sent (it may
+  // rewrite or drop it; `sent` is what went before), CloseReply once the reply's own
+  // text is all sent (it may append, never take back).
+  enum class Rail { kNone, kWholeReply, kBySentence };
+  virtual Rail rail() const { return Rail::kNone; }
+  // On the final reply before delivery. Returns true when it changed `reply`.
   virtual bool ReviewReply(TurnContext&, std::string& /*reply*/) const { return false; }
+  virtual bool ReviewSentence(TurnContext&, const std::string& /*sent*/, std::string& /*sentence*/) const { return false; }
+  virtual bool CloseReply(TurnContext&, const std::string& /*sent*/, std::string& /*tail*/) const { return false; }
 };
 
 // A guard's verdict and the policy that gave it (the trace names the guard).
@@ -140,6 +150,12 @@ class PolicyChain {
   // Every rail, in order, on the reply; `fired(rail, before, after)` for each that changed it.
   using RailFired = std::function<void(std::string_view rail, const std::string& before, const std::string& after)>;
   std::string ReviewReply(TurnContext& ctx, std::string reply, const RailFired& fired) const;
+  // The same for a streamed reply: every rail on one sentence, then on its end (the
+  // text to append, "" for none).
+  std::string ReviewSentence(TurnContext& ctx, const std::string& sent, std::string sentence, const RailFired& fired) const;
+  std::string CloseReply(TurnContext& ctx, const std::string& sent, const RailFired& fired) const;
+  // The first rail that can judge only a whole reply ("" when every rail streams).
+  std::string_view WholeReplyRail() const;
 
  private:
   std::vector<std::unique_ptr<Policy>> policies_;

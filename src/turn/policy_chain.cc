@@ -58,10 +58,38 @@ std::optional<std::string> PolicyChain::RequiredToolMissing(TurnContext& ctx) co
 
 std::string PolicyChain::ReviewReply(TurnContext& ctx, std::string reply, const RailFired& fired) const {
   for (const auto& policy : policies_) {
+    if (policy->rail() == Policy::Rail::kNone) continue;
     std::string before = reply;
     if (policy->ReviewReply(ctx, reply)) fired(policy->Name(), before, reply);
   }
   return reply;
+}
+
+std::string PolicyChain::ReviewSentence(TurnContext& ctx, const std::string& sent, std::string sentence,
+                                        const RailFired& fired) const {
+  for (const auto& policy : policies_) {
+    if (policy->rail() != Policy::Rail::kBySentence) continue;
+    std::string before = sentence;
+    if (policy->ReviewSentence(ctx, sent, sentence)) fired(policy->Name(), before, sentence);
+  }
+  return sentence;
+}
+
+std::string PolicyChain::CloseReply(TurnContext& ctx, const std::string& sent, const RailFired& fired) const {
+  std::string tail;
+  for (const auto& policy : policies_) {
+    if (policy->rail() != Policy::Rail::kBySentence) continue;
+    std::string before = tail;
+    if (policy->CloseReply(ctx, sent + tail, tail)) fired(policy->Name(), before, tail);
+  }
+  return tail;
+}
+
+std::string_view PolicyChain::WholeReplyRail() const {
+  for (const auto& policy : policies_) {
+    if (policy->rail() == Policy::Rail::kWholeReply) return policy->Name();
+  }
+  return {};
 }
 
 }  // namespace reins

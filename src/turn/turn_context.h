@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "turn/reply_stream.h"
 #include "turn/session_state.h"
+#include "reins/async.h"
 #include "reins/agent_config.h"
 #include "reins/clock.h"
 #include "reins/message.h"
@@ -129,6 +131,14 @@ struct TurnContext {
 
   // Set by the runtime when the caller streams the turn (TurnInput.on_event).
   std::function<void(const TraceEvent&)> on_emit;
+  // Set by the runtime when the caller streams the turn: reply text, sent to the caller
+  // at once, and the store write that must come before it (I12): the deferred calls
+  // queued so far, staged (Store::StageOutbox). The pipeline makes `reply_stream` over them.
+  std::function<void(std::string_view)> send_reply_text;
+  std::function<Task<Status>(TurnContext&)> stage_writes;
+  std::unique_ptr<ReplyStream> reply_stream;
+  // A stream that is live: the model's text goes out sentence by sentence.
+  ReplyStream* live_stream() const { return reply_stream && reply_stream->live() ? reply_stream.get() : nullptr; }
 
   void Emit(EventType type, Json data = Json::object()) {
     result.events.push_back({type, result.turn_number, clock.NowMs(), std::move(data)});

@@ -36,6 +36,7 @@ class BatchSpy final : public Store {
     return inner_.FindTurnByKey(id, key);
   }
   Result<bool> ClaimOutbox(const std::string& key, int64_t now) override { return inner_.ClaimOutbox(key, now); }
+  Status StageOutbox(const std::vector<OutboxEntry>& e) override { return inner_.StageOutbox(e); }
   Status RecordDeferredOutcome(const DeferredOutcome& o) override { return inner_.RecordDeferredOutcome(o); }
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override { return inner_.UnfinishedOutbox(); }
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& id) override { return inner_.LoadOutbox(id); }

@@ -39,9 +39,10 @@ constexpr const char* kTimes = R"([{"result": {"times": ["9:00", "11:00"]}}])";
 
 class DeferralTest : public testing::RuntimeHarness {};
 
-// A streaming caller sees progress as it happens, the reply only once the turn and its
-// outbox rows are durable (I12), then the deferred call's outcome; a session listener
-// sees the same durable events.
+// A streaming caller sees progress as it happens, the reply's sentences as they are
+// written (its outbox rows already staged, I12: streaming_test), the whole reply only
+// once the turn is durable, then the deferred call's outcome; a session listener sees
+// the same durable events, not the deltas.
 TEST_F(DeferralTest, StreamsProgressLiveAndTheReplyOnlyAfterTheCommit) {
   std::vector<std::string> seen;
   std::vector<std::string> session_events;
@@ -61,12 +62,16 @@ TEST_F(DeferralTest, StreamsProgressLiveAndTheReplyOnlyAfterTheCommit) {
   EXPECT_LT(at("turn.started"), commit);
   EXPECT_LT(at("tool.deferred"), commit);
   EXPECT_LT(at("tool.executed"), commit);
+  EXPECT_LT(at("reply.delta"), commit);
+  EXPECT_GT(at("reply.delta"), at("tool.deferred"));
   EXPECT_GT(at("reply.final"), commit);
   EXPECT_LT(at("reply.final"), static_cast<std::ptrdiff_t>(seen.size()));
   EXPECT_GT(at("deferred.executed"), at("reply.final"));
   EXPECT_EQ(std::count(seen.begin(), seen.end(), "turn.started"), 1);
   EXPECT_NE(std::find(session_events.begin(), session_events.end(), "deferred.executed"), session_events.end());
-  EXPECT_EQ(session_events.size() + 1, seen.size());  // everything, minus the commit marker
+  const auto deltas = std::count(seen.begin(), seen.end(), "reply.delta");
+  EXPECT_EQ(deltas, 2);  // "I'm so sorry." " Services are at 9 and 11."
+  EXPECT_EQ(session_events.size() + 1 + deltas, seen.size());  // everything, minus the commit marker and the deltas
 }
 
 TEST_F(DeferralTest, ModelSeesTheInstructionNeverTheRealResult) {

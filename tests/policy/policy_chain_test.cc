@@ -22,9 +22,18 @@ class Fixed final : public Policy {
     ++asked;
     return verdict_;
   }
+  Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext&, std::string& reply) const override {
     if (verdict_.kind != CallVerdict::Kind::kContinue) return false;
     reply += " [" + name_ + "]";
+    return true;
+  }
+  bool ReviewSentence(TurnContext&, const std::string&, std::string& sentence) const override {
+    sentence += "<" + name_ + ">";
+    return true;
+  }
+  bool CloseReply(TurnContext&, const std::string& sent, std::string& tail) const override {
+    tail += (sent.empty() ? "" : " ") + ("[" + name_ + "]");
     return true;
   }
   mutable int asked = 0;
@@ -62,6 +71,48 @@ TEST(PolicyChainTest, EveryRailReviewsTheReplyInOrder) {
   });
   EXPECT_EQ(reply, "Hello. [a] [b]");
   EXPECT_EQ(fired, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(PolicyChainTest, AStreamedReplyMeetsEveryRailPerSentenceThenAtItsEnd) {
+  testing::PolicyContext p;
+  PolicyChain chain;
+  chain.Add(std::make_unique<Fixed>("a", CallVerdict::Continue()));
+  chain.Add(std::make_unique<Fixed>("b", CallVerdict::Continue()));
+  auto ignore = [](std::string_view, const std::string&, const std::string&) {};
+  EXPECT_EQ(chain.ReviewSentence(p.ctx, "", "Hello.", ignore), "Hello.<a><b>");
+  // Each rail sees what the ones before it appended.
+  EXPECT_EQ(chain.CloseReply(p.ctx, "Hello.", ignore), " [a] [b]");
+  EXPECT_EQ(chain.WholeReplyRail(), "");
+}
+
+// A policy that is not a rail is never asked to review; one that judges only whole
+// replies holds a streamed reply, and the chain names it.
+class WholeOnly final : public Policy {
+ public:
+  explicit WholeOnly(Rail rail) : rail_(rail) {}
+  std::string_view Name() const override { return "whole_only"; }
+  Rail rail() const override { return rail_; }
+  bool ReviewReply(TurnContext&, std::string& reply) const override {
+    reply = "[rewritten]";
+    return true;
+  }
+
+ private:
+  Rail rail_;
+};
+
+TEST(PolicyChainTest, OnlyRailsReviewAndAWholeReplyRailIsNamed) {
+  testing::PolicyContext p;
+  PolicyChain not_a_rail;
+  not_a_rail.Add(std::make_unique<WholeOnly>(Policy::Rail::kNone));
+  auto ignore = [](std::string_view, const std::string&, const std::string&) {};
+  EXPECT_EQ(not_a_rail.ReviewReply(p.ctx, "Hello.", ignore), "Hello.");
+  EXPECT_EQ(not_a_rail.WholeReplyRail(), "");
+  PolicyChain whole;
+  whole.Add(std::make_unique<WholeOnly>(Policy::Rail::kWholeReply));
+  EXPECT_EQ(whole.ReviewReply(p.ctx, "Hello.", ignore), "[rewritten]");
+  EXPECT_EQ(whole.ReviewSentence(p.ctx, "", "Hello.", ignore), "Hello.") << "never asked per sentence";
+  EXPECT_EQ(whole.WholeReplyRail(), "whole_only");
 }
 
 // --- The worked example: a mechanism that refuses the same call twice in one turn ---

@@ -291,6 +291,51 @@ TEST_P(StoreContractTest, ADeferredCallsOutcomeReachesItsTurn) {
   EXPECT_TRUE(store_->PendingNotices("s1")->empty());
 }
 
+// A streamed reply's writes are staged before the turn exists (I12): its commit makes
+// them pending and removes the ones it withdrew; a staged write whose turn never came
+// is unfinished, claimable and recordable, as a crash mid-stream leaves it.
+TEST_P(StoreContractTest, StagedWritesBecomePendingWithTheirTurnOrWaitForRecovery) {
+  auto staged = [](const std::string& key, const std::string& turn) {
+    return OutboxEntry{key, "s1", turn, "send_email", Json{{"to", "ann"}}, DeferredMode::kAwait, "staged", 0, nullptr, "", 3000};
+  };
+  ASSERT_TRUE(store_->StageOutbox({staged("t1:1:0", "t1"), staged("t1:1:1", "t1")}).ok());
+  ASSERT_TRUE(store_->StageOutbox({staged("t1:1:0", "t1")}).ok()) << "staged again: left as it is";
+  ASSERT_EQ(store_->LoadOutbox("s1")->size(), 2u);
+  EXPECT_EQ(store_->LoadOutbox("s1")->front().status, "staged");
+
+  // The turn kept the first write and withdrew the second (it failed before its reply
+  // would have been honest about it, say).
+  TurnRecord t = Turn(1, "t1");
+  t.result.tools = {Deferred("t1:1:0")};
+  ToolOutcome withdrawn = Deferred("t1:1:1");
+  withdrawn.status = ToolOutcome::Status::kSkipped;
+  t.result.tools.push_back(withdrawn);
+  t.outbox_staged = true;
+  ASSERT_TRUE(store_->CommitTurn(t).ok());
+  Reopen();
+  auto outbox = store_->LoadOutbox("s1");
+  ASSERT_EQ(outbox->size(), 1u);
+  EXPECT_EQ(outbox->front().key, "t1:1:0");
+  EXPECT_EQ(outbox->front().status, "pending");
+
+  // A crash mid-stream: staged, and its turn never committed.
+  ASSERT_TRUE(store_->StageOutbox({staged("t9:1:0", "t9")}).ok());
+  auto unfinished = store_->UnfinishedOutbox();
+  ASSERT_EQ(unfinished->size(), 2u);
+  EXPECT_EQ(unfinished->back().status, "staged");
+  EXPECT_TRUE(*store_->ClaimOutbox("t9:1:0", 5000));
+  DeferredOutcome o;
+  o.key = "t9:1:0";
+  o.result.success = false;
+  o.result.error = "smtp down";
+  o.events = {{EventType::kDeferredExecuted, 1, 5001, {{"name", "send_email"}}}};
+  o.notice = "The email to Ann was not sent.";
+  o.at_ms = 5001;
+  ASSERT_TRUE(store_->RecordDeferredOutcome(o).ok());
+  EXPECT_FALSE(*store_->ClaimOutbox("t9:1:0", 6000));
+  EXPECT_EQ(store_->PendingNotices("s1")->size(), 1u) << "its failure still reaches the person";
+}
+
 TEST_P(StoreContractTest, TheFloorLeaseIsACompareAndSet) {
   Lease ana{"ana", "prayer", 9000, 0};
   EXPECT_EQ(*store_->SetLease("s1", ana, 0), 1);

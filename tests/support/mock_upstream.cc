@@ -155,6 +155,16 @@ asio::awaitable<bool> MockUpstream::Connection::ServeOne(MockUpstream* up) {
   co_return ok && keep_alive;
 }
 
+// MockReply::stamp_now: the time a chunk is written, in it.
+static std::string Stamped(std::string chunk) {
+  const std::string now = std::to_string(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  for (size_t at = chunk.find("{now_us}"); at != std::string::npos; at = chunk.find("{now_us}", at + now.size())) {
+    chunk.replace(at, 8, now);
+  }
+  return chunk;
+}
+
 // Writes one scripted reply; false when the connection must end. (Every co_await
 // stands alone in its statement and awaits named locals, not temporaries: GCC 12
 // mishandles co_await inside ?:, && and || and is fragile with temporaries' lifetimes.)
@@ -168,7 +178,7 @@ asio::awaitable<bool> MockUpstream::Connection::Reply(const MockReply& r, bool k
     if (i > 0 && r.chunk_delay_ms > 0) co_await Sleep(r.chunk_delay_ms);
     // An empty chunk would read as the terminating one; there is nothing to send anyway.
     if (r.chunks[i].empty()) continue;
-    std::string piece = ChunkBytes(r.chunks[i], f.chunked);
+    std::string piece = ChunkBytes(r.stamp_now ? Stamped(r.chunks[i]) : r.chunks[i], f.chunked);
     ok = co_await Write(piece);
   }
   if (!ok || ends_connection) {
@@ -252,6 +262,7 @@ void MockUpstream::StartAccept() {
 
 MockReply MockUpstream::TakeReply(RecordedRequest request) {
   std::lock_guard lock(mu_);
+  if (responder_) return responder_(request);
   requests_.push_back(std::move(request));
   if (queue_.empty()) return NoScriptedReply();
   MockReply r = std::move(queue_.front());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,9 @@ struct MockReply {
   bool endless = false;              // after the chunks, write endless_chunk every max(chunk_delay_ms,10) ms until the client goes away
   std::string endless_chunk = ": ping\n\n";
   bool close_without_reply = false;  // read the request, then close the connection without writing a byte
+  // Latency benches: "{now_us}" in a chunk becomes CLOCK_MONOTONIC in microseconds at
+  // the moment the chunk is written (a chunked reply: its size is known only then).
+  bool stamp_now = false;
 };
 
 struct RecordedRequest {
@@ -57,6 +61,9 @@ class MockUpstream {
   // Replies are served in FIFO order regardless of path. With an empty queue the server
   // answers 500 with body {"error":{"message":"mock upstream: no scripted reply","type":"mock"}}.
   void Enqueue(MockReply reply);
+  // Instead of the queue: every request's reply is chosen from the request itself (many
+  // conversations at once). Requests are then not recorded. Set before the first request.
+  void Respond(std::function<MockReply(const RecordedRequest&)> responder) { responder_ = std::move(responder); }
   std::vector<RecordedRequest> requests() const;  // thread-safe copy, in arrival order
   int connections_accepted() const;               // for connection-reuse tests
 
@@ -74,6 +81,7 @@ class MockUpstream {
 
   mutable std::mutex mu_;
   std::deque<MockReply> queue_;
+  std::function<MockReply(const RecordedRequest&)> responder_;
   std::vector<RecordedRequest> requests_;
   int accepted_ = 0;
   // Live connections, touched only on the server thread (or after it is joined).

@@ -35,7 +35,7 @@ std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx)
   return unmade->tool;
 }
 
-bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
+std::vector<ActionTalk> ActNotDescribe::Unmade(TurnContext& ctx, const std::string& reply) const {
   const std::vector<std::string> ran = ctx.RequestTools();
   std::vector<ActionTalk> unmade;
   for (ActionTalk& talk : reader_.Read(ctx.user_text, reply)) {
@@ -54,16 +54,7 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
       }
     }
   }
-  if (unmade.empty()) return false;
   const ActTurn& turn = ctx.Slot<ActTurn>();
-  // The sentences that describe what did not happen go; a plain statement takes their place.
-  std::string kept;
-  for (const std::string& piece : Sentences(reply)) {
-    const std::string sentence = speech::Trim(piece);
-    const bool drop = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
-    if (!drop) kept += piece;
-  }
-  std::vector<std::string> told;
   for (const ActionTalk& talk : unmade) {
     Json event = TalkEvent(talk);
     event["reason"] = turn.forced == talk.tool ? "retried"
@@ -71,16 +62,44 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
                       : ctx.loop_rounds >= ctx.config.max_rounds ? "no_round_left"
                                                                  : "no_retry";
     ctx.Emit("act.missing", std::move(event));
+  }
+  return unmade;
+}
+
+// One statement per tool, in the order the reply named them.
+std::string ActNotDescribe::NotDone(const std::vector<ActionTalk>& unmade) const {
+  std::string out;
+  std::vector<std::string> told;
+  for (const ActionTalk& talk : unmade) {
     if (std::find(told.begin(), told.end(), talk.tool) != told.end()) continue;
     told.push_back(talk.tool);
     const ToolDef* tool = config_.FindTool(talk.tool);
     const std::string title = tool != nullptr ? tool->title : talk.tool.empty() ? "request" : talk.tool;
     std::string text = not_done_;
     if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, title);
-    while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n')) kept.pop_back();
-    kept += (kept.empty() ? "" : " ") + text;
+    out += (out.empty() ? "" : " ") + text;
   }
-  reply = kept;
+  return out;
+}
+
+bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
+  std::vector<ActionTalk> unmade = Unmade(ctx, reply);
+  if (unmade.empty()) return false;
+  std::string kept;
+  for (const std::string& piece : Sentences(reply)) {
+    const std::string sentence = speech::Trim(piece);
+    const bool drop = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
+    if (!drop) kept += piece;
+  }
+  while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n')) kept.pop_back();
+  reply = kept + (kept.empty() ? "" : " ") + NotDone(unmade);
+  return true;
+}
+
+bool ActNotDescribe::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
+  std::vector<ActionTalk> unmade = Unmade(ctx, sent);
+  if (unmade.empty()) return false;
+  tail += (sent.empty() ? "" : " ") + NotDone(unmade);
   return true;
 }
 

@@ -27,9 +27,18 @@ class ActNotDescribe final : public Policy {
   ActNotDescribe(const AgentConfig& config, const Json& rail_config);
   std::string_view Name() const override { return "act_not_describe"; }
   std::optional<std::string> RequiredToolMissing(TurnContext& ctx) const override;
+  Rail rail() const override { return Rail::kBySentence; }
+  // The sentences that describe what was not done go; a plain statement takes their place.
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
+  // Streamed, those sentences were sent (a call may still follow them, the forced one
+  // included): once the reply's own text is all sent, the plain statement is appended.
+  bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
  private:
+  // What `reply` says is done, or about to be, that did not run for the request
+  // (`act.missing` for each); the plain statements that say so.
+  std::vector<ActionTalk> Unmade(TurnContext& ctx, const std::string& reply) const;
+  std::string NotDone(const std::vector<ActionTalk>& unmade) const;
   ActionReader reader_;
   const AgentConfig& config_;
   std::string not_done_;  // "{title}" is replaced by the tool's title

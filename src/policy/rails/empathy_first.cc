@@ -105,4 +105,9 @@ bool EmpathyFirst::ReviewReply(TurnContext& ctx, std::string& reply) const {
   return true;
 }
 
+bool EmpathyFirst::ReviewSentence(TurnContext& ctx, const std::string& sent, std::string& sentence) const {
+  if (!speech::Trim(sent).empty()) return false;
+  return ReviewReply(ctx, sentence);
+}
+
 }  // namespace reins

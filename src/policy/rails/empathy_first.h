@@ -26,7 +26,10 @@ class EmpathyFirst final : public Policy {
  public:
   explicit EmpathyFirst(const Json& config);
   std::string_view Name() const override { return "empathy_first"; }
+  Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
+  // Judges the reply's first sentence before it is sent; the rest pass.
+  bool ReviewSentence(TurnContext& ctx, const std::string& sent, std::string& sentence) const override;
 
   // What a first sentence does, by the rail's rules and the configured patterns.
   bool Acknowledges(const std::string& sentence) const;

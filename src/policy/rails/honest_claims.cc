@@ -54,7 +54,7 @@ HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) :
 // Each sentence that claims an action is about the one tool it mentions most clearly
 // (a claim of "a visitor's contact details" is about the contact tool, not every tool
 // with "visit" in its title). Only that tool's outcome decides whether it is corrected.
-bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
+std::vector<const ToolDef*> HonestClaims::Unbacked(const TurnContext& ctx, const std::string& reply) const {
   std::vector<const ToolDef*> corrected;
   for (const std::string& s : Sentences(reply)) {
     const ToolDef* best = nullptr;
@@ -85,13 +85,32 @@ bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
     if (tool == nullptr || Succeeded(ctx, tool->name)) continue;
     if (std::find(corrected.begin(), corrected.end(), tool) == corrected.end()) corrected.push_back(tool);
   }
-  if (corrected.empty()) return false;
-  for (const ToolDef* tool : corrected) {
+  return corrected;
+}
+
+std::string HonestClaims::Corrections(TurnContext& ctx, const std::vector<const ToolDef*>& tools) const {
+  std::string out;
+  for (const ToolDef* tool : tools) {
     std::string text = correction_;
     if (size_t at = text.find("{title}"); at != std::string::npos) text.replace(at, 7, tool->title);
-    reply += " " + text;
+    out += " " + text;
     ctx.Emit("honest_claims.corrected", {{"tool", tool->name}});
   }
+  return out;
+}
+
+bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
+  std::vector<const ToolDef*> unbacked = Unbacked(ctx, reply);
+  if (unbacked.empty()) return false;
+  reply += Corrections(ctx, unbacked);
+  return true;
+}
+
+bool HonestClaims::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
+  std::vector<const ToolDef*> unbacked = Unbacked(ctx, sent);
+  if (unbacked.empty()) return false;
+  std::string corrections = Corrections(ctx, unbacked);
+  tail += sent.empty() ? corrections.substr(1) : corrections;
   return true;
 }
 

@@ -20,9 +20,16 @@ class HonestClaims final : public Policy {
  public:
   HonestClaims(const AgentConfig& config, const Json& rail_config);
   std::string_view Name() const override { return "honest_claims"; }
+  Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
+  // A claim is judged once the reply is all sent: the call it claims may run after the
+  // sentence (a preamble's "I'm saving that now").
+  bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
  private:
+  // The tools `reply` claims an action of that did not run for the request.
+  std::vector<const ToolDef*> Unbacked(const TurnContext& ctx, const std::string& reply) const;
+  std::string Corrections(TurnContext& ctx, const std::vector<const ToolDef*>& tools) const;
   const AgentConfig& config_;
   ActionReader reader_;  // claims in words no pattern lists: "I also sent her a quick note"
   std::vector<std::unique_ptr<RE2>> claims_;

@@ -13,6 +13,19 @@ namespace {
 constexpr const char* kDefaultPattern =
     R"(\b((?:[A-Z][\w-]*\s+)+(?:panel|tab|view|button|page|widget|chart|menu|screen)s?)\b)";
 
+// The elements a streamed reply's dropped sentences named, for its last sentence.
+struct UiTurn {
+  std::vector<std::string> unknown;
+};
+
+std::string NotOnScreen(const std::vector<std::string>& unknown) {
+  std::string list;
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == unknown.size() ? " or " : ", ") + ("the " + unknown[i]);
+  }
+  return "I can't point you to " + list + ": it is not on your screen.";
+}
+
 }  // namespace
 
 std::vector<std::string> UnknownUiElements(const Json& rail_config, const std::string& reply, const Json& page_context) {
@@ -53,12 +66,26 @@ bool UiAllowlist::ReviewReply(TurnContext& ctx, std::string& reply) const {
     for (const std::string& element : unknown) points_away = points_away || sentence.find(element) != std::string::npos;
     if (!points_away) kept += sentence;
   }
-  std::string list;
-  for (size_t i = 0; i < unknown.size(); ++i) {
-    list += (i == 0 ? "" : i + 1 == unknown.size() ? " or " : ", ") + ("the " + unknown[i]);
-  }
   while (!kept.empty() && std::isspace(static_cast<unsigned char>(kept.back()))) kept.pop_back();
-  reply = (kept.empty() ? "" : kept + " ") + "I can't point you to " + list + ": it is not on your screen.";
+  reply = (kept.empty() ? "" : kept + " ") + NotOnScreen(unknown);
+  return true;
+}
+
+bool UiAllowlist::ReviewSentence(TurnContext& ctx, const std::string&, std::string& sentence) const {
+  std::vector<std::string> unknown = UnknownUiElements(config_, sentence, ctx.input.page_context);
+  if (unknown.empty()) return false;
+  std::vector<std::string>& named = ctx.Slot<UiTurn>().unknown;
+  for (std::string& e : unknown) {
+    if (std::find(named.begin(), named.end(), e) == named.end()) named.push_back(std::move(e));
+  }
+  sentence.clear();
+  return true;
+}
+
+bool UiAllowlist::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
+  const std::vector<std::string>& unknown = ctx.Slot<UiTurn>().unknown;
+  if (unknown.empty()) return false;
+  tail += (sent.empty() ? "" : " ") + NotOnScreen(unknown);
   return true;
 }
 

@@ -18,7 +18,12 @@ class UiAllowlist final : public Policy {
  public:
   explicit UiAllowlist(const Json& rail_config) : config_(rail_config) {}
   std::string_view Name() const override { return "ui_allowlist"; }
+  Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
+  // A sentence that points at what is not on the screen is never sent; the reply then
+  // ends by saying so.
+  bool ReviewSentence(TurnContext& ctx, const std::string& sent, std::string& sentence) const override;
+  bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
  private:
   Json config_;

@@ -1,0 +1,221 @@
+// What governed streaming costs (docs/PERFORMANCE.md, "Governed streaming"): the real
+// `reins serve` with an example agent (its rails on), its model a mock upstream (OpenAI
+// wire format) that writes the answer one token every --pace-ms. The model first queues
+// the agent's deferred write, so each reply also waits for its outbox rows (I12). For
+// each N, N sessions each stream one turn at once, and for every sentence the client
+// receives it reports how long after the model wrote that sentence's last token the
+// sentence arrived: the latency the governor adds (rails, SSE, loopback), p50, p99 and
+// max; and the time from the model's first token to the first sentence the person got.
+//
+//   build-release/bench/reins_stream_bench [--pace-ms 30] [--agent FILE] [--tool NAME] [N ...]
+//
+// N defaults to 1 1000; the agent to examples/care-chat/agent.yaml with its
+// submit_prayer_request (`--tool none`: no write). The mock stamps each token with the
+// monotonic clock as it writes it: the first token of the answer and the last one of
+// every sentence carry the time, so the client measures from the same clock.
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "net/http_client.h"
+#include "net/sse.h"
+#include "peer_job/child_process.h"
+#include "reins/json.h"
+#include "server/server_process.h"
+#include "support/mock_payloads.h"
+#include "support/mock_upstream.h"
+
+namespace {
+
+using namespace reins;
+using peer_job::RaiseFileLimit;
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One OpenAI chunk per token; "{now_us}" is stamped by the mock as it writes the chunk.
+std::string TokenChunk(const std::string& token) {
+  Json chunk = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1}, {"model", "m"},
+                {"choices", Json::array({{{"index", 0}, {"delta", {{"content", token}}}, {"finish_reason", nullptr}}})}};
+  return "data: " + chunk.dump() + "\n\n";
+}
+
+// Three sentences of nine tokens, as a voice reply would be: each sentence's first token
+// and last token carry the time they were written.
+std::vector<std::string> PacedAnswer() {
+  std::vector<std::string> events;
+  Json role = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1}, {"model", "m"},
+               {"choices", Json::array({{{"index", 0}, {"delta", {{"role", "assistant"}}}, {"finish_reason", nullptr}}})}};
+  events.push_back("data: " + role.dump() + "\n\n");
+  const char* words[] = {"is", "when", "the", "model", "began", "this", "sentence", "and"};
+  for (int s = 0; s < 3; ++s) {
+    events.push_back(TokenChunk(std::string(s == 0 ? "" : " ") + "At {now_us}"));
+    for (const char* w : words) events.push_back(TokenChunk(std::string(" ") + w));
+    events.push_back(TokenChunk(" ended {now_us}."));
+  }
+  Json finish = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1}, {"model", "m"},
+                 {"choices", Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", "stop"}}})}};
+  events.push_back("data: " + finish.dump() + "\n\n");
+  events.push_back("data: [DONE]\n\n");
+  return events;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+// The example agent with its model pointed at the mock.
+std::string AgentFor(const std::string& agent, const std::string& base_url) {
+  std::ifstream in(agent);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string model = "  provider: openai\n  model: m\n  api_key: sk-bench\n  base_url: \"" + base_url +
+                            "\"\n  max_retries: 0\n  timeout_ms: 600000\n";
+  std::string yaml = std::regex_replace(text.str(), std::regex("  provider: scripted[^\n]*\n"), model);
+  const std::string path = "/tmp/reins-stream-bench-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << yaml;
+  return path;
+}
+
+struct Options {
+  int pace_ms = 30;
+  std::string agent = "examples/care-chat/agent.yaml";
+  std::string tool = "submit_prayer_request";
+};
+
+struct Stream {
+  std::vector<double> added_ms;        // per sentence: arrival minus its last token's stamp
+  double first_sentence_ms = -1;       // first delta's arrival minus the answer's first token
+  bool ok = false;
+};
+
+void Run(int n, const Options& o) {
+  testing::MockUpstream upstream;
+  // A request whose conversation ends with the person's words gets the tool call; one
+  // that ends with the tool's result, the paced answer.
+  const std::string args = o.tool == "submit_prayer_request" ? R"({"request":"for my mother"})" : "{}";
+  const std::vector<std::string> call = testing::OpenAIStream({"", {{"call_1", o.tool, args}}}, 0);
+  const std::vector<std::string> answer = PacedAnswer();
+  upstream.Respond([&](const testing::RecordedRequest& request) {
+    const Json body = Json::parse(request.body, nullptr, false);
+    const bool after_tool = body.is_object() && !body["messages"].empty() && body["messages"].back().value("role", "") == "tool";
+    if (o.tool != "none" && !after_tool) return testing::MockUpstream::Sse(call);
+    testing::MockReply paced = testing::MockUpstream::Sse(answer);
+    paced.chunk_delay_ms = o.pace_ms;
+    paced.stamp_now = true;
+    return paced;
+  });
+  const std::string agent = AgentFor(o.agent, upstream.base_url() + "/v1");
+  testing::ServerProcess server({"--config", agent, "--rate", "1000000000", "--burst", "1000000000", "--max-inflight",
+                                 std::to_string(n + 16), "--shutdown-timeout-ms", "2000"});
+  if (server.port() == 0) {
+    std::cerr << "reins serve did not start\n" << server.Log();
+    return;
+  }
+  boost::asio::io_context io;
+  HttpClient::Options client_options;
+  client_options.max_idle_per_origin = static_cast<size_t>(n);
+  HttpClient client(client_options);
+  std::vector<std::string> sessions(n);
+  int made = 0;
+  auto make = [&](int i) -> Task<void> {
+    HttpRequest r;
+    r.url = server.base_url() + "/v1/sessions";
+    r.body = "{}";
+    auto created = co_await client.Send(r);
+    if (created.ok()) sessions[i] = Json::parse(created->body, nullptr, false).value("session_id", "");
+    ++made;
+  };
+  for (int i = 0; i < std::min(n, 200); ++i) {
+    boost::asio::co_spawn(io, [&, i]() -> Task<void> {
+      for (int j = i; j < n; j += std::min(n, 200)) co_await make(j);
+    }, boost::asio::detached);
+  }
+  io.run();
+  io.restart();
+  std::vector<Stream> streams(n);
+  const std::regex stamp("(\\d{6,})");
+  auto turn = [&](int i) -> Task<void> {
+    HttpRequest r;
+    r.url = server.base_url() + "/v1/sessions/" + sessions[i] + "/turns";
+    r.body = R"({"speaker":"user","say":"Please pray for my mother, she is in the hospital."})";
+    r.headers.push_back({"Accept", "text/event-stream"});
+    r.timeouts.total_ms = r.timeouts.first_byte_ms = r.timeouts.idle_ms = 600000;
+    SseParser parser;
+    Stream& s = streams[i];
+    auto out = co_await client.Stream(r, [&](std::string_view bytes) {
+      const int64_t now = NowUs();
+      parser.Feed(bytes, [&](SseEvent&& e) {
+        if (e.event != "reply.delta") return;
+        const std::string text = Json::parse(e.data, nullptr, false).value("text", "");
+        std::vector<int64_t> stamps;
+        for (std::sregex_iterator m(text.begin(), text.end(), stamp), end; m != end; ++m) stamps.push_back(std::stoll((*m)[1]));
+        if (stamps.size() < 2) return;  // a correction the rails appended: not the model's sentence
+        s.added_ms.push_back(static_cast<double>(now - stamps.back()) / 1000.0);
+        if (s.first_sentence_ms < 0) s.first_sentence_ms = static_cast<double>(now - stamps.front()) / 1000.0;
+      });
+      return OkStatus();
+    });
+    s.ok = out.ok() && !s.added_ms.empty();
+  };
+  for (int i = 0; i < n; ++i) boost::asio::co_spawn(io, turn(i), boost::asio::detached);
+  io.run();
+  std::vector<double> added, first;
+  int ok = 0;
+  for (const Stream& s : streams) {
+    ok += s.ok;
+    added.insert(added.end(), s.added_ms.begin(), s.added_ms.end());
+    if (s.first_sentence_ms >= 0) first.push_back(s.first_sentence_ms);
+  }
+  std::printf("| %5d | %5d | %7zu | %8.2f | %8.2f | %8.2f | %10.0f | %10.0f |\n", n, ok, added.size(), Percentile(added, 0.5),
+              Percentile(added, 0.99), added.empty() ? 0.0 : *std::max_element(added.begin(), added.end()),
+              Percentile(first, 0.5), Percentile(first, 0.99));
+  std::fflush(stdout);
+  server.Signal(SIGTERM);
+  server.Wait();
+  std::remove(agent.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RaiseFileLimit();
+  Options o;
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--pace-ms" && i + 1 < argc) {
+      o.pace_ms = std::stoi(argv[++i]);
+    } else if (a == "--agent" && i + 1 < argc) {
+      o.agent = argv[++i];
+    } else if (a == "--tool" && i + 1 < argc) {
+      o.tool = argv[++i];
+    } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
+      sizes.push_back(std::stoi(a));
+    } else {
+      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--agent FILE] [--tool NAME|none] [N ...]\n";
+      return 2;
+    }
+  }
+  if (sizes.empty()) sizes = {1, 1000};
+  std::printf("agent %s, write %s; the model writes a token every %d ms (3 sentences of 10 tokens); loopback\n",
+              o.agent.c_str(), o.tool.c_str(), o.pace_ms);
+  std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (int n : sizes) Run(n, o);
+  return 0;
+}
