@@ -7,7 +7,7 @@
 // sentence arrived: the latency the governor adds (rails, SSE, loopback), p50, p99 and
 // max; and the time from the model's first token to the first sentence the person got.
 //
-//   build-release/bench/reins_stream_bench [--pace-ms 30] [--agent FILE] [--tool NAME] [N ...]
+//   build-release/bench/reins_stream_bench [--pace-ms 30] [--lockstep] [--agent FILE] [--tool NAME] [N ...]
 //
 // N defaults to 1 1000; the agent to examples/care-chat/agent.yaml with its
 // submit_prayer_request (`--tool none`: no write). The mock stamps each token with the
@@ -28,6 +28,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "net/http_client.h"
 #include "net/sse.h"
@@ -61,10 +64,12 @@ std::vector<std::string> PacedAnswer() {
                {"choices", Json::array({{{"index", 0}, {"delta", {{"role", "assistant"}}}, {"finish_reason", nullptr}}})}};
   events.push_back("data: " + role.dump() + "\n\n");
   const char* words[] = {"is", "when", "the", "model", "began", "this", "sentence", "and"};
+  // A sentence is whole once what follows its stop is known: its last token carries the
+  // space after it (the last sentence, the line break the reply ends with).
   for (int s = 0; s < 3; ++s) {
-    events.push_back(TokenChunk(std::string(s == 0 ? "" : " ") + "At {now_us}"));
+    events.push_back(TokenChunk("At {now_us}"));
     for (const char* w : words) events.push_back(TokenChunk(std::string(" ") + w));
-    events.push_back(TokenChunk(" ended {now_us}."));
+    events.push_back(TokenChunk(s < 2 ? " ended {now_us}. " : " ended {now_us}.\n"));
   }
   Json finish = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1}, {"model", "m"},
                  {"choices", Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", "stop"}}})}};
@@ -86,13 +91,18 @@ std::string AgentFor(const std::string& agent, const std::string& base_url) {
   const std::string model = "  provider: openai\n  model: m\n  api_key: sk-bench\n  base_url: \"" + base_url +
                             "\"\n  max_retries: 0\n  timeout_ms: 600000\n";
   std::string yaml = std::regex_replace(text.str(), std::regex("  provider: scripted[^\n]*\n"), model);
-  const std::string path = "/tmp/reins-stream-bench-" + std::to_string(getpid()) + ".yaml";
+  // Next to the original: the paths it names (a system_prompt_file) stay right.
+  const std::string path = agent.substr(0, agent.rfind('/') + 1) + ".stream-bench-" + std::to_string(getpid()) + ".yaml";
   std::ofstream(path) << yaml;
   return path;
 }
 
 struct Options {
   int pace_ms = 30;
+  // Streams start spread over one token's time, as independent people's would; with
+  // --lockstep they start at once, so every token of every stream arrives in one burst
+  // (the worst case: each burst queues behind itself).
+  bool lockstep = false;
   std::string agent = "examples/care-chat/agent.yaml";
   std::string tool = "submit_prayer_request";
 };
@@ -150,6 +160,11 @@ void Run(int n, const Options& o) {
   std::vector<Stream> streams(n);
   const std::regex stamp("(\\d{6,})");
   auto turn = [&](int i) -> Task<void> {
+    if (!o.lockstep && n > 1) {
+      boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor);
+      wait.expires_after(std::chrono::microseconds(int64_t{i} * o.pace_ms * 1000 / n));
+      co_await wait.async_wait(boost::asio::use_awaitable);
+    }
     HttpRequest r;
     r.url = server.base_url() + "/v1/sessions/" + sessions[i] + "/turns";
     r.body = R"({"speaker":"user","say":"Please pray for my mother, she is in the hospital."})";
@@ -176,6 +191,15 @@ void Run(int n, const Options& o) {
   io.run();
   std::vector<double> added, first;
   int ok = 0;
+  if (getenv("STREAM_BENCH_BY_SENTENCE") != nullptr) {
+    for (size_t k = 0; k < 3; ++k) {
+      std::vector<double> at;
+      for (const Stream& s : streams) {
+        if (s.added_ms.size() > k) at.push_back(s.added_ms[k]);
+      }
+      std::fprintf(stderr, "sentence %zu: p50 %.2f p99 %.2f\n", k + 1, Percentile(at, 0.5), Percentile(at, 0.99));
+    }
+  }
   for (const Stream& s : streams) {
     ok += s.ok;
     added.insert(added.end(), s.added_ms.begin(), s.added_ms.end());
@@ -202,18 +226,20 @@ int main(int argc, char** argv) {
       o.pace_ms = std::stoi(argv[++i]);
     } else if (a == "--agent" && i + 1 < argc) {
       o.agent = argv[++i];
+    } else if (a == "--lockstep") {
+      o.lockstep = true;
     } else if (a == "--tool" && i + 1 < argc) {
       o.tool = argv[++i];
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--agent FILE] [--tool NAME|none] [N ...]\n";
+      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--lockstep] [--agent FILE] [--tool NAME|none] [N ...]\n";
       return 2;
     }
   }
   if (sizes.empty()) sizes = {1, 1000};
-  std::printf("agent %s, write %s; the model writes a token every %d ms (3 sentences of 10 tokens); loopback\n",
-              o.agent.c_str(), o.tool.c_str(), o.pace_ms);
+  std::printf("agent %s, write %s; the model writes a token every %d ms (3 sentences of 10 tokens); streams %s; loopback\n",
+              o.agent.c_str(), o.tool.c_str(), o.pace_ms, o.lockstep ? "start at once (lockstep)" : "start spread over one token's time");
   std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (int n : sizes) Run(n, o);

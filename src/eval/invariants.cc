@@ -386,6 +386,20 @@ void CheckDurable(const std::vector<TurnRun>& turns, const std::vector<OutboxEnt
         out.push_back({"I12", t.number, "deferred call " + key + " ran " + std::to_string(runs[key]) + " times"});
       }
     }
+    // A streamed reply: its writes were stored before its first byte left, and what the
+    // person received is what was stored (a delta is never taken back).
+    for (const std::string& key : t.writes_not_stored) {
+      out.push_back({"I12", t.number, "deferred call " + key + " was not in the store when the reply streamed"});
+    }
+    if (t.streamed && !t.deltas.empty()) {
+      std::string final_text;
+      for (const TraceEvent& e : t.result.events) {
+        if (e.type == "reply.final") final_text = e.data.value("text", "");
+      }
+      if (final_text.compare(0, t.deltas.size(), t.deltas) != 0) {
+        out.push_back({"I12", t.number, "the streamed reply \"" + t.deltas + "\" is not what was stored: \"" + final_text + "\""});
+      }
+    }
   }
 }
 

@@ -41,6 +41,9 @@ struct Scenario {
   std::map<std::string, Json> fixtures;  // tool -> validated fixture entries
   Json model;                            // the scenario's model mapping (provider, replies...)
   int64_t clock_start_ms = 0;
+  // Every turn streams its reply as a client of reins serve would (docs/streaming.md):
+  // the checks see what the person received, and the runner checks I12 at each delta.
+  bool stream = false;
   std::vector<ScenarioTurn> turns;
   std::vector<Check> final_checks;
 };

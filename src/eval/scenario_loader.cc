@@ -173,13 +173,15 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   s.file = path;
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
-  if (!r.Mapping("", {"id", "title", "tags", "agent", "agent_overrides", "clock_start", "fixtures", "model", "turns", "final"},
+  if (!r.Mapping("", {"id", "title", "tags", "agent", "agent_overrides", "clock_start", "stream", "fixtures", "model", "turns",
+                      "final"},
                  "scenario")) {
     return InvalidArgument(diag.Format());
   }
   s.id = r.String("", "id", true).value_or("");
   s.title = r.String("", "title").value_or(s.id);
   s.tags = r.StringList("", "tags").value_or(std::vector<std::string>{});
+  s.stream = r.Bool("", "stream").value_or(false);
 
   // The agent: a file (relative to this one) or an inline mapping; overrides merge in.
   LocatedDoc agent_doc;

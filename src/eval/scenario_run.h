@@ -56,6 +56,11 @@ struct TurnRun {
   std::string refusal;
   TurnResult result;
   std::vector<CheckResult> checks;
+  // A streamed turn (Scenario::stream): the deltas' texts put together, and the
+  // deferred writes that were not in the store yet when a delta left (I12).
+  bool streamed = false;
+  std::string deltas;
+  std::vector<std::string> writes_not_stored;
 };
 
 // Tokens, cost and latency of the real model calls of one run.

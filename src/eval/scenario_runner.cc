@@ -1,5 +1,6 @@
 #include "eval/scenario_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -91,13 +92,33 @@ struct Driver {
   Runtime* runtime = nullptr;
   NaiveLoop* naive = nullptr;
   std::string session_id;
+  bool stream = false;  // the governed runtime streams each reply to `turn`
 
   std::function<void()> before_turn;  // settles the MCP catalog
 
-  Task<Result<TurnResult>> Run(const TurnInput& input) {
+  Task<Result<TurnResult>> Run(TurnInput input, TurnRun& turn) {
     if (naive != nullptr) co_return co_await naive->RunTurn(input);
     if (before_turn) before_turn();
+    if (stream) Listen(input, turn);
     co_return co_await runtime->RunTurn(session_id, input);
+  }
+
+  // Keeps what a streaming client receives, and at each delta whether the writes the
+  // turn queued before it are in the store (I12: before the first streamed byte).
+  void Listen(TurnInput& input, TurnRun& turn) {
+    turn.streamed = true;
+    input.on_event = [this, &turn, queued = std::vector<std::string>()](const TraceEvent& e) mutable {
+      if (e.type == EventType::kToolDeferred) queued.push_back(e.data.value("idempotency_key", ""));
+      if (e.type != EventType::kReplyDelta) return;
+      turn.deltas += e.data.value("text", "");
+      Result<std::vector<OutboxEntry>> stored = runtime->store().LoadOutbox(session_id);
+      for (const std::string& key : queued) {
+        const bool found = stored.ok() && std::any_of(stored->begin(), stored->end(),
+                                                      [&](const OutboxEntry& o) { return o.key == key; });
+        if (!found) turn.writes_not_stored.push_back(key);
+      }
+      queued.clear();
+    };
   }
 };
 
@@ -114,7 +135,7 @@ Task<void> RunTurns(const Scenario& s, Driver& driver, RunModel& model, VirtualC
     if (model.tape) model.tape->SetTurn(tr.number);
     const size_t calls_before = model.script ? model.script->calls().size() : 0;
     const auto started = std::chrono::steady_clock::now();
-    Result<TurnResult> result = co_await driver.Run(st.input);
+    Result<TurnResult> result = co_await driver.Run(st.input, tr);
     run.turn_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     if (result.ok()) {
       tr.result = std::move(result).value();
@@ -273,7 +294,7 @@ ScenarioRun RunScenario(const Scenario& s, const RunOptions& options) {
   run.session_id = *session;
   run.greeting = (*runtime)->Greeting();
 
-  Driver driver{*runtime, nullptr, run.session_id};
+  Driver driver{*runtime, nullptr, run.session_id, s.stream};
   driver.before_turn = [&] { setup.SettleCatalog(**runtime); };
   boost::asio::co_spawn(setup.io, RunTurns(s, driver, *model, *setup.clock, run), boost::asio::detached);
   setup.clock->RunVirtual(setup.io);  // returns when every turn and every deferred call is done

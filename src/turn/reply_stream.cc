@@ -1,5 +1,6 @@
 #include "turn/reply_stream.h"
 
+#include <cctype>
 #include <vector>
 
 #include "domain/text.h"
@@ -38,6 +39,11 @@ void ReplyStream::EndResponse(const std::string& text, bool cut_off) {
 void ReplyStream::Take(std::string sentence) {
   std::string judged = judge_(sent_, std::move(sentence));
   if (judged.empty()) return;
+  // A new response's first sentence (after a preamble, say) is a new sentence of the reply.
+  if (!sent_.empty() && !std::isspace(static_cast<unsigned char>(sent_.back())) &&
+      !std::isspace(static_cast<unsigned char>(judged.front()))) {
+    judged = " " + judged;
+  }
   sent_ += judged;
   send_(judged);
 }

@@ -44,6 +44,20 @@ TEST_F(InvariantsTest, CleanTraceHasNoViolations) {
   EXPECT_TRUE(Ids().empty());
 }
 
+// A streamed reply (scenario `stream: true`): its writes were stored before a delta
+// left, and what the person received is the start of what was stored.
+TEST_F(InvariantsTest, I12AStreamedReplyThatOutranItsWriteOrWasNotWhatWasStored) {
+  turn_.streamed = true;
+  turn_.deltas = "I'm so sorry. It is saved.";
+  Event("reply.final", {{"text", "I'm so sorry. It is saved. (Correction: it was not.)"}});
+  EXPECT_TRUE(Ids().empty());
+  turn_.writes_not_stored = {"t1:1:0"};
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I12"});
+  turn_.writes_not_stored.clear();
+  turn_.deltas = "I'm so sorry. It is done.";  // the stored reply says something else
+  EXPECT_EQ(Ids(), std::vector<std::string>{"I12"});
+}
+
 TEST_F(InvariantsTest, I1ExecutionAfterAStoppingResult) {
   Event("tool.executed", Executed("send", 0, {{"to", "x"}}, false, "error"));
   Event("tool.executed", Executed("send", 1, {{"to", "x"}}, true, "continue"));
