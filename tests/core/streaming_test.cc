@@ -208,6 +208,21 @@ TEST_F(StreamingTest, AStagedWriteWhoseTurnNeverCommittedRunsOnceOnRecovery) {
   EXPECT_EQ(Calls("submit_prayer_request"), 1);
 }
 
+TEST_F(StreamingTest, ACutOffAnswerNeverSendsItsUnfinishedSentenceAndItsRepeatGoesOnFromTheLastWholeOne) {
+  constexpr const char* kCutOff = R"([
+    {"when": {"last": "user"}, "text": "Services are at 9. The second one is at 1", "finish": "length"},
+    {"text": " The second one is at 11."}])";
+  Build(kAgent, kCutOff, {});
+  auto r = Stream("When is service?");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(deltas, (std::vector<std::string>{"Services are at 9.", " The second one is at 11."}));
+  EXPECT_EQ(r->reply, "Services are at 9. The second one is at 11.");
+  // The repeat carried what was already said, so the model goes on from there.
+  ASSERT_EQ(recorder_->requests.size(), 2u);
+  EXPECT_EQ(recorder_->requests[1].messages.back().role, Role::kAssistant);
+  EXPECT_EQ(recorder_->requests[1].messages.back().text, "Services are at 9.");
+}
+
 TEST_F(StreamingTest, TheAuditHoldsTheReplyUntilItIsWhole) {
   std::string agent = kAgent;
   agent += "audit: { enabled: true }\n";
