@@ -20,10 +20,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -76,6 +79,20 @@ std::vector<std::string> PacedAnswer() {
   events.push_back("data: " + finish.dump() + "\n\n");
   events.push_back("data: [DONE]\n\n");
   return events;
+}
+
+// The CPU seconds process `pid` used so far (/proc/PID/stat utime + stime).
+double CpuSecondsOf(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // after "pid (comm) "
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -157,6 +174,7 @@ void Run(int n, const Options& o) {
   }
   io.run();
   io.restart();
+  const double cpu_before = CpuSecondsOf(server.pid());
   std::vector<Stream> streams(n);
   const std::regex stamp("(\\d{6,})");
   auto turn = [&](int i) -> Task<void> {
@@ -205,9 +223,11 @@ void Run(int n, const Options& o) {
     added.insert(added.end(), s.added_ms.begin(), s.added_ms.end());
     if (s.first_sentence_ms >= 0) first.push_back(s.first_sentence_ms);
   }
-  std::printf("| %5d | %5d | %7zu | %8.2f | %8.2f | %8.2f | %10.0f | %10.0f |\n", n, ok, added.size(), Percentile(added, 0.5),
-              Percentile(added, 0.99), added.empty() ? 0.0 : *std::max_element(added.begin(), added.end()),
-              Percentile(first, 0.5), Percentile(first, 0.99));
+  const double cpu_ms_per_turn = (CpuSecondsOf(server.pid()) - cpu_before) * 1000.0 / n;
+  std::printf("| %5d | %5d | %7zu | %8.2f | %8.2f | %8.2f | %10.0f | %10.0f | %8.2f |\n", n, ok, added.size(),
+              Percentile(added, 0.5), Percentile(added, 0.99),
+              added.empty() ? 0.0 : *std::max_element(added.begin(), added.end()), Percentile(first, 0.5),
+              Percentile(first, 0.99), cpu_ms_per_turn);
   std::fflush(stdout);
   server.Signal(SIGTERM);
   server.Wait();
@@ -240,8 +260,9 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {1, 1000};
   std::printf("agent %s, write %s; the model writes a token every %d ms (3 sentences of 10 tokens); streams %s; loopback\n",
               o.agent.c_str(), o.tool.c_str(), o.pace_ms, o.lockstep ? "start at once (lockstep)" : "start spread over one token's time");
-  std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms | "
+              "server CPU ms/turn |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (int n : sizes) Run(n, o);
   return 0;
 }
