@@ -7,7 +7,7 @@
 // sentence arrived: the latency the governor adds (rails, SSE, loopback), p50, p99 and
 // max; and the time from the model's first token to the first sentence the person got.
 //
-//   build-release/bench/reins_stream_bench [--pace-ms 30] [--lockstep] [--agent FILE] [--tool NAME] [N ...]
+//   build-release/bench/reins_stream_bench [--pace-ms 30] [--sentences 3] [--lockstep] [--agent FILE] [--tool NAME] [N ...]
 //
 // N defaults to 1 1000; the agent to examples/care-chat/agent.yaml with its
 // submit_prayer_request (`--tool none`: no write). The mock stamps each token with the
@@ -59,9 +59,9 @@ std::string TokenChunk(const std::string& token) {
   return "data: " + chunk.dump() + "\n\n";
 }
 
-// Three sentences of nine tokens, as a voice reply would be: each sentence's first token
+// `sentences` sentences of ten tokens (three: a voice reply): each sentence's first token
 // and last token carry the time they were written.
-std::vector<std::string> PacedAnswer() {
+std::vector<std::string> PacedAnswer(int sentences) {
   std::vector<std::string> events;
   Json role = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1}, {"model", "m"},
                {"choices", Json::array({{{"index", 0}, {"delta", {{"role", "assistant"}}}, {"finish_reason", nullptr}}})}};
@@ -69,10 +69,10 @@ std::vector<std::string> PacedAnswer() {
   const char* words[] = {"is", "when", "the", "model", "began", "this", "sentence", "and"};
   // A sentence is whole once what follows its stop is known: its last token carries the
   // space after it (the last sentence, the line break the reply ends with).
-  for (int s = 0; s < 3; ++s) {
+  for (int s = 0; s < sentences; ++s) {
     events.push_back(TokenChunk("At {now_us}"));
     for (const char* w : words) events.push_back(TokenChunk(std::string(" ") + w));
-    events.push_back(TokenChunk(s < 2 ? " ended {now_us}. " : " ended {now_us}.\n"));
+    events.push_back(TokenChunk(s + 1 < sentences ? " ended {now_us}. " : " ended {now_us}.\n"));
   }
   Json finish = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1}, {"model", "m"},
                  {"choices", Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", "stop"}}})}};
@@ -120,6 +120,7 @@ struct Options {
   // --lockstep they start at once, so every token of every stream arrives in one burst
   // (the worst case: each burst queues behind itself).
   bool lockstep = false;
+  int sentences = 3;
   std::string agent = "examples/care-chat/agent.yaml";
   std::string tool = "submit_prayer_request";
 };
@@ -136,7 +137,7 @@ void Run(int n, const Options& o) {
   // that ends with the tool's result, the paced answer.
   const std::string args = o.tool == "submit_prayer_request" ? R"({"request":"for my mother"})" : "{}";
   const std::vector<std::string> call = testing::OpenAIStream({"", {{"call_1", o.tool, args}}}, 0);
-  const std::vector<std::string> answer = PacedAnswer();
+  const std::vector<std::string> answer = PacedAnswer(o.sentences);
   upstream.Respond([&](const testing::RecordedRequest& request) {
     const Json body = Json::parse(request.body, nullptr, false);
     const bool after_tool = body.is_object() && !body["messages"].empty() && body["messages"].back().value("role", "") == "tool";
@@ -210,7 +211,7 @@ void Run(int n, const Options& o) {
   std::vector<double> added, first;
   int ok = 0;
   if (getenv("STREAM_BENCH_BY_SENTENCE") != nullptr) {
-    for (size_t k = 0; k < 3; ++k) {
+    for (size_t k = 0; k < static_cast<size_t>(o.sentences); ++k) {
       std::vector<double> at;
       for (const Stream& s : streams) {
         if (s.added_ms.size() > k) at.push_back(s.added_ms[k]);
@@ -246,6 +247,8 @@ int main(int argc, char** argv) {
       o.pace_ms = std::stoi(argv[++i]);
     } else if (a == "--agent" && i + 1 < argc) {
       o.agent = argv[++i];
+    } else if (a == "--sentences" && i + 1 < argc) {
+      o.sentences = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--lockstep") {
       o.lockstep = true;
     } else if (a == "--tool" && i + 1 < argc) {
@@ -253,13 +256,14 @@ int main(int argc, char** argv) {
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--lockstep] [--agent FILE] [--tool NAME|none] [N ...]\n";
+      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--sentences K] [--lockstep] [--agent FILE] [--tool NAME|none] [N ...]\n";
       return 2;
     }
   }
   if (sizes.empty()) sizes = {1, 1000};
-  std::printf("agent %s, write %s; the model writes a token every %d ms (3 sentences of 10 tokens); streams %s; loopback\n",
-              o.agent.c_str(), o.tool.c_str(), o.pace_ms, o.lockstep ? "start at once (lockstep)" : "start spread over one token's time");
+  std::printf("agent %s, write %s; the model writes a token every %d ms (%d sentences of 10 tokens); streams %s; loopback\n",
+              o.agent.c_str(), o.tool.c_str(), o.pace_ms, o.sentences,
+              o.lockstep ? "start at once (lockstep)" : "start spread over one token's time");
   std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms | "
               "server CPU ms/turn |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
