@@ -171,6 +171,43 @@ TEST(SafetyOverrideTest, FlagToolGetsTheTextUnderItsTextLikeProperty) {
 namespace reins {
 namespace {
 
+// A streamed reply meets the rails one sentence at a time (docs/streaming.md): the
+// opener only in front of the reply's first sentence, names in any sentence, a
+// sentence pointing off the screen never sent and the reply ending by saying so.
+TEST_F(RailsTest, OnAStreamedReplyEachRailJudgesItsSentencesAndOnlyAppends) {
+  EmpathyFirst empathy(EmpathyConfig());
+  ctx_.user_text = "I'm scared, please pray";
+  std::string first = "Your prayer request has been submitted.";
+  ASSERT_TRUE(empathy.ReviewSentence(ctx_, "", first));
+  EXPECT_NE(first.find(" Your prayer request has been submitted."), std::string::npos) << first;
+  std::string later = " Your prayer request has been submitted.";
+  EXPECT_FALSE(empathy.ReviewSentence(ctx_, "I'm so sorry.", later)) << "only the reply's first sentence";
+
+  NoInternalNames names(config_);
+  std::string named = " I used submit_prayer_request.";
+  ASSERT_TRUE(names.ReviewSentence(ctx_, "Hello.", named));
+  EXPECT_EQ(named, " I used prayer request.");
+
+  UiAllowlist ui(Json::object());
+  ctx_.input.page_context = {{"ui_elements", {"Map"}}};
+  std::string away = " Open the Latency Heatmap panel.";
+  ASSERT_TRUE(ui.ReviewSentence(ctx_, "Here is why.", away));
+  EXPECT_TRUE(away.empty()) << "never sent";
+  std::string on_screen = " The Map shows it.";
+  EXPECT_FALSE(ui.ReviewSentence(ctx_, "Here is why.", on_screen));
+  std::string tail;
+  ASSERT_TRUE(ui.CloseReply(ctx_, "Here is why. The Map shows it.", tail));
+  EXPECT_EQ(tail, " I can't point you to the Latency Heatmap panel: it is not on your screen.");
+
+  HonestClaims claims(config_, Json::object());
+  std::string correction;
+  ASSERT_TRUE(claims.CloseReply(ctx_, "I've booked your appointment.", correction));
+  EXPECT_NE(correction.find("appointment booking"), std::string::npos) << correction;
+  Outcome("book_appointment", ToolOutcome::Status::kExecuted, true);
+  std::string none;
+  EXPECT_FALSE(claims.CloseReply(ctx_, "I've booked your appointment.", none)) << "the call ran after the sentence";
+}
+
 TEST(UiAllowlistTest, FlagsNamedElementsThatAreNotOnScreen) {
   Json page = {{"ui_elements", {"Nodes tab", "Map", "Alerts"}}};
   EXPECT_EQ(UnknownUiElements(Json::object(), "Open the Latency Heatmap panel to see why.", page),
