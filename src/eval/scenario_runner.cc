@@ -111,6 +111,7 @@ struct Driver {
       if (e.type == EventType::kToolDeferred) queued.push_back(e.data.value("idempotency_key", ""));
       if (e.type != EventType::kReplyDelta) return;
       turn.deltas += e.data.value("text", "");
+      if (queued.empty()) return;  // nothing queued since the last delta's look
       Result<std::vector<OutboxEntry>> stored = runtime->store().LoadOutbox(session_id);
       for (const std::string& key : queued) {
         const bool found = stored.ok() && std::any_of(stored->begin(), stored->end(),

@@ -469,7 +469,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   record.deferred_mode = catalog->config.deferred.mode;
   record.created_at_ms = impl_->parts.clock->NowMs();
   record.claim_token = claim.token();
-  record.outbox_staged = ctx.Slot<Impl::Staged>().any;
+  record.outbox_staged = stream && ctx.Slot<Impl::Staged>().any;  // no slot for a turn that does not stream
   Status committed = co_await impl_->commits->Commit(record);
   if (record.outbox_staged) {
     // Committed, its staged writes are pending (or withdrawn); not committed, they are

@@ -7,6 +7,30 @@
 
 namespace reins {
 
+namespace {
+
+// Where a streamed reply's own text begins: after the notices sent in front of it.
+struct StreamFront {
+  size_t notices = 0;
+};
+
+// The turn's live reply stream once it has sent something; null otherwise.
+const ReplyStream* SentSome(const TurnContext& ctx) {
+  const ReplyStream* stream = ctx.live_stream();
+  return stream != nullptr && !stream->sent().empty() ? stream : nullptr;
+}
+
+// What a stream sent of the model's own text: without the notices in front of it.
+std::string OwnText(TurnContext& ctx, const std::string& sent) {
+  return sent.substr(std::min(ctx.Slot<StreamFront>().notices, sent.size()));
+}
+
+void EraseLeadingSpace(std::string& text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
+}
+
+}  // namespace
+
 TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model,
                            const ToolRouter& tools)
     : policies_(BuildPolicyChain(config)),
@@ -203,7 +227,7 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
   ctx.result.reply = Told(ctx, question);
   ctx.result.approval = approval;
   ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
-  if (ctx.live_stream() && !ctx.live_stream()->sent().empty()) ctx.Emit("reply.final", ReplyFinal(ctx));
+  if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   ctx.session.pending_approval = std::move(approval);
 }
 
@@ -245,15 +269,6 @@ std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
   return policies_.ReviewReply(ctx, std::move(reply), RailsFiredIn(ctx));
 }
 
-namespace {
-
-// Where a streamed reply's own text begins: after the notices sent in front of it.
-struct StreamFront {
-  size_t notices = 0;
-};
-
-}  // namespace
-
 // A turn whose caller streams gets a reply stream: live when every judge of the reply
 // can judge it sentence by sentence, else held, and the first event says which.
 void TurnPipeline::OpenStream(TurnContext& ctx, Json& started) {
@@ -269,22 +284,20 @@ void TurnPipeline::OpenStream(TurnContext& ctx, Json& started) {
 std::string TurnPipeline::Judge(TurnContext& ctx, const std::string& sent, std::string sentence) {
   const bool blank = std::all_of(sentence.begin(), sentence.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
   if (blank) return sent.empty() ? "" : sentence;  // line breaks between sentences pass; none lead
-  StreamFront& front = ctx.Slot<StreamFront>();
-  const std::string own = sent.substr(std::min(front.notices, sent.size()));
-  std::string judged = policies_.ReviewSentence(ctx, own, std::move(sentence), RailsFiredIn(ctx));
+  std::string judged = policies_.ReviewSentence(ctx, OwnText(ctx, sent), std::move(sentence), RailsFiredIn(ctx));
   if (judged.empty() || !sent.empty()) return judged;
   // The first sentence out: notices from earlier background failures go in front.
-  while (!judged.empty() && std::isspace(static_cast<unsigned char>(judged.front()))) judged.erase(0, 1);
+  EraseLeadingSpace(judged);
   const std::string notices = WithNotices(ctx, "", false);
-  front.notices = notices.size();
+  ctx.Slot<StreamFront>().notices = notices.size();
   return notices + judged;
 }
 
 std::string TurnPipeline::Told(TurnContext& ctx, std::string rest) {
-  const ReplyStream* stream = ctx.live_stream();
-  if (stream == nullptr || stream->sent().empty()) return WithNotices(ctx, std::move(rest));
+  const ReplyStream* stream = SentSome(ctx);
+  if (stream == nullptr) return WithNotices(ctx, std::move(rest));
   const std::string& sent = stream->sent();
-  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.erase(0, 1);
+  EraseLeadingSpace(rest);
   if (rest.empty()) return sent;
   return sent + (std::isspace(static_cast<unsigned char>(sent.back())) ? "" : " ") + rest;
 }
@@ -292,9 +305,7 @@ std::string TurnPipeline::Told(TurnContext& ctx, std::string rest) {
 // The reply as a whole; for a streamed one, how much of it the person already has.
 Json TurnPipeline::ReplyFinal(const TurnContext& ctx) {
   Json data = {{"text", ctx.result.reply}};
-  if (const ReplyStream* stream = ctx.live_stream(); stream != nullptr && !stream->sent().empty()) {
-    data["streamed"] = stream->sent().size();
-  }
+  if (const ReplyStream* stream = SentSome(ctx)) data["streamed"] = stream->sent().size();
   return data;
 }
 
@@ -328,7 +339,7 @@ void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnP
   c["entity_type"] = pending.entity_type;
   ctx.Emit("clarification", std::move(c));
   // A question after streamed text (a preamble): the deltas still add up to the reply.
-  if (ctx.live_stream() && !ctx.live_stream()->sent().empty()) ctx.Emit("reply.final", ReplyFinal(ctx));
+  if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   ctx.result.clarification = pending;
   ctx.session.pending_clarification = std::move(pending);
 }
@@ -349,7 +360,7 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   WithdrawDeferred(ctx, "turn_failed");
   ctx.result.error = why;
   ctx.result.reply = Told(ctx, "Sorry, I could not complete that request just now.");
-  if (ctx.live_stream() && !ctx.live_stream()->sent().empty()) ctx.Emit("reply.final", ReplyFinal(ctx));
+  if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   // What the person was told closes the turn in history too, so the next model call
   // never sees this turn's message as a request still waiting for an answer.
   const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
@@ -472,11 +483,10 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhase
   }
   std::string reviewed;
   std::string told;  // what this response's message in history says the person was told
-  if (const ReplyStream* stream = ctx.live_stream(); stream != nullptr) {
+  const ReplyStream* stream = ctx.live_stream();
+  if (stream != nullptr) {
     // The sentences are out; the rails may only append now.
-    const StreamFront& front = ctx.Slot<StreamFront>();
-    const std::string own = stream->sent().substr(std::min(front.notices, stream->sent().size()));
-    reviewed = Told(ctx, policies_.CloseReply(ctx, own, RailsFiredIn(ctx)));
+    reviewed = Told(ctx, policies_.CloseReply(ctx, OwnText(ctx, stream->sent()), RailsFiredIn(ctx)));
     told = reviewed.substr(std::min(stream->response_start(), reviewed.size()));
   } else {
     reviewed = Review(ctx, std::move(candidate));
@@ -490,7 +500,7 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhase
   } else {
     ctx.history.push_back(Message::Assistant(told));
   }
-  if (ctx.live_stream()) {
+  if (stream != nullptr) {
     DeliverWhole(ctx, std::move(reviewed), phase);
   } else {
     Deliver(ctx, std::move(reviewed), phase);

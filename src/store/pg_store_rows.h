@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "reins/store.h"
 #include "store/pg_connection.h"
@@ -16,6 +17,12 @@ Result<bool> SessionExists(Connection& c, const std::string& session_id);
 // The lease compare-and-set, inside the caller's transaction (postgres_commit.cc).
 Result<int64_t> CompareAndSetLease(Connection& c, const std::string& session_id, const Lease& lease,
                                    int64_t expected_version);
+// The parameters every insert into the outbox takes, in this order: key, session_id,
+// turn_id, tool, args, mode ($1-$6), created_at and updated_at both `at_ms` ($7),
+// step_id ($8). The turn's commit and a streamed reply's staging share it.
+std::vector<Param> OutboxRowParams(const std::string& key, const std::string& session_id, const std::string& turn_id,
+                                   const std::string& tool, const Json& args, DeferredMode mode, int64_t at_ms,
+                                   const std::string& step_id);
 // A row selected with kTurnColumns.
 Result<StoredTurn> TurnFromRow(const Rows& r, int i);
 

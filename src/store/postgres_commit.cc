@@ -68,9 +68,8 @@ Status EnqueueDeferred(Connection& c, const TurnRecord& turn, const std::string&
               "status = 'pending', mode = excluded.mode, updated_at = excluded.updated_at WHERE outbox.status = 'staged'"
             : "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
               "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $8)",
-        {Text(t.idempotency_key), Text(turn.session_id), Text(turn.result.turn_id), Text(t.name),
-         Text(DumpJson(t.args)), Text(kDeferredModes.Name(turn.deferred_mode)), Int(turn.created_at_ms),
-         Text(t.step_id)},
+        store::pg::OutboxRowParams(t.idempotency_key, turn.session_id, turn.result.turn_id, t.name, t.args,
+                                   turn.deferred_mode, turn.created_at_ms, t.step_id),
         what));
   }
   if (turn.outbox_staged) {

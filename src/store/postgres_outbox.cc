@@ -118,8 +118,7 @@ Status PostgresStore::StageOutbox(const std::vector<OutboxEntry>& entries) {
       REINS_RETURN_IF_ERROR(c.Exec(
           "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
           "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'staged', 0, $7, $7, $8) ON CONFLICT (key) DO NOTHING",
-          {Text(e.key), Text(e.session_id), Text(e.turn_id), Text(e.tool), Text(DumpJson(e.args)),
-           Text(kDeferredModes.Name(e.mode)), Int(e.updated_at_ms), Text(e.step_id)},
+          store::pg::OutboxRowParams(e.key, e.session_id, e.turn_id, e.tool, e.args, e.mode, e.updated_at_ms, e.step_id),
           what));
     }
     return tx.Commit();

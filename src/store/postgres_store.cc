@@ -33,6 +33,13 @@ Result<SessionRecord> SessionFromRow(const Rows& r, int i) {
 
 namespace store::pg {
 
+std::vector<Param> OutboxRowParams(const std::string& key, const std::string& session_id, const std::string& turn_id,
+                                   const std::string& tool, const Json& args, DeferredMode mode, int64_t at_ms,
+                                   const std::string& step_id) {
+  return {Text(key), Text(session_id), Text(turn_id), Text(tool), Text(store::DumpJson(args)), Text(kDeferredModes.Name(mode)),
+          Int(at_ms), Text(step_id)};
+}
+
 Result<bool> SessionExists(Connection& c, const std::string& session_id) {
   REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT 1 FROM sessions WHERE id = $1", {Text(session_id)},
                                         "cannot look up session '" + session_id + "'"));

@@ -85,15 +85,8 @@ void EnqueueDeferred(store::StatementCache& db, const TurnRecord& turn) {
               "status = 'pending', mode = excluded.mode, updated_at = excluded.updated_at WHERE outbox.status = 'staged'"
             : "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
               "step_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)");
-    q.bind(1, t.idempotency_key);
-    q.bind(2, turn.session_id);
-    q.bind(3, turn.result.turn_id);
-    q.bind(4, t.name);
-    q.bind(5, DumpJson(t.args));
-    q.bind(6, std::string(kDeferredModes.Name(turn.deferred_mode)));
-    q.bind(7, turn.created_at_ms);
-    q.bind(8, turn.created_at_ms);
-    q.bind(9, t.step_id);
+    store::BindOutboxRow(q, t.idempotency_key, turn.session_id, turn.result.turn_id, t.name, t.args, turn.deferred_mode,
+                         turn.created_at_ms, t.step_id);
     q.exec();
   }
   if (turn.outbox_staged) {

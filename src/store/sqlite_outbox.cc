@@ -60,15 +60,7 @@ Status SqliteStore::StageOutbox(const std::vector<OutboxEntry>& entries) {
         "step_id) VALUES (?, ?, ?, ?, ?, ?, 'staged', 0, ?, ?, ?) ON CONFLICT(key) DO NOTHING");
     for (const OutboxEntry& e : entries) {
       q.reset();
-      q.bind(1, e.key);
-      q.bind(2, e.session_id);
-      q.bind(3, e.turn_id);
-      q.bind(4, e.tool);
-      q.bind(5, DumpJson(e.args));
-      q.bind(6, std::string(kDeferredModes.Name(e.mode)));
-      q.bind(7, e.updated_at_ms);
-      q.bind(8, e.updated_at_ms);
-      q.bind(9, e.step_id);
+      store::BindOutboxRow(q, e.key, e.session_id, e.turn_id, e.tool, e.args, e.mode, e.updated_at_ms, e.step_id);
       q.exec();
     }
     tx.commit();

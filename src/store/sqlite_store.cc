@@ -19,6 +19,20 @@ Json ColumnJson(const SQLite::Column& column, const std::string& where) {
   return std::move(j).value();
 }
 
+void BindOutboxRow(SQLite::Statement& q, const std::string& key, const std::string& session_id,
+                   const std::string& turn_id, const std::string& tool, const Json& args, DeferredMode mode,
+                   int64_t at_ms, const std::string& step_id) {
+  q.bind(1, key);
+  q.bind(2, session_id);
+  q.bind(3, turn_id);
+  q.bind(4, tool);
+  q.bind(5, DumpJson(args));
+  q.bind(6, std::string(kDeferredModes.Name(mode)));
+  q.bind(7, at_ms);
+  q.bind(8, at_ms);
+  q.bind(9, step_id);
+}
+
 Status StatusFromSqlite(const SQLite::Exception& e, const std::string& what) {
   const int extended = e.getExtendedErrorCode();
   if (extended == SQLITE_CONSTRAINT_PRIMARYKEY || extended == SQLITE_CONSTRAINT_UNIQUE) {

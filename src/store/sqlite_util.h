@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reins/agent_config.h"
 #include "reins/json.h"
 #include "reins/status.h"
 #include "reins/trace.h"
@@ -30,6 +31,13 @@ class CorruptRow : public std::runtime_error {
 // Reads a JSON column: SQL NULL is JSON null; unparsable text throws CorruptRow
 // naming `where`.
 Json ColumnJson(const SQLite::Column& column, const std::string& where);
+
+// The columns every insert into the outbox binds, in this order: key, session_id,
+// turn_id, tool, args, mode (?1-?6), created_at and updated_at both `at_ms` (?7, ?8),
+// step_id (?9). The turn's commit and a streamed reply's staging share it.
+void BindOutboxRow(SQLite::Statement& q, const std::string& key, const std::string& session_id,
+                   const std::string& turn_id, const std::string& tool, const Json& args, DeferredMode mode,
+                   int64_t at_ms, const std::string& step_id);
 
 // Maps a SQLite error: constraint violations on keys are AlreadyExists, a busy or
 // locked database is Unavailable, anything else Internal. `what` names the operation.
