@@ -73,6 +73,10 @@ class DiscardingStore final : public Store {
   Result<std::optional<StoredTurn>> FindTurnByKey(const std::string&, const std::string&) override {
     return std::optional<StoredTurn>();
   }
+  Status LinkConversation(const std::string&, const std::string&, const std::string&, int64_t) override { return {}; }
+  Result<std::vector<std::string>> FindConversation(const std::string&, const std::string&, int) override {
+    return std::vector<std::string>();
+  }
   Result<bool> ClaimOutbox(const std::string&, int64_t) override { return true; }
   Status StageOutbox(const std::vector<OutboxEntry>&) override { return {}; }
   Status RecordDeferredOutcome(const DeferredOutcome&) override { return {}; }

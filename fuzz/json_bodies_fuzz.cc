@@ -1,6 +1,8 @@
-// A request body -> the JSON body readers of every endpoint, and a query string -> the
+// A request body -> the JSON body readers of every endpoint (the OpenAI-compatible one
+// included, through to the turn its last message makes), and a query string -> the
 // trace query reader.
 #include "fuzz/fuzz_target.h"
+#include "server/chat_wire.h"
 #include "server/request_bodies.h"
 
 namespace reins {
@@ -10,6 +12,11 @@ REINS_FUZZ_TARGET(json_bodies) {
   (void)ParseSessionBody(input, &metadata);
   TurnInput in;
   if (!ParseTurnBody(input, "", &in)) (void)TurnInputToJson(in).dump();
+  ChatRequest chat;
+  if (!ParseChatRequest(input, &chat)) {
+    (void)ConversationDigest(chat.user, chat.history);
+    (void)TurnInputToJson(ChatTurnInput(chat, nullptr, nullptr, "k")).dump();
+  }
   TraceQuery query;
   (void)ParseTraceQuery(input, &query);
 }

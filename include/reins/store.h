@@ -209,6 +209,17 @@ class Store {
   virtual Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& session_id,
                                                           const std::string& idempotency_key) = 0;
 
+  // Conversations of the OpenAI-compatible endpoint (docs/openai-endpoint.md): a
+  // stateless client resends its whole history, which names its session only by a
+  // digest of that history. Link records that `digest`, within `tenant`, leads to
+  // `session_id` (again: nothing changes); Find returns the sessions a digest leads to,
+  // at most `limit`, oldest link first. Several sessions may share a digest (two
+  // clients whose conversations began alike): the caller refuses to choose.
+  virtual Status LinkConversation(const std::string& tenant, const std::string& digest, const std::string& session_id,
+                                  int64_t at_ms) = 0;
+  virtual Result<std::vector<std::string>> FindConversation(const std::string& tenant, const std::string& digest,
+                                                            int limit) = 0;
+
   // The outbox (deferral, I12). Claim moves a pending (or, after a crash, running)
   // entry to running and counts the attempt; false when it is already done. A shared
   // store takes a running entry over only once it has run for longer than any deferred

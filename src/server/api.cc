@@ -24,6 +24,9 @@ const HandlerEntry kHandlers[] = {
     {Endpoint::kTrace, &Api::Impl::GetTrace, true},
     {Endpoint::kLease, &Api::Impl::CancelLease, true},
     {Endpoint::kEvents, &Api::Impl::StreamEvents, true},
+    {Endpoint::kChatCompletions, &Api::Impl::ChatCompletions, false},
+    {Endpoint::kModels, &Api::Impl::ListModels, false},
+    {Endpoint::kModel, &Api::Impl::GetModel, false},
 };
 
 const HandlerEntry* FindHandler(Endpoint e) {
@@ -58,7 +61,9 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   std::string tenant;
   Headers extra;
   std::optional<ApiError> refused = impl->Admit(req, route, &tenant, &extra);
-  if (refused) {
+  if (refused && IsOpenAiEndpoint(route.endpoint)) {
+    co_await SendChatError(res, *refused, extra);
+  } else if (refused) {
     co_await SendError(res, *refused, extra);
   } else {
     const Exchange x{req, res, route.session_id, tenant};  // named: see responses.h on GCC 12
@@ -124,7 +129,11 @@ Task<void> Api::Impl::Dispatch(Exchange x, Endpoint endpoint, const char* method
     ApiError e = Err(404, "not_found", "no such endpoint: " + x.req.path);
     co_return co_await SendError(x.res, e);
   }
-  if (x.req.method != method) co_return co_await SendError(x.res, WrongMethod(x.req.method, method), AllowHeader(method));
+  if (x.req.method != method) {
+    ApiError e = WrongMethod(x.req.method, method);
+    if (IsOpenAiEndpoint(endpoint)) co_return co_await SendChatError(x.res, e, AllowHeader(method));
+    co_return co_await SendError(x.res, e, AllowHeader(method));
+  }
   if (entry->per_session) {
     if (auto missing = co_await CheckSession(x.session_id, x.tenant)) co_return co_await SendError(x.res, *missing);
   }

@@ -21,6 +21,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "server/api.h"
+#include "server/chat_wire.h"
 #include "server/event_stream.h"
 #include "server/rate_limiter.h"
 #include "server/responses.h"
@@ -42,6 +43,9 @@ struct TracePage {
   std::vector<std::string> turns;
   int last_number = 0;
 };
+
+// A refusal of NewSession as the API's status: beyond the tenant's quota is 429.
+ApiError SessionRefusal(const Status& s);
 
 struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Runtime& runtime;
@@ -118,6 +122,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
 
   // session_handlers.cc
   Task<void> CreateSession(Exchange x);
+  // A new session of `tenant`, within its quota (ResourceExhausted beyond it).
+  Task<Result<std::string>> NewSession(Json metadata, std::string tenant);
   Task<void> GetSession(Exchange x);
   Task<std::optional<ApiError>> CheckSession(std::string id, std::string tenant);
   // turn_handlers.cc
@@ -127,6 +133,10 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<std::optional<Json>> Replay(std::string id, std::string key);
   // A place among the turns in flight, held until the turn ends; nullopt when full.
   std::optional<std::shared_ptr<void>> TakeTurnSlot();
+  // chat_handlers.cc: the OpenAI-compatible door
+  Task<void> ChatCompletions(Exchange x);
+  Task<void> ListModels(Exchange x);
+  Task<void> GetModel(Exchange x);
   // trace_handlers.cc
   Task<void> GetTrace(Exchange x);
   Task<void> StreamEvents(Exchange x);
@@ -137,6 +147,15 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   void Count(const std::string& session_id, const TraceEvent& e);
 
  private:
+  struct ChatOutcome;
+  struct ChatTurn;
+  Task<std::optional<ChatOutcome>> ReplayChat(const ChatTurn& turn, Status refused);
+  Task<std::optional<ApiError>> FindChatSession(const ServerRequest& req, const ChatRequest& chat,
+                                                std::string tenant, ChatTurn* turn);
+  Task<void> AnswerChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant);
+  Task<void> StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant,
+                        std::shared_ptr<void> slot);
+  Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
   Task<Result<TracePage>> ReadPage(std::string id, TurnRange range);
   Task<void> StreamTrace(ServerResponse& res, std::string id);
 };

@@ -89,15 +89,17 @@ class ConnectionResponse final : public ServerResponse {
     if (ec) keep_alive_ = false;
   }
 
-  Task<Status> StartStream() override {
+  Task<Status> StartStream(std::map<std::string, std::string> headers) override {
     status_ = 200;
     streaming_ = true;
     keep_alive_ = false;  // the stream ends when the connection closes
-    co_return co_await Write(std::string(kStreamHead));
+    std::string head = kStreamHead;
+    for (const auto& [name, value] : headers) head.insert(head.size() - 2, name + ": " + value + "\r\n");
+    co_return co_await Write(std::move(head));
   }
 
   Task<Status> Send(std::string_view event, std::string_view data) override {
-    std::string frame = "event: " + std::string(event) + "\n";
+    std::string frame = event.empty() ? "" : "event: " + std::string(event) + "\n";
     size_t start = 0;
     for (size_t nl; (nl = data.find('\n', start)) != std::string_view::npos; start = nl + 1) {
       frame += "data: " + std::string(data.substr(start, nl - start)) + "\n";

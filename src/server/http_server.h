@@ -55,9 +55,10 @@ class ServerResponse {
   virtual Task<Status> StartBody(std::string content_type) = 0;
   virtual Task<Status> SendChunk(std::string bytes) = 0;
   virtual Task<Status> EndBody() = 0;
-  // Sends the SSE response headers (200, text/event-stream).
-  virtual Task<Status> StartStream() = 0;
-  // One SSE event; a non-OK Status when the client has gone (the handler may go on).
+  // Sends the SSE response headers (200, text/event-stream), with `headers` besides.
+  virtual Task<Status> StartStream(std::map<std::string, std::string> headers = {}) = 0;
+  // One SSE event (`event` "": data only, as OpenAI's streams are); a non-OK Status
+  // when the client has gone (the handler may go on).
   virtual Task<Status> Send(std::string_view event, std::string_view data) = 0;
   // A comment line, to keep idle streams (and proxies) alive.
   virtual Task<Status> Heartbeat() = 0;

@@ -5,6 +5,7 @@
 #include "domain/detail_log.h"
 #include "domain/json_text.h"
 #include "reins/clock.h"
+#include "server/chat_wire.h"
 
 namespace reins {
 
@@ -46,6 +47,13 @@ Task<void> SendJson(ServerResponse& res, int status, Json body, Headers headers)
 
 Task<void> SendError(ServerResponse& res, ApiError e, Headers headers) {
   co_await SendJson(res, e.status, ErrorJson(e), std::move(headers));
+}
+
+Task<void> SendChatError(ServerResponse& res, ApiError e, Headers headers) {
+  // The official SDKs retry a 409 and a 429, which no retry cures when it is a conflict
+  // or the tenant's session quota.
+  if (e.status == 409 || e.code == "quota_exceeded") headers["x-should-retry"] = "false";
+  co_await SendJson(res, e.status, OpenAiErrorJson(e), std::move(headers));
 }
 
 void Log(Json line, int64_t now_ms) {

@@ -39,6 +39,8 @@ std::string Dump(const Json& j);  // compact; invalid UTF-8 replaced
 
 Task<void> SendJson(ServerResponse& res, int status, Json body, Headers headers = {});
 Task<void> SendError(ServerResponse& res, ApiError e, Headers headers = {});
+// The same in the OpenAI error shape, for the OpenAI-compatible endpoints (chat_wire.h).
+Task<void> SendChatError(ServerResponse& res, ApiError e, Headers headers = {});
 
 // One JSON line on stderr, stamped with `now_ms` (the runtime's clock).
 void Log(Json line, int64_t now_ms);

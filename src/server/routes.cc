@@ -20,18 +20,25 @@ std::vector<std::string> Segments(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
 bool IsSessionId(const std::string& s) {
   static const RE2 kId("[A-Za-z0-9_-]{1,128}");
   return RE2::FullMatch(s, kId);
 }
-
-}  // namespace
 
 Route MatchRoute(const std::string& path) {
   const std::vector<std::string> seg = Segments(path);
   if (seg.size() == 1 && seg[0] == "healthz") return {Endpoint::kHealth, "/healthz", "", "GET"};
   if (seg.size() == 1 && seg[0] == "readyz") return {Endpoint::kReady, "/readyz", "", "GET"};
   if (seg.size() == 1 && seg[0] == "metrics") return {Endpoint::kMetrics, "/metrics", "", "GET"};
+  if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "chat" && seg[2] == "completions") {
+    return {Endpoint::kChatCompletions, "/v1/chat/completions", "", "POST"};
+  }
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "models") return {Endpoint::kModels, "/v1/models", "", "GET"};
+  if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "models" && !seg[2].empty()) {
+    return {Endpoint::kModel, "/v1/models/{id}", seg[2], "GET"};
+  }
   if (seg.size() < 2 || seg.size() > 4 || seg[0] != "v1" || seg[1] != "sessions") return {};
   if (seg.size() == 2) return {Endpoint::kCreateSession, "/v1/sessions", "", "POST"};
   if (!IsSessionId(seg[2])) return {};
@@ -42,6 +49,10 @@ Route MatchRoute(const std::string& path) {
   if (leaf == "lease") return {Endpoint::kLease, "/v1/sessions/{id}/lease", seg[2], "DELETE"};
   if (leaf == "events") return {Endpoint::kEvents, "/v1/sessions/{id}/events", seg[2], "GET"};
   return {};
+}
+
+bool IsOpenAiEndpoint(Endpoint e) {
+  return e == Endpoint::kChatCompletions || e == Endpoint::kModels || e == Endpoint::kModel;
 }
 
 bool IsOpenEndpoint(Endpoint e) { return e == Endpoint::kHealth || e == Endpoint::kReady || e == Endpoint::kMetrics; }

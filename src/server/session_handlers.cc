@@ -17,9 +17,14 @@ Json CreatedJson(const std::string& id, const std::string& greeting) {
 Task<void> Api::Impl::CreateSession(Exchange x) {
   Json metadata;
   if (auto bad = ParseSessionBody(x.req.body, &metadata)) co_return co_await SendError(x.res, *bad);
-  const std::optional<int64_t> quota = keys ? keys->MaxSessions(x.tenant) : std::nullopt;
+  Result<std::string> id = co_await NewSession(std::move(metadata), x.tenant);
+  if (!id.ok()) co_return co_await SendError(x.res, SessionRefusal(id.status()));
+  co_await SendJson(x.res, 201, CreatedJson(*id, runtime.Greeting()));
+}
+
+Task<Result<std::string>> Api::Impl::NewSession(Json metadata, std::string tenant) {
+  const std::optional<int64_t> quota = keys ? keys->MaxSessions(tenant) : std::nullopt;
   Runtime& rt = runtime;
-  const std::string tenant = x.tenant;
   // Counted and created in one step on the runtime strand: two concurrent requests to
   // this server cannot both take the last place. (Replicas count separately; a quota
   // is exact per replica.) Without a quota, only the store is involved.
@@ -38,12 +43,13 @@ Task<void> Api::Impl::CreateSession(Exchange x) {
     std::function<Result<std::string>()> create = [&rt, metadata, tenant] { return rt.CreateSession(metadata, tenant); };
     id = co_await OnStore<Result<std::string>>(std::move(create));
   }
-  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
-    co_return co_await SendError(x.res, Err(429, "quota_exceeded", id.status().message()));
-  }
-  if (!id.ok()) co_return co_await SendError(x.res, FromStatus(id.status()));
-  metrics.Inc("reins_sessions_created_total");
-  co_await SendJson(x.res, 201, CreatedJson(*id, runtime.Greeting()));
+  if (id.ok()) metrics.Inc("reins_sessions_created_total");
+  co_return id;
+}
+
+ApiError SessionRefusal(const Status& s) {
+  if (s.code() == StatusCode::kResourceExhausted) return Err(429, "quota_exceeded", s.message());
+  return FromStatus(s);
 }
 
 // Another tenant's session is reported exactly like a missing one. A store that cannot

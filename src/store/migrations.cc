@@ -249,8 +249,20 @@ CREATE INDEX outbox_unfinished ON outbox(status) WHERE status <> 'done';
 CREATE INDEX outbox_by_session ON outbox(session_id);
 )sql";
 
+// v11: the OpenAI-compatible endpoint. A client that resends its whole history finds
+// its session by a digest of that history (Store::LinkConversation).
+constexpr const char* kV11 = R"sql(
+CREATE TABLE conversations (
+  tenant TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, digest, session_id)
+);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9, kV10};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9, kV10, kV11};
 
 }  // namespace
 

@@ -195,8 +195,19 @@ ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_status_check;
 ALTER TABLE outbox ADD CONSTRAINT outbox_status_check CHECK (status IN ('staged', 'pending', 'running', 'done'));
 )sql";
 
+// v6: the OpenAI-compatible endpoint's conversations (as SQLite's v11).
+constexpr const char* kV6 = R"sql(
+CREATE TABLE conversations (
+  tenant TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (tenant, digest, session_id)
+);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

@@ -211,6 +211,33 @@ Result<std::optional<StoredTurn>> PostgresStore::FindTurnByKey(const std::string
   return out;
 }
 
+Status PostgresStore::LinkConversation(const std::string& tenant, const std::string& digest,
+                                       const std::string& session_id, int64_t at_ms) {
+  return Call([&](Connection& c) -> Status {
+    const std::string what = "cannot link a conversation to session '" + session_id + "'";
+    REINS_ASSIGN_OR_RETURN(bool exists, store::pg::SessionExists(c, session_id));
+    if (!exists) return store::SessionNotFound(session_id);
+    return c.Exec("INSERT INTO conversations (tenant, digest, session_id, created_at) VALUES ($1, $2, $3, $4) "
+                  "ON CONFLICT DO NOTHING",
+                  {Text(tenant), Text(digest), Text(session_id), Int(at_ms)}, what)
+        .status();
+  });
+}
+
+Result<std::vector<std::string>> PostgresStore::FindConversation(const std::string& tenant, const std::string& digest,
+                                                                 int limit) {
+  std::vector<std::string> out;
+  REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
+    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT session_id FROM conversations WHERE tenant = $1 AND digest = $2 "
+                                          "ORDER BY created_at, session_id LIMIT $3",
+                                          {Text(tenant), Text(digest), Int(limit)}, "cannot look up a conversation"));
+    out.clear();
+    for (int i = 0; i < r.size(); ++i) out.push_back(r.Str(i, 0));
+    return {};
+  }));
+  return out;
+}
+
 Result<std::vector<StoredInvocation>> PostgresStore::LoadInvocations(const std::string& session_id, TurnRange range) {
   std::vector<StoredInvocation> out;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {

@@ -50,6 +50,10 @@ class PostgresStore final : public Store {
   Result<std::vector<Notice>> PendingNotices(const std::string& session_id) override;
   Result<Lease> LoadLease(const std::string& session_id) override;
   Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) override;
+  Status LinkConversation(const std::string& tenant, const std::string& digest, const std::string& session_id,
+                          int64_t at_ms) override;
+  Result<std::vector<std::string>> FindConversation(const std::string& tenant, const std::string& digest,
+                                                    int limit) override;
   // Replicas: postgres_commit.cc
   bool shared() const override { return true; }
   int concurrent_calls() const override;

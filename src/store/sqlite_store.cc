@@ -282,6 +282,39 @@ Result<std::optional<StoredTurn>> SqliteStore::FindTurnByKey(const std::string& 
   });
 }
 
+Status SqliteStore::LinkConversation(const std::string& tenant, const std::string& digest,
+                                     const std::string& session_id, int64_t at_ms) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot link a conversation to session '" + session_id + "'", [&]() -> Status {
+    if (!store::SessionExists(*statements_, session_id)) return store::SessionNotFound(session_id);
+    SQLite::Statement& q = statements_->Get(
+        "INSERT INTO conversations (tenant, digest, session_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
+    q.bind(1, tenant);
+    q.bind(2, digest);
+    q.bind(3, session_id);
+    q.bind(4, at_ms);
+    q.exec();
+    return {};
+  });
+}
+
+Result<std::vector<std::string>> SqliteStore::FindConversation(const std::string& tenant, const std::string& digest,
+                                                               int limit) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot look up a conversation", [&]() -> Result<std::vector<std::string>> {
+    SQLite::Statement& q = statements_->Get(
+        "SELECT session_id FROM conversations WHERE tenant = ? AND digest = ? ORDER BY created_at, session_id LIMIT ?");
+    q.bind(1, tenant);
+    q.bind(2, digest);
+    q.bind(3, limit);
+    std::vector<std::string> out;
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  });
+}
+
 Result<std::vector<StoredInvocation>> SqliteStore::LoadInvocations(const std::string& session_id, TurnRange range) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);

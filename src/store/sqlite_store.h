@@ -47,6 +47,10 @@ class SqliteStore final : public Store {
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id, TurnRange range = {}) override;
   Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& session_id,
                                                   const std::string& idempotency_key) override;
+  Status LinkConversation(const std::string& tenant, const std::string& digest, const std::string& session_id,
+                          int64_t at_ms) override;
+  Result<std::vector<std::string>> FindConversation(const std::string& tenant, const std::string& digest,
+                                                    int limit) override;
   // The outbox and notices: sqlite_outbox.cc
   Result<bool> ClaimOutbox(const std::string& key, int64_t now_ms) override;
   Status StageOutbox(const std::vector<OutboxEntry>& entries) override;

@@ -33,6 +33,7 @@ constexpr std::array kTables = {
     Table{"notices", "id", true},
     Table{"leases", "session_id", false},
     Table{"approvals", "rowid", false},
+    Table{"conversations", "created_at, tenant, digest, session_id", false},
 };
 
 Status CopyTable(SQLite::Database& from, pg::Connection& to, const Table& table, int64_t* rows) {

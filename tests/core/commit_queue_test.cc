@@ -35,6 +35,12 @@ class BatchSpy final : public Store {
   Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& id, const std::string& key) override {
     return inner_.FindTurnByKey(id, key);
   }
+  Status LinkConversation(const std::string& t, const std::string& d, const std::string& id, int64_t at) override {
+    return inner_.LinkConversation(t, d, id, at);
+  }
+  Result<std::vector<std::string>> FindConversation(const std::string& t, const std::string& d, int limit) override {
+    return inner_.FindConversation(t, d, limit);
+  }
   Result<bool> ClaimOutbox(const std::string& key, int64_t now) override { return inner_.ClaimOutbox(key, now); }
   Status StageOutbox(const std::vector<OutboxEntry>& e) override { return inner_.StageOutbox(e); }
   Status RecordDeferredOutcome(const DeferredOutcome& o) override { return inner_.RecordDeferredOutcome(o); }

@@ -225,6 +225,30 @@ TEST_F(ReplicasE2eTest, ARetrySentToAnotherReplicaRunsNothingTwice) {
   EXPECT_EQ(writes, 1);
 }
 
+// The OpenAI-compatible door behind a load balancer: a stateless client resends its
+// history to whichever replica, and the history finds its session on every one of them.
+TEST_F(ReplicasE2eTest, AStatelessChatClientHopsReplicasWithinOneSession) {
+  const auto chat = [&](size_t on, const Json& messages) {
+    return Call("POST", replica(on).base_url() + "/v1/chat/completions",
+                Json{{"model", "serve-test"}, {"messages", messages}}.dump());
+  };
+  Json messages = Json::array({{{"role", "user"}, {"content", "hi across replicas"}}});
+  Reply first = chat(0, messages);
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  const std::string session = first.body["reins"]["session_id"];
+  messages.push_back({{"role", "assistant"}, {"content", first.body["choices"][0]["message"]["content"]}});
+  messages.push_back({{"role", "user"}, {"content", "Please pray for my mother"}});
+  Reply second = chat(1, messages);
+  ASSERT_EQ(second.status, 200) << second.body.dump();
+  EXPECT_EQ(second.body["reins"]["session_id"], session);
+  Reply resent = chat(2, messages);  // the same request to a third replica: the stored answer
+  ASSERT_EQ(resent.status, 200) << resent.body.dump();
+  EXPECT_EQ(resent.body["id"], second.body["id"]);
+  EXPECT_EQ(resent.raw.Header("idempotent-replay"), "true");
+  Reply trace = Call("GET", replica(0).base_url() + "/v1/sessions/" + session + "/trace");
+  EXPECT_EQ(trace.body["turns"].size(), 2u);
+}
+
 TEST_F(ReplicasE2eTest, AnEventStreamSeesTheTurnsOfOtherReplicas) {
   const std::string id = NewSession(replica(0));
   boost::asio::io_context io;

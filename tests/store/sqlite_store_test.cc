@@ -483,7 +483,7 @@ TEST_F(SqliteStoreTest, TheKeyMigrationCarriesKeysOfOlderTurnsOver) {
   {
     // Back to version 5, as a database written before the key column existed.
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
-    db.exec("DROP INDEX turns_by_idempotency_key; DROP INDEX sessions_by_tenant;"
+    db.exec("DROP TABLE conversations; DROP INDEX turns_by_idempotency_key; DROP INDEX sessions_by_tenant;"
             "ALTER TABLE turns DROP COLUMN idempotency_key; ALTER TABLE outbox DROP COLUMN step_id;"
             "PRAGMA user_version = 5");
   }
@@ -506,7 +506,7 @@ TEST_F(SqliteStoreTest, TheV8MigrationKeepsInvocationsInOrderWithoutTheirSequenc
     // Back to version 7: the table as it was, numbered by AUTOINCREMENT, with its index by turn.
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
     db.exec(
-        "CREATE TABLE v7 AS SELECT * FROM tool_invocations; DROP TABLE tool_invocations;"
+        "DROP TABLE conversations; CREATE TABLE v7 AS SELECT * FROM tool_invocations; DROP TABLE tool_invocations;"
         "CREATE TABLE tool_invocations (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
         " turn_id TEXT NOT NULL, response_index INTEGER NOT NULL, position INTEGER NOT NULL, call_id TEXT NOT NULL,"
         " name TEXT NOT NULL, args TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, success INTEGER,"

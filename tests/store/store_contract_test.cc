@@ -226,6 +226,23 @@ TEST_P(StoreContractTest, AnIdempotencyKeyFindsItsTurnAndIsUniquePerSession) {
   EXPECT_EQ(store_->CommitTurn(again).code(), StatusCode::kAlreadyExists);
 }
 
+TEST_P(StoreContractTest, AConversationDigestLeadsToItsSessionsWithinItsTenant) {
+  ASSERT_TRUE(store_->CreateSession(Session("s2")).ok());
+  ASSERT_TRUE(store_->CreateSession(Session("s3", "other")).ok());
+  EXPECT_TRUE(store_->FindConversation("acme", "d1", 2)->empty());
+  ASSERT_TRUE(store_->LinkConversation("acme", "d1", "s2", 5000).ok());
+  ASSERT_TRUE(store_->LinkConversation("acme", "d1", "s2", 6000).ok());  // again: nothing changes
+  ASSERT_TRUE(store_->LinkConversation("other", "d1", "s3", 4000).ok());
+  Reopen();
+  EXPECT_EQ(*store_->FindConversation("acme", "d1", 2), std::vector<std::string>{"s2"});
+  // Two sessions whose conversations began alike: both are found, oldest link first.
+  ASSERT_TRUE(store_->LinkConversation("acme", "d1", "s1", 5500).ok());
+  EXPECT_EQ(*store_->FindConversation("acme", "d1", 2), (std::vector<std::string>{"s2", "s1"}));
+  EXPECT_EQ(store_->FindConversation("acme", "d1", 1)->size(), 1u);
+  EXPECT_EQ(*store_->FindConversation("other", "d1", 2), std::vector<std::string>{"s3"});
+  EXPECT_EQ(store_->LinkConversation("acme", "d2", "nope", 1).code(), StatusCode::kNotFound);
+}
+
 TEST_P(StoreContractTest, ClarificationsAreAnsweredOnceAndSuperseded) {
   TurnRecord asks = Turn(1, "t1");
   asks.result.clarification = Clarify("cl_1");

@@ -1,0 +1,164 @@
+// `reins serve` driven by the official `openai` npm SDK, as a team's chat UI would drive
+// it: only the base URL changes. Usage (tests/server/openai_sdk_test.sh runs it):
+//   node openai_sdk_test.mjs REINS_BINARY SOURCE_DIR SDK_DIR
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [reins, sourceDir, sdkDir] = process.argv.slice(2);
+const { default: OpenAI, AuthenticationError, RateLimitError, ConflictError, NotFoundError, BadRequestError } =
+  await import(join(sdkDir, 'node_modules/openai/index.mjs'));
+
+const model = 'serve-test';  // tests/server/agent.yaml's name
+let server, base, key, limitedKey, dir;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'reins-sdk-'));
+  const keys = join(dir, 'keys.yaml');
+  const addKey = (tenant) => execFileSync(reins, ['keys', 'add', tenant, '--keys', keys], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  key = addKey('acme');
+  limitedKey = addKey('limited');
+  server = spawn(reins, ['serve', '--config', 'tests/server/agent.yaml', '--listen', '127.0.0.1:0', '--keys', keys,
+                         '--store', `sqlite:${join(dir, 'reins.db')}`],
+                 { cwd: sourceDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  server.stderr.on('data', (d) => { log += d; });
+  base = await new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) resolve(m[1]);
+    });
+    server.on('exit', (code) => reject(new Error(`reins serve exited (${code}): ${log}`)));
+  });
+});
+
+after(() => {
+  server?.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const client = (options = {}) => new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0, ...options });
+const say = (text) => ({ role: 'user', content: text });
+const answer = (text) => ({ role: 'assistant', content: text });
+
+// A session's turns as reins stored them (its own API, with the same key).
+async function turns(sessionId) {
+  const res = await fetch(`${base}/v1/sessions/${sessionId}/trace`, { headers: { authorization: `Bearer ${key}` } });
+  assert.equal(res.status, 200);
+  return (await res.json()).turns;
+}
+
+test('the agent is the model', async () => {
+  const models = await client().models.list();
+  assert.deepEqual(models.data.map((m) => m.id), [model]);
+  await assert.rejects(client().chat.completions.create({ model: 'gpt-4o', messages: [say('hi')] }),
+                       (e) => e instanceof NotFoundError && e.code === 'model_not_found');
+});
+
+test('a completion is the governed reply, and the history continues its session', async () => {
+  const first = await client().chat.completions.create({ model, messages: [{ role: 'system', content: 'be a pirate' }, say('hi from a stateless UI')] });
+  assert.equal(first.object, 'chat.completion');
+  assert.equal(first.choices[0].finish_reason, 'stop');
+  assert.equal(first.choices[0].message.content, 'Hello there.');
+  assert.match(first.id, /^chatcmpl-t_/);
+  const session = first.reins.session_id;
+  // The client resends everything, as stateless clients do: same session, no header.
+  const { data: second, response } = await client().chat.completions.create({
+    model, messages: [say('hi from a stateless UI'), answer(first.choices[0].message.content), say('Please pray for my mother')],
+  }).withResponse();
+  assert.equal(response.headers.get('x-reins-session'), session);
+  assert.equal(second.reins.session_id, session);
+  assert.equal(second.choices[0].message.content, "I'm so sorry. The team will pray for her.");
+  const stored = await turns(session);
+  assert.deepEqual(stored.map((t) => t.input.say), ['hi from a stateless UI', 'Please pray for my mother']);
+  assert.ok(stored[1].events.some((e) => e.type === 'deferred.executed'), 'the deferred write ran');
+});
+
+test('a streamed completion carries the governed deltas, then usage and [DONE]', async () => {
+  const stream = await client().chat.completions.create({
+    model, stream: true, stream_options: { include_usage: true }, messages: [say('Please pray for my mother, streamed')],
+  });
+  let text = '', deltas = 0, usage = null, finish = null, ext = null;
+  for await (const chunk of stream) {
+    assert.equal(chunk.object, 'chat.completion.chunk');
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      if (choice.delta.content) { text += choice.delta.content; ++deltas; }
+      if (choice.finish_reason) { finish = choice.finish_reason; ext = chunk.reins; }
+    }
+  }
+  assert.equal(text, "I'm so sorry. The team will pray for her.");
+  assert.ok(deltas >= 2, `sentence by sentence (${deltas} deltas)`);
+  assert.equal(finish, 'stop');
+  assert.deepEqual(Object.keys(usage).sort(), ['completion_tokens', 'prompt_tokens', 'total_tokens']);
+  assert.equal(ext.status, 'completed');
+});
+
+test('a clarification is answered by id and by title', async () => {
+  const opening = [say('hi, about contacts'), answer('Hello there.')];
+  await client().chat.completions.create({ model, messages: [opening[0]] });
+  const asked = await client().chat.completions.create({ model, messages: [...opening, say('Who is John?')] });
+  assert.equal(asked.choices[0].message.content, 'Which John?\n- John Doe\n- John Smith');
+  assert.deepEqual(asked.reins.clarification.options.map((o) => o.id), ['u_doe', 'u_smith']);
+  const history = [...opening, say('Who is John?'), answer(asked.choices[0].message.content)];
+  const byId = await client().chat.completions.create({ model, messages: [...history, say('u_doe')] });
+  // This fixture's model looks the contacts up again, so the question comes back.
+  const again = [...history, say('u_doe'), answer(byId.choices[0].message.content)];
+  await client().chat.completions.create({ model, messages: [...again, say('john SMITH')] });
+  const inputs = (await turns(asked.reins.session_id)).map((t) => t.input);
+  assert.equal(inputs[2].select, 'u_doe');
+  assert.equal(inputs[3].select, 'u_smith');
+});
+
+test('a 401 and a 429 are the SDK\'s own errors', async () => {
+  await assert.rejects(client({ apiKey: 'rk_not_a_key' }).models.list(), (e) => e instanceof AuthenticationError && e.status === 401);
+  const limited = client({ apiKey: limitedKey });
+  let refused = null;
+  for (let i = 0; i < 100 && !refused; ++i) {
+    try { await limited.models.list(); } catch (e) { refused = e; }
+  }
+  assert.ok(refused instanceof RateLimitError, `got ${refused}`);
+  assert.equal(refused.code, 'rate_limited');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+});
+
+test('client tools are refused: the agent owns its tools', async () => {
+  await assert.rejects(client().chat.completions.create({
+    model, messages: [say('hi')], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+  }), (e) => e instanceof BadRequestError && e.code === 'client_tools_unsupported');
+});
+
+test('an SDK retry after a timeout runs nothing twice', async () => {
+  const opening = [say('hi, a long one follows'), answer('Hello there.')];
+  const first = await client().chat.completions.create({ model, messages: [opening[0]] });
+  // slow_lookup takes 600 ms: the first try times out at 400 ms, the SDK retries the
+  // same request, and reins answers it with the first try's stored result.
+  const patient = client({ timeout: 400, maxRetries: 4 });
+  const { data, response } = await patient.chat.completions.create({ model, messages: [...opening, say('something slow')] }).withResponse();
+  assert.equal(response.headers.get('idempotent-replay'), 'true');
+  assert.equal(data.choices[0].message.content, "I'm so sorry. The team will pray for her.");
+  const stored = await turns(first.reins.session_id);
+  assert.equal(stored.filter((t) => t.input.say === 'something slow').length, 1);
+  assert.equal(stored.filter((t) => t.events.some((e) => e.type === 'tool.executed')).length, 1);
+});
+
+test('two anonymous clients with the same first exchange are kept apart', async () => {
+  const a = await client().chat.completions.create({ model, messages: [say('hello twins')] });
+  const b = await client().chat.completions.create({ model, messages: [say('hello twins')] });
+  assert.notEqual(a.reins.session_id, b.reins.session_id);
+  const next = [say('hello twins'), answer('Hello there.'), say('whose session is this?')];
+  await assert.rejects(client({ maxRetries: 2 }).chat.completions.create({ model, messages: next }),
+                       (e) => e instanceof ConflictError && e.code === 'conversation_ambiguous');
+  const withHeader = (id) => client({ defaultHeaders: { 'X-Reins-Session': id } });
+  const a2 = await withHeader(a.reins.session_id).chat.completions.create({ model, messages: next });
+  const b2 = await withHeader(b.reins.session_id).chat.completions.create({ model, messages: next });
+  assert.equal(a2.reins.session_id, a.reins.session_id);
+  assert.equal(b2.reins.session_id, b.reins.session_id);
+  assert.equal((await turns(a.reins.session_id)).length, 2);
+  assert.equal((await turns(b.reins.session_id)).length, 2);
+});
