@@ -156,6 +156,14 @@ struct McpServerConfig {
   int timeout_ms = 30000;  // the default timeout_ms of this server's tools
 };
 
+// OpenTelemetry traces over OTLP/HTTP (telemetry:, docs/telemetry.md). No endpoint
+// here or in OTEL_EXPORTER_OTLP_ENDPOINT: nothing is exported.
+struct TelemetryConfig {
+  std::string otlp_endpoint;  // the collector's base URL: spans go to {it}/v1/traces
+  std::string service_name;   // default: the agent's name
+  bool capture_content = false;  // message and tool contents on spans
+};
+
 struct AgentConfig {
   std::string name;
   std::string system_prompt;
@@ -176,6 +184,7 @@ struct AgentConfig {
   std::string greeting;
   DeferredConfig deferred;
   std::string store = "sqlite::memory:";
+  TelemetryConfig telemetry;
   std::string source_file;  // where it was loaded from, for messages
 
   const ToolDef* FindTool(std::string_view name) const;

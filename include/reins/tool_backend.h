@@ -37,6 +37,9 @@ struct ToolRequest {
   // (limits.turn_timeout_ms) ends sooner. A backend doing real I/O enforces it in real
   // time itself; the executor also stops waiting on the clock.
   int64_t timeout_ms = 5000;
+  // The W3C trace context of this call's span (docs/telemetry.md): a backend that calls
+  // over HTTP sends it as the `traceparent` header.
+  std::string traceparent;
 };
 
 class ToolBackend {

@@ -38,6 +38,11 @@ struct TurnInput {
   // Set by an API client so that a retried submission runs nothing twice; stored
   // with the turn's input.
   std::string idempotency_key;
+  // The caller's W3C trace context (`traceparent`), when its request carried one: the
+  // turn's span joins the caller's trace, and tools called over HTTP are told so
+  // (docs/telemetry.md). Stored with the input; not part of what makes a retry the
+  // same request.
+  std::string traceparent;
   // Streaming: receives the turn's events. Progress events (tools, model calls) arrive
   // as they happen; the reply, clarification and approval events only once the turn is
   // committed (I12: nothing is delivered before the writes it queued are durable);

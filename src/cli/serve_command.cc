@@ -26,6 +26,7 @@
 #include "domain/detail_log.h"
 #include "host/agent_host.h"
 #include "server/api.h"
+#include "telemetry/otlp_exporter.h"
 
 namespace reins {
 namespace {
@@ -162,6 +163,14 @@ int ServeCommand(const ServeFlags& flags) {
     HttpServer* server_ptr = nullptr;
     ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};
     options.open_connections = [&server_ptr] { return server_ptr ? server_ptr->open_connections() : 0; };
+    if (const telemetry::OtlpExporter* exporter = (*agent)->exporter()) {
+      options.collect_metrics = [exporter](Metrics& m) {
+        const telemetry::ExportCounts c = exporter->counts();
+        m.Set("reins_telemetry_spans_exported_total", {}, static_cast<double>(c.exported));
+        m.Set("reins_telemetry_spans_dropped_total", {{"reason", "queue_full"}}, static_cast<double>(c.dropped_queue_full));
+        m.Set("reins_telemetry_spans_dropped_total", {{"reason", "export_failed"}}, static_cast<double>(c.dropped_export_failed));
+      };
+    }
     options.max_inflight = flags.max_inflight;
     Api api(**runtime, strand, keys, metrics, options);
     api_ptr = &api;

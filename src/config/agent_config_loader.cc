@@ -261,7 +261,8 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
   ConfigReader r(doc, diag);
   out->source_file = doc.file;
   if (!r.Mapping(root, {"name", "system_prompt", "system_prompt_file", "model", "audit_model", "limits", "tools",
-                        "mcp_servers", "floor", "intents", "plan", "audit", "rails", "greeting", "deferred", "store"},
+                        "mcp_servers", "floor", "intents", "plan", "audit", "rails", "greeting", "deferred", "store",
+                        "telemetry"},
                  "agent")) {
     return false;
   }
@@ -314,6 +315,19 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
   if (r.Has(root, "deferred") && r.Mapping(P(root, "deferred"), {"mode", "timeout_ms"}, "deferred")) {
     if (auto v = r.Enum(P(root, "deferred"), "mode", kDeferredModes)) out->deferred.mode = *v;
     if (auto v = r.Int(P(root, "deferred"), "timeout_ms", 1, 3600000)) out->deferred.timeout_ms = static_cast<int>(*v);
+  }
+  if (r.Has(root, "telemetry") &&
+      r.Mapping(P(root, "telemetry"), {"otlp_endpoint", "service_name", "capture_content"}, "telemetry")) {
+    const std::string tp = P(root, "telemetry");
+    if (auto v = r.String(tp, "otlp_endpoint")) {
+      if (v->rfind("http://", 0) != 0 && v->rfind("https://", 0) != 0) {
+        r.Error(P(tp, "otlp_endpoint"), "otlp_endpoint must be an http:// or https:// URL (the collector's OTLP/HTTP port, "
+                                        "usually 4318), got '" + *v + "'");
+      }
+      out->telemetry.otlp_endpoint = *v;
+    }
+    if (auto v = r.String(tp, "service_name")) out->telemetry.service_name = *v;
+    out->telemetry.capture_content = r.Bool(tp, "capture_content").value_or(false);
   }
   if (auto s = r.String(root, "store")) {
     if (s->rfind("sqlite:", 0) != 0 && s->rfind("postgres://", 0) != 0 && s->rfind("postgresql://", 0) != 0) {

@@ -1,7 +1,10 @@
 #include "host/agent_host.h"
 
+#include <cstdlib>
+
 #include "host/mcp_relay.h"
 #include "mcp/mcp_hub.h"
+#include "telemetry/turn_telemetry.h"
 #include "tools/tool_router.h"
 
 namespace reins {
@@ -29,6 +32,7 @@ AgentHost::~AgentHost() {
   runtime_.reset();  // its background calls may still use the servers
   StopServers();     // then the relay's calls and the servers (once: a second call is a no-op)
   relay_.reset();    // and last what the relay left open on them
+  telemetry_.reset();  // sends the spans still queued (up to the exporter's timeout)
 }
 
 std::function<std::shared_ptr<ToolBackend>(const ToolDef&)> AgentHost::McpBackends() const {
@@ -56,11 +60,25 @@ Result<Runtime*> AgentHost::StartRuntime(RuntimeParts parts) {
       return backend ? relay->Wrap(tool.name, std::move(backend)) : nullptr;
     };
   }
+  telemetry::ExporterOptions exporter = telemetry::ExporterOptionsFrom(
+      agent_.telemetry.otlp_endpoint, agent_.telemetry.service_name, agent_.name, [](const char* n) -> const char* { return std::getenv(n); });
+  if (!exporter.endpoint.empty()) {
+    telemetry::TelemetryOptions options{agent_.name, agent_.model.provider, agent_.telemetry.capture_content};
+    telemetry_ = std::make_unique<telemetry::TurnTelemetry>(
+        std::move(options), std::make_shared<telemetry::OtlpExporter>(std::move(exporter)));
+    parts.on_event = [next = std::move(parts.on_event), spans = telemetry_.get()](const std::string& session,
+                                                                                   const TraceEvent& e) {
+      if (next) next(session, e);
+      spans->OnEvent(session, e);
+    };
+  }
   AgentConfig config = agent_;
   if (newest_) config.tools = newest_->tools;
   REINS_ASSIGN_OR_RETURN(runtime_, Runtime::Create(std::move(config), std::move(parts)));
   return runtime_.get();
 }
+
+const telemetry::OtlpExporter* AgentHost::exporter() const { return telemetry_ ? &telemetry_->exporter() : nullptr; }
 
 void AgentHost::OnCatalog(AgentConfig changed) {
   std::lock_guard lock(mu_);

@@ -26,6 +26,10 @@ namespace reins {
 
 class McpHub;
 class McpRelay;
+namespace telemetry {
+class TurnTelemetry;
+class OtlpExporter;
+}  // namespace telemetry
 
 struct HostOptions {
   // Backends that replace the config's, MCP tools' included (scenario fixtures).
@@ -50,8 +54,12 @@ class AgentHost {
   std::map<std::string, std::shared_ptr<ToolBackend>> Backends() const;
 
   // Builds the runtime over the agent's newest catalog and `parts` (model, store...);
-  // the host sets the parts' clock and tool backends. Once.
+  // the host sets the parts' clock and tool backends, and when the agent's telemetry
+  // (or OTEL_EXPORTER_OTLP_ENDPOINT) names a collector, feeds its durable events to
+  // OpenTelemetry besides `parts.on_event`. Once.
   Result<Runtime*> StartRuntime(RuntimeParts parts);
+  // The span exporter when telemetry is on (its counts for /metrics), else null.
+  const telemetry::OtlpExporter* exporter() const;
   Runtime* runtime() const { return runtime_.get(); }
 
   // Stops the MCP servers (and the relay) now, while the event loop the turns ran on
@@ -81,6 +89,8 @@ class AgentHost {
   std::mutex mu_;                // guards runtime_'s creation and destruction, newest_, closing_
   std::optional<AgentConfig> newest_;  // a change announced before the runtime existed
   bool closing_ = false;
+  // Before runtime_: destroyed after it, since the runtime's events reach it to the end.
+  std::unique_ptr<telemetry::TurnTelemetry> telemetry_;
   std::unique_ptr<Runtime> runtime_;
 };
 

@@ -1,5 +1,7 @@
 #include "pipeline/deferred_runner.h"
 
+#include "telemetry/turn_spans.h"
+
 #include <memory>
 
 #include <boost/asio/as_tuple.hpp>
@@ -39,7 +41,7 @@ std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
   return note;
 }
 
-Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int turn_number, DeferredRun mode) {
+Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode) {
   const int64_t now = clock_.NowMs();
   std::function<Result<bool>(Store&)> claim = [&entry, now](Store& store) { return store.ClaimOutbox(entry.key, now); };
   Result<bool> claimed = co_await calls_.Run(std::move(claim));
@@ -56,6 +58,8 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int t
   } else {
     ToolRequest request{entry.tool, entry.args, entry.session_id, entry.turn_id, entry.key + key_salt};
     request.timeout_ms = tool->timeout_ms;
+    const telemetry::TurnIds ids = telemetry::IdsOfTurn(entry.session_id, turn.number, turn.traceparent);
+    request.traceparent = telemetry::FormatTraceparent({ids.turn.trace_id, telemetry::DeferredSpanId(ids, entry.key), ids.turn.sampled});
     // A hanging backend is bounded by the tool's own timeout.
     auto outcome = co_await (backend->Invoke(request) || clock_.Sleep(tool->timeout_ms));
     if (outcome.index() == 1) {
@@ -67,7 +71,7 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, int t
     }
   }
   r.latency_ms = clock_.NowMs() - start;
-  r.event = {EventType::kDeferredExecuted, turn_number, clock_.NowMs(),
+  r.event = {EventType::kDeferredExecuted, turn.number, clock_.NowMs(),
              Json{{"name", entry.tool}, {"args", entry.args}, {"idempotency_key", entry.key},
                   {"result", EnvelopeToJson(r.result)}, {"success", r.result.success},
                   {"next_action", NextActionName(r.result.next_action)}, {"latency_ms", r.latency_ms},
@@ -93,27 +97,27 @@ Task<void> DeferredRunner::RecordUnattended(const DeferredResult& r) {
 }
 
 void DeferredRunner::Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries,
-                           int turn_number, DeferredRun mode, std::shared_ptr<const void> keep_alive) {
+                           DeferredTurn turn, DeferredRun mode, std::shared_ptr<const void> keep_alive) {
   for (OutboxEntry& entry : entries) {
     boost::asio::co_spawn(
         ex,
-        [this, entry = std::move(entry), turn_number, mode, keep_alive]() -> Task<void> {
-          std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
+        [this, entry = std::move(entry), turn, mode, keep_alive]() -> Task<void> {
+          std::optional<DeferredResult> r = co_await Run(entry, turn, mode);
           if (r) co_await RecordUnattended(*r);
         },
         boost::asio::detached);
   }
 }
 
-Task<std::vector<DeferredResult>> DeferredRunner::RunAwait(std::vector<OutboxEntry> entries, int turn_number,
+Task<std::vector<DeferredResult>> DeferredRunner::RunAwait(std::vector<OutboxEntry> entries, DeferredTurn turn,
                                                           std::shared_ptr<const void> keep_alive, DeferredRun mode) {
   auto ex = co_await boost::asio::this_coro::executor;
   auto state = std::make_shared<AwaitState>(ex, entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     boost::asio::co_spawn(
         ex,
-        [this, state, i, entry = std::move(entries[i]), turn_number, mode, keep_alive]() -> Task<void> {
-          std::optional<DeferredResult> r = co_await Run(entry, turn_number, mode);
+        [this, state, i, entry = std::move(entries[i]), turn, mode, keep_alive]() -> Task<void> {
+          std::optional<DeferredResult> r = co_await Run(entry, turn, mode);
           if (r && state->waiting) {
             state->results[i] = std::move(r);
           } else if (r) {

@@ -42,6 +42,13 @@ enum class DeferredRun { kAwait, kBackground, kResumed };
 inline constexpr EnumNames<DeferredRun, 3> kDeferredRuns{
     {{{DeferredRun::kAwait, "await"}, {DeferredRun::kBackground, "background"}, {DeferredRun::kResumed, "resumed"}}}};
 
+// The turn whose writes run: its number (for their events) and the trace it belongs to
+// (its caller's traceparent, "" when none), so that a write's HTTP call joins that trace.
+struct DeferredTurn {
+  int number = 0;
+  std::string traceparent;
+};
+
 class DeferredRunner {
  public:
   DeferredRunner(const AgentConfig& config, const ToolRouter& tools, StoreCalls& calls, Clock& clock)
@@ -50,10 +57,10 @@ class DeferredRunner {
   // Runs `entries` concurrently and waits at most deferred.timeout_ms. Returns the
   // results that arrived in time, NOT yet recorded (the caller adds the failure notes
   // to the reply, then records them). Later arrivals record themselves.
-  Task<std::vector<DeferredResult>> RunAwait(std::vector<OutboxEntry> entries, int turn_number,
+  Task<std::vector<DeferredResult>> RunAwait(std::vector<OutboxEntry> entries, DeferredTurn turn,
                                              std::shared_ptr<const void> keep_alive, DeferredRun mode = DeferredRun::kAwait);
   // Runs each entry detached and records its outcome; a failure becomes a notice.
-  void Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries, int turn_number,
+  void Spawn(const boost::asio::any_io_executor& ex, std::vector<OutboxEntry> entries, DeferredTurn turn,
              DeferredRun mode, std::shared_ptr<const void> keep_alive);
   // Records a result that nobody waits for: failure -> notice (and its event).
   Task<void> RecordUnattended(const DeferredResult& r);
@@ -71,7 +78,7 @@ class DeferredRunner {
 
  private:
   // Claims and runs one entry; nullopt when another worker already finished it.
-  Task<std::optional<DeferredResult>> Run(OutboxEntry entry, int turn_number, DeferredRun mode);
+  Task<std::optional<DeferredResult>> Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode);
 
   const AgentConfig& config_;
   const ToolRouter& tools_;

@@ -364,8 +364,11 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     };
     REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier, co_await calls.Run(std::move(find)));
     if (earlier) {
-      const Json& asked = earlier->input;
-      if (asked != TurnInputToJson(input)) {
+      // The same request, whichever trace the retry came in.
+      Json asked = earlier->input, now = TurnInputToJson(input);
+      if (asked.is_object()) asked.erase("traceparent");
+      now.erase("traceparent");
+      if (asked != now) {
         co_return InvalidArgument("idempotency key '" + input.idempotency_key +
                                   "' was already used by turn " + std::to_string(earlier->turn_number) +
                                   " for a different request; use a new key for a new request");
@@ -519,12 +522,13 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
   }
   if (entries.empty()) co_return;
   TurnResult& result = record.result;
+  DeferredTurn turn{result.turn_number, record.input.is_object() ? record.input.value("traceparent", "") : ""};
   if (record.deferred_mode == DeferredMode::kBackground) {
-    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), result.turn_number, DeferredRun::kBackground,
+    deferred.Spawn(co_await boost::asio::this_coro::executor, std::move(entries), std::move(turn), DeferredRun::kBackground,
                    std::move(keep_alive));
     co_return;
   }
-  std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), result.turn_number, keep_alive);
+  std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), std::move(turn), keep_alive);
   // One note per failed tool; tools sharing a note share one mention (I5).
   std::vector<std::string> notes;
   for (const DeferredResult& r : finished) {
@@ -599,7 +603,8 @@ Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
     }
     std::vector<OutboxEntry> one;
     one.push_back(entries[i]);
-    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), 0, catalog, DeferredRun::kResumed);
+    DeferredTurn unknown;  // a recovered write's turn is not in memory: its own trace
+    std::vector<DeferredResult> done = co_await catalog->deferred->RunAwait(std::move(one), std::move(unknown), catalog, DeferredRun::kResumed);
     for (const DeferredResult& r : done) co_await catalog->deferred->RecordUnattended(r);
     ran += static_cast<int>(done.size());
   }

@@ -27,6 +27,9 @@ struct ApiOptions {
   int max_inflight = 10000;     // turns running at once; beyond it 503 with Retry-After
   // Connections open now (the transport's count), for /metrics; may be empty.
   std::function<int()> open_connections;
+  // Sets the metrics other parts keep (the span exporter's counts) before /metrics is
+  // rendered; may be empty.
+  std::function<void(Metrics&)> collect_metrics;
 };
 
 class Api {

@@ -165,6 +165,7 @@ Task<void> Api::Impl::ChatCompletions(Exchange x) {
     approval = summary->pending_approval;
   }
   turn.input = ChatTurnInput(chat, clarification, approval, turn.key);
+  turn.input.traceparent = TraceparentOf(x.req);
   if (chat.stream) co_return co_await StreamChat(x.res, chat, std::move(turn), x.tenant, std::move(*slot));
   co_await AnswerChat(x.res, chat, std::move(turn), x.tenant);
 }

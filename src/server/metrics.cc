@@ -66,6 +66,10 @@ Metrics::Metrics() {
   Describe("reins_connections_open", /*unlabeled=*/true, Type::kGauge, "HTTP connections open now.");
   Describe("reins_connections_refused_total", /*unlabeled=*/false, Type::kCounter,
            "Connections answered 503 and closed, by reason (max_connections, fd_exhausted).");
+  Describe("reins_telemetry_spans_exported_total", /*unlabeled=*/false, Type::kCounter,
+           "OpenTelemetry spans the collector accepted.");
+  Describe("reins_telemetry_spans_dropped_total", /*unlabeled=*/false, Type::kCounter,
+           "OpenTelemetry spans dropped, by reason (queue_full, export_failed).");
 }
 
 void Metrics::Describe(std::string name, bool unlabeled, Type type, std::string help) {

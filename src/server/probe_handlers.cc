@@ -45,6 +45,7 @@ Task<void> Api::Impl::RenderMetrics(Exchange x) {
   }
   metrics.Set("reins_sessions_cached", {}, static_cast<double>(runtime.cached_sessions()));
   if (options.open_connections) metrics.Set("reins_connections_open", {}, options.open_connections());
+  if (options.collect_metrics) options.collect_metrics(metrics);
   std::string type = kPrometheusType;
   co_await x.res.Respond(200, std::move(type), metrics.Render());
 }

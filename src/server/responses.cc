@@ -6,6 +6,7 @@
 #include "domain/json_text.h"
 #include "reins/clock.h"
 #include "server/chat_wire.h"
+#include "telemetry/span.h"
 
 namespace reins {
 
@@ -54,6 +55,11 @@ Task<void> SendChatError(ServerResponse& res, ApiError e, Headers headers) {
   // or the tenant's session quota.
   if (e.status == 409 || e.code == "quota_exceeded") headers["x-should-retry"] = "false";
   co_await SendJson(res, e.status, OpenAiErrorJson(e), std::move(headers));
+}
+
+std::string TraceparentOf(const ServerRequest& req) {
+  std::string header = req.Header("traceparent");
+  return telemetry::ParseTraceparent(header) ? header : "";
 }
 
 void Log(Json line, int64_t now_ms) {

@@ -42,6 +42,10 @@ Task<void> SendError(ServerResponse& res, ApiError e, Headers headers = {});
 // The same in the OpenAI error shape, for the OpenAI-compatible endpoints (chat_wire.h).
 Task<void> SendChatError(ServerResponse& res, ApiError e, Headers headers = {});
 
+// The request's W3C `traceparent` when it is well formed, else "" (a malformed one is
+// ignored, as the Trace Context specification says: the turn starts a trace of its own).
+std::string TraceparentOf(const ServerRequest& req);
+
 // One JSON line on stderr, stamped with `now_ms` (the runtime's clock).
 void Log(Json line, int64_t now_ms);
 void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms);

@@ -48,6 +48,7 @@ Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
 Task<void> Api::Impl::PostTurn(Exchange x) {
   TurnInput in;
   if (auto bad = ParseTurnBody(x.req.body, x.req.Header("idempotency-key"), &in)) co_return co_await SendError(x.res, *bad);
+  in.traceparent = TraceparentOf(x.req);
   std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
   if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
   const std::string id = x.session_id;

@@ -100,6 +100,7 @@ Task<Result<Json>> HttpBackend::Invoke(const ToolRequest& request) {
   http.headers = headers_;
   if (!request.idempotency_key.empty()) http.headers.push_back({"Idempotency-Key", request.idempotency_key});
   if (!request.session_id.empty()) http.headers.push_back({"Reins-Session-Id", request.session_id});
+  if (!request.traceparent.empty()) http.headers.push_back({"traceparent", request.traceparent});
   if (method_ != "GET") http.body = request.args.dump();
   const int timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms_, std::max<int64_t>(request.timeout_ms, 1)));
   http.timeouts.total_ms = timeout_ms;

@@ -176,6 +176,8 @@ TEST_F(RuntimeTest, AReusedIdempotencyKeyWithAnotherRequestIsRefused) {
   ASSERT_TRUE(Run(first).ok());
   TurnInput again = first;
   EXPECT_EQ(Run(again).status().code(), StatusCode::kAlreadyExists);
+  again.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";  // retried from another trace
+  EXPECT_EQ(Run(again).status().code(), StatusCode::kAlreadyExists);
   TurnInput other = first;
   other.say = "something else";
   auto refused = Run(other);

@@ -1,0 +1,61 @@
+#include "telemetry/otlp_json.h"
+
+namespace reins::telemetry {
+namespace {
+
+Json KeyValues(const Attributes& attributes) {
+  Json out = Json::array();
+  for (const auto& [key, value] : attributes) {
+    if (value.is_null()) continue;  // an absent value is no attribute
+    out.push_back({{"key", key}, {"value", AnyValue(value)}});
+  }
+  return out;
+}
+
+Json SpanJson(const Span& s) {
+  Json span = {{"traceId", s.trace_id},
+               {"spanId", s.span_id},
+               {"name", s.name},
+               {"kind", static_cast<int>(s.kind)},
+               {"startTimeUnixNano", std::to_string(s.start_ns)},
+               {"endTimeUnixNano", std::to_string(s.end_ns)},
+               {"attributes", KeyValues(s.attributes)}};
+  if (!s.parent_span_id.empty()) span["parentSpanId"] = s.parent_span_id;
+  Json events = Json::array();
+  for (const SpanEvent& e : s.events) {
+    events.push_back({{"name", e.name}, {"timeUnixNano", std::to_string(e.time_ns)}, {"attributes", KeyValues(e.attributes)}});
+  }
+  if (!events.empty()) span["events"] = std::move(events);
+  // STATUS_CODE_ERROR = 2; UNSET (0) is left out, as the mapping allows for defaults.
+  if (s.error) span["status"] = {{"code", 2}, {"message", s.error_message}};
+  return span;
+}
+
+}  // namespace
+
+Json AnyValue(const Json& value) {
+  if (value.is_boolean()) return {{"boolValue", value.get<bool>()}};
+  if (value.is_number_integer()) return {{"intValue", std::to_string(value.get<int64_t>())}};
+  if (value.is_number_float()) return {{"doubleValue", value.get<double>()}};
+  if (value.is_array()) {
+    Json values = Json::array();
+    for (const Json& v : value) values.push_back(AnyValue(v));
+    return {{"arrayValue", {{"values", std::move(values)}}}};
+  }
+  if (value.is_string()) return {{"stringValue", value.get<std::string>()}};
+  return {{"stringValue", value.dump(-1, ' ', false, Json::error_handler_t::replace)}};  // an object: as JSON text
+}
+
+Json TraceRequestJson(const Resource& resource, const std::vector<Span>& spans) {
+  Attributes attributes = {{"service.name", resource.service_name},
+                           {"telemetry.sdk.name", "reins"},
+                           {"telemetry.sdk.language", "cpp"}};
+  if (!resource.service_version.empty()) attributes.emplace_back("service.version", resource.service_version);
+  Json out = Json::array();
+  for (const Span& s : spans) out.push_back(SpanJson(s));
+  Json scope = {{"scope", {{"name", "reins"}}}, {"spans", std::move(out)}};
+  return {{"resourceSpans", Json::array({Json{{"resource", {{"attributes", KeyValues(attributes)}}},
+                                              {"scopeSpans", Json::array({std::move(scope)})}}})}};
+}
+
+}  // namespace reins::telemetry
