@@ -14,6 +14,10 @@ namespace reins {
 // `s` with A-Z folded to a-z; other bytes (UTF-8 included) as they are.
 std::string AsciiLower(std::string_view s);
 
+// `s` with each %XX (two hex digits) made the byte it names; a % not followed by two hex
+// digits stays as it is.
+std::string PercentDecoded(std::string_view s);
+
 // Sentences of a reply: a piece ends after . ! or ? followed by whitespace or the end,
 // and at a line break (which the piece keeps). Pieces are not trimmed; empty text has none.
 std::vector<std::string> Sentences(std::string_view text);

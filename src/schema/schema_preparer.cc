@@ -21,6 +21,7 @@
 
 #include <re2/re2.h>
 
+#include "domain/text.h"
 #include "schema/schema_constraints.h"
 
 namespace reins::schema_internal {
@@ -48,19 +49,7 @@ std::string PointerToken(const std::string& key) {
 }
 
 // A "#..." $ref's JSON Pointer, percent-decoded as valijson reads it.
-std::string RefPointer(const std::string& ref) {
-  std::string pointer;
-  for (size_t i = 1; i < ref.size(); ++i) {
-    if (ref[i] == '%' && i + 2 < ref.size() && std::isxdigit(static_cast<unsigned char>(ref[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(ref[i + 2]))) {
-      pointer += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      pointer += ref[i];
-    }
-  }
-  return pointer;
-}
+std::string RefPointer(const std::string& ref) { return ref.empty() ? "" : PercentDecoded(std::string_view(ref).substr(1)); }
 
 bool IsOneOf(std::string_view key, std::initializer_list<std::string_view> keys) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();

@@ -2,11 +2,12 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <cctype>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+
+#include "domain/text.h"
 
 namespace reins::telemetry {
 namespace {
@@ -14,20 +15,6 @@ namespace {
 std::string Env(GetEnv getenv, const char* name) {
   const char* v = getenv(name);
   return v == nullptr ? "" : v;
-}
-
-std::string PercentDecoded(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
 }
 
 std::string Trimmed(const std::string& s) {
