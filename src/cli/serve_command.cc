@@ -169,6 +169,7 @@ int ServeCommand(const ServeFlags& flags) {
         m.Set("reins_telemetry_spans_exported_total", {}, static_cast<double>(c.exported));
         m.Set("reins_telemetry_spans_dropped_total", {{"reason", "queue_full"}}, static_cast<double>(c.dropped_queue_full));
         m.Set("reins_telemetry_spans_dropped_total", {{"reason", "export_failed"}}, static_cast<double>(c.dropped_export_failed));
+        m.Set("reins_telemetry_spans_dropped_total", {{"reason", "collector_down"}}, static_cast<double>(c.dropped_collector_down));
       };
     }
     options.max_inflight = flags.max_inflight;

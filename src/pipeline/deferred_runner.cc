@@ -1,7 +1,5 @@
 #include "pipeline/deferred_runner.h"
 
-#include "telemetry/turn_spans.h"
-
 #include <memory>
 
 #include <boost/asio/as_tuple.hpp>
@@ -11,6 +9,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include "telemetry/turn_spans.h"
 
 namespace reins {
 namespace {

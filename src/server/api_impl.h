@@ -1,7 +1,8 @@
 // Api::Impl: the state the API's handlers share, and the handlers themselves, one
 // endpoint each (routes.h names them). Split by what they serve: sessions
 // (session_handlers.cc), turns (turn_handlers.cc), traces (trace_handlers.cc), probes
-// and metrics (probe_handlers.cc); api.cc admits and routes. Internal to src/server.
+// and metrics (probe_handlers.cc), the OpenAI-compatible door (chat_handlers.cc);
+// api.cc admits and routes. Internal to src/server.
 #pragma once
 
 #include <atomic>

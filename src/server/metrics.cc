@@ -69,7 +69,7 @@ Metrics::Metrics() {
   Describe("reins_telemetry_spans_exported_total", /*unlabeled=*/false, Type::kCounter,
            "OpenTelemetry spans the collector accepted.");
   Describe("reins_telemetry_spans_dropped_total", /*unlabeled=*/false, Type::kCounter,
-           "OpenTelemetry spans dropped, by reason (queue_full, export_failed).");
+           "OpenTelemetry spans dropped, by reason (queue_full, export_failed, collector_down).");
 }
 
 void Metrics::Describe(std::string name, bool unlabeled, Type type, std::string help) {

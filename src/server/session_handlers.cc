@@ -1,5 +1,6 @@
-// POST /v1/sessions and GET /v1/sessions/{id}, and the check every per-session
-// endpoint makes first.
+// POST /v1/sessions and GET /v1/sessions/{id}; a new session within the tenant's quota
+// (NewSession, which the OpenAI-compatible door shares); and the check every
+// per-session endpoint makes first.
 #include "server/api_impl.h"
 #include "server/stored_turn_json.h"
 

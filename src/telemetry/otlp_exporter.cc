@@ -1,5 +1,6 @@
 #include "telemetry/otlp_exporter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -80,8 +81,17 @@ void OtlpExporter::Export(std::vector<Span> spans) {
 }
 
 ExportCounts OtlpExporter::counts() const {
-  return ExportCounts{exported_.load(), dropped_queue_full_.load(), dropped_export_failed_.load()};
+  return ExportCounts{exported_.load(), dropped_queue_full_.load(), dropped_export_failed_.load(),
+                      dropped_collector_down_.load()};
 }
+
+namespace {
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+bool OtlpExporter::accepting() const { return SteadyMs() >= down_until_ms_.load(std::memory_order_relaxed); }
 
 void OtlpExporter::Flush() {
   std::unique_lock lock(mu_);
@@ -111,8 +121,17 @@ void OtlpExporter::Run() {
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
+    const bool last_chance = stopping_;  // shutting down: one try whatever the backoff
     lock.unlock();
-    const bool sent = Send(io, client, std::move(batch));
+    bool sent = false;
+    if (accepting() || last_chance) {
+      sent = Send(io, client, std::move(batch));
+      // Down: wait 1 s, then 2, 4... up to 30 s before trying again; up: no waiting.
+      failures_ = sent ? 0 : std::min(failures_ + 1, 6);
+      down_until_ms_ = sent ? 0 : SteadyMs() + std::min<int64_t>(30000, int64_t{1000} << (failures_ - 1));
+    } else {
+      dropped_collector_down_ += static_cast<int64_t>(batch.size());  // not even serialized
+    }
     lock.lock();
     if (!sent && stopping_) {
       dropped_export_failed_ += static_cast<int64_t>(queue_.size());

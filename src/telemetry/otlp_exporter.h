@@ -39,6 +39,7 @@ struct ExportCounts {
   int64_t exported = 0;
   int64_t dropped_queue_full = 0;
   int64_t dropped_export_failed = 0;
+  int64_t dropped_collector_down = 0;  // not built, or not sent, while the collector was unreachable
 };
 
 class OtlpExporter {
@@ -52,6 +53,11 @@ class OtlpExporter {
 
   // Any thread; never blocks on the network.
   void Export(std::vector<Span> spans);
+  // False for a while after a send failed (1 s, doubling up to 30 s while it keeps
+  // failing): spans made meanwhile would only be dropped, so their makers skip them and
+  // count them here instead. Any thread.
+  bool accepting() const;
+  void CountSkipped(int64_t spans) { dropped_collector_down_ += spans; }
   ExportCounts counts() const;
   // Sends what is queued now and waits until it is sent or failed (tests, shutdown).
   void Flush();
@@ -68,7 +74,9 @@ class OtlpExporter {
   std::deque<Span> queue_;  // guarded by mu_
   bool stopping_ = false;   // guarded by mu_
   bool flushing_ = false;   // guarded by mu_: send what is queued now, then clear it
-  std::atomic<int64_t> exported_{0}, dropped_queue_full_{0}, dropped_export_failed_{0};
+  std::atomic<int64_t> exported_{0}, dropped_queue_full_{0}, dropped_export_failed_{0}, dropped_collector_down_{0};
+  std::atomic<int64_t> down_until_ms_{0};  // steady clock; 0: up
+  int failures_ = 0;                        // sends failed in a row (the sender's thread only)
   std::thread thread_;  // last: started once everything above exists
 };
 

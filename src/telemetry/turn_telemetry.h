@@ -3,7 +3,9 @@
 // events are gathered from turn.started to turn.completed and handed to the exporter as
 // spans (turn_spans.h); a deferred write that runs after its turn becomes a span of its
 // own, under the turn's span. Building spans costs the turn microseconds; sending them
-// is the exporter's thread's business.
+// is the exporter's thread's business. While the collector is unreachable (the
+// exporter's backoff), turns are not gathered at all: their spans are only counted as
+// dropped, so a dead collector costs a turn next to nothing.
 #pragma once
 
 #include <deque>
@@ -36,7 +38,14 @@ class TurnTelemetry {
 
   TelemetryOptions options_;
   std::shared_ptr<OtlpExporter> exporter_;
-  std::map<std::string, std::vector<TraceEvent>> open_;  // session -> its turn's events so far
+  // A session's turn between turn.started and turn.completed: its events so far, or,
+  // while the collector is unreachable, only how many spans it would have made.
+  struct OpenTurn {
+    std::vector<TraceEvent> events;
+    bool skipped = false;
+    int64_t spans = 1;
+  };
+  std::map<std::string, OpenTurn> open_;
   // The traceparent of recent turns ("session#turn"), so that a deferred run's span joins
   // its turn's trace; the oldest is forgotten beyond kRemembered.
   std::unordered_map<std::string, std::string> parents_;

@@ -8,6 +8,7 @@
 #include "telemetry/otlp_exporter.h"
 #include "telemetry/otlp_json.h"
 #include "telemetry/turn_spans.h"
+#include "telemetry/turn_telemetry.h"
 
 namespace reins::telemetry {
 namespace {
@@ -296,6 +297,22 @@ TEST(Exporter, SpansBeyondTheQueueAreDroppedNotWaitedFor) {
   EXPECT_EQ(exporter.counts().dropped_queue_full, 5);
   exporter.Flush();
   EXPECT_EQ(exporter.counts().dropped_export_failed, 3);
+}
+
+TEST(Exporter, AfterAFailedSendTurnsAreOnlyCountedUntilTheBackoffEnds) {
+  ExporterOptions o;
+  o.endpoint = "http://127.0.0.1:1/v1/traces";
+  auto exporter = std::make_shared<OtlpExporter>(o);
+  EXPECT_TRUE(exporter->accepting());
+  exporter->Export(SpansOfTurn({"s_1", "care", "openai", ATurn(), false}));
+  exporter->Flush();
+  EXPECT_FALSE(exporter->accepting()) << "a second passes before the next try";
+  TurnTelemetry telemetry({"care", "openai", false}, exporter);
+  for (const TraceEvent& e : ATurn()) telemetry.OnEvent("s_2", e);
+  exporter->Flush();
+  const ExportCounts c = exporter->counts();
+  EXPECT_EQ(c.dropped_export_failed, 4);
+  EXPECT_EQ(c.dropped_collector_down, 4) << "the turn, its two model calls and its tool: counted, not built";
 }
 
 }  // namespace
