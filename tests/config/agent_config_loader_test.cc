@@ -42,6 +42,21 @@ TEST(AgentConfigLoaderTest, LoadsAValidAgentWithDefaults) {
   EXPECT_EQ(config.tools[1].failure_note, DefaultFailureNote("send"));
 }
 
+TEST(AgentConfigLoaderTest, TelemetryIsReadAndItsEndpointChecked) {
+  AgentConfig config;
+  ASSERT_EQ(Problems("name: a\nmodel: {provider: scripted}\n"
+                     "telemetry: {otlp_endpoint: 'http://otel:4318', service_name: care, capture_content: true}\n",
+                     &config),
+            "");
+  EXPECT_EQ(config.telemetry.otlp_endpoint, "http://otel:4318");
+  EXPECT_EQ(config.telemetry.service_name, "care");
+  EXPECT_TRUE(config.telemetry.capture_content);
+  EXPECT_NE(Problems("name: a\nmodel: {provider: scripted}\ntelemetry: {otlp_endpoint: 'otel:4318'}\n")
+                .find("otlp_endpoint must be an http:// or https:// URL"),
+            std::string::npos);
+  EXPECT_NE(Problems("name: a\nmodel: {provider: scripted}\ntelemetry: {endpoint: x}\n").find("endpoint"), std::string::npos);
+}
+
 TEST(AgentConfigLoaderTest, ReadOnlyHintFalseMeansDeferredByDefault) {
   AgentConfig config;
   ASSERT_EQ(Problems("name: a\nmodel: {provider: scripted}\ntools:\n  - name: save\n    annotations: {readOnlyHint: false}\n"
