@@ -27,8 +27,12 @@ grep -q '^event: reply.final' <<<"$stream" || fail "stream without reply.final: 
 grep -q '^event: turn.completed' <<<"$stream" || fail "stream without turn.completed: $stream"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/v1/sessions/$session/turns" -d '{bad')
 [ "$code" = 400 ] || fail "malformed JSON gave $code"
-curl -sf "$base/v1/sessions/$session/trace" | grep -q '"deferred.executed"' || fail "trace lacks the deferred write"
-curl -sf "$base/metrics" | grep -q '^reins_turns_total' || fail "metrics"
+# Whole answers first: grep -q stops reading at its match, which under pipefail would
+# fail a curl still writing into the pipe.
+trace=$(curl -sf "$base/v1/sessions/$session/trace")
+grep -q '"deferred.executed"' <<<"$trace" || fail "trace lacks the deferred write"
+metrics=$(curl -sf "$base/metrics")
+grep -q '^reins_turns_total' <<<"$metrics" || fail "metrics"
 kill -TERM $pid
 wait $pid || fail "exit code $?"
 echo "curl: ok"

@@ -109,7 +109,8 @@ cp "$limited_head" "$dir/head"
 cp "${limited_head/head/body}" "$dir/body"
 [ "$(field "['error']['type']")" = rate_limit_error ] || fail "$(cat "$dir/body")"
 [ -n "$(header retry-after)" ] || fail "429 without Retry-After"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'route="/v1/chat/completions"' || fail "metrics"
+metrics=$(curl -sf "http://127.0.0.1:$port/metrics")  # whole: grep -q would cut a piped curl short
+grep -q 'route="/v1/chat/completions"' <<<"$metrics" || fail "metrics"
 kill -TERM $pid
 wait $pid || fail "exit code $?"
 
