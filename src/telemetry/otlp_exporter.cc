@@ -147,7 +147,7 @@ bool OtlpExporter::Send(boost::asio::io_context& io, HttpClient& client, std::ve
   request.url = options_.endpoint;
   request.headers = options_.headers;
   request.headers.push_back({"Content-Type", "application/json"});
-  request.body = TraceRequestJson(options_.resource, batch).dump(-1, ' ', false, Json::error_handler_t::replace);
+  request.body = TraceRequestText(options_.resource, batch);
   request.timeouts = HttpTimeouts{options_.timeout_ms, options_.timeout_ms, options_.timeout_ms, options_.timeout_ms};
   bool sent = false;
   auto post = [&]() -> Task<void> {

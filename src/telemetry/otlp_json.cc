@@ -1,5 +1,7 @@
 #include "telemetry/otlp_json.h"
 
+#include "domain/json_text.h"
+
 namespace reins::telemetry {
 namespace {
 
@@ -31,6 +33,66 @@ Json SpanJson(const Span& s) {
   return span;
 }
 
+// The text writer: keys in the same (sorted) order as the DOM's dump, so the two agree.
+void AppendAnyValue(std::string& out, const Json& value) {
+  AppendJsonText(out, AnyValue(value));  // small: one scalar, or a short array
+}
+
+void AppendKeyValues(std::string& out, const Attributes& attributes) {
+  out += '[';
+  bool first = true;
+  for (const auto& [key, value] : attributes) {
+    if (value.is_null()) continue;
+    if (!first) out += ',';
+    first = false;
+    JsonObjectText kv(out);
+    kv.String("key", key);
+    AppendAnyValue(kv.Key("value"), value);
+    kv.Close();
+  }
+  out += ']';
+}
+
+void AppendSpan(std::string& out, const Span& s) {
+  JsonObjectText o(out);
+  AppendKeyValues(o.Key("attributes"), s.attributes);
+  o.String("endTimeUnixNano", std::to_string(s.end_ns));
+  if (!s.events.empty()) {
+    std::string& events = o.Key("events");
+    events += '[';
+    for (size_t i = 0; i < s.events.size(); ++i) {
+      if (i > 0) events += ',';
+      JsonObjectText e(events);
+      AppendKeyValues(e.Key("attributes"), s.events[i].attributes);
+      e.String("name", s.events[i].name);
+      e.String("timeUnixNano", std::to_string(s.events[i].time_ns));
+      e.Close();
+    }
+    events += ']';
+  }
+  o.Key("kind") += std::to_string(static_cast<int>(s.kind));
+  o.String("name", s.name);
+  if (!s.parent_span_id.empty()) o.String("parentSpanId", s.parent_span_id);
+  o.String("spanId", s.span_id);
+  o.String("startTimeUnixNano", std::to_string(s.start_ns));
+  if (s.error) {
+    JsonObjectText status(o.Key("status"));
+    status.Key("code") += "2";
+    status.String("message", s.error_message);
+    status.Close();
+  }
+  o.String("traceId", s.trace_id);
+  o.Close();
+}
+
+Attributes ResourceAttributes(const Resource& resource) {
+  Attributes attributes = {{"service.name", resource.service_name},
+                           {"telemetry.sdk.name", "reins"},
+                           {"telemetry.sdk.language", "cpp"}};
+  if (!resource.service_version.empty()) attributes.emplace_back("service.version", resource.service_version);
+  return attributes;
+}
+
 }  // namespace
 
 Json AnyValue(const Json& value) {
@@ -47,15 +109,30 @@ Json AnyValue(const Json& value) {
 }
 
 Json TraceRequestJson(const Resource& resource, const std::vector<Span>& spans) {
-  Attributes attributes = {{"service.name", resource.service_name},
-                           {"telemetry.sdk.name", "reins"},
-                           {"telemetry.sdk.language", "cpp"}};
-  if (!resource.service_version.empty()) attributes.emplace_back("service.version", resource.service_version);
+  const Attributes attributes = ResourceAttributes(resource);
   Json out = Json::array();
   for (const Span& s : spans) out.push_back(SpanJson(s));
   Json scope = {{"scope", {{"name", "reins"}}}, {"spans", std::move(out)}};
   return {{"resourceSpans", Json::array({Json{{"resource", {{"attributes", KeyValues(attributes)}}},
                                               {"scopeSpans", Json::array({std::move(scope)})}}})}};
+}
+
+}  // namespace reins::telemetry
+
+namespace reins::telemetry {
+
+std::string TraceRequestText(const Resource& resource, const std::vector<Span>& spans) {
+  std::string out;
+  out.reserve(1024 * spans.size() + 256);
+  out += R"({"resourceSpans":[{"resource":{"attributes":)";
+  AppendKeyValues(out, ResourceAttributes(resource));
+  out += R"(},"scopeSpans":[{"scope":{"name":"reins"},"spans":[)";
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendSpan(out, spans[i]);
+  }
+  out += "]}]}]}";
+  return out;
 }
 
 }  // namespace reins::telemetry

@@ -20,6 +20,9 @@ struct Resource {
 
 // The body of POST /v1/traces: one resource, one scope ("reins"), the spans in order.
 Json TraceRequestJson(const Resource& resource, const std::vector<Span>& spans);
+// The same body as text, written straight from the spans (what the exporter sends: no
+// DOM is built per span just to be dumped once). TraceRequestJson's dump, byte for byte.
+std::string TraceRequestText(const Resource& resource, const std::vector<Span>& spans);
 
 // One attribute value as OTLP's AnyValue.
 Json AnyValue(const Json& value);

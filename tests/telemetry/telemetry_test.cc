@@ -244,6 +244,16 @@ TEST(OtlpJson, SpansAreEncodedAsTheMappingSays) {
             Json::parse(R"({"key":"service.name","value":{"stringValue":"svc"}})"));
 }
 
+TEST(OtlpJson, TheTextTheExporterSendsIsTheDomsDumpByteForByte) {
+  std::vector<Span> spans = SpansOfTurn({"s_1", "care", "openai", ATurn("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), true});
+  spans.push_back(SpanOfDeferredRun(IdsOfTurn("s_1", 3, ""), "s_1",
+                                    Event(EventType::kDeferredExecuted, 9, {{"name", "n\"ote\n\xff"}, {"success", false}}), true));
+  const Resource resource{"care", "1.0"};
+  EXPECT_EQ(TraceRequestText(resource, spans),
+            TraceRequestJson(resource, spans).dump(-1, ' ', false, Json::error_handler_t::replace));
+  EXPECT_EQ(TraceRequestText(resource, {}), TraceRequestJson(resource, {}).dump());
+}
+
 TEST(Exporter, OptionsComeFromTheFileAndTheStandardVariablesWin) {
   static std::map<std::string, std::string> env;
   GetEnv get = [](const char* name) -> const char* {
