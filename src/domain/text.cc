@@ -22,6 +22,13 @@ bool IsVowel(char c) { return std::string_view("aeiouy").find(c) != std::string_
 
 }  // namespace
 
+std::string_view TrimmedSpace(std::string_view s) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 std::string PercentDecoded(std::string_view s) {
   const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
   std::string out;

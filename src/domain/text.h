@@ -14,6 +14,9 @@ namespace reins {
 // `s` with A-Z folded to a-z; other bytes (UTF-8 included) as they are.
 std::string AsciiLower(std::string_view s);
 
+// `s` without the ASCII whitespace (space, tab, CR, LF, VT, FF) at either end.
+std::string_view TrimmedSpace(std::string_view s);
+
 // `s` with each %XX (two hex digits) made the byte it names; a % not followed by two hex
 // digits stays as it is.
 std::string PercentDecoded(std::string_view s);

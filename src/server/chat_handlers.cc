@@ -7,6 +7,7 @@
 // request, carrying it as history, finds the session again on any replica.
 #include <boost/asio/this_coro.hpp>
 
+#include "domain/json_parse.h"
 #include "server/api_impl.h"
 #include "server/keys.h"
 #include "server/stored_turn_json.h"
@@ -48,11 +49,11 @@ class ChunkWriter final : public ServerResponse {
 
   Task<Status> Send(std::string_view event, std::string_view data) override {
     if (event == "turn.started") {  // every chunk carries the completion's id: the turn's
-      Result<Json> started = ParseJsonText(data);
+      Result<Json> started = ParseJson(data);
       if (started.ok()) head_.id = "chatcmpl-" + started->value("turn_id", "");
     }
     if (event != "reply.delta") co_return OkStatus();
-    Result<Json> delta = ParseJsonText(data);
+    Result<Json> delta = ParseJson(data);
     std::string text;
     if (delta.ok()) text = delta->value("text", "");
     co_return co_await Delta(std::move(text));
@@ -81,14 +82,6 @@ class ChunkWriter final : public ServerResponse {
   int status() const override { return inner_.status(); }
 
  private:
-  static Result<Json> ParseJsonText(std::string_view text) {
-    try {
-      return Json::parse(text);
-    } catch (const Json::exception& e) {
-      return InvalidArgument(e.what());
-    }
-  }
-
   ServerResponse& inner_;
   CompletionHead head_;
   bool include_usage_;

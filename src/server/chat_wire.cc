@@ -1,9 +1,7 @@
 #include "server/chat_wire.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "domain/json_parse.h"
+#include "domain/text.h"
 #include "server/keys.h"
 
 namespace reins {
@@ -76,33 +74,24 @@ std::optional<ApiError> ReadExtension(const Json& j, ChatRequest* out) {
   return std::nullopt;
 }
 
-std::string Trimmed(const std::string& s) {
-  const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-  auto begin = std::find_if_not(s.begin(), s.end(), space);
-  auto end = std::find_if_not(s.rbegin(), std::string::const_reverse_iterator(begin), space).base();
-  return std::string(begin, end);
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+// An answer as it is compared: trimmed, ASCII case folded.
+std::string Folded(std::string_view s) { return AsciiLower(TrimmedSpace(s)); }
 
 // The option a text names, by id or by title (case-insensitive); "" when none.
 std::string OptionNamed(const Json& pending, const std::string& text) {
-  const std::string wanted = Lower(Trimmed(text));
+  const std::string wanted = Folded(text);
   if (wanted.empty() || !pending.is_object()) return "";
   const Json options = pending.value("clarification", Json::object()).value("options", Json::array());
   for (const Json& o : options) {
     if (!o.is_object()) continue;
     const std::string id = o.value("id", "");
-    if (Lower(id) == wanted || Lower(Trimmed(o.value("title", ""))) == wanted) return id;
+    if (AsciiLower(id) == wanted || Folded(o.value("title", "")) == wanted) return id;
   }
   return "";
 }
 
 std::optional<bool> Decision(const std::string& text) {
-  const std::string t = Lower(Trimmed(text));
+  const std::string t = Folded(text);
   if (t == "yes" || t == "approve") return true;
   if (t == "no" || t == "deny") return false;
   return std::nullopt;
@@ -166,7 +155,7 @@ std::optional<ApiError> ParseChatRequest(std::string_view body, ChatRequest* out
 
 std::string ConversationDigest(const std::string& user, const std::vector<ChatMessage>& messages) {
   Json canonical = Json::array({user});
-  for (const ChatMessage& m : messages) canonical.push_back(Json::array({m.role, Trimmed(m.text)}));
+  for (const ChatMessage& m : messages) canonical.push_back(Json::array({m.role, std::string(TrimmedSpace(m.text))}));
   return Sha256Hex(canonical.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

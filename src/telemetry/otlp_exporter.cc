@@ -18,12 +18,6 @@ std::string Env(GetEnv getenv, const char* name) {
   return v == nullptr ? "" : v;
 }
 
-std::string Trimmed(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 }  // namespace
 
 ExporterOptions ExporterOptionsFrom(const std::string& config_endpoint, const std::string& config_service,
@@ -40,8 +34,8 @@ ExporterOptions ExporterOptionsFrom(const std::string& config_endpoint, const st
     if (comma == std::string::npos) comma = headers.size();
     const std::string pair = headers.substr(start, comma - start);
     if (const size_t eq = pair.find('='); eq != std::string::npos) {
-      const std::string name = Trimmed(pair.substr(0, eq));
-      if (!name.empty()) o.headers.push_back({name, PercentDecoded(Trimmed(pair.substr(eq + 1)))});
+      const std::string name(TrimmedSpace(std::string_view(pair).substr(0, eq)));
+      if (!name.empty()) o.headers.push_back({name, PercentDecoded(TrimmedSpace(std::string_view(pair).substr(eq + 1)))});
     }
     start = comma + 1;
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "domain/json_text.h"
+
 namespace reins::telemetry {
 namespace {
 
@@ -18,8 +20,6 @@ bool IsContent(std::string_view field) {
 }
 
 bool IsScalar(const Json& v) { return v.is_string() || v.is_boolean() || v.is_number(); }
-
-std::string JsonText(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // An event's data as span attributes: the call's name and id under the conventions'
 // names, the rest as reins.<field>; contents only when asked for.
