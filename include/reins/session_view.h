@@ -32,6 +32,7 @@ struct SessionSummary {
   std::optional<Lease> lease;      // only while it is active
   Json pending_clarification;      // null when none
   Json pending_approval;           // null when none
+  std::string last_status;         // the last turn's status; "" before the first turn (Recent only)
 };
 
 // Turns with the tool calls they made, as stored.
@@ -46,6 +47,9 @@ class SessionView {
 
   // NotFound when there is no such session (for these two).
   Result<SessionSummary> Describe(const std::string& session_id) const;
+  // The newest `limit` sessions of one tenant (of all with nullopt), newest first, each
+  // described, with its last turn's status: the trace viewer's list.
+  Result<std::vector<SessionSummary>> Recent(const std::optional<std::string>& tenant, int limit) const;
   Result<std::string> TenantOf(const std::string& session_id) const;
   // A session's tenant never changes, so it is remembered once read or created: the
   // tenant check runs on every request to a session. nullopt when not remembered.
@@ -61,6 +65,8 @@ class SessionView {
   int64_t NowMs() const { return clock_.NowMs(); }
 
  private:
+  Result<SessionSummary> Summarize(SessionRecord s) const;
+
   Store& store_;
   const Clock& clock_;
   // Bounded by forgetting all at kMaxTenants: a forgotten tenant is read again.

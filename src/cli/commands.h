@@ -92,7 +92,7 @@ int CheckCommand(const std::vector<std::string>& files);
 int RunCommand(const std::string& file, const RunFlags& flags);
 int EvalCommand(const EvalFlags& flags);
 int FuzzCommand(const FuzzFlags& flags);
-int TraceCommand(const std::string& store_url, const std::string& session_id, bool json);
+int TraceCommand(const std::string& store_url, const std::string& session_id, bool json, bool events);
 int MigrateCommand(const std::string& store_url);
 // reins migrate --from sqlite:PATH --to postgres://...: copies a SQLite store's sessions
 // into an empty PostgreSQL database.

@@ -94,11 +94,12 @@ int main(int argc, char** argv) {
   fuzz->add_option("--jobs", fuzz_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
 
   std::string trace_store, trace_session;
-  bool trace_json = false;
+  bool trace_json = false, trace_events = false;
   auto* trace = app.add_subcommand("trace", "Print a stored session (or list the sessions of a store)");
   trace->add_option("--store", trace_store, "sqlite:PATH or postgres://USER@HOST:PORT/DB")->required();
   trace->add_option("--session", trace_session, "session id; omit to list sessions");
-  trace->add_flag("--json", trace_json, "print JSON");
+  trace->add_flag("--json", trace_json, "print the stored turns and their events as JSON");
+  trace->add_flag("--events", trace_events, "print every trace event under each turn's timeline");
 
   std::string migrate_store, migrate_from, migrate_to;
   auto* migrate = app.add_subcommand("migrate", "Bring a store's schema up to date (serve does it at start, under a lock "
@@ -162,7 +163,7 @@ int main(int argc, char** argv) {
   if (*run) return reins::RunCommand(run_file, run_flags);
   if (*eval) return reins::EvalCommand(eval_flags);
   if (*fuzz) return reins::FuzzCommand(fuzz_flags);
-  if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json);
+  if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json, trace_events);
   if (*migrate) {
     return migrate_store.empty() ? reins::MigrateCopyCommand(migrate_from, migrate_to) : reins::MigrateCommand(migrate_store);
   }

@@ -2,13 +2,17 @@
 
 #include "cli/commands.h"
 #include "cli/term.h"
+#include "cli/timeline_text.h"
 #include "cli/transcript.h"
 #include "reins/clock.h"
 #include "reins/store.h"
+#include "server/stored_turn_json.h"
 
 namespace reins {
 
-int TraceCommand(const std::string& store_url, const std::string& session_id, bool json) {
+// A session as the trace viewer shows it (docs/trace-viewer.md): each turn's timeline,
+// with the raw events under it when asked for; or the stored record as JSON.
+int TraceCommand(const std::string& store_url, const std::string& session_id, bool json, bool events) {
   Result<std::unique_ptr<Store>> store = OpenStore(store_url);
   if (!store.ok()) {
     std::cerr << "cannot open store: " << store.status().message() << "\n";
@@ -46,13 +50,8 @@ int TraceCommand(const std::string& store_url, const std::string& session_id, bo
   std::cout << term.Bold("session " + session_id) << "  created " << FormatIsoTime(session->created_at_ms) << ", "
             << turns->size() << " turns\n";
   for (const StoredTurn& t : *turns) {
-    std::string said = t.input.contains("say")      ? t.input["say"].get<std::string>()
-                       : t.input.contains("select") ? "(selects " + t.input["select"].get<std::string>() + ")"
-                                                    : (t.input.value("approve", false) ? "(approves)" : "(denies)");
-    std::cout << "  " << term.Bold("turn " + std::to_string(t.turn_number)) << " " << t.turn_id << "  "
-              << t.speaker << ": " << said << "\n";
-    PrintEvents(std::cout, t.events, term);
-    std::cout << "    " << term.Cyan("reply:") << " " << t.reply << "  " << term.Dim("[" + t.status + "]") << "\n";
+    PrintTimeline(std::cout, TimelineTurnJson(t), term);
+    if (events) PrintEvents(std::cout, t.events, term);
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "eval/eval_report.h"
 #include "eval/report_parts.h"
 #include "model/sim_model.h"
+#include "ui/assets.h"
 
 namespace reins {
 namespace {
@@ -127,11 +128,15 @@ void RecoverySection(std::ostringstream& h, const Json& report) {
   }
 }
 
-// A failed run, turn by turn, folded away under the scenario's row.
+// A failed run, turn by turn, folded away under the scenario's row. A turn with its
+// timeline is drawn by the trace viewer's renderer (src/ui/timeline.js, inlined at the
+// end of the page); the lines inside are what shows without scripts.
 void Transcript(std::ostringstream& h, const Json& run) {
   h << "<details class='run'><summary>transcript of run " << run.value("run", 0) << "</summary>";
   if (run.contains("greeting")) h << "<p class='bot'>" << Escape(run.value("greeting", "")) << "</p>";
   for (const Json& t : run.value("turns", Json::array())) {
+    const bool timeline = t.contains("timeline");
+    if (timeline) h << "<div class='turn-timeline' data-timeline='" << Escape(t["timeline"].dump(-1, ' ', false, Json::error_handler_t::replace)) << "'>";
     h << "<p class='user'><b>" << Escape(t.value("speaker", "")) << "</b> (turn " << t.value("turn", 0) << "): "
       << Escape(t.value("input", "")) << "</p>";
     for (const Json& tool : t.value("tools", Json::array())) {
@@ -143,6 +148,7 @@ void Transcript(std::ostringstream& h, const Json& run) {
     }
     h << "<p class='bot'><i>" << Escape(t.value("status", "")) << "</i> " << Escape(t.value("reply", "")) << "</p>";
     for (const Json& n : t.value("notices", Json::array())) h << "<p class='bot'>notice: " << Escape(n.get<std::string>()) << "</p>";
+    if (timeline) h << "</div>";
     for (const Json& c : t.value("failed_checks", Json::array())) {
       h << "<p class='bad'>failed " << Escape(c.value("check", "")) << " " << Escape(c.value("expected", Json()).dump());
       if (c.contains("detail")) h << ": " << Escape(c.value("detail", ""));
@@ -295,7 +301,15 @@ std::string ReportToHtml(const Json& report) {
   }
   h << "<h2>How the numbers are computed</h2><ul>";
   for (const Json& f : report.value("scoring", Json::array())) h << "<li>" << Escape(f.get<std::string>()) << "</li>";
-  h << "</ul></body></html>\n";
+  h << "</ul>";
+  // The drill-down's renderer, the viewer's own (a saved report works offline).
+  for (const char* file : {"timeline.css", "timeline.js"}) {
+    const UiAsset* asset = FindUiAsset(file);
+    if (asset == nullptr) continue;
+    const bool style = std::string_view(file).ends_with(".css");
+    h << (style ? "<style>" : "<script>") << asset->text << (style ? "</style>" : "</script>");
+  }
+  h << "<script>ReinsTimeline.renderAll(document);</script></body></html>\n";
   return h.str();
 }
 

@@ -1,5 +1,7 @@
 #include "eval/scenario_run.h"
 
+#include "domain/timeline.h"
+
 namespace reins {
 namespace {
 
@@ -40,6 +42,8 @@ Json RunTranscript(const ScenarioRun& run) {
       }
       jt["tools"] = std::move(tools);
       if (!t.result.notices.empty()) jt["notices"] = t.result.notices;
+      jt["timeline"] = TurnTimeline({t.number, t.input.speaker, InputText(t.input),
+                                     std::string(TurnStatusName(t.result.status)), t.result.reply, &t.result.events});
     }
     Json failed = Json::array();
     for (const CheckResult& c : t.checks) {

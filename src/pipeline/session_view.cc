@@ -12,6 +12,26 @@ Json Pending(const Json& state, const char* key) {
 
 Result<SessionSummary> SessionView::Describe(const std::string& session_id) const {
   REINS_ASSIGN_OR_RETURN(SessionRecord s, store_.LoadSession(session_id));
+  return Summarize(std::move(s));
+}
+
+Result<std::vector<SessionSummary>> SessionView::Recent(const std::optional<std::string>& tenant, int limit) const {
+  REINS_ASSIGN_OR_RETURN(std::vector<SessionRecord> all, store_.ListSessions());  // oldest first
+  std::vector<SessionSummary> out;
+  for (auto it = all.rbegin(); it != all.rend() && static_cast<int>(out.size()) < limit; ++it) {
+    if (tenant && it->tenant != *tenant) continue;
+    REINS_ASSIGN_OR_RETURN(SessionSummary summary, Summarize(std::move(*it)));
+    if (summary.turn_count > 0) {
+      REINS_ASSIGN_OR_RETURN(const std::vector<StoredTurn> last, store_.LoadTurns(summary.id, TurnRange{summary.turn_count - 1, 1}));
+      if (!last.empty()) summary.last_status = last.front().status;
+    }
+    out.push_back(std::move(summary));
+  }
+  return out;
+}
+
+Result<SessionSummary> SessionView::Summarize(SessionRecord s) const {
+  const std::string session_id = s.id;
   SessionSummary out;
   out.id = s.id;
   out.tenant = s.tenant;

@@ -19,14 +19,17 @@ const HandlerEntry kHandlers[] = {
     {Endpoint::kReady, &Api::Impl::Ready, false},
     {Endpoint::kMetrics, &Api::Impl::RenderMetrics, false},
     {Endpoint::kCreateSession, &Api::Impl::CreateSession, false},
+    {Endpoint::kListSessions, &Api::Impl::ListSessions, false},
     {Endpoint::kSession, &Api::Impl::GetSession, true},
     {Endpoint::kTurns, &Api::Impl::PostTurn, true},
     {Endpoint::kTrace, &Api::Impl::GetTrace, true},
+    {Endpoint::kTimeline, &Api::Impl::GetTimeline, true},
     {Endpoint::kLease, &Api::Impl::CancelLease, true},
     {Endpoint::kEvents, &Api::Impl::StreamEvents, true},
     {Endpoint::kChatCompletions, &Api::Impl::ChatCompletions, false},
     {Endpoint::kModels, &Api::Impl::ListModels, false},
     {Endpoint::kModel, &Api::Impl::GetModel, false},
+    {Endpoint::kUi, &Api::Impl::ServeUi, false},
 };
 
 const HandlerEntry* FindHandler(Endpoint e) {
@@ -57,7 +60,7 @@ void Api::BeginShutdown() {
 Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   auto impl = impl_;
   const auto start = std::chrono::steady_clock::now();
-  const Route route = MatchRoute(req.path);
+  const Route route = MatchRoute(req.path, req.method);
   std::string tenant;
   Headers extra;
   std::optional<ApiError> refused = impl->Admit(req, route, &tenant, &extra);

@@ -39,6 +39,10 @@ struct Exchange {
   const std::string& tenant;
 };
 
+// What GET .../trace shows of each turn (its events), and GET .../timeline (the
+// timeline a person reads, domain/timeline.h).
+enum class TraceForm { kEvents, kTimeline };
+
 // A page of a session's trace: the turns' JSON texts, and the last turn's number.
 struct TracePage {
   std::vector<std::string> turns;
@@ -140,7 +144,11 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<void> GetModel(Exchange x);
   // trace_handlers.cc
   Task<void> GetTrace(Exchange x);
+  Task<void> GetTimeline(Exchange x);
   Task<void> StreamEvents(Exchange x);
+  // viewer_handlers.cc: the trace viewer's files and the sessions it lists
+  Task<void> ServeUi(Exchange x);
+  Task<void> ListSessions(Exchange x);
   // probe_handlers.cc
   Task<void> Health(Exchange x);
   Task<void> Ready(Exchange x);
@@ -157,8 +165,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<void> StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant,
                         std::shared_ptr<void> slot);
   Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
-  Task<Result<TracePage>> ReadPage(std::string id, TurnRange range);
-  Task<void> StreamTrace(ServerResponse& res, std::string id);
+  Task<Result<TracePage>> ReadPage(std::string id, TurnRange range, TraceForm form);
+  Task<void> SendTrace(Exchange x, TraceForm form);
+  Task<void> StreamTrace(ServerResponse& res, std::string id, TraceForm form);
 };
 
 }  // namespace reins

@@ -92,4 +92,16 @@ std::optional<ApiError> ParseTraceQuery(std::string_view query, TraceQuery* out)
   return std::nullopt;
 }
 
+std::optional<ApiError> ParseSessionsQuery(std::string_view query, int* limit) {
+  *limit = 50;
+  std::optional<std::string> raw = QueryParam(query, "limit");
+  if (!raw) return std::nullopt;
+  std::optional<int> value = ReadInt(*raw);
+  if (!value || *value < 1 || *value > kMaxSessionsListed) {
+    return Bad("'limit' must be a whole number from 1 to " + std::to_string(kMaxSessionsListed));
+  }
+  *limit = *value;
+  return std::nullopt;
+}
+
 }  // namespace reins

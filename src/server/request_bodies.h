@@ -37,4 +37,8 @@ struct TraceQuery {
 inline constexpr int kMaxTracePage = 1000;
 std::optional<ApiError> ParseTraceQuery(std::string_view query, TraceQuery* out);
 
+// GET /v1/sessions?limit=N: how many of the newest sessions to list (1 to 1000, default 50).
+inline constexpr int kMaxSessionsListed = 1000;
+std::optional<ApiError> ParseSessionsQuery(std::string_view query, int* limit);
+
 }  // namespace reins

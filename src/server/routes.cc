@@ -27,8 +27,10 @@ bool IsSessionId(const std::string& s) {
   return RE2::FullMatch(s, kId);
 }
 
-Route MatchRoute(const std::string& path) {
+Route MatchRoute(const std::string& path, const std::string& method) {
   const std::vector<std::string> seg = Segments(path);
+  if (seg.size() == 1 && seg[0] == "ui") return {Endpoint::kUi, "/ui", "", "GET"};
+  if (seg.size() == 2 && seg[0] == "ui") return {Endpoint::kUi, "/ui", seg[1].empty() ? "index.html" : seg[1], "GET"};
   if (seg.size() == 1 && seg[0] == "healthz") return {Endpoint::kHealth, "/healthz", "", "GET"};
   if (seg.size() == 1 && seg[0] == "readyz") return {Endpoint::kReady, "/readyz", "", "GET"};
   if (seg.size() == 1 && seg[0] == "metrics") return {Endpoint::kMetrics, "/metrics", "", "GET"};
@@ -40,12 +42,14 @@ Route MatchRoute(const std::string& path) {
     return {Endpoint::kModel, "/v1/models/{id}", seg[2], "GET"};
   }
   if (seg.size() < 2 || seg.size() > 4 || seg[0] != "v1" || seg[1] != "sessions") return {};
+  if (seg.size() == 2 && method == "GET") return {Endpoint::kListSessions, "/v1/sessions", "", "GET"};
   if (seg.size() == 2) return {Endpoint::kCreateSession, "/v1/sessions", "", "POST"};
   if (!IsSessionId(seg[2])) return {};
   if (seg.size() == 3) return {Endpoint::kSession, "/v1/sessions/{id}", seg[2], "GET"};
   const std::string& leaf = seg[3];
   if (leaf == "turns") return {Endpoint::kTurns, "/v1/sessions/{id}/turns", seg[2], "POST"};
   if (leaf == "trace") return {Endpoint::kTrace, "/v1/sessions/{id}/trace", seg[2], "GET"};
+  if (leaf == "timeline") return {Endpoint::kTimeline, "/v1/sessions/{id}/timeline", seg[2], "GET"};
   if (leaf == "lease") return {Endpoint::kLease, "/v1/sessions/{id}/lease", seg[2], "DELETE"};
   if (leaf == "events") return {Endpoint::kEvents, "/v1/sessions/{id}/events", seg[2], "GET"};
   return {};
@@ -55,6 +59,8 @@ bool IsOpenAiEndpoint(Endpoint e) {
   return e == Endpoint::kChatCompletions || e == Endpoint::kModels || e == Endpoint::kModel;
 }
 
-bool IsOpenEndpoint(Endpoint e) { return e == Endpoint::kHealth || e == Endpoint::kReady || e == Endpoint::kMetrics; }
+bool IsOpenEndpoint(Endpoint e) {
+  return e == Endpoint::kHealth || e == Endpoint::kReady || e == Endpoint::kMetrics || e == Endpoint::kUi;
+}
 
 }  // namespace reins

@@ -9,20 +9,24 @@ namespace reins {
 
 enum class Endpoint {
   kNone, kHealth, kReady, kMetrics,
-  kCreateSession, kSession, kTurns, kTrace, kLease, kEvents,
+  kCreateSession, kListSessions, kSession, kTurns, kTrace, kTimeline, kLease, kEvents,
   kChatCompletions, kModels, kModel,  // the OpenAI-compatible door
+  kUi,                                // the trace viewer's files (docs/trace-viewer.md)
 };
 
 struct Route {
   Endpoint endpoint = Endpoint::kNone;
   std::string label = "other";  // the metrics label: a pattern, never an id
-  std::string session_id;  // kModel: the model id asked for
+  std::string session_id;  // kModel: the model id asked for; kUi: the file (or "" for /ui)
   const char* method = "GET";   // the one method the endpoint accepts
 };
 
-Route MatchRoute(const std::string& path);
+// `method` tells apart the two endpoints of /v1/sessions: GET lists, anything else
+// creates (and is refused there when it is not POST).
+Route MatchRoute(const std::string& path, const std::string& method = "POST");
 
-// Probes and metrics answer without an API key; every other path needs one.
+// Probes, metrics and the viewer's static files answer without an API key (the viewer
+// asks for one before it reads any session); every other path needs one.
 bool IsOpenEndpoint(Endpoint e);
 // The OpenAI-compatible endpoints answer errors in OpenAI's shape (chat_wire.h).
 bool IsOpenAiEndpoint(Endpoint e);

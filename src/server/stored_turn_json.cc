@@ -1,5 +1,6 @@
 #include "server/stored_turn_json.h"
 
+#include "domain/timeline.h"
 #include "reins/clock.h"
 
 namespace reins {
@@ -34,6 +35,13 @@ Json TraceTurnJson(const StoredTurn& t, const std::vector<StoredInvocation>& inv
   return j;
 }
 
+Json TimelineTurnJson(const StoredTurn& t) {
+  Json j = TurnTimeline({t.turn_number, t.speaker, SaidText(t.input), t.status, t.reply, &t.events});
+  j["turn_id"] = t.turn_id;
+  j["created_at"] = FormatIsoTime(t.created_at_ms);
+  return j;
+}
+
 Json SessionSummaryJson(const SessionSummary& s) {
   Json j = {{"session_id", s.id}, {"created_at", FormatIsoTime(s.created_at_ms)}, {"turns", s.turn_count}};
   if (!s.metadata.empty()) j["metadata"] = s.metadata;
@@ -42,6 +50,7 @@ Json SessionSummaryJson(const SessionSummary& s) {
   }
   if (!s.pending_clarification.is_null()) j["pending_clarification"] = s.pending_clarification;
   if (!s.pending_approval.is_null()) j["pending_approval"] = s.pending_approval;
+  if (!s.last_status.empty()) j["status"] = s.last_status;
   return j;
 }
 

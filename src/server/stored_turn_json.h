@@ -9,6 +9,8 @@ namespace reins {
 
 Json StoredTurnJson(const StoredTurn& turn, const std::vector<StoredInvocation>& invocations);
 Json TraceTurnJson(const StoredTurn& turn, const std::vector<StoredInvocation>& invocations);
+// A turn's timeline (domain/timeline.h) with its id and time: GET .../timeline.
+Json TimelineTurnJson(const StoredTurn& turn);
 Json SessionSummaryJson(const SessionSummary& s);
 
 }  // namespace reins

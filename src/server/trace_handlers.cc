@@ -1,4 +1,5 @@
-// GET .../trace (the stored turns, whole or a page) and GET .../events (the session's
+// GET .../trace (the stored turns, whole or a page), GET .../timeline (the same turns as
+// timelines, domain/timeline.h) and GET .../events (the session's
 // durable events as they happen). Traces are read on the reader thread, never on the
 // runtime strand.
 #include <boost/asio/this_coro.hpp>
@@ -11,11 +12,11 @@ namespace {
 
 constexpr int kTracePageTurns = 100;  // turns read per store call when streaming a whole trace
 
-Result<TracePage> RenderPage(const SessionView& view, const std::string& id, TurnRange range) {
+Result<TracePage> RenderPage(const SessionView& view, const std::string& id, TurnRange range, TraceForm form) {
   REINS_ASSIGN_OR_RETURN(const StoredTrace trace, view.Trace(id, range));
   TracePage page;
   for (const StoredTurn& t : trace.turns) {
-    page.turns.push_back(Dump(TraceTurnJson(t, trace.invocations)));
+    page.turns.push_back(Dump(form == TraceForm::kTimeline ? TimelineTurnJson(t) : TraceTurnJson(t, trace.invocations)));
     page.last_number = t.turn_number;
   }
   return page;
@@ -25,17 +26,21 @@ std::string TraceOpening(const std::string& id) { return "{\"session_id\":" + Du
 
 }  // namespace
 
-Task<Result<TracePage>> Api::Impl::ReadPage(std::string id, TurnRange range) {
+Task<Result<TracePage>> Api::Impl::ReadPage(std::string id, TurnRange range, TraceForm form) {
   const SessionView& view = sessions;
-  std::function<Result<TracePage>()> read = [&view, id, range] { return RenderPage(view, id, range); };
+  std::function<Result<TracePage>()> read = [&view, id, range, form] { return RenderPage(view, id, range, form); };
   co_return co_await OnSync<Result<TracePage>>(readers.get_executor(), std::move(read));
 }
 
-Task<void> Api::Impl::GetTrace(Exchange x) {
+Task<void> Api::Impl::GetTrace(Exchange x) { co_await SendTrace(x, TraceForm::kEvents); }
+
+Task<void> Api::Impl::GetTimeline(Exchange x) { co_await SendTrace(x, TraceForm::kTimeline); }
+
+Task<void> Api::Impl::SendTrace(Exchange x, TraceForm form) {
   TraceQuery query;
   if (auto bad = ParseTraceQuery(x.req.query, &query)) co_return co_await SendError(x.res, *bad);
-  if (!query.paged) co_return co_await StreamTrace(x.res, x.session_id);
-  Result<TracePage> page = co_await ReadPage(x.session_id, TurnRange{query.after, query.limit});
+  if (!query.paged) co_return co_await StreamTrace(x.res, x.session_id, form);
+  Result<TracePage> page = co_await ReadPage(x.session_id, TurnRange{query.after, query.limit}, form);
   if (!page.ok()) co_return co_await SendError(x.res, FromStatus(page.status()));
   std::string body = TraceOpening(x.session_id);
   for (size_t i = 0; i < page->turns.size(); ++i) body += (i > 0 ? "," : "") + page->turns[i];
@@ -48,8 +53,8 @@ Task<void> Api::Impl::GetTrace(Exchange x) {
 
 // Every turn, as the contract says, but written page by page as it is read: memory
 // stays at one page whatever the session's length, and the store is free between pages.
-Task<void> Api::Impl::StreamTrace(ServerResponse& res, std::string id) {
-  Result<TracePage> page = co_await ReadPage(id, TurnRange{0, kTracePageTurns});
+Task<void> Api::Impl::StreamTrace(ServerResponse& res, std::string id, TraceForm form) {
+  Result<TracePage> page = co_await ReadPage(id, TurnRange{0, kTracePageTurns}, form);
   if (!page.ok()) co_return co_await SendError(res, FromStatus(page.status()));
   std::string type = kJsonType;
   if (!(co_await res.StartBody(std::move(type))).ok()) co_return;
@@ -63,7 +68,7 @@ Task<void> Api::Impl::StreamTrace(ServerResponse& res, std::string id) {
     if (!(co_await res.SendChunk(std::move(chunk))).ok()) co_return;
     chunk.clear();
     if (static_cast<int>(page->turns.size()) < kTracePageTurns) break;
-    page = co_await ReadPage(id, TurnRange{page->last_number, kTracePageTurns});
+    page = co_await ReadPage(id, TurnRange{page->last_number, kTracePageTurns}, form);
     if (!page.ok()) {
       // The status line is gone: end the document so that it still parses, saying why.
       chunk = "],\"error\":" + Dump(ErrorJson(FromStatus(page.status()))["error"]) + "}";

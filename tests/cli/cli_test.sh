@@ -40,6 +40,11 @@ db=$(mktemp -u /tmp/reins-cli-XXXXXX.db)
 out=$("$reins" run --store "sqlite:$db" examples/messaging/scenarios/clarify-john.yaml) || fail "run with --store"
 session=$(grep -o 's_[0-9a-f]*' <<<"$out" | tail -n 1)
 "$reins" trace --store "sqlite:$db" --session "$session" | grep -q "turn 2" || fail "trace does not show turn 2"
+timeline=$("$reins" trace --store "sqlite:$db" --session "$session")
+grep -q "asked  clarification I found 2 contacts named John" <<<"$timeline" || fail "trace's timeline lacks the clarification: $timeline"
+grep -q "executed  call lookup_contacts" <<<"$timeline" || fail "trace's timeline lacks the call: $timeline"
+events=$("$reins" trace --events --store "sqlite:$db" --session "$session")
+grep -q "tool.executed" <<<"$events" || fail "trace --events lacks the raw events"
 "$reins" trace --store "sqlite:$db" | grep -q "$session" || fail "trace without --session does not list the session"
 "$reins" trace --json --store "sqlite:$db" --session "$session" | grep -q '"turn_number": 2' ||
   fail "trace --json does not name turn_number as the HTTP API does"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report.html in a real browser (headless chromium): every chart's text stays inside its
 # picture and no label, value or legend entry overlaps another, measured by the browser's
-# own layout (getBBox), not by our estimate of text widths.
+# own layout (getBBox), not by our estimate of text widths; and the failed runs'
+# drill-down is drawn by the trace viewer's timeline renderer (src/ui/timeline.js).
 set -uo pipefail
 reins="$1"
 cd "$2"
@@ -29,7 +30,13 @@ for (const svg of document.querySelectorAll('svg')) {
     if (a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h) bad.push('overlap: ' + a.what + ' / ' + b.what);
   }
 }
-document.title = (bad.length ? 'BAD ' + bad.join(' | ') : 'OK') + ' (' + document.querySelectorAll('svg').length + ' charts)';
+// The failed runs' drill-down: every turn drawn by the trace viewer's renderer.
+const holders = document.querySelectorAll('[data-timeline]').length;
+const drawn = document.querySelectorAll('[data-timeline] > section.turn > ol.timeline > li.step').length;
+const turns = document.querySelectorAll('[data-timeline] > section.turn').length;
+if (turns !== holders) bad.push('drill-down: ' + turns + ' of ' + holders + ' turns drawn');
+document.title = (bad.length ? 'BAD ' + bad.join(' | ') : 'OK') + ' (' + document.querySelectorAll('svg').length + ' charts, ' +
+                 turns + ' drill-down turns, ' + drawn + ' steps)';
 </script>"""
 html = open(sys.argv[1]).read()
 open(sys.argv[2], "w").write(html.replace("</body>", script + "</body>"))
@@ -37,6 +44,6 @@ PY
 title=$(timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$tmp/page.html" 2>/dev/null |
         grep -o "<title>[^<]*</title>" | head -n 1)
 case "$title" in
-  "<title>OK ("[1-9]*) echo "report.html lays out cleanly: $title" ;;
+  "<title>OK ("[1-9]*" charts, "[1-9]*" drill-down turns, "[1-9]*" steps)</title>") echo "report.html lays out cleanly: $title" ;;
   *) echo "FAIL: report.html in chromium: ${title:-no page}"; exit 1 ;;
 esac

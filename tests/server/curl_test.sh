@@ -31,6 +31,18 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/v1/sessions/$sessio
 # fail a curl still writing into the pipe.
 trace=$(curl -sf "$base/v1/sessions/$session/trace")
 grep -q '"deferred.executed"' <<<"$trace" || fail "trace lacks the deferred write"
+# What the trace viewer reads: the sessions list, a turn's timeline, the page itself.
+list=$(curl -sf "$base/v1/sessions")
+grep -q "\"session_id\":\"$session\"" <<<"$list" || fail "GET /v1/sessions lacks the session: $list"
+grep -q '"status":"completed"' <<<"$list" || fail "the list lacks the last turn's status: $list"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/sessions?limit=0")
+[ "$code" = 400 ] || fail "limit=0 gave $code"
+timeline=$(curl -sf "$base/v1/sessions/$session/timeline?after=1&limit=1")
+grep -q '"outcome":"ran after the reply"' <<<"$timeline" || fail "the timeline lacks the write after the reply: $timeline"
+page=$(curl -si "$base/ui/")
+grep -qi "^content-security-policy: default-src 'none'" <<<"$page" || fail "/ui/ without a strict CSP: $page"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/ui")
+[ "$code" = 308 ] || fail "/ui gave $code"
 metrics=$(curl -sf "$base/metrics")
 grep -q '^reins_turns_total' <<<"$metrics" || fail "metrics"
 kill -TERM $pid

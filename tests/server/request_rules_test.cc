@@ -78,6 +78,34 @@ TEST(Routes, NameEndpointsOnlyOnExactPaths) {
   EXPECT_FALSE(IsOpenEndpoint(MatchRoute("/nothing").endpoint)) << "unknown paths need a key too";
 }
 
+TEST(Routes, TheViewersPaths) {
+  EXPECT_EQ(MatchRoute("/v1/sessions", "GET").endpoint, Endpoint::kListSessions);
+  EXPECT_EQ(MatchRoute("/v1/sessions", "POST").endpoint, Endpoint::kCreateSession);
+  EXPECT_EQ(MatchRoute("/v1/sessions", "DELETE").endpoint, Endpoint::kCreateSession) << "refused there as not POST";
+  EXPECT_FALSE(IsOpenEndpoint(MatchRoute("/v1/sessions", "GET").endpoint)) << "the list needs a key";
+  const Route timeline = MatchRoute("/v1/sessions/s_1/timeline");
+  EXPECT_EQ(timeline.endpoint, Endpoint::kTimeline);
+  EXPECT_EQ(timeline.session_id, "s_1");
+  EXPECT_EQ(MatchRoute("/ui").endpoint, Endpoint::kUi);
+  EXPECT_EQ(MatchRoute("/ui").session_id, "") << "redirected to /ui/";
+  EXPECT_EQ(MatchRoute("/ui/").session_id, "index.html");
+  EXPECT_EQ(MatchRoute("/ui/viewer.js").session_id, "viewer.js");
+  EXPECT_TRUE(IsOpenEndpoint(MatchRoute("/ui/").endpoint)) << "the page asks for the key itself";
+  EXPECT_EQ(MatchRoute("/ui/a/b").endpoint, Endpoint::kNone);
+}
+
+TEST(SessionsQuery, LimitIsBounded) {
+  int limit = 0;
+  EXPECT_EQ(ParseSessionsQuery("", &limit), std::nullopt);
+  EXPECT_EQ(limit, 50);
+  EXPECT_EQ(ParseSessionsQuery("limit=7", &limit), std::nullopt);
+  EXPECT_EQ(limit, 7);
+  for (const char* bad : {"limit=0", "limit=1001", "limit=x", "limit=-1"}) {
+    ASSERT_TRUE(ParseSessionsQuery(bad, &limit).has_value()) << bad;
+    EXPECT_EQ(ParseSessionsQuery(bad, &limit)->status, 400) << bad;
+  }
+}
+
 std::string Nested(const std::string& key, int depth) {
   std::string s;
   for (int i = 0; i < depth; ++i) s += "{\"" + key + "\":";

@@ -1,0 +1,45 @@
+#include "cli/timeline_text.h"
+
+#include <algorithm>
+#include <string>
+
+namespace reins {
+namespace {
+
+std::string Coloured(const Term& term, const std::string& tone, const std::string& text) {
+  if (tone == "bad") return term.Red(text);
+  if (tone == "held") return term.Yellow(text);
+  return term.Green(text);
+}
+
+// A detail's text under its label; a long or multi-line value on lines of its own,
+// cut at 400 characters (the viewer and --json show it whole).
+void PrintDetail(std::ostream& out, const std::string& label, std::string text, const Term& term) {
+  constexpr size_t kMax = 400;
+  if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
+  const std::string indent = "               ";
+  std::string shown;
+  for (char c : text) shown += c == '\n' ? "\n" + indent + "  " : std::string(1, c);
+  out << indent << term.Dim(label + ":") << " " << shown << "\n";
+}
+
+}  // namespace
+
+void PrintTimeline(std::ostream& out, const Json& turn, const Term& term) {
+  out << "  " << term.Bold("turn " + std::to_string(turn.value("turn", 0))) << "  " << turn.value("speaker", "")
+      << ": " << turn.value("said", "") << "  " << term.Dim("[" + turn.value("status", "") + "]") << "\n";
+  for (const Json& s : turn.value("steps", Json::array())) {
+    std::string at = "+" + std::to_string(s.value("at_ms", int64_t{0})) + " ms";
+    at.resize(std::max<size_t>(at.size(), 10), ' ');
+    out << "    " << term.Dim(at) << " " << Coloured(term, s.value("tone", "ok"), s.value("outcome", "")) << "  "
+        << term.Dim(s.value("kind", "")) << " " << term.Bold(s.value("title", ""));
+    if (s.contains("why")) out << "  " << s.value("why", "");
+    out << "\n";
+    for (const Json& d : s.value("details", Json::array())) {
+      if (d.is_array() && d.size() == 2) PrintDetail(out, d[0].get<std::string>(), d[1].get<std::string>(), term);
+    }
+  }
+  out << "    " << term.Cyan("reins:") << " " << turn.value("reply", "") << "\n";
+}
+
+}  // namespace reins

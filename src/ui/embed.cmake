@@ -1,0 +1,31 @@
+# cmake -DOUT=ui_assets.cc -DDIR=src/ui -DFILES=a.html,b.js -P embed.cmake
+# One UiAsset per file (src/ui/assets.h): its name, content type and text.
+string(REPLACE "," ";" FILES "${FILES}")
+set(body "// Generated from src/ui by embed.cmake: do not edit.\n#include \"ui/assets.h\"\n\nnamespace reins {\nnamespace {\n")
+set(table "")
+set(index 0)
+foreach(f ${FILES})
+  file(READ ${DIR}/${f} text)
+  string(FIND "${text}" ")reins_ui\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${f} holds the raw string's delimiter )reins_ui\"")
+  endif()
+  if(f MATCHES "\\.html$")
+    set(type "text/html; charset=utf-8")
+  elseif(f MATCHES "\\.svg$")
+    set(type "image/svg+xml")
+  elseif(f MATCHES "\\.css$")
+    set(type "text/css; charset=utf-8")
+  else()
+    set(type "text/javascript; charset=utf-8")
+  endif()
+  string(APPEND body "constexpr char kText${index}[] = R\"reins_ui(${text})reins_ui\";\n")
+  string(APPEND table "    {\"${f}\", \"${type}\", {kText${index}, sizeof(kText${index}) - 1}},\n")
+  math(EXPR index "${index} + 1")
+endforeach()
+string(APPEND body "constexpr UiAsset kAssets[] = {\n${table}};\n}  // namespace\n\n"
+  "const UiAsset* FindUiAsset(std::string_view name) {\n"
+  "  for (const UiAsset& a : kAssets) {\n    if (a.name == name) return &a;\n  }\n  return nullptr;\n}\n\n"
+  "}  // namespace reins\n")
+file(WRITE ${OUT}.new "${body}")
+file(COPY_FILE ${OUT}.new ${OUT} ONLY_IF_DIFFERENT)

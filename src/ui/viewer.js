@@ -1,0 +1,202 @@
+// The trace viewer (docs/trace-viewer.md): the sessions of this `reins serve`, a
+// session's turns, a turn's timeline, kept up to date from the session's event stream.
+// Pages: #/ (sessions), #/s/ID (a session), #/s/ID/t/N (a turn). With API keys on,
+// the key is asked once and kept in this tab's sessionStorage; every request sends it
+// as the Authorization header (events too: fetch streaming, since EventSource cannot
+// send headers). No cookies. Server text reaches the page as text only (timeline.js).
+'use strict';
+
+(() => {
+  const {el, renderTurn} = ReinsTimeline;
+  const main = document.getElementById('main');
+  const live = document.getElementById('live');
+  const forget = document.getElementById('forget');
+  const KEY = 'reins.api_key';
+  let following = null;  // the AbortController of the event stream being followed
+  let refresh = null;    // what redraws the current page when its session changes
+
+  class Unauthorized extends Error {}
+
+  function headers() {
+    const key = sessionStorage.getItem(KEY);
+    return key ? {Authorization: 'Bearer ' + key} : {};
+  }
+
+  async function getJson(path) {
+    const res = await fetch(path, {headers: headers(), cache: 'no-store'});
+    if (res.status === 401) throw new Unauthorized();
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) throw new Error((body.error && body.error.message) || res.status + ' ' + res.statusText);
+    return body;
+  }
+
+  function show(title, ...nodes) {
+    document.title = title + ' · reins';
+    main.replaceChildren(el('h1', {}, title), ...nodes);
+  }
+
+  function askForKey(wrong) {
+    stopFollowing();
+    const input = el('input', {id: 'key', type: 'password', autocomplete: 'off', required: ''});
+    const form = el('form', {class: 'key'},
+                    el('label', {for: 'key'}, 'API key (reins keys add TENANT prints one)'), input,
+                    el('p', {}, el('button', {type: 'submit'}, 'Open')));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      sessionStorage.setItem(KEY, input.value.trim());
+      route();
+    });
+    show('API key needed',
+         el('p', {}, 'This server asks for an API key. It is kept in this tab only and sent with each request.'),
+         wrong ? el('p', {class: 'bad', role: 'alert'}, 'That key was not accepted.') : '', form);
+    input.focus();
+  }
+
+  function failed(e) {
+    if (e instanceof Unauthorized) return askForKey(sessionStorage.getItem(KEY) !== null);
+    show('Something went wrong', el('p', {class: 'bad', role: 'alert'}, String(e.message || e)),
+         el('p', {}, el('a', {href: '#/'}, 'Back to the sessions')));
+  }
+
+  const sessionLink = (id) => el('a', {href: '#/s/' + encodeURIComponent(id)}, id);
+  const turnLink = (id, n, text) => el('a', {href: '#/s/' + encodeURIComponent(id) + '/t/' + n}, text);
+
+  function pendingText(s) {
+    const asked = s.pending_clarification;
+    if (asked) return 'asks: ' + ((asked.clarification && asked.clarification.question) || 'a choice');
+    if (s.pending_approval) return 'waits for approval of ' + (s.pending_approval.tool || 'a call');
+    return '';
+  }
+
+  // "2026-11-26T01:42:30Z" -> "2026-11-26 01:42:30 UTC": the server's times, as they are.
+  const when = (iso) => (iso ? String(iso).replace('T', ' ').replace(/Z$/, ' UTC') : '');
+
+  function leaseText(lease) {
+    return lease ? lease.domain + ' (' + lease.owner + ', until ' + when(lease.expires_at) + ')' : '';
+  }
+
+  async function sessionsPage() {
+    const body = await getJson('/v1/sessions?limit=100');
+    const rows = (body.sessions || []).map((s) => el('tr', {},
+        el('td', {}, sessionLink(s.session_id)), el('td', {class: 'time'}, when(s.created_at)), el('td', {}, String(s.turns)),
+        el('td', {}, s.status || 'no turns yet'), el('td', {}, leaseText(s.lease)),
+        el('td', {class: 'pending'}, pendingText(s))));
+    const table = el('table', {},
+        el('caption', {}, rows.length ? 'Newest first.' : 'No sessions yet.'),
+        el('thead', {}, el('tr', {}, ...['session', 'created', 'turns', 'last turn', 'lease', 'pending'].map((h) => el('th', {scope: 'col'}, h)))),
+        el('tbody', {}, ...rows));
+    const again = el('button', {type: 'button'}, 'Refresh');
+    again.addEventListener('click', () => route());
+    show('Sessions', table, el('p', {}, again));
+  }
+
+  // What reins did in a turn, as badges: "2 executed", "1 rejected", "1 fired" (a rail).
+  // Model calls and leases are left to the turn's page.
+  function outcomes(turn) {
+    const counts = new Map();  // outcome -> [count, tone]
+    for (const s of turn.steps || []) {
+      if (s.kind === 'model' || s.kind === 'lease') continue;
+      const [n] = counts.get(s.outcome) || [0];
+      counts.set(s.outcome, [n + 1, s.tone]);
+    }
+    return [...counts].map(([o, [n, t]]) => el('span', {class: 'badge ' + (t || 'ok')}, n + ' ' + o));
+  }
+
+  async function sessionPage(id) {
+    const [summary, timeline] = await Promise.all([getJson('/v1/sessions/' + id), getJson('/v1/sessions/' + id + '/timeline')]);
+    const facts = el('dl', {class: 'summary'},
+        el('dt', {}, 'created'), el('dd', {}, when(summary.created_at)),
+        el('dt', {}, 'turns'), el('dd', {}, String(summary.turns)),
+        el('dt', {}, 'lease'), el('dd', {}, leaseText(summary.lease) || 'none'),
+        el('dt', {}, 'pending'), el('dd', pendingText(summary) ? {class: 'pending'} : {}, pendingText(summary) || 'nothing'));
+    const rows = (timeline.turns || []).map((t) => el('tr', {},
+        el('td', {class: 'time'}, turnLink(id, t.turn, 'Turn ' + t.turn)), el('td', {}, (t.speaker || '') + ': ' + (t.said || '')),
+        el('td', {}, t.status || ''), el('td', {}, ...outcomes(t)), el('td', {}, t.reply || '')));
+    const table = el('table', {},
+        el('caption', {}, rows.length ? 'Each turn: what the person said, what reins did, what it answered.' : 'No turns yet.'),
+        el('thead', {}, el('tr', {}, ...['turn', 'said', 'status', 'what reins did', 'reply'].map((h) => el('th', {scope: 'col'}, h)))),
+        el('tbody', {}, ...rows));
+    show('Session ' + id, facts, table);
+  }
+
+  async function turnPage(id, n) {
+    const body = await getJson('/v1/sessions/' + id + '/timeline?after=' + (n - 1) + '&limit=1');
+    const turn = (body.turns || [])[0];
+    if (!turn) throw new Error('session ' + id + ' has no turn ' + n);
+    const summary = await getJson('/v1/sessions/' + id);
+    const pager = el('nav', {class: 'pager', 'aria-label': 'turns'}, el('a', {href: '#/s/' + encodeURIComponent(id)}, 'All turns'),
+                     n > 1 ? turnLink(id, n - 1, 'Previous turn') : '',
+                     n < summary.turns ? turnLink(id, n + 1, 'Next turn') : '');
+    show('Session ' + id + ', turn ' + n, pager, renderTurn(turn));
+  }
+
+  function stopFollowing() {
+    if (following) following.abort();
+    following = null;
+    live.textContent = '';
+  }
+
+  // The session's events (GET .../events, server-sent events read through fetch): any
+  // of them means the session changed, so the page is drawn again, at most every 300 ms.
+  async function follow(id) {
+    const ctl = new AbortController();
+    following = ctl;
+    let timer = null;
+    const changed = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => refresh && refresh().catch(failed), 300);
+    };
+    while (!ctl.signal.aborted) {
+      try {
+        const res = await fetch('/v1/sessions/' + id + '/events', {headers: headers(), signal: ctl.signal});
+        if (!res.ok || !res.body) throw new Error('events: ' + res.status);
+        live.textContent = 'live';
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const {value, done} = await reader.read();
+          if (done) break;
+          buffer += value.replace(/\r\n/g, '\n');
+          let end;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (/^event:/m.test(block)) changed();
+          }
+        }
+      } catch (e) {
+        if (ctl.signal.aborted) return;
+      }
+      live.textContent = 'reconnecting…';
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+
+  async function route() {
+    stopFollowing();
+    forget.hidden = sessionStorage.getItem(KEY) === null;
+    const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+    try {
+      if (parts[0] === 's' && parts[1]) {
+        const id = encodeURIComponent(parts[1]);
+        const n = parts[2] === 't' ? parseInt(parts[3], 10) : 0;
+        refresh = n > 0 ? () => turnPage(id, n) : () => sessionPage(id);
+        await refresh();
+        follow(id);
+      } else {
+        refresh = null;
+        await sessionsPage();
+      }
+      main.focus();
+    } catch (e) {
+      failed(e);
+    }
+  }
+
+  forget.addEventListener('click', () => {
+    sessionStorage.removeItem(KEY);
+    route();
+  });
+  window.addEventListener('hashchange', route);
+  route();
+})();
