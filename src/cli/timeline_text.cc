@@ -12,15 +12,20 @@ std::string Coloured(const Term& term, const std::string& tone, const std::strin
   return term.Green(text);
 }
 
-// A detail's text under its label; a long or multi-line value on lines of its own,
-// cut at 400 characters (the viewer and --json show it whole).
+// `text` with each line after the first indented by `indent`.
+std::string Indented(const std::string& text, const std::string& indent) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? "\n" + indent : std::string(1, c);
+  return out;
+}
+
+// A detail's text under its label, cut at 400 characters (the viewer and --json show it
+// whole); its further lines indented under the first.
 void PrintDetail(std::ostream& out, const std::string& label, std::string text, const Term& term) {
   constexpr size_t kMax = 400;
   if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
   const std::string indent = "               ";
-  std::string shown;
-  for (char c : text) shown += c == '\n' ? "\n" + indent + "  " : std::string(1, c);
-  out << indent << term.Dim(label + ":") << " " << shown << "\n";
+  out << indent << term.Dim(label + ":") << " " << Indented(text, indent + "  ") << "\n";
 }
 
 }  // namespace
@@ -32,14 +37,15 @@ void PrintTimeline(std::ostream& out, const Json& turn, const Term& term) {
     std::string at = "+" + std::to_string(s.value("at_ms", int64_t{0})) + " ms";
     at.resize(std::max<size_t>(at.size(), 10), ' ');
     out << "    " << term.Dim(at) << " " << Coloured(term, s.value("tone", "ok"), s.value("outcome", "")) << "  "
-        << term.Dim(s.value("kind", "")) << " " << term.Bold(s.value("title", ""));
+        << term.Dim(s.value("kind", ""));
+    if (!s.value("title", "").empty()) out << " " << term.Bold(s.value("title", ""));
     if (s.contains("why")) out << "  " << s.value("why", "");
     out << "\n";
     for (const Json& d : s.value("details", Json::array())) {
       if (d.is_array() && d.size() == 2) PrintDetail(out, d[0].get<std::string>(), d[1].get<std::string>(), term);
     }
   }
-  out << "    " << term.Cyan("reins:") << " " << turn.value("reply", "") << "\n";
+  out << "    " << term.Cyan("reins:") << " " << Indented(turn.value("reply", ""), "           ") << "\n";
 }
 
 }  // namespace reins

@@ -198,6 +198,7 @@ check(rail.includes('no_internal_names') && rail.includes('I checked with lookup
 await openTurn(3);
 check((await outcomes()).includes('deferred') && (await outcomes()).includes('failed after the reply') &&
       (await text('main')).includes('notes are down'), 'turn 3 shows the deferred write and its failure after the reply');
+await page.screenshot({path: path.join(out, 'viewer-deferred.png'), fullPage: true});
 await openTurn(5);
 const rejected = await page.$eval('li.outcome-rejected', (l) => l.textContent).catch(() => '');
 check(rejected.includes('save_prayer') && rejected.includes('input schema'), 'turn 5 shows the rejected call and why');
