@@ -13,7 +13,8 @@
   const forget = document.getElementById('forget');
   const KEY = 'reins.api_key';
   let following = null;  // the AbortController of the event stream being followed
-  let refresh = null;    // what redraws the current page when its session changes
+  let refresh = null;    // reads the current page again: resolves to show()'s arguments
+  let shown = 0;         // counts navigations: a page whose reads finish after the next began is dropped
 
   class Unauthorized extends Error {}
 
@@ -30,9 +31,14 @@
     return body;
   }
 
+  // Draws a page; a link that had the focus keeps it (a live redraw must not throw a
+  // keyboard user back to the top).
   function show(title, ...nodes) {
+    const had = main.contains(document.activeElement) ? document.activeElement.getAttribute('href') : null;
     document.title = title + ' · reins';
     main.replaceChildren(el('h1', {}, title), ...nodes);
+    const again = had && main.querySelector('a[href="' + CSS.escape(had) + '"]');
+    if (again) again.focus();
   }
 
   function askForKey(wrong) {
@@ -87,7 +93,7 @@
         el('tbody', {}, ...rows));
     const again = el('button', {type: 'button'}, 'Refresh');
     again.addEventListener('click', () => route());
-    show('Sessions', table, el('p', {}, again));
+    return ['Sessions', table, el('p', {}, again)];
   }
 
   // What reins did in a turn, as badges: "2 executed", "1 rejected", "1 fired" (a rail).
@@ -116,7 +122,7 @@
         el('caption', {}, rows.length ? 'Each turn: what the person said, what reins did, what it answered.' : 'No turns yet.'),
         el('thead', {}, el('tr', {}, ...['turn', 'said', 'status', 'what reins did', 'reply'].map((h) => el('th', {scope: 'col'}, h)))),
         el('tbody', {}, ...rows));
-    show('Session ' + id, facts, table);
+    return ['Session ' + id, facts, table];
   }
 
   async function turnPage(id, n) {
@@ -127,7 +133,7 @@
     const pager = el('nav', {class: 'pager', 'aria-label': 'turns'}, el('a', {href: '#/s/' + encodeURIComponent(id)}, 'All turns'),
                      n > 1 ? turnLink(id, n - 1, 'Previous turn') : '',
                      n < summary.turns ? turnLink(id, n + 1, 'Next turn') : '');
-    show('Session ' + id + ', turn ' + n, pager, renderTurn(turn));
+    return ['Session ' + id + ', turn ' + n, pager, renderTurn(turn)];
   }
 
   function stopFollowing() {
@@ -138,13 +144,15 @@
 
   // The session's events (GET .../events, server-sent events read through fetch): any
   // of them means the session changed, so the page is drawn again, at most every 300 ms.
-  async function follow(id) {
+  async function follow(id, visit) {
     const ctl = new AbortController();
     following = ctl;
     let timer = null;
     const changed = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => refresh && refresh().catch(failed), 300);
+      timer = setTimeout(() => {
+        if (!ctl.signal.aborted) refresh().then((page) => visit === shown && show(...page), failed);
+      }, 300);
     };
     while (!ctl.signal.aborted) {
       try {
@@ -174,6 +182,7 @@
 
   async function route() {
     stopFollowing();
+    const visit = ++shown;
     forget.hidden = sessionStorage.getItem(KEY) === null;
     const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
     try {
@@ -181,15 +190,16 @@
         const id = encodeURIComponent(parts[1]);
         const n = parts[2] === 't' ? parseInt(parts[3], 10) : 0;
         refresh = n > 0 ? () => turnPage(id, n) : () => sessionPage(id);
-        await refresh();
-        follow(id);
       } else {
-        refresh = null;
-        await sessionsPage();
+        refresh = sessionsPage;
       }
+      const page = await refresh();
+      if (visit !== shown) return;  // another page was asked for meanwhile
+      show(...page);
       main.focus();
+      if (parts[0] === 's' && parts[1]) follow(encodeURIComponent(parts[1]), visit);
     } catch (e) {
-      failed(e);
+      if (visit === shown) failed(e);
     }
   }
 
