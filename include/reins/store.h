@@ -185,6 +185,20 @@ class Store {
     return std::move(session.tenant);
   }
   virtual Result<std::vector<SessionRecord>> ListSessions() = 0;
+  // The newest `limit` sessions (by creation, then id), newest first, of one tenant or
+  // of all with nullopt: what the trace viewer lists. The stores answer it in SQL and
+  // decode only the rows returned (a scan with a top-N sort: creation order has no index,
+  // on purpose, so that creating a session writes one b-tree entry fewer); this default
+  // reads every session.
+  virtual Result<std::vector<SessionRecord>> RecentSessions(const std::optional<std::string>& tenant, int limit) {
+    Result<std::vector<SessionRecord>> all = ListSessions();  // oldest first
+    if (!all.ok()) return all.status();
+    std::vector<SessionRecord> out;
+    for (auto it = all->rbegin(); it != all->rend() && static_cast<int>(out.size()) < limit; ++it) {
+      if (!tenant || it->tenant == *tenant) out.push_back(std::move(*it));
+    }
+    return out;
+  }
   // Sessions in the store: of one tenant, or of all tenants when `tenant` is nullopt.
   virtual Result<int64_t> CountSessions(std::optional<std::string> tenant) = 0;
   // The session's conversation history in order (of the turns in `range`).

@@ -16,11 +16,10 @@ Result<SessionSummary> SessionView::Describe(const std::string& session_id) cons
 }
 
 Result<std::vector<SessionSummary>> SessionView::Recent(const std::optional<std::string>& tenant, int limit) const {
-  REINS_ASSIGN_OR_RETURN(std::vector<SessionRecord> all, store_.ListSessions());  // oldest first
+  REINS_ASSIGN_OR_RETURN(std::vector<SessionRecord> recent, store_.RecentSessions(tenant, limit));
   std::vector<SessionSummary> out;
-  for (auto it = all.rbegin(); it != all.rend() && static_cast<int>(out.size()) < limit; ++it) {
-    if (tenant && it->tenant != *tenant) continue;
-    REINS_ASSIGN_OR_RETURN(SessionSummary summary, Summarize(std::move(*it)));
+  for (SessionRecord& record : recent) {
+    REINS_ASSIGN_OR_RETURN(SessionSummary summary, Summarize(std::move(record)));
     if (summary.turn_count > 0) {
       REINS_ASSIGN_OR_RETURN(const std::vector<StoredTurn> last, store_.LoadTurns(summary.id, TurnRange{summary.turn_count - 1, 1}));
       if (!last.empty()) summary.last_status = last.front().status;

@@ -145,6 +145,24 @@ Result<std::vector<SessionRecord>> PostgresStore::ListSessions() {
   return out;
 }
 
+Result<std::vector<SessionRecord>> PostgresStore::RecentSessions(const std::optional<std::string>& tenant, int limit) {
+  std::vector<SessionRecord> out;
+  REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
+    const std::string order = " ORDER BY created_at DESC, id DESC LIMIT ";
+    Result<Rows> r = tenant ? c.Exec(std::string(kSessionColumns) + " WHERE tenant = $1" + order + "$2",
+                                     {Text(*tenant), Int(limit)}, "cannot list sessions")
+                            : c.Exec(std::string(kSessionColumns) + order + "$1", {Int(limit)}, "cannot list sessions");
+    REINS_RETURN_IF_ERROR(r);
+    out.clear();
+    for (int i = 0; i < r->size(); ++i) {
+      REINS_ASSIGN_OR_RETURN(SessionRecord s, SessionFromRow(*r, i));
+      out.push_back(std::move(s));
+    }
+    return {};
+  }));
+  return out;
+}
+
 Result<int64_t> PostgresStore::CountSessions(std::optional<std::string> tenant) {
   int64_t count = 0;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {

@@ -218,6 +218,22 @@ Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
   });
 }
 
+Result<std::vector<SessionRecord>> SqliteStore::RecentSessions(const std::optional<std::string>& tenant, int limit) {
+  std::lock_guard lock(mu_);
+  store::ResetOnExit reset(*statements_);
+  return Guarded("cannot list sessions", [&]() -> Result<std::vector<SessionRecord>> {
+    const std::string order = " ORDER BY created_at DESC, id DESC LIMIT ?";
+    SQLite::Statement& q = tenant ? statements_->Get(std::string(kSessionColumns) + " WHERE tenant = ?" + order)
+                                  : statements_->Get(std::string(kSessionColumns) + order);
+    int at = 1;
+    if (tenant) q.bind(at++, *tenant);
+    q.bind(at, limit);
+    std::vector<SessionRecord> out;
+    while (q.executeStep()) out.push_back(SessionFromRow(q));
+    return out;
+  });
+}
+
 Result<int64_t> SqliteStore::CountSessions(std::optional<std::string> tenant) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);

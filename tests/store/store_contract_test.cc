@@ -116,6 +116,29 @@ TEST_P(StoreContractTest, SessionsReadBackAndAreCountedPerTenant) {
   EXPECT_EQ(store_->ListSessions()->front().id, "s1");
 }
 
+// The trace viewer's list: newest first, one tenant's or all, at most `limit`; equal
+// creation times by id, newest (largest) first.
+TEST_P(StoreContractTest, RecentSessionsAreNewestFirstPerTenant) {
+  for (int i = 2; i <= 4; ++i) {
+    SessionRecord s = Session("s" + std::to_string(i), i == 3 ? "other" : "acme");
+    s.created_at_ms = 1000 + i * 10;
+    ASSERT_TRUE(store_->CreateSession(s).ok());
+  }
+  ASSERT_TRUE(store_->CreateSession(Session("s0")).ok());  // created at 1000, as s1
+  auto ids = [](const Result<std::vector<SessionRecord>>& r) {
+    std::vector<std::string> out;
+    for (const SessionRecord& s : *r) out.push_back(s.id);
+    return out;
+  };
+  const auto all = store_->RecentSessions(std::nullopt, 10);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(ids(all), (std::vector<std::string>{"s4", "s3", "s2", "s1", "s0"}));
+  EXPECT_EQ(ids(store_->RecentSessions("acme", 2)), (std::vector<std::string>{"s4", "s2"}));
+  EXPECT_EQ(ids(store_->RecentSessions("other", 5)), (std::vector<std::string>{"s3"}));
+  EXPECT_TRUE(store_->RecentSessions("nobody", 5)->empty());
+  EXPECT_EQ((*store_->RecentSessions("acme", 1))[0].metadata, Json({{"channel", "web"}})) << "whole records";
+}
+
 TEST_P(StoreContractTest, ACommittedTurnReadsBackCompletely) {
   TurnRecord t = Turn(1, "t1");
   t.result.status = TurnStatus::kAwaitingClarification;
