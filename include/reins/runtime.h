@@ -62,6 +62,9 @@ struct RuntimeParts {
   // committed, then its deferred calls' events (and notices) as they finish. For
   // session event streams (the server's GET .../events). Called on the executor.
   std::function<void(const std::string& session_id, const TraceEvent& event)> on_event;
+  // A committed turn's events, all at once, just before on_event is given them one by
+  // one (OpenTelemetry builds the turn's spans from them in place). On the executor.
+  std::function<void(const std::string& session_id, const std::vector<TraceEvent>& events)> on_turn;
 };
 
 class Runtime {

@@ -66,6 +66,11 @@ Result<Runtime*> AgentHost::StartRuntime(RuntimeParts parts) {
     telemetry::TelemetryOptions options{agent_.name, agent_.model.provider, agent_.telemetry.capture_content};
     telemetry_ = std::make_unique<telemetry::TurnTelemetry>(
         std::move(options), std::make_shared<telemetry::OtlpExporter>(std::move(exporter)));
+    parts.on_turn = [next = std::move(parts.on_turn), spans = telemetry_.get()](const std::string& session,
+                                                                                 const std::vector<TraceEvent>& events) {
+      if (next) next(session, events);
+      spans->OnTurn(session, events);
+    };
     parts.on_event = [next = std::move(parts.on_event), spans = telemetry_.get()](const std::string& session,
                                                                                    const TraceEvent& e) {
       if (next) next(session, e);

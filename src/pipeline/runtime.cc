@@ -500,6 +500,7 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
   if (stream) flush();
+  if (impl_->parts.on_turn) impl_->parts.on_turn(session_id, record.result.events);
   for (const TraceEvent& e : record.result.events) {
     if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable
     if (impl_->parts.on_event) impl_->parts.on_event(session_id, e);

@@ -162,12 +162,18 @@ std::string DeferredSpanId(const TurnIds& turn, const std::string& idempotency_k
   return DerivedSpanId(turn.turn.span_id + "/deferred/" + idempotency_key);
 }
 
+std::string TurnTraceparent(const TraceEvent& started) {
+  const auto input = started.data.find("input");
+  if (input == started.data.end() || !input->is_object()) return "";
+  const auto traceparent = input->find("traceparent");
+  return traceparent != input->end() && traceparent->is_string() ? traceparent->get<std::string>() : "";
+}
+
 std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
   auto started = std::find_if(trace.events.begin(), trace.events.end(),
                               [](const TraceEvent& e) { return e.type == EventType::kTurnStarted; });
   if (started == trace.events.end()) return {};
-  const Json input = started->data.value("input", Json::object());
-  const TurnIds ids = IdsOfTurn(trace.session_id, started->turn, input.value("traceparent", ""));
+  const TurnIds ids = IdsOfTurn(trace.session_id, started->turn, TurnTraceparent(*started));
   Span turn;
   turn.trace_id = ids.turn.trace_id;
   turn.span_id = ids.turn.span_id;
@@ -196,9 +202,9 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
       case EventType::kModelError:
         if (open_call != nullptr) children.push_back(ChatSpan(ids, trace, ++calls, *open_call, e));
         open_call = nullptr;
-        if (const Json usage = e.data.value("usage", Json::object()); usage.is_object()) {
-          input_tokens += usage.value("input_tokens", int64_t{0});
-          output_tokens += usage.value("output_tokens", int64_t{0});
+        if (const auto usage = e.data.find("usage"); usage != e.data.end() && usage->is_object()) {
+          input_tokens += usage->value("input_tokens", int64_t{0});
+          output_tokens += usage->value("output_tokens", int64_t{0});
         }
         break;
       case EventType::kToolExecuted:

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct TurnTrace {
   std::string session_id;
   std::string agent;     // gen_ai.agent.name
   std::string provider;  // gen_ai.provider.name: openai, anthropic, ... (the config's)
-  std::vector<TraceEvent> events;  // turn.started .. turn.completed, as committed
+  std::span<const TraceEvent> events;  // turn.started .. turn.completed, as committed
   bool capture_content = false;
 };
 
@@ -42,6 +43,8 @@ std::string DeferredSpanId(const TurnIds& turn, const std::string& idempotency_k
 
 // The turn's span, then its children in order. Empty when `events` has no turn.started.
 std::vector<Span> SpansOfTurn(const TurnTrace& trace);
+// The `traceparent` a turn's request carried (its turn.started input), "" when none.
+std::string TurnTraceparent(const TraceEvent& started);
 // A deferred.executed event (a write that ran after its turn was committed) as a span,
 // child of the span of turn `ids`.
 Span SpanOfDeferredRun(const TurnIds& ids, const std::string& session_id, const TraceEvent& ran, bool capture_content);

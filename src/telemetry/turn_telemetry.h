@@ -1,15 +1,14 @@
-// TurnTelemetry: the runtime's durable events as OpenTelemetry spans. Fed every event
-// once it is durable (RuntimeParts::on_event, on the runtime's executor): a turn's
-// events are gathered from turn.started to turn.completed and handed to the exporter as
-// spans (turn_spans.h); a deferred write that runs after its turn becomes a span of its
-// own, under the turn's span. Building spans costs the turn microseconds; sending them
-// is the exporter's thread's business. While the collector is unreachable (the
-// exporter's backoff), turns are not gathered at all: their spans are only counted as
-// dropped, so a dead collector costs a turn next to nothing.
+// TurnTelemetry: the runtime's durable events as OpenTelemetry spans. A committed turn's
+// events come all at once (RuntimeParts::on_turn, on the runtime's executor) and are
+// handed to the exporter as spans (turn_spans.h), read in place; a deferred write that
+// runs after its turn (RuntimeParts::on_event) becomes a span of its own, under the
+// turn's span. Building spans costs the turn microseconds; sending them is the
+// exporter's thread's business. While the collector is unreachable (the exporter's
+// backoff), no span is built: they are only counted as dropped, so a dead collector
+// costs a turn next to nothing.
 #pragma once
 
 #include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -29,23 +28,16 @@ struct TelemetryOptions {
 class TurnTelemetry {
  public:
   TurnTelemetry(TelemetryOptions options, std::shared_ptr<OtlpExporter> exporter);
-  // Not thread-safe: call from the runtime's executor only, as on_event is.
+  // Not thread-safe: call from the runtime's executor only, as on_turn and on_event are.
+  void OnTurn(const std::string& session_id, const std::vector<TraceEvent>& events);
   void OnEvent(const std::string& session_id, const TraceEvent& e);
   OtlpExporter& exporter() { return *exporter_; }
 
  private:
-  void Remember(const std::string& turn, const std::string& traceparent);
+  void Remember(const std::string& turn, std::string traceparent);
 
   TelemetryOptions options_;
   std::shared_ptr<OtlpExporter> exporter_;
-  // A session's turn between turn.started and turn.completed: its events so far, or,
-  // while the collector is unreachable, only how many spans it would have made.
-  struct OpenTurn {
-    std::vector<TraceEvent> events;
-    bool skipped = false;
-    int64_t spans = 1;
-  };
-  std::map<std::string, OpenTurn> open_;
   // The traceparent of recent turns ("session#turn"), so that a deferred run's span joins
   // its turn's trace; the oldest is forgotten beyond kRemembered.
   std::unordered_map<std::string, std::string> parents_;

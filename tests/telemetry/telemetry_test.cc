@@ -248,6 +248,10 @@ TEST(OtlpJson, TheTextTheExporterSendsIsTheDomsDumpByteForByte) {
   std::vector<Span> spans = SpansOfTurn({"s_1", "care", "openai", ATurn("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), true});
   spans.push_back(SpanOfDeferredRun(IdsOfTurn("s_1", 3, ""), "s_1",
                                     Event(EventType::kDeferredExecuted, 9, {{"name", "n\"ote\n\xff"}, {"success", false}}), true));
+  Span every_kind = spans.back();  // each kind of AnyValue the text writer writes itself
+  every_kind.attributes = {{"b", true}, {"i", -42}, {"u", 7u}, {"d", 0.25}, {"s", "t\u00e9xt"}, {"null", nullptr},
+                           {"a", Json::array({1, "x", false, Json::array({2.5})})}, {"o", {{"k", "v"}}}};
+  spans.push_back(every_kind);
   const Resource resource{"care", "1.0"};
   EXPECT_EQ(TraceRequestText(resource, spans),
             TraceRequestJson(resource, spans).dump(-1, ' ', false, Json::error_handler_t::replace));
@@ -318,7 +322,7 @@ TEST(Exporter, AfterAFailedSendTurnsAreOnlyCountedUntilTheBackoffEnds) {
   exporter->Flush();
   EXPECT_FALSE(exporter->accepting()) << "a second passes before the next try";
   TurnTelemetry telemetry({"care", "openai", false}, exporter);
-  for (const TraceEvent& e : ATurn()) telemetry.OnEvent("s_2", e);
+  telemetry.OnTurn("s_2", ATurn());
   exporter->Flush();
   const ExportCounts c = exporter->counts();
   EXPECT_EQ(c.dropped_export_failed, 4);
