@@ -101,6 +101,8 @@ def check_request(body):
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as collectors do: every answer has a Content-Length
+
     def log_message(self, *args):
         pass
 
