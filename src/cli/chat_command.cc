@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "host/runtime_parts.h"
 #include "cli/term.h"
+#include "cli/timeline_text.h"
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
@@ -87,7 +88,7 @@ void PrintResult(const TurnResult& r, const Term& term, size_t streamed) {
     if (streamed < r.reply.size()) std::cout << r.reply.substr(streamed);
     std::cout << "\n";
   }
-  PrintToolEvents(std::cout, r.events, term);
+  PrintStepLines(std::cout, r.events, term);
   switch (r.status) {
     case TurnStatus::kFailed:
       std::cout << term.Red("  turn failed: ") << r.error << "\n";

@@ -199,10 +199,13 @@ int ServeCommand(const ServeFlags& flags) {
     if (shared_store) asio::co_spawn(strand, SweepPeersOutbox(**runtime, clock), asio::detached);
     asio::signal_set signals(io, SIGINT, SIGTERM);
     asio::co_spawn(io, ShutDownOnSignal(signals, api, server, io, flags.shutdown_timeout_ms), asio::detached);
-    std::cout << "reins serve: " << config->name << " listening on http://" << (host.find(':') != std::string::npos ? "[" + host + "]" : host)
-              << ":" << server.port() << (keys ? " (API keys required)" : " (loopback only, no API keys: pass --keys to require them)")
+    const std::string origin =
+        "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(server.port());
+    // One line: tests and benches read the port from it.
+    std::cout << "reins serve: " << config->name << " listening on " << origin
+              << (keys ? " (API keys required)" : " (loopback only, no API keys: pass --keys to require them)")
               << (store_url == "sqlite::memory:" ? "; sessions are in memory (pass --store sqlite:reins.db to keep them)" : "")
-              << std::endl;
+              << "; trace viewer: " << origin << "/ui/" << std::endl;
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
     io.run();

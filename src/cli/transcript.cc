@@ -1,5 +1,6 @@
 #include "cli/transcript.h"
 
+#include "cli/timeline_text.h"
 #include "eval/invariants.h"
 
 namespace reins {
@@ -17,78 +18,7 @@ void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
   out << "\n";
 }
 
-// One line for an event a reader of the transcript cares about; nothing for the rest.
-void PrintToolEvent(std::ostream& out, const TraceEvent& e, const Term& term) {
-  const Json& d = e.data;
-  switch (e.type) {
-    case EventType::kModelResponse: {
-      if (d["tool_calls"].empty()) return;
-      std::string calls;
-      for (const Json& c : d["tool_calls"]) calls += (calls.empty() ? "" : ", ") + c.value("name", "") + "(" + Short(c.value("arguments", ""), 60) + ")";
-      out << "    " << term.Dim("model proposes") << " " << calls << "\n";
-      return;
-    }
-    case EventType::kToolExecuted: {
-      std::string what = d.value("success", false) ? term.Green("ran") : term.Red("failed");
-      out << "    " << what << " " << d.value("name", "") << " -> " << d.value("next_action", "");
-      if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
-      out << "\n";
-      return;
-    }
-    case EventType::kToolRejected:
-      out << "    " << term.Yellow("refused") << " " << d.value("name", "") << " [" << d.value("reason", "") << "] "
-          << term.Dim(Short(d.value("message", ""), 110)) << "\n";
-      return;
-    case EventType::kToolSkipped:
-      out << "    " << term.Dim("skipped " + d.value("name", "") + " [" + d.value("reason", "") + "]") << "\n";
-      return;
-    case EventType::kToolDeferred:
-      out << "    " << term.Cyan("deferred") << " " << d.value("name", "") << " "
-          << term.Dim("(model sees: " + Short(d.value("instruction", ""), 70) + ")") << "\n";
-      return;
-    case EventType::kDeferredExecuted: {
-      std::string what = d.value("success", false) ? term.Green("ran after reply") : term.Red("failed after reply");
-      out << "    " << what << " " << d.value("name", "") << " [" << d.value("mode", "") << "]";
-      if (!d.value("success", false)) out << term.Dim(" (" + Short(d["result"].value("error", ""), 80) + ")");
-      out << "\n";
-      return;
-    }
-    case EventType::kApprovalRequested:
-      out << "    " << term.Yellow("paused") << " " << d.value("name", "") << " " << term.Dim("(needs the person's approval)") << "\n";
-      return;
-    case EventType::kApprovalGranted:
-    case EventType::kApprovalDenied:
-      out << "    " << term.Dim(std::string(e.name()) + " by " + d.value("by", "") + " for " + d.value("tool", "")) << "\n";
-      return;
-    case EventType::kRailFired:
-      out << "    " << term.Yellow("rail " + d.value("rail", "")) << " changed the reply\n";
-      return;
-    case EventType::kSafetyOverride:
-      out << "    " << term.Yellow("safety override") << " " << term.Dim("(no model call)") << "\n";
-      return;
-    case EventType::kLeaseOpened:
-    case EventType::kLeaseReleased:
-      out << "    " << term.Dim(std::string(e.name()) + ": " + d.value("owner", "") + " (" + d.value("domain", "") + ")") << "\n";
-      return;
-    case EventType::kNoticeCreated:
-      out << "    " << term.Yellow("notice for the next reply:") << " " << d.value("text", "") << "\n";
-      return;
-    case EventType::kClarificationAnswered: {
-      std::string about = d.value("entity_type", "");
-      if (about.empty()) about = d.value("tool", "");
-      out << "    " << term.Dim("choice recorded: " + d.value("option_id", "") + " for " + about) << "\n";
-      return;
-    }
-    default:
-      return;
-  }
-}
-
 }  // namespace
-
-void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
-  for (const TraceEvent& e : events) PrintToolEvent(out, e, term);
-}
 
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
   for (const TraceEvent& e : events) {
@@ -107,7 +37,7 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
     if (t.refused) {
       out << "    " << term.Yellow("input refused: " + t.refusal) << "\n";
     } else {
-      PrintToolEvents(out, t.result.events, term);
+      PrintStepLines(out, t.result.events, term);
       if (t.result.status == TurnStatus::kBlocked) {
         out << "    " << term.Yellow("blocked at the gate: " + t.result.blocked_reason) << "\n";
       } else {

@@ -1,5 +1,6 @@
-// Human-readable output of scenario runs: the conversation, what the model proposed,
-// what reins did with each call and why, every check with PASS/FAIL, invariants.
+// Human-readable output of scenario runs: the conversation, what the model proposed
+// and what reins did with each call and why (a turn's timeline, timeline_text.h), every
+// check with PASS/FAIL, invariants.
 #pragma once
 
 #include <ostream>
@@ -13,9 +14,6 @@ namespace reins {
 void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& term, bool with_trace);
 // One line: "PASS msg-001  title  (7 checks)" or FAIL with the count of failures.
 void PrintScenarioSummaryLine(std::ostream& out, const ScenarioRun& run, const Term& term);
-// What happened to each call, from a turn's trace, as short lines: proposed, then
-// ran / refused / skipped / deferred / paused, rails and notices.
-void PrintToolEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
 // The trace events of one turn, one per line.
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term);
 // One line per eval mode: "governor on   97/100 runs passed, no invariant violations".

@@ -185,11 +185,11 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
     case EventType::kHonestClaimsCorrected:
       return Step("rail", "corrected", "honest_claims", "a claim about " + Str(d, "tool") + ", which did not succeed", at, {});
     case EventType::kAudit:
-      return Step("audit", Str(d, "repair"), "audit", Str(d, "reason"), at,
+      return Step("audit", Str(d, "repair"), "", Str(d, "reason"), at,
                   {{"verdict", Text(d.value("verdict", Json()))}, {"missing", Text(d.value("missing", Json()))},
                    {"unknown UI", Text(d.value("unknown_ui", Json()))}, {"error", Str(d, "error")}});
     case EventType::kAuditError:
-      return Step("audit", "invalid verdict", "audit", Str(d, "error"), at, {{"attempt", Text(d.value("attempt", Json()))}});
+      return Step("audit", "invalid verdict", "", Str(d, "error"), at, {{"attempt", Text(d.value("attempt", Json()))}});
     case EventType::kNoticeCreated:
       return Step("notice", "for the next reply", Str(d, "tool"), Str(d, "text"), at, {});
     case EventType::kNotice:

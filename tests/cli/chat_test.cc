@@ -41,11 +41,11 @@ TEST(ChatCommand, AConversationWithToolsAndAClarification) {
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("with openai test-model"), std::string::npos) << out;
   EXPECT_NE(out.find("/select u_smith"), std::string::npos) << out;  // the options, as commands
-  EXPECT_NE(out.find("model proposes lookup_contacts"), std::string::npos) << out;
+  EXPECT_NE(out.find("proposed 1 call  model chat (openai)  lookup_contacts("), std::string::npos) << out;
   EXPECT_NE(out.find("agent> "), std::string::npos) << out;
   EXPECT_NE(out.find("turn.started"), std::string::npos) << "/trace printed nothing: " << out;
   EXPECT_EQ(out.find("\033["), std::string::npos) << "colour without a TTY";
-  EXPECT_NE(out.find("ran send_message -> complete"), std::string::npos) << out;
+  EXPECT_NE(out.find("executed  call send_message  next: complete"), std::string::npos) << out;
   EXPECT_NE(out.find("Done - I told John Smith"), std::string::npos) << out;
   ASSERT_EQ(up.requests().size(), 3u) << out;
   EXPECT_EQ(up.requests()[0].target, "/v1/chat/completions");
