@@ -29,7 +29,10 @@ out=$("$reins" run examples/messaging/scenarios/clarify-john.yaml) || fail "run 
 grep -q "PASS status" <<<"$out" || fail "run output lacks PASS lines"
 "$reins" run --json examples/messaging/scenarios/clarify-john.yaml | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["passed"], d' \
   || fail "run --json is not a passing JSON result"
-"$reins" run --trace examples/messaging/scenarios/clarify-john.yaml | grep -q "tool.executed" || fail "run --trace lacks events"
+# Whole outputs first, then grep: grep -q stops reading at its match, and under pipefail
+# the writer's SIGPIPE would fail the check (seen once, with reins trace).
+out=$("$reins" run --trace examples/messaging/scenarios/clarify-john.yaml)
+grep -q "tool.executed" <<<"$out" || fail "run --trace lacks events"
 
 # eval: ends with the summary line.
 last=$("$reins" eval examples/messaging --min-pass 1.0 | tail -n 1)
@@ -39,14 +42,16 @@ last=$("$reins" eval examples/messaging --min-pass 1.0 | tail -n 1)
 db=$(mktemp -u /tmp/reins-cli-XXXXXX.db)
 out=$("$reins" run --store "sqlite:$db" examples/messaging/scenarios/clarify-john.yaml) || fail "run with --store"
 session=$(grep -o 's_[0-9a-f]*' <<<"$out" | tail -n 1)
-"$reins" trace --store "sqlite:$db" --session "$session" | grep -q "turn 2" || fail "trace does not show turn 2"
 timeline=$("$reins" trace --store "sqlite:$db" --session "$session")
+grep -q "turn 2" <<<"$timeline" || fail "trace does not show turn 2"
 grep -q "asked  clarification I found 2 contacts named John" <<<"$timeline" || fail "trace's timeline lacks the clarification: $timeline"
 grep -q "executed  call lookup_contacts" <<<"$timeline" || fail "trace's timeline lacks the call: $timeline"
 events=$("$reins" trace --events --store "sqlite:$db" --session "$session")
 grep -q "tool.executed" <<<"$events" || fail "trace --events lacks the raw events"
-"$reins" trace --store "sqlite:$db" | grep -q "$session" || fail "trace without --session does not list the session"
-"$reins" trace --json --store "sqlite:$db" --session "$session" | grep -q '"turn_number": 2' ||
+listed=$("$reins" trace --store "sqlite:$db")
+grep -q "$session" <<<"$listed" || fail "trace without --session does not list the session"
+json=$("$reins" trace --json --store "sqlite:$db" --session "$session")
+grep -q '"turn_number": 2' <<<"$json" ||
   fail "trace --json does not name turn_number as the HTTP API does"
 rm -f "$db" "$db-wal" "$db-shm"
 
