@@ -108,8 +108,15 @@
     return [...counts].map(([o, [n, t]]) => el('span', {class: 'badge ' + (t || 'ok')}, n + ' ' + o));
   }
 
+  // A session page lists its newest turns only, until asked for all: a long session's
+  // every timeline is more than a page should read to draw a table.
+  const kNewestTurns = 100;
+  const wholeSessions = new Set();  // ids whose every turn was asked for
+
   async function sessionPage(id) {
-    const [summary, timeline] = await Promise.all([getJson('/v1/sessions/' + id), getJson('/v1/sessions/' + id + '/timeline')]);
+    const summary = await getJson('/v1/sessions/' + id);
+    const after = wholeSessions.has(id) ? 0 : Math.max(0, summary.turns - kNewestTurns);
+    const timeline = await getJson('/v1/sessions/' + id + '/timeline' + (after > 0 ? '?after=' + after + '&limit=' + kNewestTurns : ''));
     const facts = el('dl', {class: 'summary'},
         el('dt', {}, 'created'), el('dd', {}, when(summary.created_at)),
         el('dt', {}, 'turns'), el('dd', {}, String(summary.turns)),
@@ -118,11 +125,18 @@
     const rows = (timeline.turns || []).map((t) => el('tr', {},
         el('td', {class: 'time'}, turnLink(id, t.turn, 'Turn ' + t.turn)), el('td', {}, (t.speaker || '') + ': ' + (t.said || '')),
         el('td', {}, t.status || ''), el('td', {}, ...outcomes(t)), el('td', {}, t.reply || '')));
+    const which = after > 0 ? 'The newest ' + rows.length + ' of ' + summary.turns + ' turns' : 'Each turn';
     const table = el('table', {},
-        el('caption', {}, rows.length ? 'Each turn: what the person said, what reins did, what it answered.' : 'No turns yet.'),
+        el('caption', {}, rows.length ? which + ': what the person said, what reins did, what it answered.' : 'No turns yet.'),
         el('thead', {}, el('tr', {}, ...['turn', 'said', 'status', 'what reins did', 'reply'].map((h) => el('th', {scope: 'col'}, h)))),
         el('tbody', {}, ...rows));
-    return ['Session ' + id, facts, table];
+    if (after === 0) return ['Session ' + id, facts, table];
+    const more = el('button', {type: 'button'}, 'Show all ' + summary.turns + ' turns');
+    more.addEventListener('click', () => {
+      wholeSessions.add(id);
+      route();
+    });
+    return ['Session ' + id, facts, table, el('p', {}, more)];
   }
 
   async function turnPage(id, n) {

@@ -33,6 +33,7 @@ async function finish(code) {
   rmSync(tmp, {recursive: true, force: true});
   process.exit(code);
 }
+process.on('exit', () => server && server.exitCode === null && server.kill('SIGKILL'));  // never an orphan server
 process.on('unhandledRejection', (e) => {
   console.log('FAIL ' + (e && e.stack || e));
   finish(1);
@@ -45,7 +46,7 @@ const key = addKey('church');
 const otherKey = addKey('bakery');  // another tenant: must see none of the church's sessions
 server = spawn(reins, ['serve', '--config', path.join(source, 'tests/ui/agent.yaml'), '--listen', '127.0.0.1:0',
                        '--store', 'sqlite:' + path.join(tmp, 'store.db'), '--keys', path.join(tmp, 'keys.yaml'),
-                       '--heartbeat-ms', '1000'],
+                       '--heartbeat-ms', '1000', '--rate', '1000', '--burst', '1000'],
                {stdio: ['ignore', 'pipe', 'pipe']});
 server.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-4000)));
 const base = await new Promise((resolve, reject) => {
@@ -78,6 +79,9 @@ await turn(full, {say: 'Hello'});                     // 2: the rail rewrites th
 await turn(full, {say: 'Please save a note'});        // 3: a deferred write that fails
 await turn(full, {say: 'Read the bulletin'});         // 4: a tool result holding HTML
 await turn(full, {say: 'Please pray for my mother'}); // 5: a call rejected by its schema
+// Session three: longer than a session page lists at first (its newest 100 turns).
+const long = (await api('POST', '/v1/sessions', {})).session_id;
+for (let i = 0; i < 102; ++i) await turn(long, {say: 'Hello ' + i});
 
 // Another tenant lists nothing and reads nothing of these.
 const theirs = await (await fetch(base + '/v1/sessions', {headers: {Authorization: 'Bearer ' + otherKey}})).json();
@@ -163,7 +167,7 @@ check(await page.evaluate(() => document.cookie === ''), 'no cookies');
 
 // 2. The sessions list: status, lease and the pending question.
 const rows = await page.$$eval('main tbody tr', (trs) => trs.map((tr) => tr.textContent));
-check(rows.length === 2, 'the list shows both sessions (' + rows.length + ')');
+check(rows.length === 3, 'the list shows the three sessions (' + rows.length + ')');
 const openRow = rows.find((r) => r.includes(open)) || '';
 check(openRow.includes('Which John?') && openRow.includes('contacts') && openRow.includes('awaiting_clarification'),
       'the open session shows its pending question, its lease and its status: ' + openRow);
@@ -181,6 +185,15 @@ check((await text('main')).includes('1 rejected') && (await text('main')).includ
 await axe('a session page');
 await keyboard('a session page');
 await page.screenshot({path: path.join(out, 'viewer-session.png'), fullPage: true});
+
+// A long session: its newest 100 turns, then all of them on request.
+await page.goto(`${base}/ui/#/s/${long}`, {waitUntil: 'networkidle0'});
+await page.waitForFunction((id) => document.title.includes(id), {}, long);  // not the page before's rows
+const firstRows = await page.$$eval('main tbody tr', (trs) => trs.length);
+check(firstRows === 100 && (await text('main caption')).includes('newest 100 of 102'), 'a long session lists its newest 100 turns first');
+await page.click('main p button');
+await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 102, {timeout: 10000})
+    .then(() => check(true, '"Show all 102 turns" lists them all'), () => check(false, '"Show all" lists every turn'));
 
 // 4. Turns: the timeline of each.
 async function openTurn(n) {
