@@ -24,7 +24,7 @@ struct TurnTrace {
   std::string session_id;
   std::string agent;     // gen_ai.agent.name
   std::string provider;  // gen_ai.provider.name: openai, anthropic, ... (the config's)
-  std::span<const TraceEvent> events;  // turn.started .. turn.completed, as committed
+  std::span<const TraceEvent> events;  // turn.started .. turn.completed, as committed (viewed, not owned)
   bool capture_content = false;
 };
 
