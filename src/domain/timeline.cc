@@ -14,15 +14,13 @@ std::string Text(const Json& v) {
   return JsonText(v);
 }
 
-// d[key] as text ("" when absent): stored traces may come from other versions, so no
-// field is trusted to have the type this build writes.
-std::string Str(const Json& d, const char* key) {
-  return d.is_object() && d.contains(key) ? Text(d[key]) : "";
-}
-
+// d[key] as text (`otherwise` when absent): stored traces may come from other versions,
+// so no field is trusted to have the type this build writes.
 std::string StrOr(const Json& d, const char* key, const char* otherwise) {
   return d.is_object() && d.contains(key) ? Text(d[key]) : otherwise;
 }
+
+std::string Str(const Json& d, const char* key) { return StrOr(d, key, ""); }
 
 bool Flag(const Json& d, const char* key) {
   return d.is_object() && d.contains(key) && d[key].is_boolean() && d[key].get<bool>();

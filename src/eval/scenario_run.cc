@@ -13,20 +13,13 @@ Json CheckToJson(const CheckResult& c) {
   return j;
 }
 
-// What the user did in a turn, in a few words.
-std::string InputText(const TurnInput& in) {
-  if (in.say) return *in.say;
-  if (in.select) return "(chose " + *in.select + ")";
-  if (in.approve) return *in.approve ? "(approved)" : "(declined)";
-  return in.cancel ? "(cancelled)" : "";
-}
-
 }  // namespace
 
 Json RunTranscript(const ScenarioRun& run) {
   Json turns = Json::array();
   for (const TurnRun& t : run.turns) {
-    Json jt = {{"turn", t.number}, {"speaker", t.input.speaker}, {"input", InputText(t.input)}};
+    const std::string said = SaidText(TurnInputToJson(t.input));  // "(chose u_doe)" and the like
+    Json jt = {{"turn", t.number}, {"speaker", t.input.speaker}, {"input", said}};
     if (t.refused) {
       jt["status"] = "refused";
       jt["reply"] = t.refusal;
@@ -42,7 +35,7 @@ Json RunTranscript(const ScenarioRun& run) {
       }
       jt["tools"] = std::move(tools);
       if (!t.result.notices.empty()) jt["notices"] = t.result.notices;
-      jt["timeline"] = TurnTimeline({t.number, t.input.speaker, InputText(t.input),
+      jt["timeline"] = TurnTimeline({t.number, t.input.speaker, said,
                                      std::string(TurnStatusName(t.result.status)), t.result.reply, &t.result.events});
     }
     Json failed = Json::array();

@@ -1,7 +1,6 @@
 // GET .../trace (the stored turns, whole or a page), GET .../timeline (the same turns as
-// timelines, domain/timeline.h) and GET .../events (the session's
-// durable events as they happen). Traces are read on the reader thread, never on the
-// runtime strand.
+// timelines, domain/timeline.h) and GET .../events (the session's durable events as they
+// happen). Traces are read on the reader thread, never on the runtime strand.
 #include <boost/asio/this_coro.hpp>
 
 #include "server/api_impl.h"
