@@ -9,11 +9,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,10 +49,21 @@ struct Options {
   bool Wants(const std::string& mode) const { return std::find(only.begin(), only.end(), mode) != only.end(); }
 };
 
+// The words of REINS_PEER_JOB_SERVE_WRAP, put in front of `reins serve` (a profiler:
+// `valgrind --tool=callgrind`); none when unset.
+std::vector<std::string> ServeWrapper() {
+  std::vector<std::string> words;
+  const char* wrap = std::getenv("REINS_PEER_JOB_SERVE_WRAP");
+  std::istringstream in(wrap ? wrap : "");
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
 // The command line of a fresh `reins serve` over the job's agent and a SQLite file store.
 std::vector<std::string> ServeArgv(const Options& o, const std::string& dir) {
-  std::vector<std::string> argv = {REINS_BINARY, "serve", "--config", REINS_JOB_AGENT, "--store", "sqlite:" + dir + "/reins.db",
-                                   "--listen", "127.0.0.1:0", "--rate", "1000000000", "--burst", "1000000000"};
+  std::vector<std::string> argv = ServeWrapper();
+  argv.insert(argv.end(), {REINS_BINARY, "serve", "--config", REINS_JOB_AGENT, "--store", "sqlite:" + dir + "/reins.db",
+                                   "--listen", "127.0.0.1:0", "--rate", "1000000000", "--burst", "1000000000"});
   argv.insert(argv.end(), o.serve_args.begin(), o.serve_args.end());
   return argv;
 }
