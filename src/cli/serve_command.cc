@@ -178,7 +178,7 @@ int ServeCommand(const ServeFlags& flags) {
     HttpServer::Options http{.host = host, .port = port, .max_body_bytes = flags.max_body_bytes};
     http.max_connections = flags.max_connections;
     http.on_refused = [&metrics](std::string_view reason) {
-      metrics.Inc("reins_connections_refused_total", {{"reason", std::string(reason)}});
+      metrics.Inc("reins_connections_refused_total", {{"reason", reason}});
     };
     HttpServer server(io, std::move(http),
                       [&api](const ServerRequest& req, ServerResponse& res) { return api.Handle(req, res); });

@@ -121,9 +121,7 @@ void Api::Impl::Record(const ServerRequest& req, const std::string& route, int s
   metrics.Inc("reins_http_requests_total", {{"route", route}, {"status", std::to_string(status)}});
   metrics.Observe("reins_http_request_duration_seconds", {{"route", route}}, seconds);
   if (route == "/healthz" || route == "/metrics") return;
-  Log({{"msg", "request"}, {"method", req.method}, {"path", req.path}, {"route", route}, {"status", status},
-       {"ms", static_cast<int64_t>(seconds * 1000)}, {"tenant", tenant}, {"remote", req.remote}},
-      NowMs());
+  LogRequest(req, route, status, static_cast<int64_t>(seconds * 1000), tenant, NowMs());
 }
 
 Task<void> Api::Impl::Dispatch(Exchange x, Endpoint endpoint, const char* method) {

@@ -1,6 +1,7 @@
 #include "server/metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -10,8 +11,7 @@ namespace {
 constexpr double kBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 constexpr size_t kBucketCount = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
-std::string Escape(const std::string& v) {
-  std::string out;
+void AppendEscaped(std::string& out, std::string_view v) {
   for (char c : v) {
     if (c == '\\' || c == '"') out.push_back('\\');
     if (c == '\n') {
@@ -20,18 +20,27 @@ std::string Escape(const std::string& v) {
     }
     out.push_back(c);
   }
-  return out;
 }
 
-// {a="1",b="2"}, labels sorted by name so one label set is one series.
-std::string LabelText(Labels labels) {
-  if (labels.empty()) return "";
-  std::sort(labels.begin(), labels.end());
-  std::string out = "{";
-  for (size_t i = 0; i < labels.size(); ++i) {
-    out += (i ? "," : "") + labels[i].first + "=\"" + Escape(labels[i].second) + "\"";
+// {a="1",b="2"} into `out`, labels sorted by name so one label set is one series.
+void AppendLabelText(std::string& out, Labels labels) {
+  if (labels.size() == 0) return;
+  std::array<Label, 4> few;  // every label set reins writes; more go to the heap
+  std::vector<Label> many;
+  if (labels.size() > few.size()) many.resize(labels.size());
+  Label* sorted = many.empty() ? few.data() : many.data();
+  const size_t n = labels.size();
+  std::copy(labels.begin(), labels.end(), sorted);
+  std::sort(sorted, sorted + n);
+  out += '{';
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ',';
+    out += sorted[i].first;
+    out += "=\"";
+    AppendEscaped(out, sorted[i].second);
+    out += '"';
   }
-  return out + "}";
+  out += '}';
 }
 
 // Adds a label to a rendered label set: {a="1"} + le="0.5" -> {a="1",le="0.5"}.
@@ -85,19 +94,27 @@ Metrics::Family& Metrics::Get(std::string_view name, Type type) {
   return it->second;
 }
 
-void Metrics::Inc(std::string_view name, const Labels& labels, double by) {
-  std::lock_guard lock(mu_);
-  Get(name, Type::kCounter).series[LabelText(labels)].value += by;
+Metrics::Series& Metrics::At(Family& family, Labels labels) {
+  label_text_.clear();
+  AppendLabelText(label_text_, labels);
+  auto it = family.series.find(label_text_);
+  if (it == family.series.end()) it = family.series.emplace(label_text_, Series{}).first;
+  return it->second;
 }
 
-void Metrics::Set(std::string_view name, const Labels& labels, double value) {
+void Metrics::Inc(std::string_view name, Labels labels, double by) {
   std::lock_guard lock(mu_);
-  Get(name, Type::kGauge).series[LabelText(labels)].value = value;
+  At(Get(name, Type::kCounter), labels).value += by;
 }
 
-void Metrics::Observe(std::string_view name, const Labels& labels, double seconds) {
+void Metrics::Set(std::string_view name, Labels labels, double value) {
   std::lock_guard lock(mu_);
-  Series& s = Get(name, Type::kHistogram).series[LabelText(labels)];
+  At(Get(name, Type::kGauge), labels).value = value;
+}
+
+void Metrics::Observe(std::string_view name, Labels labels, double seconds) {
+  std::lock_guard lock(mu_);
+  Series& s = At(Get(name, Type::kHistogram), labels);
   if (s.buckets.empty()) s.buckets.assign(kBucketCount, 0);
   for (size_t i = 0; i < kBucketCount; ++i) {
     if (seconds <= kBuckets[i]) {

@@ -2,6 +2,7 @@
 // rendered in the text exposition format 0.0.4. Thread-safe.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -11,14 +12,17 @@
 
 namespace reins {
 
-using Labels = std::vector<std::pair<std::string, std::string>>;
+// A sample's labels, as the caller has them: an update renders them into a reused
+// buffer and finds its series without allocating (a served turn makes about ten).
+using Label = std::pair<std::string_view, std::string_view>;
+using Labels = std::initializer_list<Label>;
 
 class Metrics {
  public:
   Metrics();  // describes the standard reins metrics (docs/http-api.md)
-  void Inc(std::string_view name, const Labels& labels = {}, double by = 1);
-  void Set(std::string_view name, const Labels& labels, double value);
-  void Observe(std::string_view name, const Labels& labels, double seconds);
+  void Inc(std::string_view name, Labels labels = {}, double by = 1);
+  void Set(std::string_view name, Labels labels, double value);
+  void Observe(std::string_view name, Labels labels, double seconds);
   std::string Render() const;
 
  private:
@@ -31,14 +35,17 @@ class Metrics {
   struct Family {
     Type type = Type::kCounter;
     std::string help;
-    std::map<std::string, Series> series;  // rendered label set -> series
+    std::map<std::string, Series, std::less<>> series;  // rendered label set -> series
     bool unlabeled = false;                // rendered as 0 before its first sample
   };
   Family& Get(std::string_view name, Type type);
+  // The series of `labels` in `family`, created on its first sample. Under mu_.
+  Series& At(Family& family, Labels labels);
   void Describe(std::string name, bool unlabeled, Type type, std::string help);
 
   mutable std::mutex mu_;
   std::map<std::string, Family, std::less<>> families_;
+  std::string label_text_;  // At's buffer
 };
 
 }  // namespace reins

@@ -69,10 +69,47 @@ void Log(Json line, int64_t now_ms) {
   std::cerr << text << std::flush;
 }
 
+namespace {
+
+// `line`, an object's members so far, closed and written as one line.
+void WriteLine(std::string& line) {
+  line += "}\n";
+  std::cerr << line << std::flush;
+}
+
+}  // namespace
+
+void LogRequest(const ServerRequest& req, std::string_view route, int status, int64_t ms, std::string_view tenant,
+                int64_t now_ms) {
+  std::string line;
+  line.reserve(256);
+  JsonObjectText o(line);
+  o.String("level", "info");
+  o.String("method", req.method);
+  o.Key("ms") += std::to_string(ms);
+  o.String("msg", "request");
+  o.String("path", req.path);
+  o.String("remote", req.remote);
+  o.String("route", route);
+  o.Key("status") += std::to_string(status);
+  o.String("tenant", tenant);
+  o.String("ts", FormatIsoTime(now_ms));
+  WriteLine(line);
+}
+
 void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms) {
-  Log({{"msg", "turn"}, {"session_id", session_id}, {"turn_id", r.turn_id}, {"status", TurnStatusName(r.status)},
-       {"model_calls", r.model_calls}, {"tools", r.tools.size()}},
-      now_ms);
+  std::string line;
+  line.reserve(256);
+  JsonObjectText o(line);
+  o.String("level", "info");
+  o.Key("model_calls") += std::to_string(r.model_calls);
+  o.String("msg", "turn");
+  o.String("session_id", session_id);
+  o.String("status", TurnStatusName(r.status));
+  o.Key("tools") += std::to_string(r.tools.size());
+  o.String("ts", FormatIsoTime(now_ms));
+  o.String("turn_id", r.turn_id);
+  WriteLine(line);
 }
 
 }  // namespace reins

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "reins/async.h"
 #include "reins/json.h"
@@ -48,6 +49,10 @@ std::string TraceparentOf(const ServerRequest& req);
 
 // One JSON line on stderr, stamped with `now_ms` (the runtime's clock).
 void Log(Json line, int64_t now_ms);
+// The two lines written on every turn, as Log would write them (keys in order), straight
+// to text: one per request answered, one per turn.
+void LogRequest(const ServerRequest& req, std::string_view route, int status, int64_t ms, std::string_view tenant,
+                int64_t now_ms);
 void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms);
 
 }  // namespace reins

@@ -142,6 +142,14 @@ TEST(Metrics, RendersCountersGaugesAndCumulativeHistograms) {
   EXPECT_NE(text.find("reins_custom_total{path=\"a\\\"b\\\\c\\nd\"} 1\n"), std::string::npos) << text;
 }
 
+TEST(Metrics, ManyLabelsAreSortedToo) {
+  Metrics m;
+  m.Inc("reins_custom_total", {{"e", "5"}, {"d", "4"}, {"c", "3"}, {"b", "2"}, {"a", "1"}});
+  m.Inc("reins_custom_total", {{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}, {"e", "5"}});
+  EXPECT_NE(m.Render().find("reins_custom_total{a=\"1\",b=\"2\",c=\"3\",d=\"4\",e=\"5\"} 2\n"), std::string::npos)
+      << m.Render();
+}
+
 TEST(Metrics, ConcurrentIncrementsAddUp) {
   Metrics m;
   std::vector<std::thread> threads;
