@@ -80,6 +80,11 @@ class ModelProvider {
   virtual ~ModelProvider() = default;
   virtual std::string_view Name() const = 0;
   virtual Task<Result<ModelResponse>> Complete(const ModelRequest& request) = 0;
+  // True when Complete() returns by itself once request.timeout_ms has passed (HttpModel
+  // bounds every attempt and every wait between attempts by it): the runtime then does
+  // not race the call against a timer of its own, which costs a timer and two
+  // coroutines per model call. False: the runtime stops waiting at the deadline.
+  virtual bool KeepsDeadline() const { return false; }
 };
 
 }  // namespace reins

@@ -37,6 +37,7 @@ class HttpModel final : public ModelProvider {
             std::shared_ptr<Clock> clock, uint64_t seed = 0, std::shared_ptr<ModelTape> tape = nullptr);
   std::string_view Name() const override { return wire_->Provider(); }
   Task<Result<ModelResponse>> Complete(const ModelRequest& request) override;
+  bool KeepsDeadline() const override { return true; }
 
   // Attempts made by the last Complete() (1 + retries), for tests and metrics.
   int last_attempts() const { return last_attempts_; }

@@ -112,9 +112,12 @@ Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider&
     co_return late;
   }
   Result<ModelResponse> response = Internal("no model call was made");
-  if (ctx.deadline_ms != 0) {
-    // The provider is told its budget (HttpModel aborts the exchange at it), and the turn
-    // stops waiting at the deadline whatever the provider does.
+  if (ctx.deadline_ms != 0 && model.KeepsDeadline()) {
+    // The provider is told its budget and gives up at it (HttpModel aborts the exchange).
+    request.timeout_ms = ctx.RemainingMs();
+    response = co_await model.Complete(request);
+  } else if (ctx.deadline_ms != 0) {
+    // The turn stops waiting at the deadline whatever the provider does.
     request.timeout_ms = ctx.RemainingMs();
     auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
     if (raced.index() == 0) response = std::move(std::get<0>(raced));
