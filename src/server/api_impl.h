@@ -81,16 +81,20 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
 
   int64_t NowMs() const { return sessions.NowMs(); }
 
-  // Runs `work` on `executor` and returns its value on the caller's executor.
-  // (Through std::optional: Asio needs a default-constructible result, Result<T> is not.)
+  // Runs `work` on `executor` and returns its value on the caller's executor: one
+  // coroutine is spawned there, nothing else is allocated for the hop. (Through
+  // std::optional: Asio needs a default-constructible result, Result<T> is not.)
+  template <typename T>
+  static Task<std::optional<T>> Optional(std::function<Task<T>()> work) {
+    co_return co_await work();
+  }
+  template <typename T>
+  static Task<std::optional<T>> OptionalSync(std::function<T()> work) {
+    co_return work();
+  }
   template <typename T>
   Task<T> On(boost::asio::any_io_executor executor, std::function<Task<T>()> work) {
-    // Named, not a temporary in the co_await expression: GCC 12 destroys such
-    // temporaries wrongly in coroutines.
-    std::function<Task<std::optional<T>>()> wrapped = [work = std::move(work)]() -> Task<std::optional<T>> {
-      co_return co_await work();
-    };
-    std::optional<T> out = co_await boost::asio::co_spawn(executor, std::move(wrapped), boost::asio::use_awaitable);
+    std::optional<T> out = co_await boost::asio::co_spawn(executor, Optional<T>(std::move(work)), boost::asio::use_awaitable);
     co_return std::move(*out);
   }
   template <typename T>
@@ -100,8 +104,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // The same for work that does not suspend (reads through the session view).
   template <typename T>
   Task<T> OnSync(boost::asio::any_io_executor executor, std::function<T()> work) {
-    std::function<Task<T>()> wrapped = [work = std::move(work)]() -> Task<T> { co_return work(); };
-    co_return co_await On<T>(executor, std::move(wrapped));
+    std::optional<T> out =
+        co_await boost::asio::co_spawn(executor, OptionalSync<T>(std::move(work)), boost::asio::use_awaitable);
+    co_return std::move(*out);
   }
   template <typename T>
   Task<T> OnRuntimeSync(std::function<T()> work) {

@@ -13,6 +13,12 @@ Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::share
   *out = co_await rt.RunTurn(id, std::move(in));
 }
 
+// The turn as a coroutine of its own, which the runtime strand runs: it owns the
+// session id and the input the runtime's turn refers to.
+Task<std::optional<Result<TurnResult>>> TurnOf(Runtime& rt, std::string id, TurnInput in) {
+  co_return co_await rt.RunTurn(id, std::move(in));
+}
+
 bool IsReplay(const Status& s, const std::string& key) { return s.code() == StatusCode::kAlreadyExists && !key.empty(); }
 
 }  // namespace
@@ -27,11 +33,11 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
 }
 
 Task<Result<TurnResult>> Api::Impl::RunTurn(std::string id, TurnInput in) {
-  Runtime& rt = runtime;
-  std::function<Task<Result<TurnResult>>()> work = [&rt, id, in]() mutable -> Task<Result<TurnResult>> {
-    co_return co_await rt.RunTurn(id, std::move(in));
-  };
-  co_return co_await OnRuntime<Result<TurnResult>>(std::move(work));
+  // Spawned straight onto the strand (no std::function, no copy of the input): a turn
+  // waiting on its model holds this hop's frames for as long as it waits.
+  std::optional<Result<TurnResult>> out =
+      co_await boost::asio::co_spawn(strand, TurnOf(runtime, std::move(id), std::move(in)), boost::asio::use_awaitable);
+  co_return std::move(*out);
 }
 
 // The stored result of the turn that already used `key`, if any.
