@@ -48,6 +48,21 @@ TEST(JsonTextTest, EdgeValues) {
   }
 }
 
+// Strings are checked eight bytes at a time: every byte value at every place of a
+// string longer than two words, so each lane of the word and the tail are covered.
+TEST(JsonTextTest, EveryByteAtEveryPlaceOfAString) {
+  const std::string plain = "abcdefghijklmnopqrs";
+  for (size_t at = 0; at < plain.size(); ++at) {
+    for (int byte = 0; byte < 256; ++byte) {
+      std::string s = plain;
+      s[at] = static_cast<char>(byte);
+      std::string out;
+      AppendJsonString(out, s);
+      ASSERT_EQ(out, Reference(Json(s))) << "byte " << byte << " at " << at;
+    }
+  }
+}
+
 TEST(JsonTextTest, AMessageIsWrittenAsItsJsonWouldBe) {
   ToolCall call;
   call.id = "c1";
