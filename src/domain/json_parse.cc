@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/error/en.h>
@@ -26,7 +27,7 @@ namespace {
 // JSON text cannot contain one.
 class DomBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DomBuilder> {
  public:
-  DomBuilder(Json& root, int max_depth) : root_(root), max_depth_(max_depth) {}
+  DomBuilder(Json& root, int max_depth, const JsonShape* shape) : root_(root), max_depth_(max_depth), root_shape_(shape) {}
 
   bool Null() { return Add(Json(nullptr)); }
   bool Bool(bool b) { return Add(Json(b)); }
@@ -53,6 +54,17 @@ class DomBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DomBui
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     if (!IsUtf8(s, n)) return Fail(kNotUtf8);
+    if (skip_depth_ > 0) return true;
+    if (const JsonShape* shape = shapes_.back()) {
+      const JsonShape::Member* member = shape->Find(std::string_view(s, n));
+      if (member == nullptr) {
+        skip_next_ = true;  // read, not built
+        return true;
+      }
+      member_shape_ = member->shape;
+    } else {
+      member_shape_ = nullptr;
+    }
     key_.assign(s, n);
     return true;
   }
@@ -137,26 +149,51 @@ class DomBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DomBui
     auto& fields = parent.get_ref<Json::object_t&>();
     return &fields.insert_or_assign(std::move(key_), std::move(value)).first->second;
   }
+  // False when the value about to arrive is one the shape leaves out (or inside one).
+  bool Builds() {
+    if (skip_depth_ > 0) return false;
+    return !std::exchange(skip_next_, false);
+  }
   bool Add(Json&& value) {
-    Place(std::move(value));
+    if (Builds()) Place(std::move(value));
     return true;
   }
   bool Open(Json&& container) {
-    if (static_cast<int>(open_.size()) >= max_depth_) {
+    if (static_cast<int>(open_.size()) + skip_depth_ >= max_depth_) {
       too_deep_ = true;
       return false;  // ends the parse here: nothing deeper is built
     }
+    if (skip_depth_ > 0 || skip_next_) {
+      skip_next_ = false;
+      ++skip_depth_;
+      return true;
+    }
+    // The shape of what opens: the root's; an array's element has the array's own.
+    const JsonShape* shape = open_.empty()            ? root_shape_
+                             : open_.back()->is_array() ? shapes_.back()
+                                                        : member_shape_;
     open_.push_back(Place(std::move(container)));
+    shapes_.push_back(shape);
     return true;
   }
   bool Close() {
+    if (skip_depth_ > 0) {
+      --skip_depth_;
+      return true;
+    }
     open_.pop_back();
+    shapes_.pop_back();
     return true;
   }
 
   Json& root_;
   int max_depth_;
+  const JsonShape* root_shape_;          // null: everything is built
   std::vector<Json*> open_;
+  std::vector<const JsonShape*> shapes_;  // of each open container
+  const JsonShape* member_shape_ = nullptr;  // of the member whose key came last
+  bool skip_next_ = false;                   // the next value is left out
+  int skip_depth_ = 0;                       // containers open inside one left out
   std::string key_;
   bool too_deep_ = false;
   std::string error_;  // what the builder refused; empty when the reader found the error
@@ -179,9 +216,7 @@ Result<Json> ParseWithNlohmann(std::string_view text, int max_depth) {
   return out;
 }
 
-}  // namespace
-
-Result<Json> ParseJson(std::string_view text, int max_depth) {
+Result<Json> Parse(std::string_view text, int max_depth, const JsonShape* shape) {
   // A UTF-8 byte order mark is skipped, as nlohmann's parser does. A NUL byte is never
   // valid JSON text, but the reader's stream would take it for the end of the input.
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
@@ -189,7 +224,7 @@ Result<Json> ParseJson(std::string_view text, int max_depth) {
     return InvalidArgument("invalid JSON: a NUL byte at offset " + std::to_string(text.find('\0')));
   }
   Json out;
-  DomBuilder builder(out, max_depth);
+  DomBuilder builder(out, max_depth, shape);
   rapidjson::MemoryStream in(text.data(), text.size());  // not EncodedInputStream: it skips stray BOM bytes
   rapidjson::Reader reader;
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;  // UTF-8 is checked by the builder
@@ -204,6 +239,21 @@ Result<Json> ParseJson(std::string_view text, int max_depth) {
                            std::to_string(ok.Offset()) + ")");
   }
   return out;
+}
+
+}  // namespace
+
+const JsonShape::Member* JsonShape::Find(std::string_view key) const {
+  for (const Member& m : members) {
+    if (m.key == key) return &m;
+  }
+  return nullptr;
+}
+
+Result<Json> ParseJson(std::string_view text, int max_depth) { return Parse(text, max_depth, nullptr); }
+
+Result<Json> ParseJsonShaped(std::string_view text, const JsonShape& shape, int max_depth) {
+  return Parse(text, max_depth, &shape);
 }
 
 Json ParseJsonOrDiscarded(std::string_view text, int max_depth) {

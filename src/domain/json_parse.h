@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "reins/json.h"
 #include "reins/status.h"
@@ -26,5 +27,23 @@ Result<Json> ParseJson(std::string_view text, int max_depth = kMaxJsonDepth);
 
 // The same, for callers that only need "valid or not": a discarded value on any error.
 Json ParseJsonOrDiscarded(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// The members of objects a reader needs from a large document (a model's answer, of
+// which a turn reads a handful of fields): ParseJsonShaped reads and checks the whole
+// text as ParseJson does, but builds only the members named. A member's `shape` applies
+// to its value (an object's members, or each element of an array); null builds the whole
+// value. The root's shape is the one passed.
+struct JsonShape {
+  struct Member {
+    std::string_view key;
+    const JsonShape* shape = nullptr;
+  };
+  std::vector<Member> members;
+  const Member* Find(std::string_view key) const;
+};
+// ParseJson's value with the members `shape` does not name left out (rarely all of it:
+// a text only nlohmann's parser reads, see json_parse.cc, comes back whole). Errors and
+// the depth limit are ParseJson's.
+Result<Json> ParseJsonShaped(std::string_view text, const JsonShape& shape, int max_depth = kMaxJsonDepth);
 
 }  // namespace reins

@@ -4,6 +4,7 @@
 // both paths give the same ModelResponse by construction.
 #include <map>
 
+#include "domain/json_parse.h"
 #include "domain/json_text.h"
 #include "model/wire_common.h"
 #include "model/wire_format.h"
@@ -207,6 +208,13 @@ ToolCall ParseToolCall(const Json& call) {
                             arguments != nullptr ? *arguments : Json(""));
 }
 
+// What ParseResponse reads of an answer, the only members built of it: the rest (ids,
+// timestamps, token details, log probabilities) is checked but not kept.
+const JsonShape kUsageShape{{{"prompt_tokens"}, {"completion_tokens"}}};
+const JsonShape kMessageShape{{{"content"}, {"refusal"}, {"tool_calls"}}};
+const JsonShape kChoiceShape{{{"message", &kMessageShape}, {"finish_reason"}}};
+const JsonShape kResponseShape{{{"error"}, {"choices", &kChoiceShape}, {"usage", &kUsageShape}}};
+
 Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
   if (!body.is_object()) return InvalidArgument("openai response is not a JSON object");
   if (HasError(body)) return ErrorStatus(body);
@@ -359,9 +367,11 @@ class OpenAIWire : public WireFormat {
   }
 
   Result<ModelResponse> ParseBody(std::string_view body, const ModelRequest& request) const override {
-    Json parsed = wire::Parse(body);
-    if (parsed.is_discarded()) return InvalidArgument("openai response is not JSON: " + wire::Snippet(body));
-    return ParseResponse(parsed, request.response_schema.has_value());
+    Result<Json> parsed = ParseJsonShaped(body, kResponseShape);
+    if (!parsed.ok()) return InvalidArgument("openai response is not JSON: " + wire::Snippet(body));
+    // An error without a message is reported with the whole body, as it came.
+    if (HasError(*parsed)) return ErrorStatus(wire::Parse(body));
+    return ParseResponse(*parsed, request.response_schema.has_value());
   }
 
   std::unique_ptr<StreamAssembler> NewAssembler(const ModelRequest& request, TextDeltaFn on_text) const override {

@@ -128,5 +128,61 @@ TEST(ParseJson, ReportsSyntaxErrorsWithTheirPosition) {
   }
 }
 
+// The full value with what `shape` leaves out removed: what ParseJsonShaped must build.
+Json Projected(const Json& value, const JsonShape* shape) {
+  if (shape == nullptr) return value;
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const Json& item : value) out.push_back(Projected(item, shape));
+    return out;
+  }
+  if (!value.is_object()) return value;
+  Json out = Json::object();
+  for (const auto& [key, item] : value.items()) {
+    if (const JsonShape::Member* m = shape->Find(key)) out[key] = Projected(item, m->shape);
+  }
+  return out;
+}
+
+const JsonShape kInner{{{"a"}, {"b", nullptr}}};
+const JsonShape kOuter{{{"id"}, {"n"}, {"o", &kInner}, {"u"}, {"list", &kInner}}};
+
+void ExpectShapedIsProjected(const std::string& text) {
+  Result<Json> full = ParseJson(text);
+  Result<Json> shaped = ParseJsonShaped(text, kOuter);
+  ASSERT_EQ(full.ok(), shaped.ok()) << text;
+  if (!full.ok()) {
+    EXPECT_EQ(full.status().message(), shaped.status().message()) << text;
+    return;
+  }
+  EXPECT_EQ(*shaped, Projected(*full, &kOuter)) << text;
+}
+
+// Members left out are still read and checked: a document is taken or refused as
+// ParseJson takes or refuses it, with the same error, and the members kept are the same.
+TEST(ParseJsonShaped, BuildsWhatTheShapeNamesOfEveryMutatedDocument) {
+  const std::string seed = R"({"id":"chatcmpl-1","skip":{"deep":[1,{"x":"\u00e9"}],"s":"\ud83d\ude00"},"n":[0,-1,2.5e3],)"
+                           R"("o":{"a":[{}],"b":{"c":[true]},"c":"left out"},"list":[{"a":1,"z":2},3,[{"b":4,"y":5}]],"u":null})";
+  using namespace std::string_literals;
+  const std::string bytes = "{}[]\",:0123456789.-+eE tfnul\\/\x00\x7f\xc3\xa9\xff\xed\xa0ud8"s;
+  ExpectShapedIsProjected(seed);
+  for (size_t at = 0; at < seed.size(); ++at) {
+    for (char b : bytes) {
+      std::string mutated = seed;
+      mutated[at] = b;
+      ExpectShapedIsProjected(mutated);
+      ExpectShapedIsProjected(seed.substr(0, at) + b + seed.substr(at));
+    }
+    ExpectShapedIsProjected(seed.substr(0, at) + seed.substr(at + 1));
+  }
+}
+
+TEST(ParseJsonShaped, ALeftOutMemberStillCountsTowardsTheDepthLimit) {
+  std::string deep = R"({"skip":)" + std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']') + "}";
+  Result<Json> shaped = ParseJsonShaped(deep, kOuter);
+  ASSERT_FALSE(shaped.ok());
+  EXPECT_EQ(shaped.status().message(), ParseJson(deep).status().message());
+}
+
 }  // namespace
 }  // namespace reins
