@@ -121,8 +121,12 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
     if (store_shared) co_return co_await OnSync<T>(readers.get_executor(), std::move(work));
     co_return co_await OnRuntimeSync<T>(std::move(work));
   }
-  // One turn of session `id`, run on the runtime strand.
-  Task<Result<TurnResult>> RunTurn(std::string id, TurnInput in);
+  // One turn of session `id`, run on the runtime strand. Its result comes back on the
+  // heap: asio keeps a coroutine's return value in its frame, and every frame between
+  // the connection and the runtime would hold a TurnResult's ~770 bytes for as long as
+  // the turn waits on its model.
+  using TurnOutcome = std::unique_ptr<Result<TurnResult>>;
+  Task<TurnOutcome> RunTurn(std::string id, TurnInput in);
 
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);

@@ -245,7 +245,8 @@ Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, C
   ChatOutcome outcome;
   Headers headers = SessionHeader(id);
   for (;;) {
-    Result<TurnResult> r = co_await RunTurn(id, turn.input);
+    TurnOutcome ran = co_await RunTurn(id, turn.input);
+    Result<TurnResult>& r = *ran;
     if (r.ok()) {
       LogTurn(id, *r, NowMs());
       outcome = ChatOutcome{TurnResultToJson(*r, false), std::move(r->events)};

@@ -15,8 +15,8 @@ Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::share
 
 // The turn as a coroutine of its own, which the runtime strand runs: it owns the
 // session id and the input the runtime's turn refers to.
-Task<std::optional<Result<TurnResult>>> TurnOf(Runtime& rt, std::string id, TurnInput in) {
-  co_return co_await rt.RunTurn(id, std::move(in));
+Task<Api::Impl::TurnOutcome> TurnOf(Runtime& rt, std::string id, TurnInput in) {
+  co_return std::make_unique<Result<TurnResult>>(co_await rt.RunTurn(id, std::move(in)));
 }
 
 bool IsReplay(const Status& s, const std::string& key) { return s.code() == StatusCode::kAlreadyExists && !key.empty(); }
@@ -32,12 +32,11 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
   return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
 }
 
-Task<Result<TurnResult>> Api::Impl::RunTurn(std::string id, TurnInput in) {
+Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, TurnInput in) {
   // Spawned straight onto the strand (no std::function, no copy of the input): a turn
   // waiting on its model holds this hop's frames for as long as it waits.
-  std::optional<Result<TurnResult>> out =
-      co_await boost::asio::co_spawn(strand, TurnOf(runtime, std::move(id), std::move(in)), boost::asio::use_awaitable);
-  co_return std::move(*out);
+  co_return co_await boost::asio::co_spawn(strand, TurnOf(runtime, std::move(id), std::move(in)),
+                                           boost::asio::use_awaitable);
 }
 
 // The stored result of the turn that already used `key`, if any.
@@ -62,7 +61,8 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
     co_return co_await StreamTurn(x.res, id, std::move(in), std::move(*slot));
   }
   const std::string key = in.idempotency_key;
-  Result<TurnResult> r = co_await RunTurn(id, std::move(in));
+  TurnOutcome outcome = co_await RunTurn(id, std::move(in));
+  const Result<TurnResult>& r = *outcome;
   if (!r.ok() && IsReplay(r.status(), key)) {
     if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(x.res, 200, *first, ReplayHeader());
   }
@@ -115,7 +115,8 @@ Task<void> Api::Impl::CancelLease(Exchange x) {
   in.speaker = "api";
   in.cancel = true;
   const std::string id = x.session_id;
-  Result<TurnResult> r = co_await RunTurn(id, std::move(in));
+  TurnOutcome outcome = co_await RunTurn(id, std::move(in));
+  const Result<TurnResult>& r = *outcome;
   if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
   LogTurn(id, *r, NowMs());
   co_await x.res.Respond(204, std::string(), std::string());
