@@ -263,6 +263,11 @@ struct Runtime::Impl {
   // The turn's deferred calls, once it is committed: awaited (their failures noted on
   // the reply) or handed to the background. `keep_alive` is the turn's tool catalog,
   // which owns `deferred`: its calls hold it.
+  // OK when no earlier turn of the session used `input`'s idempotency key; else why
+  // this turn does not run (the same request again, or the key used for another one).
+  // Its own coroutine: what it reads is not kept in the frame of a turn that waits.
+  Task<Status> CheckKeyUnused(const std::string& session_id, const TurnInput& input);
+
   Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
                          const std::function<void(const TraceEvent&)>& stream);
 };
@@ -358,23 +363,8 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
   if (!input.idempotency_key.empty()) {
     // Checked inside the session's queue: a retry that arrives while the first try
     // runs waits for it, then finds its key.
-    const std::string& key = input.idempotency_key;
-    std::function<Result<std::optional<StoredTurn>>(Store&)> find = [&session_id, &key](Store& store) {
-      return store.FindTurnByKey(session_id, key);
-    };
-    REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier, co_await calls.Run(std::move(find)));
-    if (earlier) {
-      // The same request, whichever trace the retry came in.
-      Json asked = earlier->input, now = TurnInputToJson(input);
-      if (asked.is_object()) asked.erase("traceparent");
-      now.erase("traceparent");
-      if (asked != now) {
-        co_return InvalidArgument("idempotency key '" + input.idempotency_key +
-                                  "' was already used by turn " + std::to_string(earlier->turn_number) +
-                                  " for a different request; use a new key for a new request");
-      }
-      co_return AlreadyExists("a turn with idempotency_key '" + input.idempotency_key + "' already ran");
-    }
+    Status unused = co_await impl_->CheckKeyUnused(session_id, input);
+    if (!unused.ok()) co_return unused;
   }
   // The turn works on the cached session in place. If it is refused or cannot be
   // committed, the state is restored and the history cut back, so the session is
@@ -445,7 +435,10 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     co_return ran;
   }
 
-  TurnRecord record;
+  // On the heap: a frame keeps every local for the coroutine's whole life, and this one
+  // is needed only once the turn has run.
+  const std::unique_ptr<TurnRecord> recorded = std::make_unique<TurnRecord>();
+  TurnRecord& record = *recorded;
   record.session_id = session_id;
   record.speaker = ctx.input.speaker;
   record.input = TurnInputToJson(ctx.input);
@@ -511,6 +504,25 @@ Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id,
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
   }
   co_return std::move(record.result);
+}
+
+Task<Status> Runtime::Impl::CheckKeyUnused(const std::string& session_id, const TurnInput& input) {
+  const std::string& key = input.idempotency_key;
+  std::function<Result<std::optional<StoredTurn>>(Store&)> find = [&session_id, &key](Store& store) {
+    return store.FindTurnByKey(session_id, key);
+  };
+  REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier, co_await calls->Run(std::move(find)));
+  if (!earlier) co_return OkStatus();
+  // The same request, whichever trace the retry came in.
+  Json asked = earlier->input, now = TurnInputToJson(input);
+  if (asked.is_object()) asked.erase("traceparent");
+  now.erase("traceparent");
+  if (asked != now) {
+    co_return InvalidArgument("idempotency key '" + key + "' was already used by turn " +
+                              std::to_string(earlier->turn_number) +
+                              " for a different request; use a new key for a new request");
+  }
+  co_return AlreadyExists("a turn with idempotency_key '" + key + "' already ran");
 }
 
 Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive,
