@@ -260,14 +260,14 @@ struct Runtime::Impl {
     co_return Remember(session_id, std::move(loaded));
   }
 
-  // The turn's deferred calls, once it is committed: awaited (their failures noted on
-  // the reply) or handed to the background. `keep_alive` is the turn's tool catalog,
-  // which owns `deferred`: its calls hold it.
   // OK when no earlier turn of the session used `input`'s idempotency key; else why
   // this turn does not run (the same request again, or the key used for another one).
   // Its own coroutine: what it reads is not kept in the frame of a turn that waits.
   Task<Status> CheckKeyUnused(const std::string& session_id, const TurnInput& input);
 
+  // The turn's deferred calls, once it is committed: awaited (their failures noted on
+  // the reply) or handed to the background. `keep_alive` is the turn's tool catalog,
+  // which owns `deferred`: its calls hold it.
   Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
                          const std::function<void(const TraceEvent&)>& stream);
 };

@@ -421,34 +421,54 @@ Task<Status> TurnPipeline::Run(TurnContext& ctx) {
   ctx.admitted = true;
   std::optional<Resumption> resumption = BuildContext(ctx);
   phase.Enter(TurnPhase::kRunningModel);
-  // The person decided on an approval, or answered a question a call asked mid-call:
-  // that very call runs (again) before the model is asked anything, and its result
-  // stops the turn exactly as in the loop (I1).
-  // In plan mode that call belongs to the paused step, whose loop concludes it.
-  const bool in_plan = plan_mode_ && !ctx.session.pending_plan.empty();
-  std::optional<ChainOutcome> replay;
-  if (resumption) {
-    phase.Enter(TurnPhase::kExecutingTools);
-    replay = co_await Resume(ctx, std::move(*resumption));
-    if (!in_plan) {
-      if (std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(*replay))) {
-        co_await Finish(ctx, std::move(*stopped), phase, audit_on_);
-        EndTurn(ctx, phase);
-        co_return OkStatus();
-      }
-      replay.reset();
-    }
-  }
-
-  LoopOutcome outcome;  // if/else, not ?: - GCC 12 miscompiles co_await inside a conditional
+  // Each mode in a coroutine of its own, and the resumed call in one that ends before
+  // the model is asked: a frame holds every value it may ever hold (GCC keeps each
+  // local and each awaited result), for as long as the turn waits on its model.
   if (plan_mode_) {
-    outcome = co_await plan_.Run(ctx, phase, std::move(replay));
+    co_await RunPlan(ctx, phase, std::move(resumption));
   } else {
-    outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
+    co_await RunLoop(ctx, phase, std::move(resumption));
   }
+  co_return OkStatus();
+}
+
+Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption) {
+  if (resumption) {
+    const bool ended = co_await ResumeFirst(ctx, phase, std::move(*resumption));
+    if (ended) co_return;
+  }
+  LoopOutcome outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
   co_await Finish(ctx, std::move(outcome), phase, audit_on_);
   EndTurn(ctx, phase);
-  co_return OkStatus();
+}
+
+Task<void> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption) {
+  // The decided call of a paused step belongs to that step, whose loop concludes it.
+  const bool in_plan = !ctx.session.pending_plan.empty();
+  std::optional<ChainOutcome> replay;
+  if (resumption && in_plan) {
+    phase.Enter(TurnPhase::kExecutingTools);
+    replay = co_await Resume(ctx, std::move(*resumption));
+  } else if (resumption) {
+    const bool ended = co_await ResumeFirst(ctx, phase, std::move(*resumption));
+    if (ended) co_return;
+  }
+  LoopOutcome outcome = co_await plan_.Run(ctx, phase, std::move(replay));
+  co_await Finish(ctx, std::move(outcome), phase, audit_on_);
+  EndTurn(ctx, phase);
+}
+
+// The person decided on an approval, or answered a question a call asked mid-call: that
+// very call runs (again) before the model is asked anything, and its result stops the
+// turn exactly as in the loop (I1). True when it ended the turn.
+Task<bool> TurnPipeline::ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, Resumption resumption) {
+  phase.Enter(TurnPhase::kExecutingTools);
+  ChainOutcome replay = co_await Resume(ctx, std::move(resumption));
+  std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(replay));
+  if (!stopped) co_return false;
+  co_await Finish(ctx, std::move(*stopped), phase, audit_on_);
+  EndTurn(ctx, phase);
+  co_return true;
 }
 
 Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit) {

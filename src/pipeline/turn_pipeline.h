@@ -64,6 +64,11 @@ class TurnPipeline {
   void PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase);
   // Runs (approved, answered) or refuses (denied) the call the person just decided on.
   Task<ChainOutcome> Resume(TurnContext& ctx, Resumption resumption);
+  // After admission: the model loop, or the plan, to the turn's end; a resumption first.
+  Task<void> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption);
+  Task<void> RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption);
+  // Resume, then the loop's conclusion of the call's outcome; true when that ended the turn.
+  Task<bool> ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, Resumption resumption);
   std::optional<std::string> Preempt(TurnContext& ctx);
   void AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase);
   std::string Review(TurnContext& ctx, std::string reply);

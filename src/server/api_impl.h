@@ -85,16 +85,19 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // coroutine is spawned there, nothing else is allocated for the hop. (Through
   // std::optional: Asio needs a default-constructible result, Result<T> is not.)
   template <typename T>
-  static Task<std::optional<T>> Optional(std::function<Task<T>()> work) {
+  static Task<std::optional<T>> OptionalOf(std::function<Task<T>()> work) {
     co_return co_await work();
   }
   template <typename T>
-  static Task<std::optional<T>> OptionalSync(std::function<T()> work) {
+  static Task<std::optional<T>> OptionalOfSync(std::function<T()> work) {
     co_return work();
   }
   template <typename T>
   Task<T> On(boost::asio::any_io_executor executor, std::function<Task<T>()> work) {
-    std::optional<T> out = co_await boost::asio::co_spawn(executor, Optional<T>(std::move(work)), boost::asio::use_awaitable);
+    // Named, not a temporary in the co_await expression: GCC 12 destroys such
+    // temporaries wrongly in coroutines.
+    Task<std::optional<T>> spawned = OptionalOf<T>(std::move(work));
+    std::optional<T> out = co_await boost::asio::co_spawn(executor, std::move(spawned), boost::asio::use_awaitable);
     co_return std::move(*out);
   }
   template <typename T>
@@ -104,8 +107,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // The same for work that does not suspend (reads through the session view).
   template <typename T>
   Task<T> OnSync(boost::asio::any_io_executor executor, std::function<T()> work) {
-    std::optional<T> out =
-        co_await boost::asio::co_spawn(executor, OptionalSync<T>(std::move(work)), boost::asio::use_awaitable);
+    Task<std::optional<T>> spawned = OptionalOfSync<T>(std::move(work));
+    std::optional<T> out = co_await boost::asio::co_spawn(executor, std::move(spawned), boost::asio::use_awaitable);
     co_return std::move(*out);
   }
   template <typename T>

@@ -35,8 +35,8 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
 Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, TurnInput in) {
   // Spawned straight onto the strand (no std::function, no copy of the input): a turn
   // waiting on its model holds this hop's frames for as long as it waits.
-  co_return co_await boost::asio::co_spawn(strand, TurnOf(runtime, std::move(id), std::move(in)),
-                                           boost::asio::use_awaitable);
+  Task<TurnOutcome> turn = TurnOf(runtime, std::move(id), std::move(in));  // named: see On
+  co_return co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
 }
 
 // The stored result of the turn that already used `key`, if any.
