@@ -79,23 +79,29 @@ TEST(ParseJson, AgreesWithTheLibraryOnTheEdges) {
   }
 }
 
+// `check` on `seed` and on every change of one byte of it: each byte replaced, and each
+// place given an extra byte or one fewer, by bytes that matter to a JSON reader.
+void ForEachOneByteChange(const std::string& seed, void (*check)(const std::string&)) {
+  using namespace std::string_literals;  // the NUL byte below stays in the string
+  const std::string bytes = "{}[]\",:0123456789.-+eE tfnul\\/\x00\x7f\xc3\xa9\xff\xef\xbb\xbf\xed\xa0ud8"s;
+  check(seed);
+  for (size_t at = 0; at < seed.size(); ++at) {
+    for (char b : bytes) {
+      std::string mutated = seed;
+      mutated[at] = b;
+      check(mutated);
+      check(seed.substr(0, at) + b + seed.substr(at));  // and inserted
+    }
+    check(seed.substr(0, at) + seed.substr(at + 1));  // and removed
+  }
+}
+
 TEST(ParseJson, AgreesWithTheLibraryOnMutatedDocuments) {
   // Every single-byte change of a document with every kind of value: each must be taken
   // or refused by both parsers alike, and give the same tree when taken.
   const std::string seed = R"({"id":"chatcmpl-1","n":[0,-1,2.5e3,18446744073709551615],"s":"\u00e9\n","t":true,)"
                            R"("f":false,"z":null,"o":{"a":[{}],"b":"x"},"u":"\ud83d\ude00x"})";
-  using namespace std::string_literals;  // the NUL byte below stays in the string
-  const std::string bytes = "{}[]\",:0123456789.-+eE tfnul\\/\x00\x7f\xc3\xa9\xff\xef\xbb\xbf\xed\xa0ud8"s;
-  ExpectSameAsTheLibrary(seed);
-  for (size_t at = 0; at < seed.size(); ++at) {
-    for (char b : bytes) {
-      std::string mutated = seed;
-      mutated[at] = b;
-      ExpectSameAsTheLibrary(mutated);
-      ExpectSameAsTheLibrary(seed.substr(0, at) + b + seed.substr(at));  // and inserted
-    }
-    ExpectSameAsTheLibrary(seed.substr(0, at) + seed.substr(at + 1));  // and removed
-  }
+  ForEachOneByteChange(seed, ExpectSameAsTheLibrary);
 }
 
 TEST(ParseJson, ANumberOnlyNlohmannReadsKeepsTheDepthLimit) {
@@ -163,18 +169,7 @@ void ExpectShapedIsProjected(const std::string& text) {
 TEST(ParseJsonShaped, BuildsWhatTheShapeNamesOfEveryMutatedDocument) {
   const std::string seed = R"({"id":"chatcmpl-1","skip":{"deep":[1,{"x":"\u00e9"}],"s":"\ud83d\ude00"},"n":[0,-1,2.5e3],)"
                            R"("o":{"a":[{}],"b":{"c":[true]},"c":"left out"},"list":[{"a":1,"z":2},3,[{"b":4,"y":5}]],"u":null})";
-  using namespace std::string_literals;
-  const std::string bytes = "{}[]\",:0123456789.-+eE tfnul\\/\x00\x7f\xc3\xa9\xff\xed\xa0ud8"s;
-  ExpectShapedIsProjected(seed);
-  for (size_t at = 0; at < seed.size(); ++at) {
-    for (char b : bytes) {
-      std::string mutated = seed;
-      mutated[at] = b;
-      ExpectShapedIsProjected(mutated);
-      ExpectShapedIsProjected(seed.substr(0, at) + b + seed.substr(at));
-    }
-    ExpectShapedIsProjected(seed.substr(0, at) + seed.substr(at + 1));
-  }
+  ForEachOneByteChange(seed, ExpectShapedIsProjected);
 }
 
 TEST(ParseJsonShaped, ALeftOutMemberStillCountsTowardsTheDepthLimit) {
