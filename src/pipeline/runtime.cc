@@ -342,10 +342,8 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
     const std::string& session_id;
     ~Leave() { queue.Release(session_id); }
   } leave{impl_->queue, session_id};
-  co_return co_await RunAdmittedTurn(session_id, std::move(input), arrived_ms);
-}
-
-Task<Result<TurnResult>> Runtime::RunAdmittedTurn(const std::string& session_id, TurnInput input, int64_t arrived_ms) {
+  // From here to its end the turn is this one coroutine: a coroutine between would
+  // hold a TurnResult of its own (its return value) for as long as the turn waits.
   // Replicas sharing the store: this turn holds the session's claim to its very end
   // (its deferred calls included), as it holds the in-process queue.
   const std::shared_ptr<Impl::Catalog> config_now = impl_->Current();
