@@ -225,6 +225,15 @@ Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhase
   co_return Answer(ctx, *last);
 }
 
+Task<std::unique_ptr<LoopOutcome>> ModelLoop::RunCalls(TurnContext& ctx, TurnPhaseMachine& phase,
+                                                       const std::vector<ToolCall>& calls) {
+  phase.Enter(TurnPhase::kExecutingTools);
+  ChainOutcome chain = co_await executor_.Run(ctx, calls);
+  std::optional<LoopOutcome> done = co_await Conclude(ctx, phase, std::move(chain));
+  if (!done) co_return nullptr;
+  co_return std::make_unique<LoopOutcome>(std::move(*done));
+}
+
 Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
   const int max_rounds = ctx.config.max_rounds;
   ToolChoice choice = std::move(first);
@@ -247,9 +256,8 @@ Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, Tool
       co_return answer;
     }
     ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
-    phase.Enter(TurnPhase::kExecutingTools);
-    ChainOutcome chain = co_await executor_.Run(ctx, response->tool_calls);
-    if (std::optional<LoopOutcome> done = co_await Conclude(ctx, phase, std::move(chain))) co_return std::move(*done);
+    std::unique_ptr<LoopOutcome> done = co_await RunCalls(ctx, phase, response->tool_calls);
+    if (done) co_return std::move(*done);
   }
   co_return LoopOutcome{LoopOutcome::Kind::kFailed,
                         "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) +

@@ -12,7 +12,10 @@
 // at the turn's deadline (limits.turn_timeout_ms). Audit calls go to the audit model.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "pipeline/chain_executor.h"
 #include "turn/turn_phase.h"
@@ -67,6 +70,11 @@ class ModelLoop {
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
   Task<Result<ModelResponse>> Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema);
   Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request);
+  // A response's calls run as a governed chain and concluded; null: the loop goes on.
+  // Its own coroutine: the loop's frame, alive through every model call, then holds no
+  // chain outcome (GCC keeps each local and awaited result of a coroutine in its frame).
+  Task<std::unique_ptr<LoopOutcome>> RunCalls(TurnContext& ctx, TurnPhaseMachine& phase,
+                                              const std::vector<ToolCall>& calls);
 
   const PolicyChain& policies_;
   ModelProvider& model_;
