@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "domain/text.h"
 #include "domain/timeline.h"
 
 namespace reins {
@@ -23,11 +24,9 @@ std::string Indented(const std::string& text, const std::string& indent) {
 
 // A detail's text under its label, cut at 400 characters (the viewer and --json show it
 // whole); its further lines indented under the first.
-void PrintDetail(std::ostream& out, const std::string& label, std::string text, const Term& term) {
-  constexpr size_t kMax = 400;
-  if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
+void PrintDetail(std::ostream& out, const std::string& label, const std::string& text, const Term& term) {
   const std::string indent = "               ";
-  out << indent << term.Dim(label + ":") << " " << Indented(text, indent + "  ") << "\n";
+  out << indent << term.Dim(label + ":") << " " << Indented(Clipped(text, 400), indent + "  ") << "\n";
 }
 
 // A step's detail called `label`, "" when it has none.
@@ -41,7 +40,7 @@ std::string Detail(const Json& step, const std::string& label) {
 // `text` on one line, cut at `max` characters.
 std::string OneLine(std::string text, size_t max) {
   std::replace(text.begin(), text.end(), '\n', ' ');
-  return text.size() > max ? text.substr(0, max - 3) + "..." : text;
+  return Clipped(text, max);
 }
 
 // "outcome  kind title": the head every form of a step starts with.

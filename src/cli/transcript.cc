@@ -1,18 +1,15 @@
 #include "cli/transcript.h"
 
 #include "cli/timeline_text.h"
+#include "domain/text.h"
 #include "eval/invariants.h"
 
 namespace reins {
 namespace {
 
-std::string Short(const std::string& s, size_t max = 100) {
-  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
-}
-
 void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
   out << "    " << (c.passed ? term.Green("PASS") : term.Red("FAIL")) << " " << c.kind << " "
-      << term.Dim(Short(c.expected.dump(), 80));
+      << term.Dim(Clipped(c.expected.dump(), 80));
   if (!c.critical.empty()) out << term.Dim(" [" + c.critical + "]");
   if (!c.passed && !c.detail.empty()) out << "\n         " << term.Yellow(c.detail);
   out << "\n";
@@ -22,7 +19,7 @@ void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
 
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
   for (const TraceEvent& e : events) {
-    out << "      " << term.Cyan(std::string(e.name())) << " " << term.Dim(Short(e.data.dump(), 200)) << "\n";
+    out << "      " << term.Cyan(std::string(e.name())) << " " << term.Dim(Clipped(e.data.dump(), 200)) << "\n";
   }
 }
 

@@ -29,6 +29,11 @@ std::string_view TrimmedSpace(std::string_view s) {
   return s;
 }
 
+std::string Clipped(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max - 3)) + "...";
+}
+
 std::string PercentDecoded(std::string_view s) {
   const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
   std::string out;

@@ -17,6 +17,10 @@ std::string AsciiLower(std::string_view s);
 // `s` without the ASCII whitespace (space, tab, CR, LF, VT, FF) at either end.
 std::string_view TrimmedSpace(std::string_view s);
 
+// `s` as it is when it fits in `max` bytes, else its first `max` - 3 bytes and "...":
+// a long value shown on one line of a log, a transcript or a check's message.
+std::string Clipped(std::string_view s, size_t max);
+
 // `s` with each %XX (two hex digits) made the byte it names; a % not followed by two hex
 // digits stays as it is.
 std::string PercentDecoded(std::string_view s);

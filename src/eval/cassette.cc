@@ -11,6 +11,7 @@
 #include <re2/re2.h>
 
 #include "domain/json_parse.h"
+#include "domain/text.h"
 
 namespace reins {
 namespace {
@@ -66,7 +67,7 @@ std::string BodyFromJson(const Json& r) {
 
 std::string Short(const Json& v) {
   std::string s = v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
-  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+  return Clipped(s, 80);
 }
 
 // Counts the leaves where `a` and `b` differ; the first few go to `where`.

@@ -23,8 +23,7 @@ std::vector<std::string> Strings(const Json& v) {
 }
 
 std::string Quote(const std::string& s) {
-  std::string cut = s.size() > 120 ? s.substr(0, 117) + "..." : s;
-  return "\"" + cut + "\"";
+  return "\"" + Clipped(s, 120) + "\"";
 }
 
 // All outcomes with `status` among the given turns.
