@@ -33,6 +33,54 @@ bool IsPlainAscii(std::string_view s) {
   return true;
 }
 
+// True when `s` is well-formed UTF-8 (Unicode's table 3-7: no overlong forms, no
+// surrogates, nothing past U+10FFFF), the sequences the library copies unchanged.
+bool IsWellFormedUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  auto in = [](unsigned char c, unsigned char lo, unsigned char hi) { return c >= lo && c <= hi; };
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    const ptrdiff_t left = end - p;
+    if (in(c, 0xC2, 0xDF)) {
+      if (left < 2 || !in(p[1], 0x80, 0xBF)) return false;
+      p += 2;
+    } else if (in(c, 0xE0, 0xEF)) {
+      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+      if (left < 3 || !in(p[1], lo, hi) || !in(p[2], 0x80, 0xBF)) return false;
+      p += 3;
+    } else if (in(c, 0xF0, 0xF4)) {
+      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+      if (left < 4 || !in(p[1], lo, hi) || !in(p[2], 0x80, 0xBF) || !in(p[3], 0x80, 0xBF)) return false;
+      p += 4;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void AppendEscaped(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"': out += "\\\""; return;
+    case '\\': out += "\\\\"; return;
+    case '\b': out += "\\b"; return;
+    case '\t': out += "\\t"; return;
+    case '\n': out += "\\n"; return;
+    case '\f': out += "\\f"; return;
+    case '\r': out += "\\r"; return;
+    default: {
+      static constexpr char kHex[] = "0123456789abcdef";  // the library's lower case
+      const char u[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+      out.append(u, sizeof u);
+    }
+  }
+}
+
 void AppendString(std::string& out, std::string_view s) {
   if (IsPlainAscii(s)) {
     out += '"';
@@ -40,8 +88,25 @@ void AppendString(std::string& out, std::string_view s) {
     out += '"';
     return;
   }
-  // Escapes and UTF-8 (validated, invalid sequences replaced): the library's rules.
-  out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (!IsWellFormedUtf8(s)) {
+    // Invalid sequences replaced the library's way (where a sequence ends, what is
+    // retried): rare, so its own serializer rather than a copy of its rules.
+    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  // Escapes (tool arguments and results are JSON text, full of quotes); the bytes of
+  // multi-byte characters are all >= 0x80 and go out unchanged.
+  out += '"';
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    AppendEscaped(out, c);
+    run = i + 1;
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
 }
 
 }  // namespace
@@ -89,6 +154,12 @@ void AppendJsonText(std::string& out, const Json& value) {
       out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
       return;
   }
+}
+
+void JsonObjectText::Int(std::string_view key, int64_t value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  Key(key).append(buf, end);
 }
 
 std::string JsonText(const Json& value) {

@@ -1,9 +1,11 @@
 // Compact JSON text for hot paths (the store writes a few kilobytes per turn). Output
-// is byte-for-byte what nlohmann::json::dump() gives with invalid UTF-8 replaced; the
-// common case (ASCII strings, integers) is appended directly instead of going through
-// the library's per-character serializer, which dominated the per-turn commit cost.
+// is byte-for-byte what nlohmann::json::dump() gives with invalid UTF-8 replaced;
+// strings (escaped here, only invalid UTF-8 goes to the library) and integers are
+// appended directly instead of going through the library's per-character serializer,
+// which dominated the per-turn commit cost.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,8 @@
 #include "reins/message.h"
 
 namespace reins {
+
+struct TurnResult;
 
 // Appends the compact JSON text of `value` to `out`.
 void AppendJsonText(std::string& out, const Json& value);
@@ -35,12 +39,18 @@ class JsonObjectText {
   void String(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
   void Value(std::string_view key, const Json& value) { AppendJsonText(Key(key), value); }
   void Raw(std::string_view key, std::string_view json_text) { Key(key) += json_text; }
+  void Int(std::string_view key, int64_t value);
+  void Bool(std::string_view key, bool value) { Raw(key, value ? "true" : "false"); }
   void Close() { out_ += '}'; }
 
  private:
   std::string& out_;
   bool first_ = true;
 };
+
+// The TurnResultToJson text of `r`, written directly: the store keeps it and the HTTP
+// API answers with it on every turn.
+std::string TurnResultText(const TurnResult& r, bool with_tools);
 
 // Appends JsonText(MessageToJson(m)) without building the DOM: the store writes every
 // message of every turn.

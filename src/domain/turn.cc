@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "domain/json_parse.h"
+#include "domain/json_text.h"
 #include "reins/clock.h"
 
 namespace reins {
@@ -80,7 +82,7 @@ PlanStep PlanStepFromJson(const Json& j) {
 }
 
 Json TurnInputToJson(const TurnInput& in) {
-  Json j = {{"speaker", in.speaker}};
+  Json j = JsonObject("speaker", in.speaker);
   if (in.say) j["say"] = *in.say;
   if (in.select) j["select"] = *in.select;
   if (in.approve) j["approve"] = *in.approve;
@@ -91,44 +93,76 @@ Json TurnInputToJson(const TurnInput& in) {
   return j;
 }
 
-Json TurnResultToJson(const TurnResult& r, bool with_tools) {
-  Json tools = Json::array();
-  for (size_t i = 0; with_tools && i < r.tools.size(); ++i) {
-    const ToolOutcome& t = r.tools[i];
-    Json jt = {{"name", t.name}, {"args", t.args}, {"status", ToolOutcomeStatusName(t.status)}};
-    if (!t.reason.empty()) jt["reason"] = t.reason;
-    if (!t.message.empty()) jt["message"] = t.message;
-    if (t.result) {
-      jt["success"] = t.result->success;
-      jt["next_action"] = NextActionName(t.result->next_action);
-      jt["latency_ms"] = t.latency_ms;
-    }
-    tools.push_back(std::move(jt));
+namespace {
+
+void AppendStrings(std::string& out, const std::vector<std::string>& items) {
+  out += '[';
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendJsonString(out, items[i]);
   }
-  Json j = {{"turn_id", r.turn_id},
-            {"status", TurnStatusName(r.status)},
-            {"reply", r.reply},
-            {"tools", std::move(tools)},
-            {"rails", r.rails},
-            {"notices", r.notices}};
-  if (!r.error.empty()) j["error"] = r.error;
-  if (!r.blocked_reason.empty()) j["blocked_reason"] = r.blocked_reason;
-  if (r.lease) {
-    j["lease"] = {{"owner", r.lease->owner}, {"domain", r.lease->domain}, {"expires_at", FormatIsoTime(r.lease->expires_at_ms)}};
-  }
-  if (!r.plan.empty()) {
-    Json steps = Json::array();
-    for (const PlanStep& st : r.plan) steps.push_back(PlanStepToJson(st));
-    j["plan"] = {{"steps", std::move(steps)}};
-  }
-  if (!r.audit.is_null()) j["audit"] = r.audit;
-  if (r.approval) j["approval"] = {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}};
+  out += ']';
+}
+
+void AppendToolText(std::string& out, const ToolOutcome& t) {
+  JsonObjectText o(out);
+  o.Value("args", t.args);
+  if (t.result) o.Int("latency_ms", t.latency_ms);
+  if (!t.message.empty()) o.String("message", t.message);
+  o.String("name", t.name);
+  if (t.result) o.String("next_action", NextActionName(t.result->next_action));
+  if (!t.reason.empty()) o.String("reason", t.reason);
+  o.String("status", ToolOutcomeStatusName(t.status));
+  if (t.result) o.Bool("success", t.result->success);
+  o.Close();
+}
+
+}  // namespace
+
+// Members in the order of the keys (the order a DOM of it is written in), so the text
+// is the same whichever way a caller gets it. The common members are written directly;
+// the ones a turn rarely has go through their DOM.
+std::string TurnResultText(const TurnResult& r, bool with_tools) {
+  std::string out;
+  out.reserve(256 + r.reply.size() + (with_tools ? 160 * r.tools.size() : 0));
+  JsonObjectText o(out);
+  if (r.approval) o.Value("approval", {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}});
+  if (!r.audit.is_null()) o.Value("audit", r.audit);
+  if (!r.blocked_reason.empty()) o.String("blocked_reason", r.blocked_reason);
   if (r.clarification) {
     Json c = ClarificationToJson(r.clarification->clarification);
     c["id"] = r.clarification->id;
-    j["clarification"] = std::move(c);
+    o.Value("clarification", c);
   }
-  return j;
+  if (!r.error.empty()) o.String("error", r.error);
+  if (r.lease) {
+    o.Value("lease", {{"owner", r.lease->owner}, {"domain", r.lease->domain},
+                      {"expires_at", FormatIsoTime(r.lease->expires_at_ms)}});
+  }
+  AppendStrings(o.Key("notices"), r.notices);
+  if (!r.plan.empty()) {
+    Json steps = Json::array();
+    for (const PlanStep& st : r.plan) steps.push_back(PlanStepToJson(st));
+    o.Value("plan", {{"steps", std::move(steps)}});
+  }
+  AppendStrings(o.Key("rails"), r.rails);
+  o.String("reply", r.reply);
+  o.String("status", TurnStatusName(r.status));
+  std::string& tools = o.Key("tools");
+  tools += '[';
+  for (size_t i = 0; with_tools && i < r.tools.size(); ++i) {
+    if (i > 0) tools += ',';
+    AppendToolText(tools, r.tools[i]);
+  }
+  tools += ']';
+  o.String("turn_id", r.turn_id);
+  o.Close();
+  return out;
+}
+
+Json TurnResultToJson(const TurnResult& r, bool with_tools) {
+  // Our own text, so it parses; the text form is the one definition of the shape.
+  return ParseJsonOrDiscarded(TurnResultText(r, with_tools));
 }
 
 Json TraceEventToJson(const TraceEvent& e) {

@@ -41,8 +41,11 @@ Headers RetryAfter(int seconds) { return {{"Retry-After", std::to_string(seconds
 std::string Dump(const Json& j) { return JsonText(j); }
 
 Task<void> SendJson(ServerResponse& res, int status, Json body, Headers headers) {
+  co_await SendJsonText(res, status, Dump(body), std::move(headers));
+}
+
+Task<void> SendJsonText(ServerResponse& res, int status, std::string text, Headers headers) {
   std::string type = kJsonType;
-  std::string text = Dump(body);
   co_await res.Respond(status, std::move(type), std::move(text), std::move(headers));
 }
 

@@ -39,6 +39,8 @@ Headers RetryAfter(int seconds);
 std::string Dump(const Json& j);  // compact; invalid UTF-8 replaced
 
 Task<void> SendJson(ServerResponse& res, int status, Json body, Headers headers = {});
+// A body already written as JSON text (TurnResultText, a stored result).
+Task<void> SendJsonText(ServerResponse& res, int status, std::string text, Headers headers = {});
 Task<void> SendError(ServerResponse& res, ApiError e, Headers headers = {});
 // The same in the OpenAI error shape, for the OpenAI-compatible endpoints (chat_wire.h).
 Task<void> SendChatError(ServerResponse& res, ApiError e, Headers headers = {});

@@ -3,6 +3,7 @@
 // the first try's stored result.
 #include <boost/asio/this_coro.hpp>
 
+#include "domain/json_text.h"
 #include "server/api_impl.h"
 #include "server/stored_turn_json.h"
 
@@ -68,7 +69,7 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
   }
   if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
   LogTurn(id, *r, NowMs());
-  co_await SendJson(x.res, 200, TurnResultToJson(*r, true));
+  co_await SendJsonText(x.res, 200, TurnResultText(*r, true));
 }
 
 Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot) {
@@ -90,7 +91,7 @@ Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, TurnInput 
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
   if (!co_await stream->Started()) {
     const Result<TurnResult>& refused = **result;
-    if (refused.ok()) co_return co_await SendJson(res, 200, TurnResultToJson(*refused, true));
+    if (refused.ok()) co_return co_await SendJsonText(res, 200, TurnResultText(*refused, true));
     if (IsReplay(refused.status(), key)) {
       if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
     }
@@ -101,9 +102,8 @@ Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, TurnInput 
   // client went away, while the turn may still be running.
   if (!co_await stream->Pump(res, options.heartbeat_ms)) co_return;
   const Result<TurnResult>& r = **result;
-  Json done = r.ok() ? TurnResultToJson(*r, true) : ErrorJson(FromStatus(r.status()));
   const std::string name = r.ok() ? "turn.completed" : "error";
-  const std::string data = Dump(done);
+  const std::string data = r.ok() ? TurnResultText(*r, true) : Dump(ErrorJson(FromStatus(r.status())));
   (void)co_await res.Send(name, data);
 }
 

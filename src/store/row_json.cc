@@ -24,7 +24,7 @@ std::string DumpEvents(const std::vector<TraceEvent>& events) {
 TurnText TurnTextOf(const TurnRecord& turn) {
   TurnText out;
   out.input = DumpJson(turn.input);
-  out.result = DumpJson(TurnResultToJson(turn.result, /*with_tools=*/false));
+  out.result = TurnResultText(turn.result, /*with_tools=*/false);
   out.events = DumpEvents(turn.result.events);
   out.messages = "[";
   for (const Message& m : turn.new_messages) {

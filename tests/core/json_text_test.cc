@@ -2,6 +2,9 @@
 
 #include <random>
 
+#include "reins/clock.h"
+#include "reins/turn.h"
+
 #include <gtest/gtest.h>
 
 namespace reins {
@@ -63,6 +66,39 @@ TEST(JsonTextTest, EveryByteAtEveryPlaceOfAString) {
   }
 }
 
+// Multi-byte sequences are copied when well-formed and left to the library when not:
+// every pair of bytes, and every lead byte with continuation bytes from each boundary
+// of Unicode's table (overlong, surrogate, past U+10FFFF), cut short at the end too.
+TEST(JsonTextTest, EveryByteSequenceIsCopiedOrReplacedAsTheLibraryDoes) {
+  auto check = [](const std::string& s) {
+    std::string out;
+    AppendJsonString(out, s);
+    std::string hex;
+    for (unsigned char c : s) hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 0xF], hex += ' ';
+    ASSERT_EQ(out, Reference(Json(s))) << "bytes " << hex;
+  };
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      const std::string pair = {static_cast<char>(a), static_cast<char>(b)};
+      check("x\"" + pair + "y");
+      check("x\"" + pair);
+    }
+  }
+  const std::vector<int> kEdges = {0x00, 0x22, 0x41, 0x5C, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xF0, 0xFF};
+  for (int lead = 0xC0; lead < 256; ++lead) {
+    for (int b : kEdges) {
+      for (int c : kEdges) {
+        for (int d : kEdges) {
+          const std::string seq = {static_cast<char>(lead), static_cast<char>(b), static_cast<char>(c),
+                                   static_cast<char>(d)};
+          check("\n" + seq + "\\");
+          check("q\"" + seq.substr(0, 3));
+        }
+      }
+    }
+  }
+}
+
 TEST(JsonTextTest, AMessageIsWrittenAsItsJsonWouldBe) {
   ToolCall call;
   call.id = "c1";
@@ -82,6 +118,72 @@ TEST(JsonTextTest, AMessageIsWrittenAsItsJsonWouldBe) {
     AppendMessageText(text, m);
     EXPECT_EQ(text, Reference(MessageToJson(m)));
   }
+}
+
+// The turn result's text is the HTTP API's shape, members in key order (as a DOM of it
+// would be written), every member a turn can have filled in.
+TEST(JsonTextTest, ATurnResultIsWrittenAsTheApiShapesIt) {
+  TurnResult r;
+  r.turn_id = "t_1";
+  r.status = TurnStatus::kAwaitingClarification;
+  r.reply = "Which \"Ana\"?";
+  r.error = "none";
+  r.blocked_reason = "held";
+  r.lease = Lease{"ana", "prayer", 0, 3};
+  PendingClarification pc;
+  pc.id = "c_1";
+  pc.clarification.type = "choose";
+  pc.clarification.question = "Which one?";
+  pc.clarification.options = {{"p1", "Ana", "", 0.9, nullptr}};
+  r.clarification = pc;
+  r.approval = PendingApproval{"a_1", "send", {{"to", "x"}}, "", {}};
+  PlanStep step;
+  step.id = "s1";
+  r.plan = {step};
+  r.audit = {{"verdict", "ok"}};
+  ToolOutcome ran;
+  ran.name = "lookup";
+  ran.args = {{"city", "Par\xC3\xADs"}};
+  ran.status = ToolOutcome::Status::kExecuted;
+  ran.latency_ms = 7;
+  ran.result = ResultEnvelope{};
+  ran.result->success = false;
+  ToolOutcome refused;
+  refused.name = "send";
+  refused.status = ToolOutcome::Status::kRejected;
+  refused.reason = "schema";
+  refused.message = "'to' is missing";
+  r.tools = {ran, refused};
+  r.rails = {"empathy_first"};
+  r.notices = {"n1", "n2"};
+
+  Json clarification = ClarificationToJson(pc.clarification);
+  clarification["id"] = "c_1";
+  Json expected = {
+      {"approval", {{"id", "a_1"}, {"tool", "send"}, {"args", {{"to", "x"}}}}},
+      {"audit", {{"verdict", "ok"}}},
+      {"blocked_reason", "held"},
+      {"clarification", clarification},
+      {"error", "none"},
+      {"lease", {{"owner", "ana"}, {"domain", "prayer"}, {"expires_at", FormatIsoTime(0)}}},
+      {"notices", {"n1", "n2"}},
+      {"plan", {{"steps", {PlanStepToJson(step)}}}},
+      {"rails", {"empathy_first"}},
+      {"reply", "Which \"Ana\"?"},
+      {"status", "awaiting_clarification"},
+      {"tools",
+       {{{"name", "lookup"}, {"args", {{"city", "Par\xC3\xADs"}}}, {"status", "executed"}, {"success", false},
+         {"next_action", "continue"}, {"latency_ms", 7}},
+        {{"name", "send"}, {"args", nullptr}, {"status", "rejected"}, {"reason", "schema"}, {"message", "'to' is missing"}}}},
+      {"turn_id", "t_1"}};
+  EXPECT_EQ(TurnResultText(r, true), Reference(expected));
+  EXPECT_EQ(TurnResultToJson(r, true), expected);
+  expected["tools"] = Json::array();
+  EXPECT_EQ(TurnResultText(r, false), Reference(expected));
+
+  TurnResult plain;  // only the members every result has
+  EXPECT_EQ(TurnResultText(plain, true),
+            R"({"notices":[],"rails":[],"reply":"","status":"completed","tools":[],"turn_id":""})");
 }
 
 }  // namespace
