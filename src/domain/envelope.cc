@@ -172,7 +172,7 @@ Json ClarificationToJson(const Clarification& c) {
 }
 
 Json EnvelopeToJson(const ResultEnvelope& e) {
-  Json j = {{"success", e.success}, {"next_action", NextActionName(e.next_action)}, {"data", e.data}};
+  Json j = JsonObject("success", e.success, "next_action", NextActionName(e.next_action), "data", e.data);
   if (e.clarification) j["clarification"] = ClarificationToJson(*e.clarification);
   if (!e.error.empty()) j["error"] = e.error;
   if (!e.instruction_for_ai.empty()) j["instruction_for_ai"] = e.instruction_for_ai;

@@ -14,9 +14,9 @@ namespace {
 using namespace boost::asio::experimental::awaitable_operators;
 
 Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
-  return {{"call_id", p.call->id},     {"name", p.call->name},
-          {"args", p.call->args_valid ? p.call->args : Json(p.call->arguments_text)},
-          {"response", ctx.response_index}, {"position", p.position}};
+  return JsonObject("call_id", p.call->id, "name", p.call->name, "args",
+                    p.call->args_valid ? p.call->args : Json(p.call->arguments_text), "response", ctx.response_index,
+                    "position", p.position);
 }
 
 std::string IdempotencyKey(const TurnContext& ctx, int position) {

@@ -13,7 +13,7 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 Json CallsToJson(const std::vector<ToolCall>& calls) {
   Json out = Json::array();
-  for (const ToolCall& c : calls) out.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments_text}});
+  for (const ToolCall& c : calls) out.push_back(JsonObject("id", c.id, "name", c.name, "arguments", c.arguments_text));
   return out;
 }
 
@@ -61,7 +61,7 @@ Status TurnTimeout(TurnContext& ctx) {
 }
 
 Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model) {
-  return {{"purpose", PurposeName(purpose)}, {"tool_choice", choice.ToString()}, {"model", model.Name()}};
+  return JsonObject("purpose", PurposeName(purpose), "tool_choice", choice.ToString(), "model", model.Name());
 }
 
 }  // namespace
@@ -133,10 +133,10 @@ Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider&
     co_return response;
   }
   ++ctx.response_index;
-  Json event = {{"response", ctx.response_index}, {"text", response->text}, {"tool_calls", CallsToJson(response->tool_calls)}};
+  Json event = JsonObject("response", ctx.response_index, "text", response->text, "tool_calls", CallsToJson(response->tool_calls));
   const Usage& usage = response->usage;
   if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
-    event["usage"] = {{"input_tokens", usage.input_tokens}, {"output_tokens", usage.output_tokens}};
+    event["usage"] = JsonObject("input_tokens", usage.input_tokens, "output_tokens", usage.output_tokens);
   }
   if (response->finish != FinishReason::kStop) event["finish"] = FinishReasonName(response->finish);
   ctx.Emit("model.response", std::move(event));

@@ -109,7 +109,7 @@ void TurnPipeline::EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase) {
 // first.
 void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
   if (!phase.violation().empty()) ctx.Emit("turn.failed", {{"error", phase.violation()}});
-  ctx.Emit("turn.completed", {{"status", TurnStatusName(ctx.result.status)}, {"phase", TurnPhaseName(phase.phase())}});
+  ctx.Emit("turn.completed", JsonObject("status", TurnStatusName(ctx.result.status), "phase", TurnPhaseName(phase.phase())));
 }
 
 Status TurnPipeline::Admit(TurnContext& ctx) {
@@ -304,7 +304,7 @@ std::string TurnPipeline::Told(TurnContext& ctx, std::string rest) {
 
 // The reply as a whole; for a streamed one, how much of it the person already has.
 Json TurnPipeline::ReplyFinal(const TurnContext& ctx) {
-  Json data = {{"text", ctx.result.reply}};
+  Json data = JsonObject("text", ctx.result.reply);
   if (const ReplyStream* stream = SentSome(ctx)) data["streamed"] = stream->sent().size();
   return data;
 }
@@ -403,7 +403,7 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason)
 Task<Status> TurnPipeline::Run(TurnContext& ctx) {
   TurnPhaseMachine phase(ctx.result);  // the turn's status follows its phase
   // Emitted first; if admission refuses the input, the whole turn is discarded.
-  Json started = {{"turn_id", ctx.turn_id}, {"speaker", ctx.input.speaker}, {"input", TurnInputToJson(ctx.input)}};
+  Json started = JsonObject("turn_id", ctx.turn_id, "speaker", ctx.input.speaker, "input", TurnInputToJson(ctx.input));
   OpenStream(ctx, started);
   ctx.Emit("turn.started", std::move(started));
   // A crisis message is answered before anything else may refuse or hold it (I6).

@@ -8,7 +8,7 @@ namespace reins {
 namespace {
 
 Json CreatedJson(const std::string& id, const std::string& greeting) {
-  Json body = {{"session_id", id}};
+  Json body = JsonObject("session_id", id);
   if (!greeting.empty()) body["greeting"] = greeting;
   return body;
 }

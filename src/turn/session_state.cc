@@ -17,8 +17,8 @@ Json EntityLedger::ToJson() const {
   Json produced = Json::object();
   for (const auto& [type, ids] : produced_) produced[type] = ids;
   Json chosen = Json::object();
-  for (const auto& [type, choice] : chosen_) chosen[type] = {{"id", choice.first}, {"turn", choice.second}};
-  return {{"produced", produced}, {"chosen", chosen}};
+  for (const auto& [type, choice] : chosen_) chosen[type] = JsonObject("id", choice.first, "turn", choice.second);
+  return JsonObject("produced", std::move(produced), "chosen", std::move(chosen));
 }
 
 EntityLedger EntityLedger::FromJson(const Json& j) {
@@ -81,7 +81,7 @@ std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) 
 }
 
 Json SessionState::ToJson() const {
-  Json j = {{"entities", entities.ToJson()}};
+  Json j = JsonObject("entities", entities.ToJson());
   if (pending_clarification) j["pending_clarification"] = PendingClarificationToJson(*pending_clarification);
   if (pending_approval) {
     j["pending_approval"] = {{"id", pending_approval->id}, {"tool", pending_approval->tool},
