@@ -1,8 +1,11 @@
 #include "domain/json_text.h"
 
+#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+
+#include "domain/text.h"
 
 namespace reins {
 namespace {
@@ -14,6 +17,12 @@ constexpr uint64_t kHighBits = 0x8080808080808080ULL;
 // shortcut that can flag a byte after a borrow).
 uint64_t ZeroBytes(uint64_t w) { return ~(((w & ~kHighBits) + ~kHighBits) | w | ~kHighBits); }
 
+// The high bit of each byte of `w` that JSON must escape: below 0x20 (its top three
+// bits zero), '"' or '\\'.
+uint64_t ToEscape(uint64_t w) {
+  return ZeroBytes(w & (0xE0 * kEachByte)) | ZeroBytes(w ^ ('"' * kEachByte)) | ZeroBytes(w ^ ('\\' * kEachByte));
+}
+
 // True when `s` can be written between quotes as it is: ASCII with nothing to escape.
 // Eight bytes at a time: most of what a turn writes is such text.
 bool IsPlainAscii(std::string_view s) {
@@ -21,10 +30,7 @@ bool IsPlainAscii(std::string_view s) {
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
-    // A byte >= 0x80, or < 0x20 (its top three bits zero), or '"', or '\\'.
-    const uint64_t special = (w & kHighBits) | ZeroBytes(w & (0xE0 * kEachByte)) | ZeroBytes(w ^ ('"' * kEachByte)) |
-                             ZeroBytes(w ^ ('\\' * kEachByte));
-    if (special != 0) return false;
+    if (((w & kHighBits) | ToEscape(w)) != 0) return false;  // a byte >= 0x80 or one to escape
   }
   for (; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -33,35 +39,21 @@ bool IsPlainAscii(std::string_view s) {
   return true;
 }
 
-// True when `s` is well-formed UTF-8 (Unicode's table 3-7: no overlong forms, no
-// surrogates, nothing past U+10FFFF), the sequences the library copies unchanged.
-bool IsWellFormedUtf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const auto* end = p + s.size();
-  auto in = [](unsigned char c, unsigned char lo, unsigned char hi) { return c >= lo && c <= hi; };
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    const ptrdiff_t left = end - p;
-    if (in(c, 0xC2, 0xDF)) {
-      if (left < 2 || !in(p[1], 0x80, 0xBF)) return false;
-      p += 2;
-    } else if (in(c, 0xE0, 0xEF)) {
-      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-      if (left < 3 || !in(p[1], lo, hi) || !in(p[2], 0x80, 0xBF)) return false;
-      p += 3;
-    } else if (in(c, 0xF0, 0xF4)) {
-      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-      if (left < 4 || !in(p[1], lo, hi) || !in(p[2], 0x80, 0xBF) || !in(p[3], 0x80, 0xBF)) return false;
-      p += 4;
-    } else {
-      return false;
-    }
+// Where the next byte that must be escaped (below 0x20, '"' or '\\') is, from `from`;
+// the size of `s` if there is none. Eight bytes at a time.
+size_t NextToEscape(std::string_view s, size_t from) {
+  size_t i = from;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    static_assert(std::endian::native == std::endian::little, "the first byte in memory is the lowest");
+    if (const uint64_t special = ToEscape(w); special != 0) return i + static_cast<size_t>(std::countr_zero(special)) / 8;
   }
-  return true;
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\') return i;
+  }
+  return s.size();
 }
 
 void AppendEscaped(std::string& out, unsigned char c) {
@@ -98,11 +90,9 @@ void AppendString(std::string& out, std::string_view s) {
   // multi-byte characters are all >= 0x80 and go out unchanged.
   out += '"';
   size_t run = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+  for (size_t i = NextToEscape(s, 0); i < s.size(); i = NextToEscape(s, run)) {
     out.append(s.data() + run, i - run);
-    AppendEscaped(out, c);
+    AppendEscaped(out, static_cast<unsigned char>(s[i]));
     run = i + 1;
   }
   out.append(s.data() + run, s.size() - run);

@@ -14,6 +14,10 @@ namespace reins {
 // `s` with A-Z folded to a-z; other bytes (UTF-8 included) as they are.
 std::string AsciiLower(std::string_view s);
 
+// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
+// nothing past U+10FFFF). ASCII is checked eight bytes at a time.
+bool IsWellFormedUtf8(std::string_view s);
+
 // `s` without the ASCII whitespace (space, tab, CR, LF, VT, FF) at either end.
 std::string_view TrimmedSpace(std::string_view s);
 

@@ -96,6 +96,23 @@ void ForEachOneByteChange(const std::string& seed, void (*check)(const std::stri
   }
 }
 
+// Strings are copied sixteen aligned bytes at a time: an escape, a multi-byte
+// character or a forbidden control byte at every place of strings of every length up
+// to three blocks, starting at every offset within a block.
+TEST(ParseJson, ReadsEveryStringAlikeWhereverItsBlocksFall) {
+  for (size_t pad = 0; pad < 16; ++pad) {
+    for (size_t length = 0; length < 48; ++length) {
+      for (size_t at = 0; at <= length; at += (pad < 2 ? 1 : 5)) {
+        for (const char* odd : {"\\\"", "\\n", "\\u00e9", "\xC3\xA9", "\x01", ""}) {
+          const std::string text =
+              std::string(pad, ' ') + "[\"" + std::string(at, 'a') + odd + std::string(length - at, 'b') + "\"]";
+          ExpectSameAsTheLibrary(text);
+        }
+      }
+    }
+  }
+}
+
 TEST(ParseJson, AgreesWithTheLibraryOnMutatedDocuments) {
   // Every single-byte change of a document with every kind of value: each must be taken
   // or refused by both parsers alike, and give the same tree when taken.

@@ -84,6 +84,9 @@ TEST(JsonTextTest, EveryByteSequenceIsCopiedOrReplacedAsTheLibraryDoes) {
       check("x\"" + pair);
     }
   }
+  for (const char* run : {"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"", "\\\n\\\t\"\x01\x1f\\\\\"", "{\"a\":\"caf\xC3\xA9\"}{\"b\":[\"\\u00e9\"]}"}) {
+    check(run);
+  }
   const std::vector<int> kEdges = {0x00, 0x22, 0x41, 0x5C, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xF0, 0xFF};
   for (int lead = 0xC0; lead < 256; ++lead) {
     for (int b : kEdges) {
@@ -118,6 +121,17 @@ TEST(JsonTextTest, AMessageIsWrittenAsItsJsonWouldBe) {
     AppendMessageText(text, m);
     EXPECT_EQ(text, Reference(MessageToJson(m)));
   }
+}
+
+TEST(JsonObjectTest, IsTheValueOfTheInitializerList) {
+  const std::string name = "lookup";
+  const Json args = {{"city", "Paris"}};
+  std::string_view status = "executed";
+  EXPECT_EQ(JsonObject("name", name, "args", args, "status", status, "n", 3, "ok", true, "none", nullptr),
+            Json({{"name", name}, {"args", args}, {"status", status}, {"n", 3}, {"ok", true}, {"none", nullptr}}));
+  EXPECT_EQ(JsonObject(), Json::object());
+  EXPECT_EQ(JsonObject("k", 1, "k", 2), Json({{"k", 1}, {"k", 2}}));  // the first of two equal keys
+  EXPECT_EQ(JsonObject("k", 1, "k", 2)["k"], 1);
 }
 
 // The turn result's text is the HTTP API's shape, members in key order (as a DOM of it
