@@ -103,6 +103,12 @@ void AppendString(std::string& out, std::string_view s) {
 
 void AppendJsonString(std::string& out, std::string_view s) { AppendString(out, s); }
 
+void AppendJsonInt(std::string& out, int64_t n) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
+  out.append(digits, end);
+}
+
 void AppendJsonText(std::string& out, const Json& value) {
   switch (value.type()) {
     case Json::value_t::null: out += "null"; return;
@@ -144,12 +150,6 @@ void AppendJsonText(std::string& out, const Json& value) {
       out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
       return;
   }
-}
-
-void JsonObjectText::Int(std::string_view key, int64_t value) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  Key(key).append(buf, end);
 }
 
 std::string JsonText(const Json& value) {

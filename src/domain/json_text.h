@@ -19,6 +19,8 @@ struct TurnResult;
 // Appends the compact JSON text of `value` to `out`.
 void AppendJsonText(std::string& out, const Json& value);
 std::string JsonText(const Json& value);
+// Appends `n` as a JSON number.
+void AppendJsonInt(std::string& out, int64_t n);
 // Appends `s` as a JSON string (quoted, escaped, invalid UTF-8 replaced).
 void AppendJsonString(std::string& out, std::string_view s);
 
@@ -39,7 +41,7 @@ class JsonObjectText {
   void String(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
   void Value(std::string_view key, const Json& value) { AppendJsonText(Key(key), value); }
   void Raw(std::string_view key, std::string_view json_text) { Key(key) += json_text; }
-  void Int(std::string_view key, int64_t value);
+  void Int(std::string_view key, int64_t value) { AppendJsonInt(Key(key), value); }
   void Bool(std::string_view key, bool value) { Raw(key, value ? "true" : "false"); }
   void Close() { out_ += '}'; }
 

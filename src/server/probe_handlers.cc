@@ -53,7 +53,11 @@ Task<void> Api::Impl::RenderMetrics(Exchange x) {
 // Metrics from the durable event stream of every session.
 void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
   const Json& d = e.data;
-  auto str = [&](const char* key) { return d.is_object() && d.contains(key) && d[key].is_string() ? d[key].get<std::string>() : ""; };
+  auto str = [&](const char* key) -> std::string_view {  // a view into the event: label values are copied once, if new
+    if (!d.is_object()) return {};
+    auto it = d.find(key);
+    return it != d.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();
+  };
   switch (e.type) {
     case EventType::kTurnCompleted:
       metrics.Inc("reins_turns_total", {{"status", str("status")}});
@@ -61,7 +65,7 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
     case EventType::kModelCall: {
       metrics.Inc("reins_model_calls_total", {{"purpose", str("purpose")}, {"provider", str("model")}});
       std::lock_guard lock(mu);
-      model_call_started[session_id] = {e.at_ms, str("purpose")};
+      model_call_started[session_id] = {e.at_ms, std::string(str("purpose"))};
       break;
     }
     case EventType::kModelResponse:
@@ -86,8 +90,8 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
     case EventType::kToolSkipped: {
       // A model may name any tool: only the agent's tools become label values, so the
       // number of series stays bounded.
-      const std::string name = runtime.config()->FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
-      const std::string status = e.type == EventType::kToolRejected ? "rejected" : "skipped";
+      const std::string_view name = runtime.config()->FindTool(str("name")) != nullptr ? str("name") : "(unknown)";
+      const std::string_view status = e.type == EventType::kToolRejected ? "rejected" : "skipped";
       metrics.Inc("reins_tool_calls_total", {{"tool", name}, {"status", status}, {"deferred", "false"}});
       break;
     }

@@ -89,12 +89,12 @@ void LogRequest(const ServerRequest& req, std::string_view route, int status, in
   JsonObjectText o(line);
   o.String("level", "info");
   o.String("method", req.method);
-  o.Key("ms") += std::to_string(ms);
+  o.Int("ms", ms);
   o.String("msg", "request");
   o.String("path", req.path);
   o.String("remote", req.remote);
   o.String("route", route);
-  o.Key("status") += std::to_string(status);
+  o.Int("status", status);
   o.String("tenant", tenant);
   o.String("ts", FormatIsoTime(now_ms));
   WriteLine(line);
@@ -105,11 +105,11 @@ void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms)
   line.reserve(256);
   JsonObjectText o(line);
   o.String("level", "info");
-  o.Key("model_calls") += std::to_string(r.model_calls);
+  o.Int("model_calls", r.model_calls);
   o.String("msg", "turn");
   o.String("session_id", session_id);
   o.String("status", TurnStatusName(r.status));
-  o.Key("tools") += std::to_string(r.tools.size());
+  o.Int("tools", static_cast<int64_t>(r.tools.size()));
   o.String("ts", FormatIsoTime(now_ms));
   o.String("turn_id", r.turn_id);
   WriteLine(line);

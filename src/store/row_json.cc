@@ -14,11 +14,16 @@ std::string DumpEvents(const std::vector<TraceEvent>& events) {
     if (out.size() > 1) out += ',';
     out += R"({"type":")";
     out += e.name();  // [a-z_.] only: nothing to escape
-    out += R"(","turn":)" + std::to_string(e.turn) + R"(,"at_ms":)" + std::to_string(e.at_ms) + R"(,"data":)";
+    out += R"(","turn":)";
+    AppendJsonInt(out, e.turn);
+    out += R"(,"at_ms":)";
+    AppendJsonInt(out, e.at_ms);
+    out += R"(,"data":)";
     AppendJsonText(out, e.data);
     out += '}';
   }
-  return out + "]";
+  out += ']';
+  return out;
 }
 
 TurnText TurnTextOf(const TurnRecord& turn) {
