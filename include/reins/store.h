@@ -100,6 +100,12 @@ struct TurnRecord {
   int64_t claim_token = 0;
 };
 
+// A session in the trace viewer's list, with how its newest turn ended.
+struct RecentSession {
+  SessionRecord session;
+  std::string last_status;  // the newest turn's status; "" before the first turn
+};
+
 // A turn as read back from the store.
 struct StoredTurn {
   std::string turn_id;
@@ -186,16 +192,24 @@ class Store {
   }
   virtual Result<std::vector<SessionRecord>> ListSessions() = 0;
   // The newest `limit` sessions (by creation, then id), newest first, of one tenant or
-  // of all with nullopt: what the trace viewer lists. The stores answer it in SQL and
-  // decode only the rows returned (a scan with a top-N sort: creation order has no index,
-  // on purpose, so that creating a session writes one b-tree entry fewer); this default
-  // reads every session.
-  virtual Result<std::vector<SessionRecord>> RecentSessions(const std::optional<std::string>& tenant, int limit) {
+  // of all with nullopt, each with its newest turn's status: what the trace viewer
+  // lists. The stores answer it in one query and decode only the rows returned (a scan
+  // with a top-N sort: creation order has no index, on purpose, so that creating a
+  // session writes one b-tree entry fewer; the status through the turns' (session,
+  // number) key); this default reads every session and each listed one's last turn.
+  virtual Result<std::vector<RecentSession>> RecentSessions(const std::optional<std::string>& tenant, int limit) {
     Result<std::vector<SessionRecord>> all = ListSessions();  // oldest first
     if (!all.ok()) return all.status();
-    std::vector<SessionRecord> out;
+    std::vector<RecentSession> out;
     for (auto it = all->rbegin(); it != all->rend() && static_cast<int>(out.size()) < limit; ++it) {
-      if (!tenant || it->tenant == *tenant) out.push_back(std::move(*it));
+      if (tenant && it->tenant != *tenant) continue;
+      std::string last_status;
+      if (it->turn_count > 0) {
+        Result<std::vector<StoredTurn>> last = LoadTurns(it->id, TurnRange{it->turn_count - 1, 1});
+        if (!last.ok()) return last.status();
+        if (!last->empty()) last_status = last->front().status;
+      }
+      out.push_back({std::move(*it), std::move(last_status)});
     }
     return out;
   }

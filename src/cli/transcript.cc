@@ -2,6 +2,7 @@
 
 #include "cli/timeline_text.h"
 #include "domain/text.h"
+#include "domain/timeline.h"
 #include "eval/invariants.h"
 
 namespace reins {
@@ -27,9 +28,7 @@ void PrintScenarioRun(std::ostream& out, const ScenarioRun& run, const Term& ter
   out << term.Bold(run.id) << "  " << run.title << "  " << term.Dim(run.file) << "\n";
   if (!run.greeting.empty()) out << "  " << term.Cyan("reins (greeting):") << " " << run.greeting << "\n";
   for (const TurnRun& t : run.turns) {
-    std::string said = t.input.say      ? *t.input.say
-                       : t.input.select ? "(selects " + *t.input.select + ")"
-                                        : (t.input.approve.value_or(false) ? "(approves)" : "(denies)");
+    const std::string said = SaidText(TurnInputToJson(t.input));  // as the trace viewer's timeline says it
     out << "  " << term.Bold("turn " + std::to_string(t.number)) << "  " << t.input.speaker << ": " << said << "\n";
     if (t.refused) {
       out << "    " << term.Yellow("input refused: " + t.refusal) << "\n";

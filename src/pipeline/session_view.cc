@@ -16,14 +16,11 @@ Result<SessionSummary> SessionView::Describe(const std::string& session_id) cons
 }
 
 Result<std::vector<SessionSummary>> SessionView::Recent(const std::optional<std::string>& tenant, int limit) const {
-  REINS_ASSIGN_OR_RETURN(std::vector<SessionRecord> recent, store_.RecentSessions(tenant, limit));
+  REINS_ASSIGN_OR_RETURN(std::vector<RecentSession> recent, store_.RecentSessions(tenant, limit));
   std::vector<SessionSummary> out;
-  for (SessionRecord& record : recent) {
-    REINS_ASSIGN_OR_RETURN(SessionSummary summary, Summarize(std::move(record)));
-    if (summary.turn_count > 0) {
-      REINS_ASSIGN_OR_RETURN(const std::vector<StoredTurn> last, store_.LoadTurns(summary.id, TurnRange{summary.turn_count - 1, 1}));
-      if (!last.empty()) summary.last_status = last.front().status;
-    }
+  for (RecentSession& r : recent) {
+    REINS_ASSIGN_OR_RETURN(SessionSummary summary, Summarize(std::move(r.session)));
+    summary.last_status = std::move(r.last_status);
     out.push_back(std::move(summary));
   }
   return out;

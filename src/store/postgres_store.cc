@@ -17,6 +17,11 @@ using store::pg::Rows;
 using store::pg::Text;
 
 constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata, state, turn_count FROM sessions";
+// The same columns and the newest turn's status, found through the turns' (session,
+// number) key.
+constexpr const char* kRecentSessionColumns =
+    "SELECT id, tenant, created_at, metadata, state, turn_count, COALESCE((SELECT status FROM turns "
+    "WHERE turns.session_id = sessions.id ORDER BY number DESC LIMIT 1), '') FROM sessions";
 
 Result<SessionRecord> SessionFromRow(const Rows& r, int i) {
   SessionRecord s;
@@ -145,18 +150,18 @@ Result<std::vector<SessionRecord>> PostgresStore::ListSessions() {
   return out;
 }
 
-Result<std::vector<SessionRecord>> PostgresStore::RecentSessions(const std::optional<std::string>& tenant, int limit) {
-  std::vector<SessionRecord> out;
+Result<std::vector<RecentSession>> PostgresStore::RecentSessions(const std::optional<std::string>& tenant, int limit) {
+  std::vector<RecentSession> out;
   REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
     const std::string order = " ORDER BY created_at DESC, id DESC LIMIT ";
-    Result<Rows> r = tenant ? c.Exec(std::string(kSessionColumns) + " WHERE tenant = $1" + order + "$2",
+    Result<Rows> r = tenant ? c.Exec(std::string(kRecentSessionColumns) + " WHERE tenant = $1" + order + "$2",
                                      {Text(*tenant), Int(limit)}, "cannot list sessions")
-                            : c.Exec(std::string(kSessionColumns) + order + "$1", {Int(limit)}, "cannot list sessions");
+                            : c.Exec(std::string(kRecentSessionColumns) + order + "$1", {Int(limit)}, "cannot list sessions");
     REINS_RETURN_IF_ERROR(r);
     out.clear();
     for (int i = 0; i < r->size(); ++i) {
       REINS_ASSIGN_OR_RETURN(SessionRecord s, SessionFromRow(*r, i));
-      out.push_back(std::move(s));
+      out.push_back({std::move(s), r->Str(i, 6)});
     }
     return {};
   }));

@@ -34,7 +34,7 @@ class PostgresStore final : public Store {
   Result<SessionRecord> LoadSession(const std::string& session_id) override;
   Result<std::string> LoadTenant(const std::string& session_id) override;
   Result<std::vector<SessionRecord>> ListSessions() override;
-  Result<std::vector<SessionRecord>> RecentSessions(const std::optional<std::string>& tenant, int limit) override;
+  Result<std::vector<RecentSession>> RecentSessions(const std::optional<std::string>& tenant, int limit) override;
   Result<int64_t> CountSessions(std::optional<std::string> tenant) override;
   Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) override;
   Status CommitTurn(const TurnRecord& turn) override;  // postgres_commit.cc

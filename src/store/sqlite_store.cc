@@ -113,6 +113,11 @@ SessionRecord SessionFromRow(SQLite::Statement& q) {
 }
 
 constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata, state, turn_count FROM sessions";
+// The same columns and the newest turn's status, found through the turns' (session,
+// number) key.
+constexpr const char* kRecentSessionColumns =
+    "SELECT id, tenant, created_at, metadata, state, turn_count, COALESCE((SELECT status FROM turns "
+    "WHERE turns.session_id = sessions.id ORDER BY number DESC LIMIT 1), '') FROM sessions";
 constexpr const char* kTurnColumns =
     "SELECT id, number, speaker, status, reply, created_at, input, result, events FROM turns";
 
@@ -218,18 +223,18 @@ Result<std::vector<SessionRecord>> SqliteStore::ListSessions() {
   });
 }
 
-Result<std::vector<SessionRecord>> SqliteStore::RecentSessions(const std::optional<std::string>& tenant, int limit) {
+Result<std::vector<RecentSession>> SqliteStore::RecentSessions(const std::optional<std::string>& tenant, int limit) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
-  return Guarded("cannot list sessions", [&]() -> Result<std::vector<SessionRecord>> {
+  return Guarded("cannot list sessions", [&]() -> Result<std::vector<RecentSession>> {
     const std::string order = " ORDER BY created_at DESC, id DESC LIMIT ?";
-    SQLite::Statement& q = tenant ? statements_->Get(std::string(kSessionColumns) + " WHERE tenant = ?" + order)
-                                  : statements_->Get(std::string(kSessionColumns) + order);
+    SQLite::Statement& q = tenant ? statements_->Get(std::string(kRecentSessionColumns) + " WHERE tenant = ?" + order)
+                                  : statements_->Get(std::string(kRecentSessionColumns) + order);
     int at = 1;
     if (tenant) q.bind(at++, *tenant);
     q.bind(at, limit);
-    std::vector<SessionRecord> out;
-    while (q.executeStep()) out.push_back(SessionFromRow(q));
+    std::vector<RecentSession> out;
+    while (q.executeStep()) out.push_back({SessionFromRow(q), q.getColumn(6).getString()});
     return out;
   });
 }

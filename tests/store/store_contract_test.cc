@@ -125,18 +125,26 @@ TEST_P(StoreContractTest, RecentSessionsAreNewestFirstPerTenant) {
     ASSERT_TRUE(store_->CreateSession(s).ok());
   }
   ASSERT_TRUE(store_->CreateSession(Session("s0")).ok());  // created at 1000, as s1
-  auto ids = [](const Result<std::vector<SessionRecord>>& r) {
+  // How each one's newest turn ended comes with it: s1 has two turns, s4 one.
+  ASSERT_TRUE(store_->CommitTurn(Turn(1, "t1")).ok());
+  TurnRecord failed = Turn(2, "t2");
+  failed.result.status = TurnStatus::kFailed;
+  ASSERT_TRUE(store_->CommitTurn(failed).ok());
+  TurnRecord asking = Turn(1, "t3", "s4");
+  asking.result.status = TurnStatus::kAwaitingApproval;
+  ASSERT_TRUE(store_->CommitTurn(asking).ok());
+  auto ids = [](const Result<std::vector<RecentSession>>& r) {
     std::vector<std::string> out;
-    for (const SessionRecord& s : *r) out.push_back(s.id);
+    for (const RecentSession& s : *r) out.push_back(s.session.id + ":" + s.last_status);
     return out;
   };
   const auto all = store_->RecentSessions(std::nullopt, 10);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
-  EXPECT_EQ(ids(all), (std::vector<std::string>{"s4", "s3", "s2", "s1", "s0"}));
-  EXPECT_EQ(ids(store_->RecentSessions("acme", 2)), (std::vector<std::string>{"s4", "s2"}));
-  EXPECT_EQ(ids(store_->RecentSessions("other", 5)), (std::vector<std::string>{"s3"}));
+  EXPECT_EQ(ids(all), (std::vector<std::string>{"s4:awaiting_approval", "s3:", "s2:", "s1:failed", "s0:"}));
+  EXPECT_EQ(ids(store_->RecentSessions("acme", 2)), (std::vector<std::string>{"s4:awaiting_approval", "s2:"}));
+  EXPECT_EQ(ids(store_->RecentSessions("other", 5)), (std::vector<std::string>{"s3:"}));
   EXPECT_TRUE(store_->RecentSessions("nobody", 5)->empty());
-  EXPECT_EQ((*store_->RecentSessions("acme", 1))[0].metadata, Json({{"channel", "web"}})) << "whole records";
+  EXPECT_EQ((*store_->RecentSessions("acme", 1))[0].session.metadata, Json({{"channel", "web"}})) << "whole records";
 }
 
 TEST_P(StoreContractTest, ACommittedTurnReadsBackCompletely) {
