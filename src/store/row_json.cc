@@ -31,7 +31,7 @@ TurnText TurnTextOf(const TurnRecord& turn) {
   out.input = DumpJson(turn.input);
   out.result = TurnResultText(turn.result, /*with_tools=*/false);
   out.events = DumpEvents(turn.result.events);
-  out.messages = "[";
+  out.messages += '[';  // (assigning a one-byte literal here trips GCC 12's -Wrestrict at -O3)
   for (const Message& m : turn.new_messages) {
     if (out.messages.size() > 1) out.messages += ',';
     AppendMessageText(out.messages, m);
