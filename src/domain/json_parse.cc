@@ -191,8 +191,11 @@ Result<Json> Parse(std::string_view text, int max_depth, const JsonShape* shape)
   // A StringStream reads up to a NUL byte, and a string_view has none after it: the
   // text is copied into a buffer kept for the next parse (a memcpy, against the
   // byte-by-byte copy of every string it saves). There is no other NUL in the text.
+  // The reader loads aligned 16-byte blocks, so the block that holds the end may reach
+  // past it: sixteen NUL bytes make that block part of the buffer, and defined.
   thread_local std::string terminated;
   terminated.assign(text);
+  terminated.append(16, '\0');
   Json out;
   DomBuilder builder(out, max_depth, shape);
   rapidjson::StringStream in(terminated.c_str());

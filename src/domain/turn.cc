@@ -161,8 +161,9 @@ std::string TurnResultText(const TurnResult& r, bool with_tools) {
 }
 
 Json TurnResultToJson(const TurnResult& r, bool with_tools) {
-  // Our own text, so it parses; the text form is the one definition of the shape.
-  return ParseJsonOrDiscarded(TurnResultText(r, with_tools));
+  // Our own text, so it parses; the text form is the one definition of the shape. A
+  // tool's arguments were read within kMaxJsonDepth and sit a few levels down here.
+  return ParseJsonOrDiscarded(TurnResultText(r, with_tools), kMaxStoredJsonDepth);
 }
 
 Json TraceEventToJson(const TraceEvent& e) {

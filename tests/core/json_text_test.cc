@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "domain/json_parse.h"
 #include "reins/clock.h"
 #include "reins/turn.h"
 
@@ -194,6 +195,11 @@ TEST(JsonTextTest, ATurnResultIsWrittenAsTheApiShapesIt) {
   EXPECT_EQ(TurnResultToJson(r, true), expected);
   expected["tools"] = Json::array();
   EXPECT_EQ(TurnResultText(r, false), Reference(expected));
+
+  Json deep = "bottom";  // arguments as deep as a model's may be, a few levels down in the result
+  for (int i = 0; i < kMaxJsonDepth - 1; ++i) deep = Json::array({deep});
+  r.tools[0].args = deep;
+  EXPECT_EQ(TurnResultToJson(r, true)["tools"][0]["args"], deep);
 
   TurnResult plain;  // only the members every result has
   EXPECT_EQ(TurnResultText(plain, true),
