@@ -112,18 +112,15 @@ Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider&
     co_return late;
   }
   Result<ModelResponse> response = Internal("no model call was made");
-  if (ctx.deadline_ms != 0 && model.KeepsDeadline()) {
-    // The provider is told its budget and gives up at it (HttpModel aborts the exchange).
-    request.timeout_ms = ctx.RemainingMs();
-    response = co_await model.Complete(request);
-  } else if (ctx.deadline_ms != 0) {
-    // The turn stops waiting at the deadline whatever the provider does.
-    request.timeout_ms = ctx.RemainingMs();
+  // The provider is told its budget; one that keeps it gives up at it (HttpModel aborts
+  // the exchange). For any other, the turn stops waiting at the deadline whatever the
+  // provider does.
+  request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
+  if (ctx.deadline_ms != 0 && !model.KeepsDeadline()) {
     auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
     if (raced.index() == 0) response = std::move(std::get<0>(raced));
     else response = TurnTimeout(ctx);
   } else {
-    request.timeout_ms = 0;
     response = co_await model.Complete(request);
   }
   if (!response.ok()) {

@@ -65,22 +65,22 @@ std::string TraceparentOf(const ServerRequest& req) {
   return telemetry::ParseTraceparent(header) ? header : "";
 }
 
-void Log(Json line, int64_t now_ms) {
-  line["ts"] = FormatIsoTime(now_ms);
-  if (!line.contains("level")) line["level"] = "info";
-  std::string text = Dump(line) + "\n";
+namespace {
+
+// One log line on stderr, written whole.
+void WriteLine(std::string& text) {
+  text += '\n';
   std::cerr << text << std::flush;
 }
 
-namespace {
-
-// `line`, an object's members so far, closed and written as one line.
-void WriteLine(std::string& line) {
-  line += "}\n";
-  std::cerr << line << std::flush;
-}
-
 }  // namespace
+
+void Log(Json line, int64_t now_ms) {
+  line["ts"] = FormatIsoTime(now_ms);
+  if (!line.contains("level")) line["level"] = "info";
+  std::string text = Dump(line);
+  WriteLine(text);
+}
 
 void LogRequest(const ServerRequest& req, std::string_view route, int status, int64_t ms, std::string_view tenant,
                 int64_t now_ms) {
@@ -97,6 +97,7 @@ void LogRequest(const ServerRequest& req, std::string_view route, int status, in
   o.Int("status", status);
   o.String("tenant", tenant);
   o.String("ts", FormatIsoTime(now_ms));
+  o.Close();
   WriteLine(line);
 }
 
@@ -112,6 +113,7 @@ void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms)
   o.Int("tools", static_cast<int64_t>(r.tools.size()));
   o.String("ts", FormatIsoTime(now_ms));
   o.String("turn_id", r.turn_id);
+  o.Close();
   WriteLine(line);
 }
 
