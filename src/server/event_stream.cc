@@ -107,8 +107,7 @@ void EventStream::Push(std::string event, std::string data) {
     if (finished_) return;
     queue_.emplace_back(std::move(event), std::move(data));
   }
-  // Wakes Pump on its own strand; Pump checks the queue before every wait, so a wake
-  // posted while it is writing is never lost.
+  // Wakes Pump on its own strand (see Pump for why no wake is lost).
   asio::post(wake_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
 }
 
@@ -132,6 +131,10 @@ Task<bool> EventStream::Started() {
   }
 }
 
+// Pump looks at the queue right before every wait, in the same handler, so a wake
+// posted by Push or Finish either finds the wait or is seen by the look. Anything that
+// suspends (a write, a heartbeat) is followed by another look: a wake that ran while
+// the write was out cancelled nothing.
 Task<bool> EventStream::Pump(ServerResponse& res, int heartbeat_ms) {
   auto last_write = std::chrono::steady_clock::now();
   for (;;) {
@@ -143,18 +146,18 @@ Task<bool> EventStream::Pump(ServerResponse& res, int heartbeat_ms) {
       queue_.clear();
       finished = finished_;
     }
-    for (const auto& [event, data] : batch) {
-      if (!(co_await res.Send(event, data)).ok()) co_return false;
+    if (!batch.empty()) {
+      for (const auto& [event, data] : batch) {
+        if (!(co_await res.Send(event, data)).ok()) co_return false;
+      }
       last_write = std::chrono::steady_clock::now();
-    }
-    if (finished) {
-      std::lock_guard lock(mu_);
-      if (queue_.empty()) co_return true;
       continue;
     }
+    if (finished) co_return true;
     if (std::chrono::steady_clock::now() - last_write >= std::chrono::milliseconds(heartbeat_ms)) {
       if (!(co_await res.Heartbeat()).ok()) co_return false;
       last_write = std::chrono::steady_clock::now();
+      continue;
     }
     wake_.expires_at(last_write + std::chrono::milliseconds(heartbeat_ms));
     co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
