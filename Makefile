@@ -61,12 +61,15 @@ load: deps
 	@cmake --build build-release -j $(JOBS) --target reins_load reins
 	@build-release/bench/reins_load 1000 10000
 
-# Governed streaming: the latency reins adds to each streamed sentence, at 1 and 1,000
-# concurrent streams (a mock model writing a token every 30 ms).
+# Governed streaming: the latency reins adds to each streamed sentence (a mock model
+# writing a token every 30 ms): 1 stream, then 1,000 starting within one token's time,
+# then 1,000 under way at once in a steady state (arrivals spread over 9 s, replies of
+# 30 sentences) on two threads.
 bench-stream: deps
 	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
 	@cmake --build build-release -j $(JOBS) --target reins_stream_bench reins
 	@build-release/bench/reins_stream_bench 1 1000
+	@build-release/bench/reins_stream_bench --threads 2 --sentences 30 --spread-ms 9000 1000
 
 # Every fuzz target under libFuzzer (clang, ASan, UBSan) for FUZZ_SECONDS each; a table
 # of executions per second, corpus size and edge coverage (docs/security.md).

@@ -7,7 +7,7 @@
 // sentence arrived: the latency the governor adds (rails, SSE, loopback), p50, p99 and
 // max; and the time from the model's first token to the first sentence the person got.
 //
-//   build-release/bench/reins_stream_bench [--pace-ms 30] [--sentences 3] [--lockstep] [--agent FILE] [--tool NAME] [N ...]
+//   build-release/bench/reins_stream_bench [--pace-ms 30] [--sentences 3] [--lockstep | --spread-ms T] [--threads 1] [--agent FILE] [--tool NAME] [N ...]
 //
 // N defaults to 1 1000; the agent to examples/care-chat/agent.yaml with its
 // submit_prayer_request (`--tool none`: no write). The mock stamps each token with the
@@ -120,9 +120,14 @@ struct Options {
   // --lockstep they start at once, so every token of every stream arrives in one burst
   // (the worst case: each burst queues behind itself).
   bool lockstep = false;
+  // --spread-ms T: streams start evenly over T ms instead (arrivals at a steady rate, as
+  // in a service that has been running a while; with replies about as long as T, about
+  // N streams are under way at once at the end of it).
+  int spread_ms = -1;
   int sentences = 3;
   std::string agent = "examples/care-chat/agent.yaml";
   std::string tool = "submit_prayer_request";
+  int threads = 1;  // `reins serve --threads`
 };
 
 struct Stream {
@@ -149,7 +154,8 @@ void Run(int n, const Options& o) {
   });
   const std::string agent = AgentFor(o.agent, upstream.base_url() + "/v1");
   testing::ServerProcess server({"--config", agent, "--rate", "1000000000", "--burst", "1000000000", "--max-inflight",
-                                 std::to_string(n + 16), "--shutdown-timeout-ms", "2000"});
+                                 std::to_string(n + 16), "--shutdown-timeout-ms", "2000", "--threads",
+                                 std::to_string(o.threads)});
   if (server.port() == 0) {
     std::cerr << "reins serve did not start\n" << server.Log();
     return;
@@ -176,12 +182,16 @@ void Run(int n, const Options& o) {
   io.run();
   io.restart();
   const double cpu_before = CpuSecondsOf(server.pid());
+  const double own_cpu_before = CpuSecondsOf(getpid());
+  const int64_t wall_before = NowUs();
   std::vector<Stream> streams(n);
+  int under_way = 0, most_under_way = 0;  // turns sent and not yet ended
   const std::regex stamp("(\\d{6,})");
   auto turn = [&](int i) -> Task<void> {
     if (!o.lockstep && n > 1) {
       boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor);
-      wait.expires_after(std::chrono::microseconds(int64_t{i} * o.pace_ms * 1000 / n));
+      const int64_t spread_us = int64_t{o.spread_ms >= 0 ? o.spread_ms : o.pace_ms} * 1000;
+      wait.expires_after(std::chrono::microseconds(int64_t{i} * spread_us / n));
       co_await wait.async_wait(boost::asio::use_awaitable);
     }
     HttpRequest r;
@@ -191,6 +201,7 @@ void Run(int n, const Options& o) {
     r.timeouts.total_ms = r.timeouts.first_byte_ms = r.timeouts.idle_ms = 600000;
     SseParser parser;
     Stream& s = streams[i];
+    most_under_way = std::max(most_under_way, ++under_way);
     auto out = co_await client.Stream(r, [&](std::string_view bytes) {
       const int64_t now = NowUs();
       parser.Feed(bytes, [&](SseEvent&& e) {
@@ -205,6 +216,7 @@ void Run(int n, const Options& o) {
       return OkStatus();
     });
     s.ok = out.ok() && !s.added_ms.empty();
+    --under_way;
   };
   for (int i = 0; i < n; ++i) boost::asio::co_spawn(io, turn(i), boost::asio::detached);
   io.run();
@@ -224,7 +236,17 @@ void Run(int n, const Options& o) {
     added.insert(added.end(), s.added_ms.begin(), s.added_ms.end());
     if (s.first_sentence_ms >= 0) first.push_back(s.first_sentence_ms);
   }
-  const double cpu_ms_per_turn = (CpuSecondsOf(server.pid()) - cpu_before) * 1000.0 / n;
+  const double cpu_s = CpuSecondsOf(server.pid()) - cpu_before;
+  const double own_cpu_s = CpuSecondsOf(getpid()) - own_cpu_before;
+  const double wall_s = static_cast<double>(NowUs() - wall_before) / 1e6;
+  const double cpu_ms_per_turn = cpu_s * 1000.0 / n;
+  // The load over the run: the server near one core saturates its runtime strand; the
+  // server and this process (the mock and the clients) near the machine's cores leave
+  // every queue to grow.
+  std::fprintf(stderr,
+               "%d streams (at most %d at once): %.2f s from the first turn to the last reply; server CPU %.2f s "
+               "(%.0f%% of one core), mock and clients %.2f s (%.0f%%)\n",
+               n, most_under_way, wall_s, cpu_s, 100.0 * cpu_s / wall_s, own_cpu_s, 100.0 * own_cpu_s / wall_s);
   std::printf("| %5d | %5d | %7zu | %8.2f | %8.2f | %8.2f | %10.0f | %10.0f | %8.2f |\n", n, ok, added.size(),
               Percentile(added, 0.5), Percentile(added, 0.99),
               added.empty() ? 0.0 : *std::max_element(added.begin(), added.end()), Percentile(first, 0.5),
@@ -249,6 +271,10 @@ int main(int argc, char** argv) {
       o.agent = argv[++i];
     } else if (a == "--sentences" && i + 1 < argc) {
       o.sentences = std::max(1, std::stoi(argv[++i]));
+    } else if (a == "--threads" && i + 1 < argc) {
+      o.threads = std::stoi(argv[++i]);
+    } else if (a == "--spread-ms" && i + 1 < argc) {
+      o.spread_ms = std::stoi(argv[++i]);
     } else if (a == "--lockstep") {
       o.lockstep = true;
     } else if (a == "--tool" && i + 1 < argc) {
@@ -256,14 +282,18 @@ int main(int argc, char** argv) {
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--sentences K] [--lockstep] [--agent FILE] [--tool NAME|none] [N ...]\n";
+      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--sentences K] [--lockstep | --spread-ms T] [--threads T] [--agent FILE] [--tool NAME|none] [N ...]\n";
       return 2;
     }
   }
   if (sizes.empty()) sizes = {1, 1000};
-  std::printf("agent %s, write %s; the model writes a token every %d ms (%d sentences of 10 tokens); streams %s; loopback\n",
+  std::printf("agent %s, write %s; the model writes a token every %d ms (%d sentences of 10 tokens); streams %s; "
+              "reins serve --threads %d; loopback\n",
               o.agent.c_str(), o.tool.c_str(), o.pace_ms, o.sentences,
-              o.lockstep ? "start at once (lockstep)" : "start spread over one token's time");
+              o.lockstep         ? "start at once (lockstep)"
+              : o.spread_ms >= 0 ? ("start evenly over " + std::to_string(o.spread_ms) + " ms").c_str()
+                                 : "start spread over one token's time",
+              o.threads);
   std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms | "
               "server CPU ms/turn |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");

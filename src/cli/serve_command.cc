@@ -1,8 +1,10 @@
 // `reins serve`: the HTTP API (docs/http-api.md) over one agent. Network I/O runs on
 // `--threads` threads; the runtime runs on one strand (it assumes one executor), which
-// costs nothing while turns wait on models and tools. SIGINT/SIGTERM: stop accepting,
-// let in-flight turns finish up to --shutdown-timeout-ms, exit 0; writes still queued
-// stay in the outbox and run at the next start.
+// costs nothing while turns wait on models and tools. With more than one thread, model
+// streams are read on strands of their own and only their text reaches the runtime
+// strand (HttpModel). SIGINT/SIGTERM: stop accepting, let in-flight turns finish up to
+// --shutdown-timeout-ms, exit 0; writes still queued stay in the outbox and run at the
+// next start.
 #include <sys/resource.h>
 
 #include <atomic>
@@ -25,6 +27,7 @@
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
 #include "host/agent_host.h"
+#include "net/io_threads.h"
 #include "server/api.h"
 #include "telemetry/otlp_exporter.h"
 
@@ -158,6 +161,7 @@ int ServeCommand(const ServeFlags& flags) {
   {
     const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     asio::io_context io(threads);
+    DeclareIoThreads(io, threads);  // with more than one, model streams are read off the runtime strand
     auto strand = asio::make_strand(io);
     Metrics metrics;
     HttpServer* server_ptr = nullptr;

@@ -1,11 +1,23 @@
 #include "model/http_model.h"
 
 #include <algorithm>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <re2/re2.h>
 
 #include "domain/detail_log.h"
+#include "net/io_threads.h"
 #include "net/url.h"
 
 namespace reins {
@@ -20,6 +32,76 @@ struct HttpModel::Attempt {
 };
 
 namespace {
+
+namespace asio = boost::asio;
+
+// A stream read on a strand of its own hands its text to the caller's strand (where the
+// turn, its reply stream and its rails live). Text that arrives while a hand-off is
+// already on its way joins it, so a busy caller takes one hop for many chunks; the
+// caller gets every piece, in order, before the exchange returns to it.
+class TextHandoff : public std::enable_shared_from_this<TextHandoff> {
+ public:
+  TextHandoff(asio::any_io_executor caller, const std::function<void(std::string_view)>& deliver)
+      : caller_(std::move(caller)), deliver_(deliver) {}
+
+  // On the reading strand.
+  void Add(std::string_view text) {
+    {
+      std::lock_guard lock(mu_);
+      pending_.append(text);
+      if (posted_) return;
+      posted_ = true;
+    }
+    asio::post(caller_, [self = shared_from_this()] { self->Deliver(); });
+  }
+
+  // On the caller's strand once the stream has ended: the rest of the text, and what
+  // delivering any of it threw.
+  void Close() {
+    Deliver();
+    closed_ = true;
+    if (thrown_) std::rethrow_exception(std::exchange(thrown_, nullptr));
+  }
+
+ private:
+  void Deliver() {
+    std::string text;
+    {
+      std::lock_guard lock(mu_);
+      text.swap(pending_);
+      posted_ = false;
+    }
+    if (closed_ || text.empty() || thrown_) return;
+    try {
+      deliver_(text);
+    } catch (...) {
+      thrown_ = std::current_exception();  // rethrown by Close, in the turn's coroutine
+    }
+  }
+
+  const asio::any_io_executor caller_;
+  const std::function<void(std::string_view)>& deliver_;  // valid until Close
+  std::mutex mu_;
+  std::string pending_;
+  bool posted_ = false;
+  // Caller's strand only.
+  bool closed_ = false;
+  std::exception_ptr thrown_;
+};
+
+// A strand of its own on the caller's io_context when more than one thread runs that
+// context (reins serve --threads), so that reading a long stream (a read, an SSE parse
+// and a JSON parse per token) does not queue on the runtime strand; null otherwise.
+std::optional<asio::strand<asio::io_context::executor_type>> ReadingStrand(const asio::any_io_executor& caller) {
+  asio::io_context* io = MultiThreadedIoContext(asio::query(caller, asio::execution::context));
+  if (io == nullptr) return std::nullopt;
+  return asio::make_strand(*io);
+}
+
+// co_spawn wants a result it can default-construct.
+Task<std::optional<Result<HttpResponse>>> Spawnable(Task<Result<HttpResponse>> exchange) {
+  co_return co_await std::move(exchange);
+}
 
 int OptionInt(const ModelConfig& c, const char* key, int fallback) {
   const Json& v = c.options;
@@ -53,10 +135,19 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
   BodyChunkFn on_chunk;  // null: the body is read whole
   std::optional<SseParser> parser;
   Status failed;
+  std::optional<asio::strand<asio::io_context::executor_type>> reading;
+  std::shared_ptr<TextHandoff> handoff;
   if (stream_ && request.on_text_delta) {
+    const asio::any_io_executor caller = co_await asio::this_coro::executor;
+    if (!tape_) reading = ReadingStrand(caller);
+    if (reading) handoff = std::make_shared<TextHandoff>(caller, request.on_text_delta);
     attempt.assembler = wire_->NewAssembler(request, [&](std::string_view text) {
       attempt.emitted_text = attempt.emitted_text || !text.empty();
-      request.on_text_delta(text);
+      if (handoff) {
+        handoff->Add(text);
+      } else {
+        request.on_text_delta(text);
+      }
     });
     parser.emplace();
     on_chunk = [&](std::string_view bytes) -> Status {
@@ -75,9 +166,23 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
   HeadersFn on_headers = [&attempt](const HttpResponse& head) {
     attempt.whole = !head.Header("content-type").starts_with("text/event-stream");
   };
-  Result<HttpResponse> streamed = co_await client_->Stream(std::move(http), on_chunk, on_headers);
-  if (streamed.ok() && attempt.whole) streamed->body = std::move(attempt.body);
-  co_return streamed;
+  Task<Result<HttpResponse>> read = client_->Stream(std::move(http), on_chunk, on_headers);
+  std::optional<Result<HttpResponse>> streamed;
+  if (!reading) {
+    streamed.emplace(co_await std::move(read));
+  } else {
+    std::exception_ptr thrown;
+    try {
+      auto there = asio::co_spawn(*reading, Spawnable(std::move(read)), asio::use_awaitable);
+      streamed = co_await std::move(there);
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+    handoff->Close();
+    if (thrown) std::rethrow_exception(thrown);
+  }
+  if (streamed->ok() && attempt.whole) (*streamed)->body = std::move(attempt.body);
+  co_return std::move(*streamed);
 }
 
 Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {

@@ -6,7 +6,10 @@
 //
 // Streaming is used when the request asks for text deltas (`on_text_delta`) and the
 // config does not say `stream: false`. Retries (net/retry.h) happen only while no text
-// has reached the caller; transport retries are not logical model calls.
+// has reached the caller; transport retries are not logical model calls. When more than
+// one thread runs the caller's io_context (net/io_threads.h: reins serve --threads 2),
+// a stream is read, and its SSE and JSON parsed, on a strand of its own; only its text
+// is handed to the caller's strand, in order, before Complete returns.
 #pragma once
 
 #include <memory>

@@ -5,8 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+#include <boost/asio/strand.hpp>
+
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
+#include "net/io_threads.h"
 #include "reins/runtime.h"
 #include "support/mock_payloads.h"
 #include "support/mock_upstream.h"
@@ -291,6 +298,88 @@ TEST_P(HttpModelTest, AnEndlessStreamHitsTheTotalTimeout) {
   auto r = Complete(*model, AskWeather(true));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
+}
+
+// reins serve --threads 2: the turn on a strand of a context two threads run, declared
+// so; the model's stream is then read on a strand of its own. `off_strand` counts the
+// text deltas that reached the turn anywhere but on its strand.
+Result<ModelResponse> CompleteOnTwoThreads(HttpModel& model, ModelRequest request, std::string* deltas,
+                                           int* off_strand, std::exception_ptr* thrown = nullptr) {
+  boost::asio::io_context io(2);
+  DeclareIoThreads(io, 2);
+  auto turn_strand = boost::asio::make_strand(io);
+  auto deliver = std::move(request.on_text_delta);
+  request.on_text_delta = [&](std::string_view piece) {
+    if (!turn_strand.running_in_this_thread()) ++*off_strand;
+    deltas->append(piece);
+    if (deliver) deliver(piece);
+  };
+  std::optional<Result<ModelResponse>> out;
+  std::exception_ptr failed;
+  boost::asio::co_spawn(turn_strand, [&]() -> Task<void> { out.emplace(co_await model.Complete(request)); },
+                        [&](std::exception_ptr e) { failed = e; });
+  std::thread second([&io] { io.run(); });
+  io.run();
+  second.join();
+  if (thrown != nullptr) *thrown = failed;
+  if (failed) return Internal("threw");
+  return std::move(*out);
+}
+
+TEST_P(HttpModelTest, OnSeveralThreadsTheStreamIsReadOffTheTurnsStrandAndItsTextArrivesOnItInOrder) {
+  MockTurn t = kTwoCalls;
+  t.text = "Grüße aus Oslo 🙏 — checking both cities now. The first one is Oslo, then Bergen, in that order.";
+  up_.Enqueue(Streamed(t, 1));  // a chunk per character: many hand-offs
+  auto model = Model();
+  // The turn is slow to take the first piece: meanwhile the stream is read on, and what
+  // arrived comes in one hand-off rather than a piece per chunk.
+  ModelRequest request = AskWeather(true);
+  int pieces = 0;
+  request.on_text_delta = [&pieces](std::string_view) {
+    if (pieces++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
+  std::string deltas;
+  int off_strand = 0;
+  auto r = CompleteOnTwoThreads(*model, std::move(request), &deltas, &off_strand);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(deltas, t.text);
+  EXPECT_EQ(r->text, t.text);
+  EXPECT_EQ(off_strand, 0);
+  EXPECT_LT(pieces, 10) << "a piece per chunk: the stream was read on the turn's strand";
+  ASSERT_EQ(r->tool_calls.size(), 2u);
+  EXPECT_EQ(r->tool_calls[1].args["city"], "Bergen");
+}
+
+TEST_P(HttpModelTest, OnSeveralThreadsACutStreamFailsWithTheTextSoFarDeliveredAndNoRetry) {
+  std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"a long answer", {}}, 2)
+                                                           : testing::AnthropicStream({"a long answer", {}}, 2);
+  events.resize(events.size() / 2);
+  MockReply cut = MockUpstream::Sse(events);
+  cut.cut_after_chunks = true;
+  up_.Enqueue(cut);
+  up_.Enqueue(Whole({"must not be used", {}}));
+  auto model = Model();
+  std::string deltas;
+  int off_strand = 0;
+  auto r = CompleteOnTwoThreads(*model, AskWeather(true), &deltas, &off_strand);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kAborted) << r.status().ToString();
+  EXPECT_FALSE(deltas.empty());
+  EXPECT_EQ(off_strand, 0);
+  EXPECT_EQ(up_.requests().size(), 1u);
+}
+
+TEST_P(HttpModelTest, OnSeveralThreadsWhatTheTurnThrowsOnADeltaReachesTheTurn) {
+  up_.Enqueue(Streamed({"Hello there, this is a streamed answer.", {}}, 2));
+  auto model = Model();
+  ModelRequest r = AskWeather(true);
+  r.on_text_delta = [](std::string_view) { throw std::runtime_error("the reply stream failed"); };
+  std::string deltas;
+  int off_strand = 0;
+  std::exception_ptr thrown;
+  (void)CompleteOnTwoThreads(*model, std::move(r), &deltas, &off_strand, &thrown);
+  ASSERT_TRUE(thrown);
+  EXPECT_THROW(std::rethrow_exception(thrown), std::runtime_error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, HttpModelTest, ::testing::Values("openai", "anthropic"),

@@ -54,7 +54,7 @@ class StreamE2eTest : public ::testing::TestWithParam<std::string> {
 
   // The model first queues the prayer request, then writes its answer 8 bytes every
   // 40 ms (about 0.8 s in all, the pace of a real model).
-  void Start() {
+  void Start(std::vector<std::string> serve_flags = {}) {
     up_.Enqueue(MockUpstream::Sse(Stream({"", {{"call_1", "submit_prayer_request", R"({"request":"for my mother"})"}}}, 0)));
     MockReply slow = MockUpstream::Sse(Stream({kAnswer, {}}, 8));
     slow.chunk_delay_ms = 40;
@@ -82,7 +82,8 @@ rails:
   no_internal_names: {}
   honest_claims: {}
 )";
-    server_ = std::make_unique<ServerProcess>(std::vector<std::string>{"--config", agent_});
+    serve_flags.insert(serve_flags.begin(), {"--config", agent_});
+    server_ = std::make_unique<ServerProcess>(serve_flags);
     ASSERT_GT(server_->port(), 0) << server_->first_line() << server_->Log();
     Reply created = Call("POST", url("/v1/sessions"), "{}");
     ASSERT_EQ(created.status, 201) << created.body.dump();
@@ -140,9 +141,8 @@ size_t IndexOf(const std::vector<TimedEvent>& events, const std::string& name) {
   return events.size();
 }
 
-TEST_P(StreamE2eTest, SentencesArriveJudgedWhileTheModelIsStillWriting) {
-  Start();
-  std::vector<TimedEvent> events = StreamTurn("Please pray for my mother, she is in the hospital.");
+// The stream of the turn Start() sets up, as the contract and the rails want it.
+void ExpectGovernedSentences(const std::vector<TimedEvent>& events, const Json& stored_turns) {
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.front().event, "turn.started");
   EXPECT_EQ(events.front().data["reply"]["stream"], "sentences") << events.front().data.dump();
@@ -180,9 +180,22 @@ TEST_P(StreamE2eTest, SentencesArriveJudgedWhileTheModelIsStillWriting) {
   EXPECT_EQ(events[final_at].data.value("text", ""), streamed);
   // Stored: exactly what the client received.
   EXPECT_EQ(events.back().data.value("reply", ""), streamed);
-  Json turns = StoredTurns(1);
-  ASSERT_EQ(turns.size(), 1u);
-  EXPECT_EQ(turns[0].value("reply", ""), streamed);
+  ASSERT_EQ(stored_turns.size(), 1u);
+  EXPECT_EQ(stored_turns[0].value("reply", ""), streamed);
+}
+
+TEST_P(StreamE2eTest, SentencesArriveJudgedWhileTheModelIsStillWriting) {
+  Start();
+  std::vector<TimedEvent> events = StreamTurn("Please pray for my mother, she is in the hospital.");
+  ExpectGovernedSentences(events, StoredTurns(1));
+}
+
+// With more than one thread the model's stream is read off the runtime strand and only
+// its text is handed over (docs/streaming.md): the person gets the same judged sentences.
+TEST_P(StreamE2eTest, OnTwoThreadsTheSameJudgedSentencesArrive) {
+  Start({"--threads", "2"});
+  std::vector<TimedEvent> events = StreamTurn("Please pray for my mother, she is in the hospital.");
+  ExpectGovernedSentences(events, StoredTurns(1));
 }
 
 TEST_P(StreamE2eTest, AClientThatHangsUpMidReplyLeavesACompletedStoredTurn) {

@@ -1,0 +1,18 @@
+// How many threads run an io_context, as its owner declares it. Asio does not say; a
+// component that would hand work to another thread (HttpModel reading a model's stream
+// off the caller's strand) asks here, and stays on the caller's strand when only one
+// thread runs the context, where a hand-off would buy nothing and cost a hop.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+namespace reins {
+
+// Declared by whoever runs `io` (reins serve --threads): `threads` threads call io.run().
+void DeclareIoThreads(boost::asio::io_context& io, int threads);
+
+// The io_context that `context` is, when its owner declared more than one thread for
+// it; null when it declared one, or nothing.
+boost::asio::io_context* MultiThreadedIoContext(boost::asio::execution_context& context);
+
+}  // namespace reins
