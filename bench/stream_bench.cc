@@ -7,17 +7,19 @@
 // sentence arrived: the latency the governor adds (rails, SSE, loopback), p50, p99 and
 // max; and the time from the model's first token to the first sentence the person got.
 //
-//   build-release/bench/reins_stream_bench [--pace-ms 30] [--sentences 3] [--lockstep | --spread-ms T] [--threads 1] [--agent FILE] [--tool NAME] [N ...]
+//   build-release/bench/reins_stream_bench [--pace-ms 30] [--sentences 3] [--lockstep | --spread-ms T] [--threads 1] [--store URL] [--agent FILE] [--tool NAME] [N ...]
 //
 // N defaults to 1 1000; the agent to examples/care-chat/agent.yaml with its
-// submit_prayer_request (`--tool none`: no write). The mock stamps each token with the
+// submit_prayer_request (`--tool none`: no write); the store to a SQLite file. The mock stamps each token with the
 // monotonic clock as it writes it: the first token of the answer and the last one of
 // every sentence carry the time, so the client measures from the same clock.
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -95,6 +97,24 @@ double CpuSecondsOf(int pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// The mock's time stamps in a sentence: the runs of six digits or more. A scan, not a
+// regex: the client reads a thousand streams on one thread, and its own delay is in
+// every figure.
+std::vector<int64_t> Stamps(std::string_view text) {
+  std::vector<int64_t> stamps;
+  for (size_t i = 0; i < text.size();) {
+    size_t end = i;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - i >= 6) {
+      int64_t v = 0;
+      std::from_chars(text.data() + i, text.data() + end, v);
+      stamps.push_back(v);
+    }
+    i = end == i ? i + 1 : end;
+  }
+  return stamps;
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
@@ -128,6 +148,9 @@ struct Options {
   std::string agent = "examples/care-chat/agent.yaml";
   std::string tool = "submit_prayer_request";
   int threads = 1;  // `reins serve --threads`
+  // `reins serve --store`; empty: a SQLite file (WAL) in a scratch directory, so that each
+  // turn's commit and the log's checkpoints are paid as in a deployment.
+  std::string store;
 };
 
 struct Stream {
@@ -153,8 +176,12 @@ void Run(int n, const Options& o) {
     return paced;
   });
   const std::string agent = AgentFor(o.agent, upstream.base_url() + "/v1");
-  testing::ServerProcess server({"--config", agent, "--rate", "1000000000", "--burst", "1000000000", "--max-inflight",
-                                 std::to_string(n + 16), "--shutdown-timeout-ms", "2000", "--threads",
+  char scratch[] = "/tmp/reins-stream-bench-XXXXXX";
+  const bool file_store = o.store.empty() && mkdtemp(scratch) != nullptr;
+  std::string store = o.store;
+  if (file_store) store.append("sqlite:").append(scratch).append("/sessions.db");
+  testing::ServerProcess server({"--config", agent, "--store", store, "--rate", "1000000000", "--burst", "1000000000",
+                                 "--max-inflight", std::to_string(n + 16), "--shutdown-timeout-ms", "2000", "--threads",
                                  std::to_string(o.threads)});
   if (server.port() == 0) {
     std::cerr << "reins serve did not start\n" << server.Log();
@@ -186,7 +213,6 @@ void Run(int n, const Options& o) {
   const int64_t wall_before = NowUs();
   std::vector<Stream> streams(n);
   int under_way = 0, most_under_way = 0;  // turns sent and not yet ended
-  const std::regex stamp("(\\d{6,})");
   auto turn = [&](int i) -> Task<void> {
     if (!o.lockstep && n > 1) {
       boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor);
@@ -207,8 +233,7 @@ void Run(int n, const Options& o) {
       parser.Feed(bytes, [&](SseEvent&& e) {
         if (e.event != "reply.delta") return;
         const std::string text = Json::parse(e.data, nullptr, false).value("text", "");
-        std::vector<int64_t> stamps;
-        for (std::sregex_iterator m(text.begin(), text.end(), stamp), end; m != end; ++m) stamps.push_back(std::stoll((*m)[1]));
+        const std::vector<int64_t> stamps = Stamps(text);
         if (stamps.size() < 2) return;  // a correction the rails appended: not the model's sentence
         s.added_ms.push_back(static_cast<double>(now - stamps.back()) / 1000.0);
         if (s.first_sentence_ms < 0) s.first_sentence_ms = static_cast<double>(now - stamps.front()) / 1000.0;
@@ -255,6 +280,7 @@ void Run(int n, const Options& o) {
   server.Signal(SIGTERM);
   server.Wait();
   std::remove(agent.c_str());
+  if (file_store) std::filesystem::remove_all(scratch);
 }
 
 }  // namespace
@@ -273,6 +299,8 @@ int main(int argc, char** argv) {
       o.sentences = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--threads" && i + 1 < argc) {
       o.threads = std::stoi(argv[++i]);
+    } else if (a == "--store" && i + 1 < argc) {
+      o.store = argv[++i];
     } else if (a == "--spread-ms" && i + 1 < argc) {
       o.spread_ms = std::stoi(argv[++i]);
     } else if (a == "--lockstep") {
@@ -282,18 +310,18 @@ int main(int argc, char** argv) {
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--sentences K] [--lockstep | --spread-ms T] [--threads T] [--agent FILE] [--tool NAME|none] [N ...]\n";
+      std::cerr << "usage: reins_stream_bench [--pace-ms MS] [--sentences K] [--lockstep | --spread-ms T] [--threads T] [--store URL] [--agent FILE] [--tool NAME|none] [N ...]\n";
       return 2;
     }
   }
   if (sizes.empty()) sizes = {1, 1000};
   std::printf("agent %s, write %s; the model writes a token every %d ms (%d sentences of 10 tokens); streams %s; "
-              "reins serve --threads %d; loopback\n",
+              "reins serve --threads %d, store %s; loopback\n",
               o.agent.c_str(), o.tool.c_str(), o.pace_ms, o.sentences,
               o.lockstep         ? "start at once (lockstep)"
               : o.spread_ms >= 0 ? ("start evenly over " + std::to_string(o.spread_ms) + " ms").c_str()
                                  : "start spread over one token's time",
-              o.threads);
+              o.threads, o.store.empty() ? "a SQLite file (WAL)" : o.store.c_str());
   std::printf("| streams | ok | sentences | added p50 ms | added p99 ms | added max ms | first sentence p50 ms | p99 ms | "
               "server CPU ms/turn |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
