@@ -76,6 +76,16 @@ class HttpModelTest : public ::testing::TestWithParam<std::string> {
                                                              : testing::AnthropicError("api_error", message));
   }
   Result<ModelResponse> Complete(HttpModel& m, const ModelRequest& r) { return RunSync(m.Complete(r)); }
+  // Half a streamed answer, then the connection closes; then an answer a retry would get.
+  void EnqueueACutStreamThenAnAnswer() {
+    std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"a long answer", {}}, 2)
+                                                             : testing::AnthropicStream({"a long answer", {}}, 2);
+    events.resize(events.size() / 2);
+    MockReply cut = MockUpstream::Sse(events);
+    cut.cut_after_chunks = true;
+    up_.Enqueue(cut);
+    up_.Enqueue(Whole({"must not be used", {}}));
+  }
 
   MockUpstream up_;
   std::shared_ptr<HttpClient> client_ = std::make_shared<HttpClient>();
@@ -225,13 +235,7 @@ TEST_P(HttpModelTest, RetriesAConnectionResetBeforeAnyByte) {
 }
 
 TEST_P(HttpModelTest, AStreamCutMidwayFailsWithoutRetrying) {
-  std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"a long answer", {}}, 2)
-                                                           : testing::AnthropicStream({"a long answer", {}}, 2);
-  events.resize(events.size() / 2);
-  MockReply cut = MockUpstream::Sse(events);
-  cut.cut_after_chunks = true;
-  up_.Enqueue(cut);
-  up_.Enqueue(Whole({"must not be used", {}}));
+  EnqueueACutStreamThenAnAnswer();
   auto model = Model();
   std::string deltas;
   auto r = Complete(*model, AskWeather(true, &deltas));
@@ -351,13 +355,7 @@ TEST_P(HttpModelTest, OnSeveralThreadsTheStreamIsReadOffTheTurnsStrandAndItsText
 }
 
 TEST_P(HttpModelTest, OnSeveralThreadsACutStreamFailsWithTheTextSoFarDeliveredAndNoRetry) {
-  std::vector<std::string> events = provider() == "openai" ? testing::OpenAIStream({"a long answer", {}}, 2)
-                                                           : testing::AnthropicStream({"a long answer", {}}, 2);
-  events.resize(events.size() / 2);
-  MockReply cut = MockUpstream::Sse(events);
-  cut.cut_after_chunks = true;
-  up_.Enqueue(cut);
-  up_.Enqueue(Whole({"must not be used", {}}));
+  EnqueueACutStreamThenAnAnswer();
   auto model = Model();
   std::string deltas;
   int off_strand = 0;
