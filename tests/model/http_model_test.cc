@@ -304,30 +304,50 @@ TEST_P(HttpModelTest, AnEndlessStreamHitsTheTotalTimeout) {
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
 }
 
-// reins serve --threads 2: the turn on a strand of a context two threads run, declared
-// so; the model's stream is then read on a strand of its own. `off_strand` counts the
-// text deltas that reached the turn anywhere but on its strand.
-Result<ModelResponse> CompleteOnTwoThreads(HttpModel& model, ModelRequest request, std::string* deltas,
-                                           int* off_strand, std::exception_ptr* thrown = nullptr) {
+// reins serve --threads 2: a turn on a strand of a context two threads run, declared
+// so, makes `requests` one after another; a streamed one is then read on a strand of its
+// own. `off_strand` counts the text deltas that reached the turn anywhere but on its
+// strand. Empty when something threw (in `thrown`).
+std::vector<Result<ModelResponse>> CompleteInATurnOnTwoThreads(HttpModel& model, std::vector<ModelRequest> requests,
+                                                               std::string* deltas, int* off_strand,
+                                                               std::exception_ptr* thrown = nullptr) {
   boost::asio::io_context io(2);
   DeclareIoThreads(io, 2);
   auto turn_strand = boost::asio::make_strand(io);
-  auto deliver = std::move(request.on_text_delta);
-  request.on_text_delta = [&](std::string_view piece) {
-    if (!turn_strand.running_in_this_thread()) ++*off_strand;
-    deltas->append(piece);
-    if (deliver) deliver(piece);
-  };
-  std::optional<Result<ModelResponse>> out;
+  for (ModelRequest& request : requests) {
+    if (!request.on_text_delta) continue;
+    request.on_text_delta = [&, deliver = std::move(request.on_text_delta)](std::string_view piece) {
+      if (!turn_strand.running_in_this_thread()) ++*off_strand;
+      deltas->append(piece);
+      deliver(piece);
+    };
+  }
+  std::vector<Result<ModelResponse>> out;
   std::exception_ptr failed;
-  boost::asio::co_spawn(turn_strand, [&]() -> Task<void> { out.emplace(co_await model.Complete(request)); },
-                        [&](std::exception_ptr e) { failed = e; });
+  boost::asio::co_spawn(
+      turn_strand,
+      [&]() -> Task<void> {
+        for (const ModelRequest& request : requests) {
+          Result<ModelResponse> answer = co_await model.Complete(request);
+          out.push_back(std::move(answer));
+        }
+      },
+      [&](std::exception_ptr e) { failed = e; });
   std::thread second([&io] { io.run(); });
   io.run();
   second.join();
   if (thrown != nullptr) *thrown = failed;
-  if (failed) return Internal("threw");
-  return std::move(*out);
+  if (failed) out.clear();
+  return out;
+}
+
+Result<ModelResponse> CompleteOnTwoThreads(HttpModel& model, ModelRequest request, std::string* deltas,
+                                           int* off_strand, std::exception_ptr* thrown = nullptr) {
+  std::vector<ModelRequest> one;
+  one.push_back(std::move(request));
+  std::vector<Result<ModelResponse>> out = CompleteInATurnOnTwoThreads(model, std::move(one), deltas, off_strand, thrown);
+  if (out.empty()) return Internal("threw");
+  return std::move(out.front());
 }
 
 TEST_P(HttpModelTest, OnSeveralThreadsTheStreamIsReadOffTheTurnsStrandAndItsTextArrivesOnItInOrder) {
@@ -352,6 +372,30 @@ TEST_P(HttpModelTest, OnSeveralThreadsTheStreamIsReadOffTheTurnsStrandAndItsText
   EXPECT_LT(pieces, 10) << "a piece per chunk: the stream was read on the turn's strand";
   ASSERT_EQ(r->tool_calls.size(), 2u);
   EXPECT_EQ(r->tool_calls[1].args["city"], "Bergen");
+}
+
+// The connection a stream opened on its own strand goes back to the pool and serves the
+// turn's next calls, whole or streamed, on whichever strand makes them.
+TEST_P(HttpModelTest, OnSeveralThreadsTheConnectionAStreamOpenedServesTheTurnsNextCalls) {
+  up_.Enqueue(Streamed({"First streamed answer.", {}}, 2));
+  up_.Enqueue(Whole({"A whole answer.", {}}));
+  up_.Enqueue(Streamed({"Second streamed answer.", {}}, 2));
+  auto model = Model();
+  std::vector<ModelRequest> calls;
+  calls.push_back(AskWeather(true));
+  calls.push_back(AskWeather(false));
+  calls.push_back(AskWeather(true));
+  std::string deltas;
+  int off_strand = 0;
+  std::vector<Result<ModelResponse>> r = CompleteInATurnOnTwoThreads(*model, std::move(calls), &deltas, &off_strand);
+  ASSERT_EQ(r.size(), 3u);
+  for (const auto& one : r) ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(r[0]->text, "First streamed answer.");
+  EXPECT_EQ(r[1]->text, "A whole answer.");
+  EXPECT_EQ(r[2]->text, "Second streamed answer.");
+  EXPECT_EQ(deltas, "First streamed answer.Second streamed answer.");
+  EXPECT_EQ(off_strand, 0);
+  EXPECT_EQ(client_->connections_opened(), 1);
 }
 
 TEST_P(HttpModelTest, OnSeveralThreadsACutStreamFailsWithTheTextSoFarDeliveredAndNoRetry) {
