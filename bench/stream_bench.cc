@@ -10,9 +10,10 @@
 //   build-release/bench/reins_stream_bench [--pace-ms 30] [--sentences 3] [--lockstep | --spread-ms T] [--threads 1] [--store URL] [--agent FILE] [--tool NAME] [N ...]
 //
 // N defaults to 1 1000; the agent to examples/care-chat/agent.yaml with its
-// submit_prayer_request (`--tool none`: no write); the store to a SQLite file. The mock stamps each token with the
-// monotonic clock as it writes it: the first token of the answer and the last one of
-// every sentence carry the time, so the client measures from the same clock.
+// submit_prayer_request (`--tool none`: no write); the store to a SQLite file. The mock
+// stamps each token with the monotonic clock as it writes it: the first token of the
+// answer and the last one of every sentence carry the time, so the client measures from
+// the same clock.
 
 #include <algorithm>
 #include <cctype>
@@ -180,6 +181,10 @@ void Run(int n, const Options& o) {
   const bool file_store = o.store.empty() && mkdtemp(scratch) != nullptr;
   std::string store = o.store;
   if (file_store) store.append("sqlite:").append(scratch).append("/sessions.db");
+  if (store.empty()) {
+    std::cerr << "cannot make a scratch directory for the store; these figures use sqlite::memory:\n";
+    store = "sqlite::memory:";
+  }
   testing::ServerProcess server({"--config", agent, "--store", store, "--rate", "1000000000", "--burst", "1000000000",
                                  "--max-inflight", std::to_string(n + 16), "--shutdown-timeout-ms", "2000", "--threads",
                                  std::to_string(o.threads)});
