@@ -180,7 +180,7 @@ constexpr const char* kV7 = R"sql(
 ALTER TABLE outbox ADD COLUMN step_id TEXT NOT NULL DEFAULT '';
 )sql";
 
-// v8: fewer b-trees written per turn (each one a 4 KB WAL frame in every commit that
+// v8: fewer b-trees written per turn (each one a whole page in the log, in every commit that
 // touches it). Tool invocations lose AUTOINCREMENT (its sqlite_sequence row was
 // rewritten with every insert; rows are never deleted, so a plain rowid still grows)
 // and the index by turn, which no query used (invocations are read by session).

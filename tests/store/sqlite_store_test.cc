@@ -328,6 +328,27 @@ TEST_F(SqliteStoreTest, FileDatabaseSurvivesReopenInWalMode) {
   EXPECT_EQ(Int("PRAGMA user_version"), store::LatestSchemaVersion());
 }
 
+TEST_F(SqliteStoreTest, NewDatabaseHasSmallPagesAndAnOldOneKeepsItsOwn) {
+  EXPECT_EQ(Int("PRAGMA page_size"), 1024);
+  store_.reset();
+  const std::string old_path = path_ + ".old";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(old_path + suffix);
+  {
+    SQLite::Database db(old_path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE made_before (x)");
+  }
+  auto old = SqliteStore::Open(old_path);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  ASSERT_TRUE((*old)->CreateSession(Session("s_old")).ok());
+  EXPECT_EQ((*old)->LoadSession("s_old")->tenant, "acme");
+  old->reset();
+  {
+    SQLite::Database db(old_path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("PRAGMA page_size").getInt(), 4096);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(old_path + suffix);
+}
+
 TEST_F(SqliteStoreTest, DatabaseFromANewerReinsIsRefused) {
   store_.reset();
   {
