@@ -47,6 +47,7 @@ class HttpModel final : public ModelProvider {
 
  private:
   struct Attempt;
+  HttpRequest NewHttpRequest(const ModelRequest& request, bool streaming) const;
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
   Status Failure(const Result<HttpResponse>& outcome, int attempts) const;
   std::string Redact(std::string text, bool hide_urls = true) const;

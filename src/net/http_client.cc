@@ -79,7 +79,8 @@ http::verb Verb(const std::string& method) {
   return v == http::verb::unknown ? http::verb::post : v;
 }
 
-http::request<http::string_body> BuildRequest(const HttpRequest& r, const Url& url) {
+// Takes the body: the exchange holds it once while it waits for the response.
+http::request<http::string_body> BuildRequest(HttpRequest& r, const Url& url) {
   http::request<http::string_body> req{Verb(r.method), url.target, 11};
   bool default_port = url.port == (url.tls() ? "443" : "80");
   req.set(http::field::host, default_port ? url.host : url.host + ":" + url.port);
@@ -91,7 +92,7 @@ http::request<http::string_body> BuildRequest(const HttpRequest& r, const Url& u
     has_type = has_type || EqualsNoCase(h.name, "content-type");
   }
   if (!r.body.empty() && !has_type) req.set(http::field::content_type, "application/json");
-  req.body() = r.body;
+  req.body() = std::move(r.body);
   req.prepare_payload();
   return req;
 }
@@ -140,7 +141,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::set<asio::execution_context*> watched;
 
   Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, std::string key, Deadlines& deadlines);
-  Task<Result<HttpResponse>> Exchange(HttpRequest request, const BodyChunkFn* on_chunk, const HeadersFn* on_headers);
+  // `self` keeps the pool alive while the exchange runs.
+  Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, HttpRequest request, const BodyChunkFn* on_chunk,
+                                      const HeadersFn* on_headers);
   template <typename AsyncStream>
   Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, http::request<http::string_body>& req,
                                        const std::string& what, Deadlines& deadlines, const BodyChunkFn* on_chunk,
@@ -286,8 +289,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
   co_return response;
 }
 
-Task<Result<HttpResponse>> HttpClient::Impl::Exchange(HttpRequest request, const BodyChunkFn* on_chunk,
-                                                      const HeadersFn* on_headers) {
+Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, HttpRequest request,
+                                                      const BodyChunkFn* on_chunk, const HeadersFn* on_headers) {
   REINS_CO_ASSIGN_OR_RETURN(const Url url, ParseUrl(request.url));
   std::string what = request.method + " " + request.url;
   if (request.body.size() > options.max_request_bytes) {
@@ -334,14 +337,13 @@ HttpClient::HttpClient() : HttpClient(Options{}) {}
 HttpClient::HttpClient(Options options) : impl_(std::make_shared<Impl>(std::move(options))) {}
 HttpClient::~HttpClient() = default;
 
+// Not a coroutine: a frame of its own would be held by every exchange while it waits.
 Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
-  auto impl = impl_;  // keeps the pool alive while the exchange runs
-  co_return co_await impl->Exchange(std::move(request), nullptr, nullptr);
+  return impl_->Exchange(impl_, std::move(request), nullptr, nullptr);
 }
 
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
-  auto impl = impl_;
-  co_return co_await impl->Exchange(std::move(request), &on_chunk, &on_headers);
+  co_return co_await impl_->Exchange(impl_, std::move(request), &on_chunk, &on_headers);  // the frame owns the callbacks
 }
 
 int HttpClient::connections_opened() const {

@@ -168,6 +168,14 @@ TEST_P(HttpModelTest, Retries500ThenSucceeds) {
   auto r = Complete(*model, AskWeather(false));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(model->last_attempts(), 3);
+  // Each try is built afresh (the first one's body went to the socket): the same bytes.
+  const auto seen = up_.requests();
+  ASSERT_EQ(seen.size(), 3u);
+  for (const auto& retried : {seen[1], seen[2]}) {
+    EXPECT_EQ(retried.body, seen[0].body);
+    EXPECT_EQ(retried.headers, seen[0].headers);
+    EXPECT_EQ(retried.target, seen[0].target);
+  }
 }
 
 TEST_P(HttpModelTest, GivesUpAfterMaxRetriesWithAClearError) {
