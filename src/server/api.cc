@@ -62,17 +62,26 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   const auto start = std::chrono::steady_clock::now();
   const Route route = MatchRoute(req.path, req.method);
   std::string tenant;
-  Headers extra;
-  std::optional<ApiError> refused = impl->Admit(req, route, &tenant, &extra);
-  if (refused && IsOpenAiEndpoint(route.endpoint)) {
-    co_await SendChatError(res, *refused, extra);
-  } else if (refused) {
-    co_await SendError(res, *refused, extra);
-  } else {
+  if (co_await impl->Admitted(req, res, route, &tenant)) {
     const Exchange x{req, res, route.session_id, tenant};  // named: see responses.h on GCC 12
     co_await impl->Dispatch(x, route.endpoint, route.method);
   }
   impl->Record(req, route.label, res.status(), tenant, std::chrono::steady_clock::now() - start);
+}
+
+// The frames of the request's path stay alive as long as its turn waits on the model:
+// refusals are answered in coroutines of their own, whose frames (the error, its
+// headers) are gone by then.
+Task<bool> Api::Impl::Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant) {
+  Headers extra;
+  std::optional<ApiError> refused = Admit(req, route, tenant, &extra);
+  if (!refused) co_return true;
+  if (IsOpenAiEndpoint(route.endpoint)) {
+    co_await SendChatError(res, *refused, extra);
+  } else {
+    co_await SendError(res, *refused, extra);
+  }
+  co_return false;
 }
 
 void Api::OnRuntimeEvent(const std::string& session_id, const TraceEvent& event) {
@@ -126,19 +135,35 @@ void Api::Impl::Record(const ServerRequest& req, const std::string& route, int s
 
 Task<void> Api::Impl::Dispatch(Exchange x, Endpoint endpoint, const char* method) {
   const HandlerEntry* entry = FindHandler(endpoint);
-  if (entry == nullptr) {
+  if (co_await Routed(x, entry != nullptr && entry->per_session, entry != nullptr, endpoint, method)) {
+    co_await (this->*(entry->handler))(x);
+  }
+}
+
+// Whether the request reaches its endpoint's handler (`found`: there is one); the
+// refusal answered when it does not.
+Task<bool> Api::Impl::Routed(Exchange x, bool per_session, bool found, Endpoint endpoint, const char* method) {
+  if (!found) {
     ApiError e = Err(404, "not_found", "no such endpoint: " + x.req.path);
-    co_return co_await SendError(x.res, e);
+    co_await SendError(x.res, e);
+    co_return false;
   }
   if (x.req.method != method) {
     ApiError e = WrongMethod(x.req.method, method);
-    if (IsOpenAiEndpoint(endpoint)) co_return co_await SendChatError(x.res, e, AllowHeader(method));
-    co_return co_await SendError(x.res, e, AllowHeader(method));
+    if (IsOpenAiEndpoint(endpoint)) {
+      co_await SendChatError(x.res, e, AllowHeader(method));
+    } else {
+      co_await SendError(x.res, e, AllowHeader(method));
+    }
+    co_return false;
   }
-  if (entry->per_session) {
-    if (auto missing = co_await CheckSession(x.session_id, x.tenant)) co_return co_await SendError(x.res, *missing);
+  if (per_session) {
+    if (auto missing = co_await CheckSession(x.session_id, x.tenant)) {
+      co_await SendError(x.res, *missing);
+      co_return false;
+    }
   }
-  co_await (this->*(entry->handler))(x);
+  co_return true;
 }
 
 }  // namespace reins

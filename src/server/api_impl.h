@@ -135,7 +135,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);
   void Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
               std::chrono::steady_clock::duration took);
+  Task<bool> Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant);
   Task<void> Dispatch(Exchange x, Endpoint endpoint, const char* method);
+  Task<bool> Routed(Exchange x, bool per_session, bool found, Endpoint endpoint, const char* method);
 
   // session_handlers.cc
   Task<void> CreateSession(Exchange x);
@@ -145,6 +147,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<std::optional<ApiError>> CheckSession(std::string id, std::string tenant);
   // turn_handlers.cc
   Task<void> PostTurn(Exchange x);
+  Task<bool> AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot);
+  Task<void> AnswerTurn(Exchange x, std::string key, TurnOutcome outcome);
   Task<void> CancelLease(Exchange x);
   Task<void> StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot);
   Task<std::optional<Json>> Replay(std::string id, std::string key);

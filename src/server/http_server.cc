@@ -186,6 +186,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void ShedOneWaitingClient();
   Task<void> Serve(tcp::socket socket);
   Task<bool> ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
+  Task<std::optional<ServerRequest>> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
+                                                 const std::string& remote, bool* keep_alive);
   void SetIdle(uint64_t id, beast::tcp_stream* stream) {
     std::lock_guard lock(mu);
     if (stream) idle[id] = stream; else idle.erase(id);
@@ -260,6 +262,25 @@ Task<void> HttpServer::Impl::Serve(tcp::socket socket) {
 // Reads and answers one request. False when the connection should close.
 Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
                                       const std::string& remote) {
+  // Read in a coroutine of its own: its frame (the parser, the refusals) is gone by
+  // the time the handler runs, and a turn can wait on its model for seconds.
+  bool keep_alive = false;
+  std::optional<ServerRequest> req = co_await ReadRequest(stream, buffer, id, remote, &keep_alive);
+  if (!req) co_return false;
+  stream.expires_never();  // a turn may take as long as its own timeouts allow
+  ConnectionResponse answer(stream, keep_alive && !stopping);
+  co_await handler(*req, answer);
+  if (!answer.responded()) {
+    std::string body = NoResponse();
+    co_await answer.Respond(500, std::string(kJson), std::move(body), {});
+  }
+  co_return answer.keep_alive();
+}
+
+// Reads one request, or answers what cannot be one (nullopt: close the connection).
+Task<std::optional<ServerRequest>> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                                                 uint64_t id, const std::string& remote,
+                                                                 bool* keep_alive) {
   RequestParser parser;
   ConfigureRequestParser(parser, options.max_body_bytes);
   stream.expires_after(std::chrono::milliseconds(options.idle_timeout_ms));
@@ -268,23 +289,23 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
   SetIdle(id, nullptr);
   if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted || ec == asio::error::connection_reset) {
-    co_return false;
+    co_return std::nullopt;
   }
   ConnectionResponse response(stream, false);
   if (ec == http::error::body_limit) {  // a Content-Length over the limit is known from the head
     std::string body = TooLarge(options.max_body_bytes);
     co_await response.Respond(413, std::string(kJson), std::move(body), {});
-    co_return false;
+    co_return std::nullopt;
   }
   if (ec == http::error::header_limit) {
     std::string body = HeadTooLarge();
     co_await response.Respond(431, std::string(kJson), std::move(body), {});
-    co_return false;
+    co_return std::nullopt;
   }
   if (ec) {
     std::string body = Malformed(ec.message());
     co_await response.Respond(400, std::string(kJson), std::move(body), {});
-    co_return false;
+    co_return std::nullopt;
   }
   // The head decides whether the body can be read safely at all, and what path the
   // request names, before a byte of the body is read.
@@ -294,24 +315,24 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
   if (!target) {
     std::string body = Refused(why);
     co_await response.Respond(why.status, std::string(kJson), std::move(body), {});
-    co_return false;
+    co_return std::nullopt;
   }
   if (beast::iequals(head[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
     auto [wec, wn] = co_await asio::async_write(stream, interim, kNoThrow);
-    if (wec) co_return false;
+    if (wec) co_return std::nullopt;
   }
   auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kNoThrow);
   if (bec == http::error::body_limit) {
     std::string body = TooLarge(options.max_body_bytes);
     co_await response.Respond(413, std::string(kJson), std::move(body), {});
-    co_return false;
+    co_return std::nullopt;
   }
   if (bec) {
-    if (bec == beast::error::timeout || bec == asio::error::eof || bec == asio::error::connection_reset) co_return false;
+    if (bec == beast::error::timeout || bec == asio::error::eof || bec == asio::error::connection_reset) co_return std::nullopt;
     std::string body = Malformed(bec.message());
     co_await response.Respond(400, std::string(kJson), std::move(body), {});
-    co_return false;
+    co_return std::nullopt;
   }
   http::request<http::string_body> msg = parser.release();
   ServerRequest req;
@@ -325,14 +346,8 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
   }
   req.body = std::move(msg.body());
   req.remote = remote;
-  stream.expires_never();  // a turn may take as long as its own timeouts allow
-  ConnectionResponse answer(stream, msg.keep_alive() && !stopping);
-  co_await handler(req, answer);
-  if (!answer.responded()) {
-    std::string body = NoResponse();
-    co_await answer.Respond(500, std::string(kJson), std::move(body), {});
-  }
-  co_return answer.keep_alive();
+  *keep_alive = msg.keep_alive();
+  co_return std::move(req);
 }
 
 HttpServer::HttpServer(asio::io_context& io, Options options, RequestHandler handler)

@@ -51,18 +51,41 @@ Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
   co_return co_await OnStore<std::optional<Json>>(std::move(read));
 }
 
+// This frame lives as long as the turn waits on its model: reading the request and
+// answering the result (the refusals, a replay, the text) run in coroutines of their own.
 Task<void> Api::Impl::PostTurn(Exchange x) {
   TurnInput in;
-  if (auto bad = ParseTurnBody(x.req.body, x.req.Header("idempotency-key"), &in)) co_return co_await SendError(x.res, *bad);
-  in.traceparent = TraceparentOf(x.req);
-  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
-  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
+  std::shared_ptr<void> slot;
+  if (!co_await AcceptTurn(x, &in, &slot)) co_return;
   const std::string id = x.session_id;
   if (x.req.Header("accept").find("text/event-stream") != std::string::npos) {
-    co_return co_await StreamTurn(x.res, id, std::move(in), std::move(*slot));
+    co_return co_await StreamTurn(x.res, id, std::move(in), std::move(slot));
   }
-  const std::string key = in.idempotency_key;
+  std::string key = in.idempotency_key;
   TurnOutcome outcome = co_await RunTurn(id, std::move(in));
+  co_await AnswerTurn(x, std::move(key), std::move(outcome));
+}
+
+// Reads a turn's request and takes it a place among the turns in flight; false when
+// refused (the refusal answered).
+Task<bool> Api::Impl::AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot) {
+  if (auto bad = ParseTurnBody(x.req.body, x.req.Header("idempotency-key"), in)) {
+    co_await SendError(x.res, *bad);
+    co_return false;
+  }
+  in->traceparent = TraceparentOf(x.req);
+  std::optional<std::shared_ptr<void>> taken = TakeTurnSlot();
+  if (!taken) {
+    co_await SendError(x.res, Overloaded(), RetryAfter(1));
+    co_return false;
+  }
+  *slot = std::move(*taken);
+  co_return true;
+}
+
+// A turn that ran: its result, the first try's for a retried key, or the refusal.
+Task<void> Api::Impl::AnswerTurn(Exchange x, std::string key, TurnOutcome outcome) {
+  const std::string& id = x.session_id;
   const Result<TurnResult>& r = *outcome;
   if (!r.ok() && IsReplay(r.status(), key)) {
     if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(x.res, 200, *first, ReplayHeader());
