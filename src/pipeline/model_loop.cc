@@ -78,10 +78,11 @@ LoopOutcome ModelLoop::Failed(const TurnContext& ctx, const Status& call) {
   return LoopOutcome{LoopOutcome::Kind::kFailed, "model call failed: " + call.message(), {}, {}};
 }
 
+// Call, CallOnce and CallWith are not coroutines: they record the call and build its
+// request when called (their callers await them at once), and the request moves into
+// Send's frame. A frame of their own would be held for as long as the model answers.
 Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
-  std::vector<Message> no_extra;
-  Result<ModelResponse> response = co_await CallOnce(ctx, ctx.purpose, choice, std::move(no_extra), std::nullopt);
-  co_return response;
+  return CallOnce(ctx, ctx.purpose, std::move(choice), {}, std::nullopt);
 }
 
 Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
@@ -92,7 +93,7 @@ Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpos
   ++ctx.result.model_calls;
   ModelRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
   for (Message& m : extra) request.messages.push_back(std::move(m));
-  co_return co_await Send(ctx, std::move(request), std::move(schema));
+  return Send(ctx, std::move(request), std::move(schema));
 }
 
 Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
@@ -102,7 +103,7 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
   ++ctx.result.model_calls;
   ModelRequest request = BuildModelRequest(ctx, purpose, choice, std::move(tools));
   request.messages = std::move(messages);
-  co_return co_await Send(ctx, std::move(request), std::move(schema));
+  return Send(ctx, std::move(request), std::move(schema));
 }
 
 Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
@@ -231,35 +232,42 @@ Task<std::unique_ptr<LoopOutcome>> ModelLoop::RunCalls(TurnContext& ctx, TurnPha
   co_return std::make_unique<LoopOutcome>(std::move(*done));
 }
 
-Task<LoopOutcome> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
+std::unique_ptr<LoopOutcome> ModelLoop::Reply(TurnContext& ctx, const ModelResponse& response, int round,
+                                             ToolChoice* next) {
+  LoopOutcome answer = Answer(ctx, response);
+  if (answer.kind != LoopOutcome::Kind::kReply) return std::make_unique<LoopOutcome>(std::move(answer));
+  std::optional<std::string> required = policies_.RequiredToolMissing(ctx);
+  if (required && round < ctx.config.max_rounds) {
+    // One more round, naming the missing tool and forcing the model to call it.
+    ctx.history.push_back(Message::User("Before answering, call " + *required +
+                                        ": this request needs its result. Then answer again."));
+    *next = ToolChoice::Named(*required);
+    return nullptr;
+  }
+  return std::make_unique<LoopOutcome>(std::move(answer));
+}
+
+Task<std::unique_ptr<LoopOutcome>> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
   const int max_rounds = ctx.config.max_rounds;
   ToolChoice choice = std::move(first);
+  std::unique_ptr<LoopOutcome> done;
   while (ctx.loop_rounds < max_rounds) {
     const int round = ++ctx.loop_rounds;
     Result<ModelResponse> response = co_await Call(ctx, choice);
     choice = ToolChoice::Auto();
-    if (!response.ok()) co_return Failed(ctx, response.status());
+    if (!response.ok()) co_return std::make_unique<LoopOutcome>(Failed(ctx, response.status()));
     if (response->tool_calls.empty() || response->finish == FinishReason::kRefusal) {
-      LoopOutcome answer = Answer(ctx, *response);
-      if (answer.kind != LoopOutcome::Kind::kReply) co_return answer;
-      std::optional<std::string> required = policies_.RequiredToolMissing(ctx);
-      if (required && round < max_rounds) {
-        // One more round, naming the missing tool and forcing the model to call it.
-        ctx.history.push_back(Message::User("Before answering, call " + *required +
-                                            ": this request needs its result. Then answer again."));
-        choice = ToolChoice::Named(*required);
-        continue;
-      }
-      co_return answer;
+      done = Reply(ctx, *response, round, &choice);
+    } else {
+      ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
+      done = co_await RunCalls(ctx, phase, response->tool_calls);
     }
-    ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
-    std::unique_ptr<LoopOutcome> done = co_await RunCalls(ctx, phase, response->tool_calls);
-    if (done) co_return std::move(*done);
+    if (done) co_return std::move(done);
   }
-  co_return LoopOutcome{LoopOutcome::Kind::kFailed,
-                        "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) +
-                            " model calls",
-                        {}, {}};
+  co_return std::make_unique<LoopOutcome>(LoopOutcome{
+      LoopOutcome::Kind::kFailed,
+      "the model did not reach an answer within limits.max_rounds = " + std::to_string(max_rounds) + " model calls",
+      {}, {}});
 }
 
 }  // namespace reins

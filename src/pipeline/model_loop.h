@@ -41,7 +41,9 @@ class ModelLoop {
             ChainExecutor& executor);
   // Rounds count against limits.max_rounds for the whole turn (ctx.loop_rounds), so a
   // plan's steps share one budget (I9). `first` is the first call's tool choice.
-  Task<LoopOutcome> Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first);
+  // The outcome comes back on the heap: every frame that awaits it is alive while the
+  // turn waits on its model, and a LoopOutcome is 440 bytes.
+  Task<std::unique_ptr<LoopOutcome>> Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first);
   // What a chain's stop means for the turn, as in the loop: a clarification or an
   // approval ends it; after `complete` exactly one call with tool choice `none` gives the
   // reply (I1); nullopt: the loop goes on (an error the model may repair, or no stop).
@@ -75,6 +77,10 @@ class ModelLoop {
   // chain outcome (GCC keeps each local and awaited result of a coroutine in its frame).
   Task<std::unique_ptr<LoopOutcome>> RunCalls(TurnContext& ctx, TurnPhaseMachine& phase,
                                               const std::vector<ToolCall>& calls);
+  // A response without calls: the turn's answer, or null when the loop goes on to a
+  // round that must call a required tool (`next` set to it). Not a coroutine: the
+  // answer is not kept in the loop's frame.
+  std::unique_ptr<LoopOutcome> Reply(TurnContext& ctx, const ModelResponse& response, int round, ToolChoice* next);
 
   const PolicyChain& policies_;
   ModelProvider& model_;

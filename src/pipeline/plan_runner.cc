@@ -127,7 +127,8 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
     if (concluded) {
       outcome = std::move(*concluded);
     } else {
-      outcome = co_await loop_.Run(ctx, phase, choice);
+      std::unique_ptr<LoopOutcome> ran = co_await loop_.Run(ctx, phase, choice);
+      outcome = std::move(*ran);
     }
     // What ran inside this step only (I7), kept for a resume if the step pauses.
     std::vector<ToolOutcome> inside(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool),

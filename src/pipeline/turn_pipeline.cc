@@ -427,18 +427,18 @@ Task<Status> TurnPipeline::Run(TurnContext& ctx) {
   if (plan_mode_) {
     co_await RunPlan(ctx, phase, std::move(resumption));
   } else {
-    co_await RunLoop(ctx, phase, std::move(resumption));
+    co_await RunLoop(ctx, phase, resumption);
   }
   co_return OkStatus();
 }
 
-Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption) {
+Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption>& resumption) {
   if (resumption) {
     const bool ended = co_await ResumeFirst(ctx, phase, std::move(*resumption));
     if (ended) co_return;
   }
-  LoopOutcome outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
-  co_await Finish(ctx, std::move(outcome), phase, audit_on_);
+  std::unique_ptr<LoopOutcome> outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
+  co_await Finish(ctx, std::move(*outcome), phase, audit_on_);
   EndTurn(ctx, phase);
 }
 
@@ -471,7 +471,7 @@ Task<bool> TurnPipeline::ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, 
   co_return true;
 }
 
-Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit) {
+Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPhaseMachine& phase, bool audit) {
   switch (outcome.kind) {
     case LoopOutcome::Kind::kClarification:
       Present(ctx, std::move(*outcome.clarification), phase);

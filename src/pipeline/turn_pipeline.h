@@ -65,7 +65,9 @@ class TurnPipeline {
   // Runs (approved, answered) or refuses (denied) the call the person just decided on.
   Task<ChainOutcome> Resume(TurnContext& ctx, Resumption resumption);
   // After admission: the model loop, or the plan, to the turn's end; a resumption first.
-  Task<void> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption);
+  // `resumption` (and Finish's `outcome`) by reference: their owner awaits the call, and
+  // a copy would sit in a frame held for as long as the turn waits on its model.
+  Task<void> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption>& resumption);
   Task<void> RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption);
   // Resume, then the loop's conclusion of the call's outcome; true when that ended the turn.
   Task<bool> ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, Resumption resumption);
@@ -84,7 +86,7 @@ class TurnPipeline {
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
   void DeliverWhole(TurnContext& ctx, std::string whole, TurnPhaseMachine& phase);  // `whole` is Told already
   // What a loop, a plan, an audit or a replayed call ended with, carried to the person.
-  Task<void> Finish(TurnContext& ctx, LoopOutcome outcome, TurnPhaseMachine& phase, bool audit);
+  Task<void> Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPhaseMachine& phase, bool audit);
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
   static void WithdrawDeferred(TurnContext& ctx, const std::string& reason);
   static void Cancel(TurnContext& ctx, TurnPhaseMachine& phase);
