@@ -118,7 +118,7 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
   PendingDecisions& d = ctx.decisions;
   if (in.approve) {
     if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
-    d.decided_approval = std::move(approval);
+    d.decided_approval = std::make_unique<PendingApproval>(std::move(*approval));
     approval.reset();
     d.approval_granted = *in.approve;
     ctx.user_text = d.decided_approval->request_text;
@@ -147,7 +147,7 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
       return InvalidArgument("'" + *in.select + "' is not one of the pending options (" + ids + ")");
     }
     d.chosen_option_id = chosen->id;
-    d.answered = std::move(pending);
+    d.answered = std::make_unique<PendingClarification>(std::move(*pending));
     pending.reset();
     ctx.user_text = d.answered->request_text;
     ctx.request_tools = d.answered->request_tools;

@@ -26,11 +26,13 @@
 namespace reins {
 
 // What a turn's input did to the clarification or approval its session had pending.
+// The two decided items are on the heap: most turns decide nothing, and the turn's
+// context lives in a frame for as long as the turn waits on its model.
 struct PendingDecisions {
-  std::optional<PendingClarification> answered;  // `select` answered it ...
+  std::unique_ptr<PendingClarification> answered;  // `select` answered it ...
   std::string chosen_option_id;                  // ... with this option
   std::string withdrawn_clarification_id;        // superseded by a new request, or cancelled
-  std::optional<PendingApproval> decided_approval;  // `approve` decided it ...
+  std::unique_ptr<PendingApproval> decided_approval;  // `approve` decided it ...
   bool approval_granted = false;                    // ... this way
   std::string cancelled_approval_id;                // withdrawn by a cancel
 

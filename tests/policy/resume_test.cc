@@ -22,7 +22,8 @@ ToolDef SendTool() {
 TEST(ApprovalResumeTest, AGrantedApprovalRunsExactlyTheDecidedCall) {
   testing::PolicyContext p({SendTool()});
   ApprovalPolicy approval;
-  p.ctx.decisions.decided_approval = PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}};
+  p.ctx.decisions.decided_approval =
+      std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}});
   p.ctx.decisions.approval_granted = true;
   std::optional<Resumption> r = approval.Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
@@ -41,7 +42,8 @@ TEST(ApprovalResumeTest, AGrantedApprovalRunsExactlyTheDecidedCall) {
 TEST(ApprovalResumeTest, ADeniedApprovalRefusesTheCallAndLetsNothingThrough) {
   testing::PolicyContext p({SendTool()});
   ApprovalPolicy approval;
-  p.ctx.decisions.decided_approval = PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}};
+  p.ctx.decisions.decided_approval =
+      std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}});
   std::optional<Resumption> r = approval.Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
   EXPECT_TRUE(r->denied);
@@ -71,7 +73,7 @@ PendingClarification Question(const std::string& type) {
 
 TEST(ClarificationResumeTest, AChoiceBecomesANoteNamingTheOption) {
   testing::PolicyContext p;
-  p.ctx.decisions.answered = Question("select_one");
+  p.ctx.decisions.answered = std::make_unique<PendingClarification>(Question("select_one"));
   p.ctx.decisions.chosen_option_id = "r2";
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
   ASSERT_TRUE(r);
@@ -81,7 +83,7 @@ TEST(ClarificationResumeTest, AChoiceBecomesANoteNamingTheOption) {
 
 TEST(ClarificationResumeTest, AQuestionAskedMidCallResumesThatCallWithTheAnswer) {
   testing::PolicyContext p;
-  p.ctx.decisions.answered = Question("elicitation");
+  p.ctx.decisions.answered = std::make_unique<PendingClarification>(Question("elicitation"));
   p.ctx.decisions.chosen_option_id = "r2";
   p.ctx.resumes_questions = [](const std::string& tool) { return tool == "book_room"; };
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
@@ -94,7 +96,7 @@ TEST(ClarificationResumeTest, AQuestionAskedMidCallResumesThatCallWithTheAnswer)
 
 TEST(ClarificationResumeTest, ABackendThatCannotHoldTheCallGetsTheModelAskedAgain) {
   testing::PolicyContext p;
-  p.ctx.decisions.answered = Question("elicitation");
+  p.ctx.decisions.answered = std::make_unique<PendingClarification>(Question("elicitation"));
   p.ctx.decisions.chosen_option_id = "r2";
   p.ctx.resumes_questions = [](const std::string&) { return false; };
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
