@@ -67,6 +67,15 @@ struct RuntimeParts {
   std::function<void(const std::string& session_id, const std::vector<TraceEvent>& events)> on_turn;
 };
 
+// A turn's result on the heap (Runtime::RunTurnOnHeap): a pointer in the frames that
+// await it, where a Result<TurnResult> would take about 770 bytes in each.
+struct TurnResultBox {
+  TurnResultBox() = default;  // asio's co_spawn wants a default
+  TurnResultBox(Status refused);  // NOLINT: implicit, as Result's are
+  TurnResultBox(TurnResult ran);  // NOLINT
+  std::unique_ptr<Result<TurnResult>> result;
+};
+
 class Runtime {
  public:
   static Result<std::unique_ptr<Runtime>> Create(AgentConfig config, RuntimeParts parts);
@@ -82,6 +91,10 @@ class Runtime {
   // (InvalidArgument). Everything else, including a
   // failed model call, is a TurnResult with a status.
   Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
+  // RunTurn for a caller that keeps many turns waiting on their models (the server):
+  // the turn owns its arguments and its result comes back on the heap, so no frame
+  // between the caller and the turn holds a TurnResult while the turn waits.
+  Task<TurnResultBox> RunTurnOnHeap(std::string session_id, TurnInput input);
 
   // Runs the outbox entries a previous process left unfinished (crash recovery, I12),
   // each under its idempotency key; failures become notices. Returns how many ran.

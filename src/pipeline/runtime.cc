@@ -332,7 +332,15 @@ Result<std::string> Runtime::CreateSession(const Json& metadata, const std::stri
   return record.id;
 }
 
+TurnResultBox::TurnResultBox(Status refused) : result(std::make_unique<Result<TurnResult>>(std::move(refused))) {}
+TurnResultBox::TurnResultBox(TurnResult ran) : result(std::make_unique<Result<TurnResult>>(std::move(ran))) {}
+
 Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInput input) {
+  TurnResultBox ran = co_await RunTurnOnHeap(session_id, std::move(input));
+  co_return std::move(*ran.result);
+}
+
+Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput input) {
   REINS_CO_RETURN_IF_ERROR(CheckTurnInput(input));
   // One turn of a session at a time, in arrival order.
   const int64_t arrived_ms = impl_->parts.clock->NowMs();
@@ -343,7 +351,7 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
     ~Leave() { queue.Release(session_id); }
   } leave{impl_->queue, session_id};
   // From here to its end the turn is this one coroutine: a coroutine between would
-  // hold a TurnResult of its own (its return value) for as long as the turn waits.
+  // hold values of its own for as long as the turn waits.
   // Replicas sharing the store: this turn holds the session's claim to its very end
   // (its deferred calls included), as it holds the in-process queue.
   const std::shared_ptr<Impl::Catalog> config_now = impl_->Current();

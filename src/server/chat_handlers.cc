@@ -32,7 +32,8 @@ std::vector<ChatMessage> With(std::vector<ChatMessage> messages, ChatMessage mor
 }
 
 Task<void> RunChatTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
-  *out = co_await rt.RunTurn(id, std::move(in));
+  TurnResultBox ran = co_await rt.RunTurnOnHeap(std::move(id), std::move(in));
+  *out = std::move(*ran.result);
 }
 
 Json ModelJson(const std::string& name) {

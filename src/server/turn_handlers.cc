@@ -11,13 +11,8 @@ namespace reins {
 namespace {
 
 Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
-  *out = co_await rt.RunTurn(id, std::move(in));
-}
-
-// The turn as a coroutine of its own, which the runtime strand runs: it owns the
-// session id and the input the runtime's turn refers to.
-Task<Api::Impl::TurnOutcome> TurnOf(Runtime& rt, std::string id, TurnInput in) {
-  co_return std::make_unique<Result<TurnResult>>(co_await rt.RunTurn(id, std::move(in)));
+  TurnResultBox ran = co_await rt.RunTurnOnHeap(std::move(id), std::move(in));
+  *out = std::move(*ran.result);
 }
 
 bool IsReplay(const Status& s, const std::string& key) { return s.code() == StatusCode::kAlreadyExists && !key.empty(); }
@@ -34,10 +29,12 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
 }
 
 Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, TurnInput in) {
-  // Spawned straight onto the strand (no std::function, no copy of the input): a turn
-  // waiting on its model holds this hop's frames for as long as it waits.
-  Task<TurnOutcome> turn = TurnOf(runtime, std::move(id), std::move(in));  // named: see On
-  co_return co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
+  // The runtime's own coroutine spawned straight onto the strand (no std::function, no
+  // copy of the input, no coroutine between): a turn waiting on its model holds this
+  // hop's frames for as long as it waits.
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(in));  // named: see On
+  TurnResultBox ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
+  co_return std::move(ran.result);
 }
 
 // The stored result of the turn that already used `key`, if any.
