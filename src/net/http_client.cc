@@ -343,7 +343,8 @@ Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
 }
 
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
-  co_return co_await impl_->Exchange(impl_, std::move(request), &on_chunk, &on_headers);  // the frame owns the callbacks
+  // A coroutine, unlike Send: its frame owns the callbacks the exchange points to.
+  co_return co_await impl_->Exchange(impl_, std::move(request), &on_chunk, &on_headers);
 }
 
 int HttpClient::connections_opened() const {

@@ -329,7 +329,9 @@ Task<std::optional<ServerRequest>> HttpServer::Impl::ReadRequest(beast::tcp_stre
     co_return std::nullopt;
   }
   if (bec) {
-    if (bec == beast::error::timeout || bec == asio::error::eof || bec == asio::error::connection_reset) co_return std::nullopt;
+    if (bec == beast::error::timeout || bec == asio::error::eof || bec == asio::error::connection_reset) {
+      co_return std::nullopt;
+    }
     std::string body = Malformed(bec.message());
     co_await response.Respond(400, std::string(kJson), std::move(body), {});
     co_return std::nullopt;
