@@ -225,25 +225,28 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
   if (!outcome->ok() || (*outcome)->status < 200 || (*outcome)->status >= 300) {
     co_return Failure(*outcome, last_attempts_);
   }
+  co_return Read(request, attempt, **outcome);
+}
+
+Result<ModelResponse> HttpModel::Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const {
   // A 2xx answer to a streamed request arrives in chunks; one that came whole (a tape
   // replaying a response recorded without streaming) is read like any whole body.
-  if (attempt.assembler && !(*outcome)->body.empty()) attempt.assembler.reset();
-  if (!attempt.assembler && (*outcome)->Header("content-type").starts_with("text/event-stream")) {
+  if (attempt.assembler && !ok.body.empty()) attempt.assembler.reset();
+  if (!attempt.assembler && ok.Header("content-type").starts_with("text/event-stream")) {
     // Some compatible servers stream even when not asked to: read the stream whole.
     attempt.assembler = wire_->NewAssembler(request, nullptr);
     Status failed;
     SseParser parser;
-    parser.Feed((*outcome)->body, [&](SseEvent&& event) {
+    parser.Feed(ok.body, [&](SseEvent&& event) {
       if (failed.ok()) failed = attempt.assembler->OnEvent(event);
     });
-    if (!failed.ok()) co_return Status(failed.code(), std::string(Name()) + ": " + Redact(failed.message()));
+    if (!failed.ok()) return Status(failed.code(), std::string(Name()) + ": " + Redact(failed.message()));
   }
-  Result<ModelResponse> response = attempt.assembler ? attempt.assembler->Finish()
-                                                     : wire_->ParseBody((*outcome)->body, request);
+  Result<ModelResponse> response = attempt.assembler ? attempt.assembler->Finish() : wire_->ParseBody(ok.body, request);
   if (!response.ok()) {
-    co_return Status(response.status().code(), std::string(Name()) + ": " + Redact(response.status().message()));
+    return Status(response.status().code(), std::string(Name()) + ": " + Redact(response.status().message()));
   }
-  co_return response;
+  return response;
 }
 
 // What the caller (and through it an API client) is told names the provider, the

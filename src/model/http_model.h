@@ -49,6 +49,9 @@ class HttpModel final : public ModelProvider {
   struct Attempt;
   HttpRequest NewHttpRequest(const ModelRequest& request, bool streaming) const;
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
+  // The model's answer in a 2xx response. Not a coroutine: its parser and the parsed
+  // response would sit in Complete's frame while the request waits.
+  Result<ModelResponse> Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const;
   Status Failure(const Result<HttpResponse>& outcome, int attempts) const;
   std::string Redact(std::string text, bool hide_urls = true) const;
 
