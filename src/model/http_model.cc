@@ -171,7 +171,6 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
     };
   }
   if (tape_) co_return co_await tape_->Exchange(std::move(http), std::move(on_chunk), *client_);
-  if (!on_chunk) co_return co_await client_->Send(std::move(http));
   HeadersFn on_headers = [&attempt](const HttpResponse& head) {
     attempt.whole = !head.Header("content-type").starts_with("text/event-stream");
   };

@@ -48,6 +48,7 @@ class HttpModel final : public ModelProvider {
  private:
   struct Attempt;
   HttpRequest NewHttpRequest(const ModelRequest& request, bool streaming) const;
+  // A streamed exchange, or any through the tape; Complete sends a whole one itself.
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
   // The model's answer in a 2xx response. Not a coroutine: its parser and the parsed
   // response would sit in Complete's frame while the request waits.

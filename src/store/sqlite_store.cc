@@ -160,7 +160,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
     // every page it touches to the log whole and checksums it, and a turn's commit
     // touches about a dozen b-tree pages for a few KB of rows. 1 KB pages cut the
     // served turn's instructions by 5 % (docs/PERFORMANCE.md, round 6); 2 KB and
-    // 512 bytes measured between.
+    // 512-byte pages saved less.
     db->exec("PRAGMA page_size = 1024");
     if (path != ":memory:") {
       // WAL lets readers run beside the writer. A filesystem without shared memory
