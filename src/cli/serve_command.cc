@@ -1,6 +1,7 @@
 // `reins serve`: the HTTP API (docs/http-api.md) over one agent. Network I/O runs on
 // `--threads` threads; the runtime runs on one strand (it assumes one executor), which
-// costs nothing while turns wait on models and tools. With more than one thread, model
+// costs nothing while turns wait on models and tools. With one thread (the default) the
+// thread is that strand and each connection's too (SerialExecutor). With more, model
 // streams are read on strands of their own and only their text reaches the runtime
 // strand (HttpModel). SIGINT/SIGTERM: stop accepting, let in-flight turns finish up to
 // --shutdown-timeout-ms, exit 0; writes still queued stay in the outbox and run at the
@@ -19,7 +20,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "cli/commands.h"
@@ -162,7 +162,7 @@ int ServeCommand(const ServeFlags& flags) {
     const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     asio::io_context io(threads);
     DeclareIoThreads(io, threads);  // with more than one, model streams are read off the runtime strand
-    auto strand = asio::make_strand(io);
+    const asio::any_io_executor strand = SerialExecutor(io);  // the runtime's: its work runs one step at a time
     Metrics metrics;
     HttpServer* server_ptr = nullptr;
     ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};

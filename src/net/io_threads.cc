@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include <boost/asio/strand.hpp>
+
 namespace reins {
 namespace {
 
@@ -12,6 +14,7 @@ class IoThreads final : public asio::execution_context::service {
   static asio::execution_context::id id;
   explicit IoThreads(asio::execution_context& context) : service(context) {}
   std::atomic<asio::io_context*> multi_threaded{nullptr};
+  std::atomic<int> threads{0};  // 0: not declared
 
  private:
   void shutdown() override {}
@@ -21,12 +24,19 @@ asio::execution_context::id IoThreads::id;
 }  // namespace
 
 void DeclareIoThreads(asio::io_context& io, int threads) {
-  asio::use_service<IoThreads>(io).multi_threaded = threads > 1 ? &io : nullptr;
+  IoThreads& declared = asio::use_service<IoThreads>(io);
+  declared.multi_threaded = threads > 1 ? &io : nullptr;
+  declared.threads = threads;
 }
 
 asio::io_context* MultiThreadedIoContext(asio::execution_context& context) {
   if (!asio::has_service<IoThreads>(context)) return nullptr;
   return asio::use_service<IoThreads>(context).multi_threaded;
+}
+
+asio::any_io_executor SerialExecutor(asio::io_context& io) {
+  if (asio::has_service<IoThreads>(io) && asio::use_service<IoThreads>(io).threads == 1) return io.get_executor();
+  return asio::make_strand(io);
 }
 
 }  // namespace reins

@@ -1,7 +1,8 @@
 // Api: the endpoints of `reins serve` (docs/http-api.md) over a Runtime. Requests are
 // routed on the canonical path the transport checked, authenticated (Bearer keys,
 // tenants) on that same path, rate limited, validated (request_bodies.h) and handled;
-// runtime work runs on one strand (the runtime assumes one executor), reads of whole
+// runtime work runs on one strand (the runtime assumes one executor; with one I/O
+// thread, the thread's own executor: SerialExecutor in net/io_threads.h), reads of whole
 // traces on a reader thread of their own so that they never hold up turns, network
 // I/O on any thread. Every error is {"error":{"code","message"}} with the fitting
 // status, and nothing is half-applied: a refused request changes nothing.

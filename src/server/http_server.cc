@@ -17,12 +17,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "net/io_threads.h"
 #include "reins/json.h"
 #include "server/request_head.h"
 
@@ -162,7 +162,7 @@ std::string ServerRequest::Header(const std::string& lower_name) const {
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   Impl(asio::io_context& io, Options o, RequestHandler h)
-      : io(io), options(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
+      : io(io), options(std::move(o)), handler(std::move(h)), acceptor(SerialExecutor(io)) {}
 
   asio::io_context& io;
   Options options;
@@ -199,7 +199,7 @@ Task<void> HttpServer::Impl::Accept() {
   asio::steady_timer backoff(acceptor.get_executor());
   int backoff_ms = 0;
   while (!stopping) {
-    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(io), kNoThrow);
+    auto [ec, socket] = co_await acceptor.async_accept(SerialExecutor(io), kNoThrow);
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;
       if (ec == asio::error::no_descriptors || ec.value() == EMFILE || ec.value() == ENFILE) {

@@ -64,6 +64,28 @@ TEST(HttpClient, ReusesAKeptAliveConnection) {
   EXPECT_EQ(up.connections_accepted(), 1);
 }
 
+// A connection sizes its next read by the last response: each body still arrives whole
+// and exact, whether it is larger than the last (read in more calls) or smaller.
+TEST(HttpClient, OneConnectionReadsResponsesLargerAndSmallerThanTheLast) {
+  const std::vector<std::string> bodies = {"{}", "\"" + std::string(40000, 'a') + "\"", "[1]",
+                                           "\"" + std::string(3000, 'b') + "\"", "{}"};
+  MockUpstream up;
+  for (const std::string& body : bodies) up.Enqueue(MockUpstream::Json(200, body));
+  HttpClient client;
+  boost::asio::io_context io;
+  std::vector<std::string> got;
+  auto all = [&]() -> Task<void> {
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      Result<HttpResponse> r = co_await client.Send(Post(up, "/x"));
+      got.push_back(r.ok() ? r->body : r.status().message());
+    }
+  };
+  boost::asio::co_spawn(io, all(), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(got, bodies);
+  EXPECT_EQ(client.connections_opened(), 1);
+}
+
 TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
   MockUpstream up;
   up.Enqueue(MockUpstream::Json(200, "{\"n\":1}"));
