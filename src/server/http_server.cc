@@ -336,6 +336,10 @@ Task<std::optional<ServerRequest>> HttpServer::Impl::ReadRequest(beast::tcp_stre
     co_await response.Respond(400, std::string(kJson), std::move(body), {});
     co_return std::nullopt;
   }
+  // The connection's read buffer is freed while the request is handled (a turn waits on
+  // its model for seconds); the next request's read allocates it again. Bytes of a
+  // pipelined next request stay.
+  buffer.shrink_to_fit();
   http::request<http::string_body> msg = parser.release();
   ServerRequest req;
   req.method = std::string(msg.method_string());
