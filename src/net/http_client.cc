@@ -1,7 +1,9 @@
 #include "net/http_client.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +50,7 @@ struct Connection {
   // read in one call: left alone, the buffer stays at Beast's first read of 512 bytes,
   // and a model's answer of 700 took two reads, each with its own timer (round 7).
   size_t read_hint = 0;
+  Clock::time_point keep_until;  // while pooled: reused only before this
 
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 };
@@ -101,6 +104,19 @@ http::request<http::string_body> BuildRequest(HttpRequest& r, const Url& url) {
   return req;
 }
 
+// How long a connection may wait in the pool after this response: `fallback_ms`, or
+// less when the server announced when it closes idle ones (`Keep-Alive: timeout=N`,
+// seconds), a second before that so that a request never races the server's close.
+int KeepAliveMs(std::string_view keep_alive, int fallback_ms) {
+  const size_t at = keep_alive.find("timeout=");
+  if (at == std::string_view::npos) return fallback_ms;
+  const std::string_view digits = keep_alive.substr(at + 8);
+  int seconds = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+  if (ec != std::errc() || seconds < 0) return fallback_ms;
+  return std::min(fallback_ms, (std::min(seconds, 1 << 20) - 1) * 1000);
+}
+
 }  // namespace
 
 struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
@@ -108,7 +124,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   ssl::context tls_context{ssl::context::tls_client};
   std::once_flag system_cas_loaded;
   std::mutex mu;
-  std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;
+  // Per pool key, oldest first: connections come back at the end and are taken from it.
+  std::map<std::string, std::deque<std::unique_ptr<Connection>>> idle;
   int opened = 0;
 
   explicit Impl(Options o) : options(std::move(o)) {
@@ -128,16 +145,23 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     return tls_context;
   }
 
+  // The most recently returned connection, unless its time is up (then so is every
+  // older one's, and they are all closed).
   std::unique_ptr<Connection> TakeIdle(const std::string& key) {
+    std::deque<std::unique_ptr<Connection>> expired;  // closed after the lock is released
     std::lock_guard lock(mu);
     auto it = idle.find(key);
     if (it == idle.end() || it->second.empty()) return nullptr;
+    if (it->second.back()->keep_until <= Clock::now()) {
+      expired.swap(it->second);
+      return nullptr;
+    }
     auto c = std::move(it->second.back());
     it->second.pop_back();
     return c;
   }
 
-  void GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c);
+  void GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c, const HttpResponse& response);
 
   // Pooled sockets must not outlive their io_context: drop them when it shuts down.
   void DropContext(asio::execution_context* context) {
@@ -196,12 +220,22 @@ asio::execution_context::id PoolWatch::id;
 
 }  // namespace
 
-void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c) {
+void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c,
+                                const HttpResponse& response) {
+  const auto now = Clock::now();
+  const int keep_ms = KeepAliveMs(response.Header("keep-alive"), options.idle_keep_ms);
+  if (keep_ms <= 0) return;
+  c->keep_until = now + std::chrono::milliseconds(keep_ms);
+  std::vector<std::unique_ptr<Connection>> expired;  // closed after the lock is released
   bool watch = false;
   {
     std::lock_guard lock(mu);
     auto& list = idle[c->key];
-    if (list.size() >= options.max_idle_per_origin) return;
+    while (!list.empty() && (list.front()->keep_until <= now || list.size() >= options.max_idle_per_origin)) {
+      expired.push_back(std::move(list.front()));
+      list.pop_front();
+    }
+    if (options.max_idle_per_origin == 0) return;
     list.push_back(std::move(c));
     watch = watched.insert(context).second;
   }
@@ -341,7 +375,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
     if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable) continue;
-    if (r.ok() && reusable) GiveBack(&context, std::move(c));
+    if (r.ok() && reusable) GiveBack(&context, std::move(c), *r);
     co_return std::move(r);
   }
 }

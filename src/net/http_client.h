@@ -5,8 +5,10 @@
 // - TLS through OpenSSL with the system CA store, certificate and host-name
 //   verification on, SNI set.
 // - Connections are kept alive and reused per origin (scheme, host, port) and per
-//   io_context; a reused connection the server closed meanwhile is replaced once,
-//   transparently, before any byte of the response was read.
+//   io_context, up to `max_idle_per_origin` idle ones, each for `idle_keep_ms` or what
+//   the server's `Keep-Alive: timeout=N` allows, less a second; a reused connection the
+//   server closed meanwhile is replaced once, transparently, before any byte of the
+//   response was read.
 // - Timeouts: connect (resolve + TCP + TLS), first byte (request written → response
 //   headers), idle (between body reads), total (the whole exchange).
 // - Caps: a request body over `max_request_bytes` is refused before anything is sent;
@@ -76,7 +78,11 @@ class HttpClient {
   struct Options {
     size_t max_request_bytes = 8u << 20;
     size_t max_response_bytes = 32u << 20;
-    size_t max_idle_per_origin = 4;
+    // As many as the calls that run at once: with 4, 64 turns in flight closed and
+    // reopened a connection per model call (a TLS handshake each, on a real provider),
+    // and the server spent a third more CPU per turn (docs/PERFORMANCE.md, round 7).
+    size_t max_idle_per_origin = 1024;
+    int idle_keep_ms = 30000;  // an idle connection older than this is closed, not reused
     std::string ca_file;  // extra CA bundle (tests); the system store is always loaded
   };
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <variant>
+#include <vector>
 
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -62,6 +63,82 @@ TEST(HttpClient, ReusesAKeptAliveConnection) {
   EXPECT_EQ(ok, 3);
   EXPECT_EQ(client.connections_opened(), 1);
   EXPECT_EQ(up.connections_accepted(), 1);
+}
+
+// The pool keeps as many idle connections as ran at once: a second burst of eight
+// reuses the first burst's eight (a cap of four closed half of them after each burst).
+TEST(HttpClient, KeepsAsManyIdleConnectionsAsRanAtOnce) {
+  MockUpstream up;
+  for (int i = 0; i < 16; ++i) {
+    MockReply r = MockUpstream::Json(200, "{}");
+    r.first_byte_delay_ms = 100;  // the eight of a burst overlap
+    up.Enqueue(r);
+  }
+  HttpClient client;
+  boost::asio::io_context io;
+  int ok = 0;
+  int left = 0;
+  auto one = [&]() -> Task<void> {
+    ok += (co_await client.Send(Post(up, "/x"))).ok();
+    --left;
+  };
+  auto burst = [&]() -> Task<void> {
+    auto ex = co_await boost::asio::this_coro::executor;
+    left = 8;
+    for (int i = 0; i < 8; ++i) boost::asio::co_spawn(ex, one(), boost::asio::detached);
+    boost::asio::steady_timer wait(ex);
+    while (left > 0) {
+      wait.expires_after(std::chrono::milliseconds(5));
+      co_await wait.async_wait(boost::asio::use_awaitable);
+    }
+  };
+  auto two = [&]() -> Task<void> {
+    co_await burst();
+    co_await burst();
+  };
+  boost::asio::co_spawn(io, two(), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(ok, 16);
+  EXPECT_EQ(client.connections_opened(), 8);
+  EXPECT_EQ(up.connections_accepted(), 8);
+}
+
+// A connection is not reused after its server's announced keep-alive time (less a
+// second, so that a request never races the close), nor after idle_keep_ms.
+TEST(HttpClient, ReusesAConnectionOnlyWhileItsKeepAliveLasts) {
+  MockUpstream up;
+  MockReply brief = MockUpstream::Json(200, "{}");
+  brief.headers.push_back({"Keep-Alive", "timeout=1"});
+  up.Enqueue(brief);
+  up.Enqueue(MockUpstream::Json(200, "{}"));
+  HttpClient client;
+  boost::asio::io_context io;
+  int ok = 0;
+  auto two = [&]() -> Task<void> {
+    for (int i = 0; i < 2; ++i) ok += (co_await client.Send(Post(up, "/x"))).ok();
+  };
+  boost::asio::co_spawn(io, two(), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(client.connections_opened(), 2);
+
+  MockUpstream later;
+  for (int i = 0; i < 3; ++i) later.Enqueue(MockUpstream::Json(200, "{}"));
+  HttpClient::Options options;
+  options.idle_keep_ms = 50;
+  HttpClient keeping(options);
+  boost::asio::io_context io2;
+  auto spaced = [&]() -> Task<void> {
+    ok += (co_await keeping.Send(Post(later, "/x"))).ok();
+    ok += (co_await keeping.Send(Post(later, "/x"))).ok();  // at once: reused
+    boost::asio::steady_timer pause(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(120));
+    co_await pause.async_wait(boost::asio::use_awaitable);
+    ok += (co_await keeping.Send(Post(later, "/x"))).ok();  // after idle_keep_ms: a new one
+  };
+  boost::asio::co_spawn(io2, spaced(), boost::asio::detached);
+  io2.run();
+  EXPECT_EQ(ok, 5);
+  EXPECT_EQ(keeping.connections_opened(), 2);
 }
 
 // A connection sizes its next read by the last response: each body still arrives whole
