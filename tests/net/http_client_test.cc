@@ -49,6 +49,38 @@ TEST(HttpClient, SendsAndReadsAWholeResponse) {
   EXPECT_EQ(seen[0].body, "{\"q\":1}");
 }
 
+// The client writes request heads itself, with the framing Beast gave them: a caller's
+// field replaces a default of the same name, a GET without a body says no length or
+// type, an empty POST says its length is 0, and a field with a line break is refused
+// before anything is sent.
+TEST(HttpClient, FramesRequestsAsBeastDid) {
+  MockUpstream up;
+  for (int i = 0; i < 2; ++i) up.Enqueue(MockUpstream::Json(200, "{}"));
+  HttpClient client;
+  HttpRequest get;
+  get.method = "GET";
+  get.url = up.base_url() + "/v1/models?x=1";
+  get.headers.push_back({"user-agent", "custom/1"});
+  ASSERT_TRUE(RunSync(client.Send(get)).ok());
+  HttpRequest empty = Post(up, "/x", "");
+  ASSERT_TRUE(RunSync(client.Send(empty)).ok());
+  HttpRequest split = Post(up, "/x");
+  split.headers.push_back({"X-Note", "a\r\nX-Injected: 1"});
+  Result<HttpResponse> refused = RunSync(client.Send(split));
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+
+  auto seen = up.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].method, "GET");
+  EXPECT_EQ(seen[0].target, "/v1/models?x=1");
+  EXPECT_EQ(seen[0].headers["user-agent"], "custom/1");
+  EXPECT_EQ(seen[0].headers.count("content-length"), 0u);
+  EXPECT_EQ(seen[0].headers.count("content-type"), 0u);
+  EXPECT_EQ(seen[0].headers["host"], up.base_url().substr(std::string("http://").size()));
+  EXPECT_EQ(seen[1].headers["content-length"], "0");
+  EXPECT_EQ(seen[1].headers["user-agent"], "reins/0.1");
+}
+
 TEST(HttpClient, ReusesAKeptAliveConnection) {
   MockUpstream up;
   for (int i = 0; i < 3; ++i) up.Enqueue(MockUpstream::Json(200, "{}"));

@@ -288,6 +288,35 @@ TEST_F(AbuseTest, AmbiguousFramingIsRefusedAndTheConnectionClosed) {
   EXPECT_NE(Metrics().find("reins_sessions 0"), std::string::npos) << "no smuggled session";
 }
 
+// The server writes its response heads itself: each says how long its body is, a kept-
+// alive exchange carries no Connection field and the last one says close, and a 204
+// has no length at all.
+TEST_F(AbuseTest, ResponsesAreFramedExactly) {
+  Start();
+  const std::string two = Raw(server_->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                                               "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ASSERT_EQ(Count(two, "HTTP/1.1 200 OK\r\n"), 2u) << two;
+  const size_t second = two.find("HTTP/1.1 ", 1);
+  for (const std::string& one : {two.substr(0, second), two.substr(second)}) {
+    const size_t end = one.find("\r\n\r\n");
+    ASSERT_NE(end, std::string::npos) << one;
+    const std::string head = one.substr(0, end + 2);
+    const size_t length = head.find("Content-Length: ");
+    ASSERT_NE(length, std::string::npos) << head;
+    EXPECT_EQ(std::stoul(head.substr(length + 16)), one.size() - end - 4) << one;
+    EXPECT_NE(head.find("Content-Type: application/json\r\n"), std::string::npos) << head;
+  }
+  EXPECT_EQ(two.substr(0, second).find("Connection:"), std::string::npos) << two;
+  EXPECT_NE(two.substr(second).find("Connection: close\r\n"), std::string::npos) << two;
+
+  const std::string id = NewSession();
+  const std::string none = Raw(server_->port(), "DELETE /v1/sessions/" + id + "/lease HTTP/1.1\r\nHost: x\r\n"
+                                                "Connection: close\r\n\r\n");
+  EXPECT_EQ(StatusOf(none), 204) << none;
+  EXPECT_EQ(none.find("Content-Length"), std::string::npos) << none;
+  EXPECT_TRUE(none.ends_with("\r\n\r\n")) << none;
+}
+
 // 8. Internal URLs and credentials never reach API clients.
 TEST_F(AbuseTest, ModelErrorsNameTheProviderNotItsAddress) {
   std::string agent = WriteFile("down.yaml",
