@@ -106,18 +106,20 @@ Result<WireRequest> BuildRequest(HttpRequest& r, const Url& url) {
                                          {"User-Agent", "reins/0.1"}};
   for (HttpHeaderField& h : r.headers) {
     if (h.name.find_first_of("\r\n:") != std::string::npos || h.value.find_first_of("\r\n") != std::string::npos) {
-      return InvalidArgument("request header '" + h.name + "' has a line break or colon in it");
+      return InvalidArgument("request header '" + h.name + "' has a line break in it (or a colon in its name)");
     }
     // The framing is the client's to set.
     if (EqualsNoCase(h.name, "content-length") || EqualsNoCase(h.name, "transfer-encoding")) continue;
-    auto same = std::find_if(fields.begin(), fields.end(), [&](const HttpHeaderField& f) { return EqualsNoCase(f.name, h.name); });
+    auto same = std::find_if(fields.begin(), fields.end(),
+                             [&](const HttpHeaderField& f) { return EqualsNoCase(f.name, h.name); });
     if (same != fields.end()) {
       same->value = h.value;
     } else {
       fields.push_back(h);
     }
   }
-  const bool has_type = std::any_of(fields.begin(), fields.end(), [](const HttpHeaderField& f) { return EqualsNoCase(f.name, "content-type"); });
+  const bool has_type = std::any_of(fields.begin(), fields.end(),
+                                    [](const HttpHeaderField& f) { return EqualsNoCase(f.name, "content-type"); });
   if (!r.body.empty() && !has_type) fields.push_back({"Content-Type", "application/json"});
   const http::verb verb = Verb(r.method);
   if (!r.body.empty() || verb == http::verb::post || verb == http::verb::put || verb == http::verb::options) {
