@@ -130,6 +130,13 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // the turn waits on its model.
   using TurnOutcome = std::unique_ptr<Result<TurnResult>>;
   Task<TurnOutcome> RunTurn(std::string id, TurnInput in);
+  // A streamed turn (POST .../turns, /v1/chat/completions): its events go to `stream`,
+  // it runs on the runtime strand to its end whatever happens to the connection (a
+  // client that goes away does not stop it), and when it ends its result is set, its
+  // log line written and `stream` finished. `slot` is held until then.
+  using SharedTurnResult = std::shared_ptr<std::optional<Result<TurnResult>>>;
+  SharedTurnResult SpawnStreamedTurn(std::string id, TurnInput in, std::shared_ptr<EventStream> stream,
+                                     std::shared_ptr<void> slot);
 
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);

@@ -31,11 +31,6 @@ std::vector<ChatMessage> With(std::vector<ChatMessage> messages, ChatMessage mor
   return messages;
 }
 
-Task<void> RunChatTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
-  TurnResultBox ran = co_await rt.RunTurnOnHeap(std::move(id), std::move(in));
-  *out = std::move(*ran.result);
-}
-
 Json ModelJson(const std::string& name) {
   return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "reins"}};
 }
@@ -301,22 +296,13 @@ Task<void> Api::Impl::StreamChat(ServerResponse& res, const ChatRequest& chat, C
                                  std::shared_ptr<void> slot) {
   const std::string id = turn.session_id;
   auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
-  turn.input.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
-  auto result = std::make_shared<std::optional<Result<TurnResult>>>();
-  auto self = shared_from_this();
-  boost::asio::co_spawn(strand, RunChatTurn(runtime, id, turn.input, result),
-                        [self, id, stream, result, slot](std::exception_ptr e) {
-                          if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
-                          if (result->has_value() && (*result)->ok()) LogTurn(id, ***result, self->NowMs());
-                          stream->Finish();
-                        });
+  const SharedTurnResult result = SpawnStreamedTurn(id, turn.input, stream, slot);  // `turn` may run again below
   const bool started = co_await stream->Started();
   std::optional<ChatOutcome> replayed;
   if (!started && !(**result).ok()) {
     replayed = co_await ReplayChat(turn, (**result).status());
     if (!replayed) co_return co_await SendChatError(res, FromStatus((**result).status()), SessionHeader(id));
     if (turn.RerunAfterFailure(*replayed)) {
-      turn.input.on_event = nullptr;
       co_return co_await StreamChat(res, chat, std::move(turn), std::move(tenant), std::move(slot));
     }
   }

@@ -10,7 +10,7 @@
 namespace reins {
 namespace {
 
-Task<void> RunStreamedTurn(Runtime& rt, std::string id, TurnInput in, std::shared_ptr<std::optional<Result<TurnResult>>> out) {
+Task<void> RunTurnInto(Runtime& rt, std::string id, TurnInput in, Api::Impl::SharedTurnResult out) {
   TurnResultBox ran = co_await rt.RunTurnOnHeap(std::move(id), std::move(in));
   *out = std::move(*ran.result);
 }
@@ -35,6 +35,22 @@ Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, TurnInput in) {
   Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(in));  // named: see On
   TurnResultBox ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
   co_return std::move(ran.result);
+}
+
+Api::Impl::SharedTurnResult Api::Impl::SpawnStreamedTurn(std::string id, TurnInput in,
+                                                          std::shared_ptr<EventStream> stream, std::shared_ptr<void> slot) {
+  in.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
+  auto result = std::make_shared<std::optional<Result<TurnResult>>>();
+  // The turn is still stored and its writes still run when nobody listens any more; its
+  // log line is written when it ends.
+  auto self = shared_from_this();
+  boost::asio::co_spawn(strand, RunTurnInto(runtime, id, std::move(in), result),
+                        [self, id, stream, result, slot](std::exception_ptr e) {
+                          if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
+                          if (result->has_value() && (*result)->ok()) LogTurn(id, ***result, self->NowMs());
+                          stream->Finish();
+                        });
+  return result;
 }
 
 // The stored result of the turn that already used `key`, if any.
@@ -94,19 +110,8 @@ Task<void> Api::Impl::AnswerTurn(Exchange x, std::string key, TurnOutcome outcom
 
 Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot) {
   auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
-  in.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
   const std::string key = in.idempotency_key;
-  auto result = std::make_shared<std::optional<Result<TurnResult>>>();
-  // The turn runs on the runtime strand whatever happens to this connection: a client
-  // that goes away mid-stream does not stop it (it is still stored, its writes still run).
-  // The turn's log line is written when the turn ends, whether or not anyone still listens.
-  auto self = shared_from_this();
-  boost::asio::co_spawn(strand, RunStreamedTurn(runtime, id, std::move(in), result),
-                        [self, id, stream, result, slot](std::exception_ptr e) {
-                          if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
-                          if (result->has_value() && (*result)->ok()) LogTurn(id, ***result, self->NowMs());
-                          stream->Finish();
-                        });
+  const SharedTurnResult result = SpawnStreamedTurn(id, std::move(in), stream, slot);
   // The stream begins with the turn's first event: a turn the runtime refuses before it
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
   if (!co_await stream->Started()) {
