@@ -85,13 +85,11 @@ TEST(HttpClient, ReusesAKeptAliveConnection) {
   MockUpstream up;
   for (int i = 0; i < 3; ++i) up.Enqueue(MockUpstream::Json(200, "{}"));
   HttpClient client;
-  boost::asio::io_context io;
   int ok = 0;
   auto three = [&]() -> Task<void> {
     for (int i = 0; i < 3; ++i) ok += (co_await client.Send(Post(up, "/x"))).ok();
   };
-  boost::asio::co_spawn(io, three(), boost::asio::detached);
-  io.run();
+  RunSync(three());
   EXPECT_EQ(ok, 3);
   EXPECT_EQ(client.connections_opened(), 1);
   EXPECT_EQ(up.connections_accepted(), 1);
@@ -107,7 +105,6 @@ TEST(HttpClient, KeepsAsManyIdleConnectionsAsRanAtOnce) {
     up.Enqueue(r);
   }
   HttpClient client;
-  boost::asio::io_context io;
   int ok = 0;
   int left = 0;
   auto one = [&]() -> Task<void> {
@@ -128,8 +125,7 @@ TEST(HttpClient, KeepsAsManyIdleConnectionsAsRanAtOnce) {
     co_await burst();
     co_await burst();
   };
-  boost::asio::co_spawn(io, two(), boost::asio::detached);
-  io.run();
+  RunSync(two());
   EXPECT_EQ(ok, 16);
   EXPECT_EQ(client.connections_opened(), 8);
   EXPECT_EQ(up.connections_accepted(), 8);
@@ -144,13 +140,11 @@ TEST(HttpClient, ReusesAConnectionOnlyWhileItsKeepAliveLasts) {
   up.Enqueue(brief);
   up.Enqueue(MockUpstream::Json(200, "{}"));
   HttpClient client;
-  boost::asio::io_context io;
   int ok = 0;
   auto two = [&]() -> Task<void> {
     for (int i = 0; i < 2; ++i) ok += (co_await client.Send(Post(up, "/x"))).ok();
   };
-  boost::asio::co_spawn(io, two(), boost::asio::detached);
-  io.run();
+  RunSync(two());
   EXPECT_EQ(ok, 2);
   EXPECT_EQ(client.connections_opened(), 2);
 
@@ -159,7 +153,6 @@ TEST(HttpClient, ReusesAConnectionOnlyWhileItsKeepAliveLasts) {
   HttpClient::Options options;
   options.idle_keep_ms = 50;
   HttpClient keeping(options);
-  boost::asio::io_context io2;
   auto spaced = [&]() -> Task<void> {
     ok += (co_await keeping.Send(Post(later, "/x"))).ok();
     ok += (co_await keeping.Send(Post(later, "/x"))).ok();  // at once: reused
@@ -167,8 +160,7 @@ TEST(HttpClient, ReusesAConnectionOnlyWhileItsKeepAliveLasts) {
     co_await pause.async_wait(boost::asio::use_awaitable);
     ok += (co_await keeping.Send(Post(later, "/x"))).ok();  // after idle_keep_ms: a new one
   };
-  boost::asio::co_spawn(io2, spaced(), boost::asio::detached);
-  io2.run();
+  RunSync(spaced());
   EXPECT_EQ(ok, 5);
   EXPECT_EQ(keeping.connections_opened(), 2);
 }
@@ -181,7 +173,6 @@ TEST(HttpClient, OneConnectionReadsResponsesLargerAndSmallerThanTheLast) {
   MockUpstream up;
   for (const std::string& body : bodies) up.Enqueue(MockUpstream::Json(200, body));
   HttpClient client;
-  boost::asio::io_context io;
   std::vector<std::string> got;
   auto all = [&]() -> Task<void> {
     for (size_t i = 0; i < bodies.size(); ++i) {
@@ -189,8 +180,7 @@ TEST(HttpClient, OneConnectionReadsResponsesLargerAndSmallerThanTheLast) {
       got.push_back(r.ok() ? r->body : r.status().message());
     }
   };
-  boost::asio::co_spawn(io, all(), boost::asio::detached);
-  io.run();
+  RunSync(all());
   EXPECT_EQ(got, bodies);
   EXPECT_EQ(client.connections_opened(), 1);
 }
@@ -203,15 +193,13 @@ TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
   up.Enqueue(drop);
   up.Enqueue(MockUpstream::Json(200, "{\"n\":2}"));
   HttpClient client;
-  boost::asio::io_context io;
   std::string second;
   auto two = [&]() -> Task<void> {
     (void)co_await client.Send(Post(up, "/x"));
     auto r = co_await client.Send(Post(up, "/x"));
     second = r.ok() ? r->body : r.status().message();
   };
-  boost::asio::co_spawn(io, two(), boost::asio::detached);
-  io.run();
+  RunSync(two());
   EXPECT_EQ(second, "{\"n\":2}");
   EXPECT_EQ(client.connections_opened(), 2);
 }

@@ -30,4 +30,13 @@ T RunSync(Task<T> task, VirtualClock* clock = nullptr) {
   return std::move(*out);
 }
 
+// The same for a Task<void>: runs it to completion.
+inline void RunSync(Task<void> task, VirtualClock* clock = nullptr) {
+  auto done = [](Task<void> t) -> Task<bool> {
+    co_await std::move(t);
+    co_return true;
+  };
+  (void)RunSync(done(std::move(task)), clock);
+}
+
 }  // namespace reins::testing
