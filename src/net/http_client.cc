@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -36,6 +37,19 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+// The endpoint of a URL whose host is an address ("127.0.0.1", "::1"), none for a name.
+// Such a host needs no resolver: asio's runs getaddrinfo on a thread of its own, a
+// hand-off there and back for every new connection (docs/PERFORMANCE.md, round 8).
+std::optional<tcp::endpoint> LiteralEndpoint(const Url& url) {
+  boost::system::error_code bad;
+  const asio::ip::address address = asio::ip::make_address(url.host, bad);
+  uint16_t port = 0;
+  const char* end = url.port.data() + url.port.size();
+  auto [stop, ec] = std::from_chars(url.port.data(), end, port);
+  if (bad || ec != std::errc() || stop != end) return std::nullopt;
+  return tcp::endpoint(address, port);
+}
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -293,16 +307,22 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   auto executor = co_await asio::this_coro::executor;
   auto c = std::make_unique<Connection>();
   c->key = std::move(key);
-  tcp::resolver resolver(executor);
-  auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
-  if (rec) co_return Unavailable("cannot resolve " + url.Origin() + ": " + rec.message());
   if (url.tls()) {
     c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, Tls());
   } else {
     c->plain = std::make_unique<beast::tcp_stream>(executor);
   }
-  deadlines.Arm(c->lowest(), deadlines.timeouts().connect_ms, "connect");
-  auto [cec, ep] = co_await c->lowest().async_connect(endpoints, kNoThrow);
+  boost::system::error_code cec;
+  if (std::optional<tcp::endpoint> literal = LiteralEndpoint(url)) {
+    deadlines.Arm(c->lowest(), deadlines.timeouts().connect_ms, "connect");
+    std::tie(cec) = co_await c->lowest().async_connect(*literal, kNoThrow);
+  } else {
+    tcp::resolver resolver(executor);
+    auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
+    if (rec) co_return Unavailable("cannot resolve " + url.Origin() + ": " + rec.message());
+    deadlines.Arm(c->lowest(), deadlines.timeouts().connect_ms, "connect");
+    std::tie(cec, std::ignore) = co_await c->lowest().async_connect(endpoints, kNoThrow);
+  }
   if (cec == beast::error::timeout) co_return DeadlineExceeded("connect to " + url.Origin() + ": " + deadlines.Describe());
   if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
   if (c->tls) {

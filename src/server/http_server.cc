@@ -220,7 +220,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   Task<void> Accept();
   void ShedOneWaitingClient();
-  Task<void> Serve(tcp::socket socket);
+  Task<void> Serve(tcp::socket socket, tcp::endpoint peer);
   Task<bool> ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
   Task<std::optional<ServerRequest>> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
                                                  const std::string& remote, bool* keep_alive);
@@ -235,7 +235,8 @@ Task<void> HttpServer::Impl::Accept() {
   asio::steady_timer backoff(acceptor.get_executor());
   int backoff_ms = 0;
   while (!stopping) {
-    auto [ec, socket] = co_await acceptor.async_accept(SerialExecutor(io), kNoThrow);
+    tcp::endpoint peer;  // filled by accept itself: no getpeername per connection
+    auto [ec, socket] = co_await acceptor.async_accept(SerialExecutor(io), peer, kNoThrow);
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;
       if (ec == asio::error::no_descriptors || ec.value() == EMFILE || ec.value() == ENFILE) {
@@ -258,7 +259,7 @@ Task<void> HttpServer::Impl::Accept() {
       continue;
     }
     ++open;
-    asio::co_spawn(socket.get_executor(), Serve(std::move(socket)), asio::detached);
+    asio::co_spawn(socket.get_executor(), Serve(std::move(socket), peer), asio::detached);
   }
 }
 
@@ -275,7 +276,7 @@ void HttpServer::Impl::ShedOneWaitingClient() {
   reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-Task<void> HttpServer::Impl::Serve(tcp::socket socket) {
+Task<void> HttpServer::Impl::Serve(tcp::socket socket, tcp::endpoint peer) {
   auto self = shared_from_this();
   uint64_t id;
   {
@@ -283,7 +284,6 @@ Task<void> HttpServer::Impl::Serve(tcp::socket socket) {
     id = next_id++;
   }
   beast::error_code ignored;
-  tcp::endpoint peer = socket.remote_endpoint(ignored);
   std::string remote = peer.address().to_string() + ":" + std::to_string(peer.port());
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
