@@ -181,29 +181,80 @@ Result<Json> ParseWithNlohmann(std::string_view text, int max_depth) {
   return out;
 }
 
-Result<Json> Parse(std::string_view text, int max_depth, const JsonShape* shape) {
-  // A UTF-8 byte order mark is skipped, as nlohmann's parser does. A NUL byte is never
-  // valid JSON text, but the reader's stream would take it for the end of the input.
+// Hands RapidJSON's events on to a JsonEvents, checking what DomBuilder checks: strings
+// and keys UTF-8, containers no deeper than the limit.
+class EventForwarder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventForwarder> {
+ public:
+  EventForwarder(JsonEvents& events, int max_depth) : events_(events), max_depth_(max_depth) {}
+
+  bool Null() { return events_.Null(); }
+  bool Bool(bool b) { return events_.Bool(b); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return events_.Number(std::string_view(s, n)); }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    const std::string_view value(s, n);
+    return IsWellFormedUtf8(value) && events_.String(value);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    const std::string_view key(s, n);
+    return IsWellFormedUtf8(key) && events_.Key(key);
+  }
+  bool StartObject() { return Deeper() && events_.StartObject(); }
+  bool EndObject(rapidjson::SizeType) {
+    --depth_;
+    return events_.EndObject();
+  }
+  bool StartArray() { return Deeper() && events_.StartArray(); }
+  bool EndArray(rapidjson::SizeType) {
+    --depth_;
+    return events_.EndArray();
+  }
+
+ private:
+  bool Deeper() {
+    if (depth_ >= max_depth_) return false;
+    ++depth_;
+    return true;
+  }
+
+  JsonEvents& events_;
+  int max_depth_;
+  int depth_ = 0;  // containers open
+};
+
+// RapidJSON reads `text` (a UTF-8 byte order mark skipped, as nlohmann's parser does)
+// into `handler`, from `buffer`. A StringStream reads up to a NUL byte, and a string_view
+// has none after it: the text is copied into a buffer kept for the next read (a memcpy,
+// against the byte-by-byte copy of every string it saves). The caller has refused a
+// NUL byte in the text (never valid JSON text; the stream would take it for the end).
+// The reader loads aligned 16-byte blocks, so the block that holds the end may reach
+// past it: sixteen NUL bytes make that block part of the buffer, and defined.
+template <typename Handler>
+rapidjson::ParseResult ReadWith(std::string_view text, Handler& handler, std::string& buffer) {
+  buffer.assign(text);
+  buffer.append(16, '\0');
+  rapidjson::StringStream in(buffer.c_str());
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;  // UTF-8 is checked by the handler
+  rapidjson::ParseResult ok = reader.Parse<kFlags>(in, handler);
+  constexpr size_t kKeptBuffer = 1 << 20;  // a rare large text does not stay resident
+  if (buffer.capacity() > kKeptBuffer) std::string().swap(buffer);
+  return ok;
+}
+
+std::string_view WithoutByteOrderMark(std::string_view text) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  return text;
+}
+
+Result<Json> Parse(std::string_view text, int max_depth, const JsonShape* shape) {
+  text = WithoutByteOrderMark(text);
   if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
     return InvalidArgument("invalid JSON: a NUL byte at offset " + std::to_string(text.find('\0')));
   }
-  // A StringStream reads up to a NUL byte, and a string_view has none after it: the
-  // text is copied into a buffer kept for the next parse (a memcpy, against the
-  // byte-by-byte copy of every string it saves). There is no other NUL in the text.
-  // The reader loads aligned 16-byte blocks, so the block that holds the end may reach
-  // past it: sixteen NUL bytes make that block part of the buffer, and defined.
   thread_local std::string terminated;
-  terminated.assign(text);
-  terminated.append(16, '\0');
   Json out;
   DomBuilder builder(out, max_depth, shape);
-  rapidjson::StringStream in(terminated.c_str());
-  rapidjson::Reader reader;
-  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;  // UTF-8 is checked by the builder
-  rapidjson::ParseResult ok = reader.Parse<kFlags>(in, builder);
-  constexpr size_t kKeptBuffer = 1 << 20;  // a rare large text does not stay resident
-  if (terminated.capacity() > kKeptBuffer) std::string().swap(terminated);
+  rapidjson::ParseResult ok = ReadWith(text, builder, terminated);
   if (builder.too_deep()) return InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
   if (!ok && ok.Code() == rapidjson::kParseErrorNumberTooBig) return ParseWithNlohmann(text, max_depth);
   if (!ok && !builder.error().empty()) {
@@ -229,6 +280,14 @@ Result<Json> ParseJson(std::string_view text, int max_depth) { return Parse(text
 
 Result<Json> ParseJsonShaped(std::string_view text, const JsonShape& shape, int max_depth) {
   return Parse(text, max_depth, &shape);
+}
+
+bool ReadJsonEvents(std::string_view text, JsonEvents& events, int max_depth) {
+  text = WithoutByteOrderMark(text);
+  if (std::memchr(text.data(), '\0', text.size()) != nullptr) return false;
+  thread_local std::string terminated;  // not Parse's: `events` may parse JSON while it reads
+  EventForwarder forwarder(events, max_depth);
+  return !ReadWith(text, forwarder, terminated).IsError();
 }
 
 Json ParseJsonOrDiscarded(std::string_view text, int max_depth) {

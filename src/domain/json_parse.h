@@ -46,4 +46,26 @@ struct JsonShape {
 // the depth limit are ParseJson's.
 Result<Json> ParseJsonShaped(std::string_view text, const JsonShape& shape, int max_depth = kMaxJsonDepth);
 
+// The values of a JSON text one by one, in order, for a reader that keeps a few fields
+// of a document without building a value of it (a model's answer: model/openai_wire.cc).
+// Strings and keys arrive decoded and checked as UTF-8; numbers as they are written.
+// Each returns false to stop reading.
+class JsonEvents {
+ public:
+  virtual ~JsonEvents() = default;
+  virtual bool Null() = 0;
+  virtual bool Bool(bool value) = 0;
+  virtual bool Number(std::string_view text) = 0;
+  virtual bool String(std::string_view value) = 0;
+  virtual bool Key(std::string_view key) = 0;
+  virtual bool StartObject() = 0;
+  virtual bool EndObject() = 0;
+  virtual bool StartArray() = 0;
+  virtual bool EndArray() = 0;
+};
+// True when `text` is a JSON text ParseJson reads as it is (no NUL byte, UTF-8, nested no
+// deeper than `max_depth`, every number one RapidJSON holds) and `events` took all of it.
+// False says nothing more: a reader that must explain why calls ParseJson.
+bool ReadJsonEvents(std::string_view text, JsonEvents& events, int max_depth = kMaxJsonDepth);
+
 }  // namespace reins

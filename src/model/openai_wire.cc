@@ -6,6 +6,7 @@
 
 #include "domain/json_parse.h"
 #include "domain/json_text.h"
+#include "model/openai_answer.h"
 #include "model/wire_common.h"
 #include "model/wire_format.h"
 
@@ -222,30 +223,20 @@ Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
   if (choices == nullptr || choices->empty()) return InvalidArgument("openai response has no choices");
   const Json* message = Object((*choices)[0], "message");
   if (message == nullptr) return InvalidArgument("openai response choice has no message");
-  ModelResponse response;
-  response.text = ContentText(Find(*message, "content"));
-  if (std::string refusal = String(*message, "refusal"); !refusal.empty()) {
-    // The model declined: its words are kept, but this is no answer to deliver as one.
-    if (response.text.empty()) response.text = refusal;
-    response.finish = FinishReason::kRefusal;
-  }
+  openai::Answer answer;
+  answer.content = ContentText(Find(*message, "content"));
+  answer.refusal = String(*message, "refusal");
   if (const Json* calls = Array(*message, "tool_calls")) {
     for (const Json& call : *calls) {
-      if (call.is_object()) response.tool_calls.push_back(ParseToolCall(call));
+      if (call.is_object()) answer.tool_calls.push_back(ParseToolCall(call));
     }
   }
-  const std::string finish = String((*choices)[0], "finish_reason");
-  if (finish == "length") response.finish = FinishReason::kLength;
-  // Filtered with nothing left to say: as good as a refusal.
-  if (finish == "content_filter" && response.tool_calls.empty() && response.text.empty()) {
-    response.finish = FinishReason::kRefusal;
-  }
+  answer.finish_reason = String((*choices)[0], "finish_reason");
   if (const Json* usage = Object(body, "usage")) {
-    response.usage.input_tokens = Int(*usage, "prompt_tokens");
-    response.usage.output_tokens = Int(*usage, "completion_tokens");
+    answer.input_tokens = Int(*usage, "prompt_tokens");
+    answer.output_tokens = Int(*usage, "completion_tokens");
   }
-  if (structured) response.json = wire::JsonObjectIn(response.text);
-  return response;
+  return openai::Respond(std::move(answer), structured);
 }
 
 // ---- Stream --------------------------------------------------------------------------
@@ -367,6 +358,10 @@ class OpenAIWire : public WireFormat {
   }
 
   Result<ModelResponse> ParseBody(std::string_view body, const ModelRequest& request) const override {
+    // The usual answer in one pass (openai_answer.h); any other as a DOM.
+    if (openai::Answer answer; openai::ReadUsualAnswer(body, answer)) {
+      return openai::Respond(std::move(answer), request.response_schema.has_value());
+    }
     Result<Json> parsed = ParseJsonShaped(body, kResponseShape);
     if (!parsed.ok()) return InvalidArgument("openai response is not JSON: " + wire::Snippet(body));
     // An error without a message is reported with the whole body, as it came.

@@ -196,5 +196,74 @@ TEST(ParseJsonShaped, ALeftOutMemberStillCountsTowardsTheDepthLimit) {
   EXPECT_EQ(shaped.status().message(), ParseJson(deep).status().message());
 }
 
+// Writes the events back as compact text: over a document, the text nlohmann dumps.
+class Echo : public JsonEvents {
+ public:
+  std::string text;
+  bool Null() override { return Value("null"); }
+  bool Bool(bool value) override { return Value(value ? "true" : "false"); }
+  bool Number(std::string_view written) override { return Value(std::string(written)); }
+  bool String(std::string_view value) override { return Value(Json(std::string(value)).dump()); }
+  bool Key(std::string_view key) override {
+    Comma();
+    text += Json(std::string(key)).dump() + ":";
+    after_key_ = true;
+    return true;
+  }
+  bool StartObject() override { return Open('{'); }
+  bool EndObject() override { return Close('}'); }
+  bool StartArray() override { return Open('['); }
+  bool EndArray() override { return Close(']'); }
+
+ private:
+  void Comma() {
+    if (!after_key_ && !text.empty() && text.back() != '{' && text.back() != '[') text += ',';
+    after_key_ = false;
+  }
+  bool Value(const std::string& written) {
+    Comma();
+    text += written;
+    return true;
+  }
+  bool Open(char c) {
+    Comma();
+    text += c;
+    return true;
+  }
+  bool Close(char c) {
+    text += c;
+    return true;
+  }
+  bool after_key_ = false;
+};
+
+TEST(ReadJsonEvents, HandsOnEveryValueInOrder) {
+  const std::string doc = R"({"a":[1,-2,3.5,"x\u00e9",true,false,null,{}],"b":{"c":[[]]},"z":"\ud83d\ude00"})";
+  Echo echo;
+  ASSERT_TRUE(ReadJsonEvents("\xEF\xBB\xBF" + doc, echo));
+  EXPECT_EQ(echo.text, Json::parse(doc).dump());
+}
+
+TEST(ReadJsonEvents, RefusesWhatParseJsonRefuses) {
+  const std::string deep = std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  const std::string at_limit = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  for (const std::string& text : {std::string("{\"a\":1}\0", 8), std::string("[\"\xC3\"]"), std::string("{\"\xFF\":1}"),
+                                  deep, std::string("[1,]"), std::string("[1] 2"), std::string("[1e400]"),
+                                  std::string("")}) {
+    Echo echo;
+    EXPECT_FALSE(ReadJsonEvents(text, echo)) << text;
+    EXPECT_FALSE(ParseJson(text).ok()) << text;
+  }
+  Echo echo;
+  EXPECT_TRUE(ReadJsonEvents(at_limit, echo));
+}
+
+TEST(ReadJsonEvents, AHandlerStopsTheRead) {
+  struct StopAtKey final : Echo {
+    bool Key(std::string_view key) override { return key != "stop" && Echo::Key(key); }
+  } reader;
+  EXPECT_FALSE(ReadJsonEvents(R"({"go":1,"stop":2})", reader));
+}
+
 }  // namespace
 }  // namespace reins

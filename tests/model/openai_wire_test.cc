@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/openai_answer.h"
 #include "model/wire_format.h"
 #include "model/wire_test_util.h"
 
@@ -268,6 +269,78 @@ TEST(OpenAIWireTest, MalformedBodiesAreErrorsNotCrashes) {
   EXPECT_EQ(r->text, "");
   EXPECT_TRUE(r->tool_calls.empty());
   EXPECT_EQ(r->usage.input_tokens, 0);
+}
+
+// The usual answer is read in one pass, any other as a DOM (model/openai_answer.h): over
+// answers of every shape the two must agree. A key twice in the response object sends
+// an answer down the DOM path ("error":null twice is no error to either).
+TEST(OpenAIWireTest, TheOnePassReaderAgreesWithTheDomOnEveryShape) {
+  const std::vector<std::string> contents = {"", R"("content":"Hi",)", R"("content":null,)", R"("content":5,)",
+                                             R"("content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],)"};
+  const std::vector<std::string> refusals = {"", R"("refusal":null,)", R"("refusal":"No.",)", R"("refusal":[],)"};
+  const std::vector<std::string> calls = {
+      "",
+      R"("tool_calls":null,)",
+      R"("tool_calls":[],)",
+      R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+                       {"id":"c2","function":{"arguments":"{nope","name":"get_time"}}],)",
+      R"("tool_calls":[{"id":"c1","function":{"name":"get_weather","arguments":{"city":"Paris"}}}],)",
+      R"("tool_calls":[5,{"id":"c1"},{"function":{"name":"f","arguments":""}}],)",
+      R"("tool_calls":[{"id":"c1","id":"c2","function":{"name":"f","arguments":"{}"}}],)",
+  };
+  const std::vector<std::string> finishes = {"", R"("finish_reason":"stop",)", R"("finish_reason":"length",)",
+                                             R"("finish_reason":"content_filter",)", R"("finish_reason":3,)"};
+  const std::vector<std::string> usages = {"", R"(,"usage":{"prompt_tokens":23,"completion_tokens":7,"total_tokens":30})",
+                                           R"(,"usage":{"prompt_tokens":99999999999,"completion_tokens":1})",
+                                           R"(,"usage":{"prompt_tokens":1.5,"completion_tokens":-2})",
+                                           R"(,"usage":null)"};
+  auto wire = MakeOpenAIWire();
+  int read_in_one_pass = 0;
+  int answers = 0;
+  for (const std::string& content : contents) {
+    for (const std::string& refusal : refusals) {
+      for (const std::string& call : calls) {
+        for (const std::string& finish : finishes) {
+          for (const std::string& usage : usages) {
+            std::string message = "{" + content + refusal + call + R"("role":"assistant"})";
+            std::string rest = R"("choices":[{)" + finish + R"("index":0,"message":)" + message +
+                               R"(,"logprobs":{"content":[]}},{"message":{"content":"second"}}])" + usage + "}";
+            const std::string body = R"({"id":"x",)" + rest;
+            const std::string dom_only = R"({"error":null,"error":null,)" + rest;
+            for (bool structured : {false, true}) {
+              ModelRequest request = Request({});
+              if (structured) request.response_schema = Json::object();
+              auto one_pass = wire->ParseBody(body, request);
+              auto dom = wire->ParseBody(dom_only, request);
+              ++answers;
+              ASSERT_EQ(one_pass.ok(), dom.ok()) << body;
+              if (!dom.ok()) {
+                EXPECT_EQ(one_pass.status().message(), dom.status().message()) << body;
+                continue;
+              }
+              ExpectSameResponse(*one_pass, *dom);
+              EXPECT_EQ(one_pass->finish, dom->finish) << body;
+              openai::Answer answer;
+              if (openai::ReadUsualAnswer(body, answer)) ++read_in_one_pass;
+              EXPECT_FALSE(openai::ReadUsualAnswer(dom_only, answer)) << dom_only;
+            }
+          }
+        }
+      }
+    }
+  }
+  // About one shape in eight above is a usual one (string or null content and refusal, no
+  // calls or calls with text arguments, integer counts): the one-pass reader takes those.
+  EXPECT_GT(read_in_one_pass, answers / 10);
+  openai::Answer usual;
+  ASSERT_TRUE(openai::ReadUsualAnswer(R"({"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,
+      "message":{"role":"assistant","content":null,"refusal":null,"annotations":[],"tool_calls":[{"id":"call_1",
+      "type":"function","function":{"name":"lookup_weather","arguments":"{\"city\":\"Paris\"}"}}]},"logprobs":null,
+      "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":23,"completion_tokens":18,"total_tokens":41,
+      "prompt_tokens_details":{"cached_tokens":0}},"system_fingerprint":"fp"})", usual));
+  ASSERT_EQ(usual.tool_calls.size(), 1u);
+  EXPECT_EQ(usual.tool_calls[0].args, Json::parse(R"({"city":"Paris"})"));
+  EXPECT_EQ(usual.input_tokens, 23);
 }
 
 TEST(OpenAIWireTest, ErrorBodies) {
