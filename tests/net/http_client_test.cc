@@ -49,6 +49,26 @@ TEST(HttpClient, SendsAndReadsAWholeResponse) {
   EXPECT_EQ(seen[0].body, "{\"q\":1}");
 }
 
+// An address connects straight away; a name goes through the resolver first.
+TEST(HttpClient, ConnectsToAnAddressAndToAName) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(200, R"({"by":"address"})"));
+  up.Enqueue(MockUpstream::Json(200, R"({"by":"name"})"));
+  HttpClient::Options fresh;
+  fresh.max_idle_per_origin = 0;  // the second request opens a connection of its own
+  HttpClient client(fresh);
+  auto by_address = RunSync(client.Send(Post(up, "/a")));
+  ASSERT_TRUE(by_address.ok()) << by_address.status().message();
+  HttpRequest named = Post(up, "/n");
+  const std::string address = "127.0.0.1";
+  ASSERT_EQ(named.url.find(address), std::string("http://").size());
+  named.url.replace(named.url.find(address), address.size(), "localhost");
+  auto by_name = RunSync(client.Send(named));
+  ASSERT_TRUE(by_name.ok()) << by_name.status().message();
+  EXPECT_EQ(by_name->body, R"({"by":"name"})");
+  EXPECT_EQ(up.requests().size(), 2u);
+}
+
 // The client writes request heads itself, with the framing Beast gave them: a caller's
 // field replaces a default of the same name, a GET without a body says no length or
 // type, an empty POST says its length is 0, and a field with a line break is refused
