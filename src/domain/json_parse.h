@@ -1,5 +1,6 @@
-// ParseJson: the one way reins reads JSON text that it did not write itself (HTTP
-// bodies, model responses, tool results, MCP messages, tool-call arguments).
+// ParseJson: the way reins reads JSON text that it did not write itself (HTTP bodies,
+// model responses, tool results, MCP messages, tool-call arguments); ReadJsonEvents
+// below, the same reading without building a value, for a reader that keeps a few fields.
 //
 // Nesting is limited while parsing, not after: a document deeper than `max_depth`
 // stops the parser at that depth, so no deep value is ever built (serialising,
