@@ -248,8 +248,8 @@ std::string_view WithoutByteOrderMark(std::string_view text) {
 
 Result<Json> Parse(std::string_view text, int max_depth, const JsonShape* shape) {
   text = WithoutByteOrderMark(text);
-  if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
-    return InvalidArgument("invalid JSON: a NUL byte at offset " + std::to_string(text.find('\0')));
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return InvalidArgument("invalid JSON: a NUL byte at offset " + std::to_string(nul));
   }
   thread_local std::string terminated;
   Json out;
@@ -284,7 +284,7 @@ Result<Json> ParseJsonShaped(std::string_view text, const JsonShape& shape, int 
 
 bool ReadJsonEvents(std::string_view text, JsonEvents& events, int max_depth) {
   text = WithoutByteOrderMark(text);
-  if (std::memchr(text.data(), '\0', text.size()) != nullptr) return false;
+  if (text.find('\0') != std::string_view::npos) return false;
   thread_local std::string terminated;  // not Parse's: `events` may parse JSON while it reads
   EventForwarder forwarder(events, max_depth);
   return !ReadWith(text, forwarder, terminated).IsError();
