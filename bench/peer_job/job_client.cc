@@ -96,12 +96,12 @@ bool JobClient::RunConcurrent(int n, int width) {
   return error_.empty();
 }
 
-bool JobClient::RunPaced(int n, int over_ms, std::vector<double>* latency_ms) {
+bool JobClient::RunPaced(int n, int over_ms, std::vector<Paced>* turns) {
   boost::asio::io_context io;
   HttpClient::Options options;
   options.max_idle_per_origin = static_cast<size_t>(n);
   HttpClient client(options);
-  latency_ms->clear();
+  turns->clear();
   const auto start = SteadyClock::now();
   auto turn = [&](int i) -> Task<void> {
     boost::asio::steady_timer timer(io, start + std::chrono::microseconds(int64_t{over_ms} * 1000 * i / n));
@@ -113,7 +113,8 @@ bool JobClient::RunPaced(int n, int over_ms, std::vector<double>* latency_ms) {
       if (error_.empty()) error_ = failed;
       co_return;
     }
-    latency_ms->push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - began).count());
+    using Ms = std::chrono::duration<double, std::milli>;
+    turns->push_back({Ms(began - start).count(), Ms(SteadyClock::now() - began).count()});
   };
   for (int i = 0; i < n; ++i) boost::asio::co_spawn(io, turn(i), boost::asio::detached);
   io.run();

@@ -36,8 +36,14 @@ class JobClient {
   bool RunSequential(int n) { return RunConcurrent(n, 1); }
   // `n` turns, `width` of them in flight at once.
   bool RunConcurrent(int n, int width);
-  // `n` turns started evenly over `over_ms`; each one's time in ms (session and turn).
-  bool RunPaced(int n, int over_ms, std::vector<double>* latency_ms);
+  // A paced turn: when it started, in ms after the first, and its time in ms (session
+  // and turn).
+  struct Paced {
+    double started_ms;
+    double took_ms;
+  };
+  // `n` turns started evenly over `over_ms`; each one's Paced, in the order they ended.
+  bool RunPaced(int n, int over_ms, std::vector<Paced>* turns);
   const std::string& error() const { return error_; }
   // The sessions whose turn the server answered as the job says (acknowledged).
   const std::vector<std::string>& answered() const { return answered_; }

@@ -166,6 +166,12 @@ Json ServedMem(const Options& o, Mock& mock, const std::string& dir) {
   return Checked(result, mock.RequestsSince(before), kWarmTurns + kMemTurns);
 }
 
+// The value below which a fraction `p` of `values` lies (1.0: the largest); sorts them.
+double Percentile(std::vector<double>& values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
+}
+
 Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
   const Json before = mock.Stats();
   Server server(o, mock, dir);
@@ -173,15 +179,24 @@ Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
   JobClient client(server.url());
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
   mock.SetDelay(kSlowModelMs);
-  std::vector<double> latency_ms;
-  const bool ok = client.RunPaced(kScaleTurns, kScaleArrivalMs, &latency_ms);
+  std::vector<JobClient::Paced> turns;
+  const bool ok = client.RunPaced(kScaleTurns, kScaleArrivalMs, &turns);
   mock.SetDelay(0);
   if (!ok) return Json{{"error", client.error()}};
-  for (double& l : latency_ms) l -= 2 * kSlowModelMs;  // what reins adds to the model's own time
-  std::sort(latency_ms.begin(), latency_ms.end());
-  auto at = [&](double p) { return latency_ms[std::min(latency_ms.size() - 1, static_cast<size_t>(p * latency_ms.size()))]; };
-  return Checked(Json{{"runtime", "reins served"}, {"mode", "scale"}, {"turns", kScaleTurns}, {"completed", latency_ms.size()},
-                      {"added_p50_ms", at(0.50)}, {"added_p99_ms", at(0.99)}, {"added_max_ms", latency_ms.back()}},
+  // What reins adds to the model's own time, over all turns and by the second in which
+  // they arrived (where a queue forms: docs/PERFORMANCE.md, round 8).
+  std::vector<double> added;
+  std::vector<std::vector<double>> added_by_second(kScaleArrivalMs / 1000);
+  for (const JobClient::Paced& t : turns) {
+    added.push_back(t.took_ms - 2 * kSlowModelMs);
+    const size_t second = std::min(added_by_second.size() - 1, static_cast<size_t>(t.started_ms / 1000));
+    added_by_second[second].push_back(added.back());
+  }
+  Json p99_by_second = Json::array();
+  for (std::vector<double>& those : added_by_second) p99_by_second.push_back(those.empty() ? 0.0 : Percentile(those, 0.99));
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "scale"}, {"turns", kScaleTurns}, {"completed", added.size()},
+                      {"added_p50_ms", Percentile(added, 0.50)}, {"added_p99_ms", Percentile(added, 0.99)},
+                      {"added_max_ms", Percentile(added, 1.0)}, {"added_p99_ms_by_arrival_second", p99_by_second}},
                  mock.RequestsSince(before), kWarmTurns + kScaleTurns);
 }
 
@@ -252,18 +267,29 @@ struct ScratchDir {
   std::string path;
 };
 
-// One result whose every number is the median of `runs`' (an error in any run stays).
+// One result whose every number, and every number of an array of them, is the median of
+// `runs`' (an error in any run stays).
 Json Median(const std::vector<Json>& runs) {
   Json out = runs.front();
   for (const Json& r : runs) {
     if (r.contains("error")) return r;
   }
-  for (auto& [key, value] : out.items()) {
-    if (!value.is_number()) continue;
+  auto median = [&](const std::function<double(const Json&)>& of) {
     std::vector<double> all;
-    for (const Json& r : runs) all.push_back(r.value(key, 0.0));
+    for (const Json& r : runs) all.push_back(of(r));
     std::sort(all.begin(), all.end());
-    value = all[all.size() / 2];
+    return all[all.size() / 2];
+  };
+  for (auto& [key, value] : out.items()) {
+    if (value.is_number()) value = median([&](const Json& r) { return r.value(key, 0.0); });
+    if (!value.is_array()) continue;
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_number()) continue;
+      value[i] = median([&](const Json& r) {
+        const Json& items = r.contains(key) ? r[key] : Json::array();
+        return i < items.size() && items[i].is_number() ? items[i].get<double>() : 0.0;
+      });
+    }
   }
   return out;
 }
@@ -311,6 +337,13 @@ void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const J
                 kScaleTurns, kScaleArrivalMs, kSlowModelMs, std::to_string(scale["completed"].get<long>()).c_str(),
                 scale["added_p50_ms"].get<double>(), scale["added_p99_ms"].get<double>(),
                 scale["added_max_ms"].get<double>());
+    if (scale.contains("added_p99_ms_by_arrival_second")) {
+      std::string seconds;
+      for (const Json& p99 : scale["added_p99_ms_by_arrival_second"]) {
+        seconds += (seconds.empty() ? "" : " / ") + std::to_string(static_cast<long>(p99.get<double>()));
+      }
+      std::printf("scale: added p99 of the turns arriving in each second: %s ms\n", seconds.c_str());
+    }
   } else if (scale.contains("error")) {
     std::printf("\nscale: %s\n", scale["error"].dump().c_str());
   }
