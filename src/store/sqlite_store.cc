@@ -182,7 +182,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
       // thread that commits: at SQLite's 1,000 (1 MB of 1 KB pages) about every 60
       // served turns, and the event loop waited on both fsyncs each time. At 10,000 a
       // log of up to 10 MB is copied ten times as rarely, one fsync pair per 600 turns:
-      // 12-15 % more turns a second at 64 in flight, and a scale run's p99 about halved
+      // 10-16 % more turns a second at 64 in flight, and a scale run's p99 about halved
       // (docs/PERFORMANCE.md, round 8). Every commit is in the log when it returns,
       // as before.
       db->exec("PRAGMA wal_autocheckpoint = 10000");
