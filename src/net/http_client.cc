@@ -280,7 +280,7 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_pt
                                 const HttpResponse& response) {
   const auto now = Clock::now();
   const int keep_ms = KeepAliveMs(response.Header("keep-alive"), options.idle_keep_ms);
-  if (keep_ms <= 0) return;
+  if (keep_ms <= 0 || options.max_idle_per_origin == 0) return;  // closed now, not pooled
   c->keep_until = now + std::chrono::milliseconds(keep_ms);
   std::vector<std::unique_ptr<Connection>> expired;  // closed after the lock is released
   bool watch = false;
@@ -291,7 +291,6 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_pt
       expired.push_back(std::move(list.front()));
       list.pop_front();
     }
-    if (options.max_idle_per_origin == 0) return;
     list.push_back(std::move(c));
     watch = watched.insert(context).second;
   }
