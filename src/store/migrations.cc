@@ -3,6 +3,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <array>
+#include <optional>
 #include <string>
 
 namespace reins::store {
@@ -261,8 +262,139 @@ CREATE TABLE conversations (
 );
 )sql";
 
+// v12: no list of three or more values in a CHECK. SQLite evaluates `x IN (a, b, c)` by
+// building a temporary b-tree of the list (it compares one by one only up to two), on
+// every row it checks: tool_invocations.status did so in every turn's commit, about 6 %
+// of an embedded turn's instructions (docs/PERFORMANCE.md, round 9). The same checks as
+// comparisons; SQLite cannot alter a constraint, so the four tables are rebuilt (with
+// foreign keys off: clarification_options refers to clarifications).
+constexpr const char* kV12 = R"sql(
+CREATE TABLE tool_invocations_v12 (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  response_index INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  call_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status = 'executed' OR status = 'deferred' OR status = 'rejected' OR status = 'skipped'),
+  reason TEXT NOT NULL,
+  success INTEGER,
+  next_action TEXT,
+  result TEXT,
+  latency_ms INTEGER NOT NULL,
+  deferred INTEGER NOT NULL CHECK (deferred IN (0, 1)),
+  message TEXT NOT NULL,
+  idempotency_key TEXT
+);
+INSERT INTO tool_invocations_v12 (id, session_id, turn_id, response_index, position, call_id, name, args, status,
+    reason, success, next_action, result, latency_ms, deferred, message, idempotency_key)
+  SELECT id, session_id, turn_id, response_index, position, call_id, name, args, status,
+    reason, success, next_action, result, latency_ms, deferred, message, idempotency_key
+  FROM tool_invocations ORDER BY id;
+DROP TABLE tool_invocations;
+ALTER TABLE tool_invocations_v12 RENAME TO tool_invocations;
+CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);
+CREATE INDEX tool_invocations_by_key ON tool_invocations(idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+CREATE TABLE outbox_v12 (
+  key TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('await', 'background')),
+  status TEXT NOT NULL CHECK (status = 'staged' OR status = 'pending' OR status = 'running' OR status = 'done'),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  step_id TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO outbox_v12 (key, session_id, turn_id, tool, args, mode, status, attempts, result, created_at, updated_at,
+    step_id)
+  SELECT key, session_id, turn_id, tool, args, mode, status, attempts, result, created_at, updated_at, step_id
+  FROM outbox;
+DROP TABLE outbox;
+ALTER TABLE outbox_v12 RENAME TO outbox;
+CREATE INDEX outbox_unfinished ON outbox(status) WHERE status <> 'done';
+CREATE INDEX outbox_by_session ON outbox(session_id);
+
+CREATE TABLE approvals_v12 (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status = 'pending' OR status = 'granted' OR status = 'denied' OR status = 'cancelled'),
+  decided_by TEXT,
+  decided_turn_id TEXT,
+  decided_at INTEGER
+);
+INSERT INTO approvals_v12 (id, session_id, turn_id, tool, args, status, decided_by, decided_turn_id, decided_at)
+  SELECT id, session_id, turn_id, tool, args, status, decided_by, decided_turn_id, decided_at FROM approvals;
+DROP TABLE approvals;
+ALTER TABLE approvals_v12 RENAME TO approvals;
+CREATE INDEX approvals_by_session ON approvals(session_id, status);
+
+CREATE TABLE clarifications_v12 (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  entity_type TEXT NOT NULL,
+  type TEXT NOT NULL,
+  question TEXT NOT NULL,
+  request_text TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status = 'pending' OR status = 'answered' OR status = 'superseded'),
+  chosen_option TEXT
+);
+INSERT INTO clarifications_v12 (id, session_id, turn_id, tool, entity_type, type, question, request_text, status,
+    chosen_option)
+  SELECT id, session_id, turn_id, tool, entity_type, type, question, request_text, status, chosen_option
+  FROM clarifications;
+DROP TABLE clarifications;
+ALTER TABLE clarifications_v12 RENAME TO clarifications;
+CREATE INDEX clarifications_by_session ON clarifications(session_id, status);
+)sql";
+
+struct Step {
+  const char* sql;
+  // The step drops and recreates a table that other tables refer to. SQLite's way
+  // ("making other kinds of table schema changes", in its ALTER TABLE page): foreign
+  // keys off for the step (the drop would otherwise fail on the children's rows, or
+  // cascade), and checked before it commits.
+  bool rebuilds_a_parent = false;
+};
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9, kV10, kV11};
+constexpr std::array<Step, 12> kSteps = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}, {kV10}, {kV11},
+                                          {kV12, /*rebuilds_a_parent=*/true}}};
+
+// Runs a step that rebuilds a parent table with foreign keys off, and puts them back
+// as they were, whatever happens. The pragma is a no-op inside a transaction: this
+// wraps the step's.
+class ForeignKeysOff {
+ public:
+  explicit ForeignKeysOff(SQLite::Database& db) : db_(db), was_on_(db.execAndGet("PRAGMA foreign_keys").getInt() != 0) {
+    db_.exec("PRAGMA foreign_keys = OFF");
+  }
+  ~ForeignKeysOff() {
+    try {
+      if (was_on_) db_.exec("PRAGMA foreign_keys = ON");
+    } catch (const SQLite::Exception&) {
+      // Setting the pragma outside a transaction does not fail on an open connection; a
+      // destructor has nowhere to report it if it did.
+    }
+  }
+  ForeignKeysOff(const ForeignKeysOff&) = delete;
+  ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+
+ private:
+  SQLite::Database& db_;
+  bool was_on_;
+};
 
 }  // namespace
 
@@ -278,10 +410,17 @@ Status ApplyMigrations(SQLite::Database& db) {
                                 "); upgrade reins");
     }
     for (; version < latest; ++version) {
+      const Step& step = kSteps[static_cast<size_t>(version)];
+      std::optional<ForeignKeysOff> keys_off;
+      if (step.rebuilds_a_parent) keys_off.emplace(db);
       // user_version lives in the database header, which is transactional: the step
       // and its version number commit together or not at all.
       SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-      db.exec(kSteps[static_cast<size_t>(version)]);
+      db.exec(step.sql);
+      if (step.rebuilds_a_parent && SQLite::Statement(db, "PRAGMA foreign_key_check").executeStep()) {
+        return Internal("cannot migrate the store schema to version " + std::to_string(version + 1) +
+                        ": a row refers to one that does not exist (PRAGMA foreign_key_check lists them)");
+      }
       db.exec("PRAGMA user_version = " + std::to_string(version + 1));
       tx.commit();
     }

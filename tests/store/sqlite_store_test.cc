@@ -555,5 +555,55 @@ TEST_F(SqliteStoreTest, TheV8MigrationKeepsInvocationsInOrderWithoutTheirSequenc
   EXPECT_EQ((*calls)[2].turn_id, "t2");
 }
 
+TEST_F(SqliteStoreTest, TheV12MigrationRebuildsTheCheckedTablesAndKeepsEveryRow) {
+  TurnRecord first = Turn(1, "t1");
+  first.result.tools = {{"c1", "email", {{"to", "x"}}, ToolOutcome::Status::kDeferred, "", "", {}, 0, 1, 0},
+                        {"c2", "drop_db", Json::object(), ToolOutcome::Status::kRejected, "unknown_tool", "", {}, 0, 1, 1}};
+  first.result.clarification = Clarify("cl_1");
+  first.result.approval = PendingApproval{"ap_1", "refund", {{"amount", 5}}, "refund Smith", {}};
+  ASSERT_TRUE(store_->CommitTurn(first).ok());
+  const std::string before = Counts() + " approvals=" + std::to_string(Int("SELECT COUNT(*) FROM approvals"));
+  store_.reset();
+  {
+    // Back to version 11, with one table as that version had it (the other three are
+    // rebuilt the same way whatever their checks say).
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec(
+        "CREATE TABLE v11 AS SELECT * FROM tool_invocations; DROP TABLE tool_invocations;"
+        "CREATE TABLE tool_invocations (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id),"
+        " turn_id TEXT NOT NULL REFERENCES turns(id), response_index INTEGER NOT NULL, position INTEGER NOT NULL,"
+        " call_id TEXT NOT NULL, name TEXT NOT NULL, args TEXT NOT NULL,"
+        " status TEXT NOT NULL CHECK (status IN ('executed', 'deferred', 'rejected', 'skipped')),"
+        " reason TEXT NOT NULL, success INTEGER, next_action TEXT, result TEXT, latency_ms INTEGER NOT NULL,"
+        " deferred INTEGER NOT NULL CHECK (deferred IN (0, 1)), message TEXT NOT NULL, idempotency_key TEXT);"
+        "INSERT INTO tool_invocations SELECT * FROM v11; DROP TABLE v11;"
+        "CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);"
+        "PRAGMA user_version = 11");
+  }
+  Reopen();
+  EXPECT_EQ(Int("PRAGMA user_version"), store::LatestSchemaVersion());
+  EXPECT_EQ(Counts() + " approvals=" + std::to_string(Int("SELECT COUNT(*) FROM approvals")), before);
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM sqlite_master WHERE sql LIKE '%status IN (%'"), 0);
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '%_v12'"), 0);
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'tool_invocations_by_key'"), 1);
+  EXPECT_EQ(Text("SELECT group_concat(option_id) FROM clarification_options JOIN clarifications"
+                 " ON clarifications.id = clarification_id"),
+            "c_1,c_2");
+  EXPECT_EQ(Text("SELECT status FROM approvals WHERE id = 'ap_1'"), "pending");
+  EXPECT_EQ(Text("SELECT status FROM outbox WHERE turn_id = 't1'"), "pending");
+
+  // The checks still hold, and the store's foreign keys are on again.
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    for (const char* table : {"tool_invocations", "outbox", "approvals", "clarifications"}) {
+      EXPECT_THROW(db.exec(std::string("UPDATE ") + table + " SET status = 'lost'"), SQLite::Exception) << table;
+    }
+  }
+  TurnRecord no_session = Turn(2, "t2");
+  no_session.session_id = "nobody";
+  EXPECT_EQ(store_->CommitTurn(no_session).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store_->CommitTurn(Turn(2, "t2")).ok());
+}
+
 }  // namespace
 }  // namespace reins
