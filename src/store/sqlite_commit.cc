@@ -17,25 +17,26 @@ using store::DumpJson;
 
 void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   const TurnResult& r = turn.result;
-  store::TurnText text = store::TurnTextOf(turn);
+  const store::TurnText text = store::TurnTextOf(turn);
   SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
                       "error, events, created_at, messages, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  q.bind(1, r.turn_id);
-  q.bind(2, turn.session_id);
+  // Bound in place: the record and `text` outlive exec() (StatementCache).
+  q.bindNoCopy(1, r.turn_id);
+  q.bindNoCopy(2, turn.session_id);
   q.bind(3, r.turn_number);
-  q.bind(4, turn.speaker);
+  q.bindNoCopy(4, turn.speaker);
   q.bind(5, std::string(TurnStatusName(r.status)));
-  q.bind(6, r.reply);
-  q.bind(7, text.input);
-  q.bind(8, text.result);
-  q.bind(9, r.error);
+  q.bindNoCopy(6, r.reply);
+  q.bindNoCopy(7, text.input);
+  q.bindNoCopy(8, text.result);
+  q.bindNoCopy(9, r.error);
   // One row per turn rather than per event: a turn's events are always read together.
-  q.bind(10, text.events);
+  q.bindNoCopy(10, text.events);
   q.bind(11, turn.created_at_ms);
-  q.bind(12, text.messages);
+  q.bindNoCopy(12, text.messages);
   if (text.idempotency_key) {
-    q.bind(13, *text.idempotency_key);
+    q.bindNoCopy(13, *text.idempotency_key);
   } else {
     q.bind(13);  // NULL
   }
@@ -50,24 +51,27 @@ void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
   for (const ToolOutcome& t : turn.result.tools) {
     q.reset();
     q.clearBindings();  // the envelope columns stay NULL when there is no envelope
-    q.bind(1, turn.session_id);
-    q.bind(2, turn.result.turn_id);
+    // Bound in place: the record, `args` and `envelope` outlive this row's exec().
+    const std::string args = DumpJson(t.args);
+    const std::string envelope = t.result ? DumpJson(EnvelopeToJson(*t.result)) : std::string();
+    q.bindNoCopy(1, turn.session_id);
+    q.bindNoCopy(2, turn.result.turn_id);
     q.bind(3, t.response_index);
     q.bind(4, t.position);
-    q.bind(5, t.call_id);
-    q.bind(6, t.name);
-    q.bind(7, DumpJson(t.args));
+    q.bindNoCopy(5, t.call_id);
+    q.bindNoCopy(6, t.name);
+    q.bindNoCopy(7, args);
     q.bind(8, std::string(ToolOutcomeStatusName(t.status)));
-    q.bind(9, t.reason);
+    q.bindNoCopy(9, t.reason);
     if (t.result) {
       q.bind(10, t.result->success ? 1 : 0);
       q.bind(11, std::string(NextActionName(t.result->next_action)));
-      q.bind(12, DumpJson(EnvelopeToJson(*t.result)));
+      q.bindNoCopy(12, envelope);
     }
     q.bind(13, t.latency_ms);
     q.bind(14, t.status == ToolOutcome::Status::kDeferred ? 1 : 0);
-    q.bind(15, t.message);
-    if (!t.idempotency_key.empty()) q.bind(16, t.idempotency_key);
+    q.bindNoCopy(15, t.message);
+    if (!t.idempotency_key.empty()) q.bindNoCopy(16, t.idempotency_key);
     q.exec();
   }
 }
@@ -205,9 +209,10 @@ void OpenClarification(store::StatementCache& db, const TurnRecord& turn, const 
 
 void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
   SQLite::Statement& q = db.Get("UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
-  q.bind(1, DumpJson(turn.session_state));
+  const std::string state = DumpJson(turn.session_state);
+  q.bindNoCopy(1, state);
   q.bind(2, turn.result.turn_number);
-  q.bind(3, turn.session_id);
+  q.bindNoCopy(3, turn.session_id);
   q.exec();
 }
 

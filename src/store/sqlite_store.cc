@@ -52,17 +52,27 @@ SQLite::Statement& StatementCache::Get(const std::string& sql) {
     slot->reset();
     slot->clearBindings();
   }
+  used_.push_back(slot.get());
   return *slot;
 }
 
 void StatementCache::ResetAll() noexcept {
-  for (auto& [sql, statement] : statements_) {
+  // Only the statements handed out since the last call: the others are reset and bound
+  // to nothing already.
+  for (SQLite::Statement* statement : used_) {
     try {
       statement->reset();
     } catch (const SQLite::Exception&) {
       // reset() reports the error of the last step again; the statement is reset anyway.
     }
+    try {
+      // Text bound with bindNoCopy points into strings of the call that ends here.
+      statement->clearBindings();
+    } catch (const SQLite::Exception&) {
+      // sqlite3_clear_bindings always answers SQLITE_OK.
+    }
   }
+  used_.clear();
 }
 
 CachedTransaction::CachedTransaction(StatementCache& cache) : cache_(cache) {
@@ -201,11 +211,13 @@ Status SqliteStore::CreateSession(const SessionRecord& session) {
     // One statement: an existing id inserts nothing rather than being looked up first.
     SQLite::Statement& q = statements_->Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
-    q.bind(1, session.id);
-    q.bind(2, session.tenant);
+    const std::string metadata = DumpJson(session.metadata);
+    const std::string state = DumpJson(session.state);
+    q.bindNoCopy(1, session.id);  // in place: all of it outlives exec() (StatementCache)
+    q.bindNoCopy(2, session.tenant);
     q.bind(3, session.created_at_ms);
-    q.bind(4, DumpJson(session.metadata));
-    q.bind(5, DumpJson(session.state));
+    q.bindNoCopy(4, metadata);
+    q.bindNoCopy(5, state);
     q.bind(6, session.turn_count);
     if (q.exec() == 0) return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
     return {};

@@ -45,7 +45,11 @@ Status StatusFromSqlite(const SQLite::Exception& e, const std::string& what);
 
 // Prepared statements, compiled once per connection and reused: preparing SQL costs
 // more than running these short statements. Not thread-safe; used under the store's
-// mutex. ResetAll() at the end of every store call releases read cursors.
+// mutex. ResetAll() at the end of every store call releases read cursors and clears
+// every binding: the per-turn writes bind their longer text with bindNoCopy (SQLite
+// reads it where it is; a copy was an allocation per column, 26 per turn), so the text
+// must stay alive until the statement has run, and no statement keeps a pointer to it
+// once the call has returned.
 class StatementCache {
  public:
   explicit StatementCache(SQLite::Database& db) : db_(db) {}
@@ -57,6 +61,7 @@ class StatementCache {
  private:
   SQLite::Database& db_;
   std::unordered_map<std::string, std::unique_ptr<SQLite::Statement>> statements_;
+  std::vector<SQLite::Statement*> used_;  // handed out by Get since the last ResetAll
 };
 
 // BEGIN IMMEDIATE ... COMMIT with cached statements (SQLite::Transaction parses its
