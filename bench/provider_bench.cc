@@ -3,6 +3,7 @@
 // Run: make bench (or build-release/bench/reins_bench --benchmark_filter=Wire).
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,36 @@ void BM_WireBuildRequest(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(wire->BuildBody(config, request, true));
 }
 BENCHMARK(BM_WireBuildRequest)->Arg(0)->Arg(1)->ArgName("anthropic");
+
+// An agent's tools: `n` of them, each with a schema of four properties, as a catalogue
+// of real actions has.
+std::shared_ptr<const std::vector<ToolSpec>> Tools(int n) {
+  auto tools = std::make_shared<std::vector<ToolSpec>>();
+  for (int i = 0; i < n; ++i) {
+    Json schema = {{"type", "object"},
+                   {"properties",
+                    {{"customer_id", {{"type", "string"}, {"description", "The customer, as the CRM names them"}}},
+                     {"amount", {{"type", "number"}, {"minimum", 0}}},
+                     {"reason", {{"type", "string"}, {"enum", {"damaged", "late", "wrong_item"}}}},
+                     {"notify", {{"type", "boolean"}}}}},
+                   {"required", {"customer_id", "amount"}}};
+    tools->push_back({"tool_" + std::to_string(i), "Refunds part of an order and tells the customer why.", schema});
+  }
+  return tools;
+}
+
+// The same request with an agent's tools (every call carries every tool's schema):
+// range(0) the provider as above, range(1) the number of tools.
+void BM_WireBuildRequestTools(benchmark::State& state) {
+  auto wire = state.range(0) == 0 ? MakeOpenAIWire() : MakeAnthropicWire();
+  ModelConfig config;
+  config.model = "m";
+  ModelRequest request;
+  request.messages = {Message::System("You are a helpful assistant."), Message::User("What is the weather in Paris?")};
+  request.tools = Tools(static_cast<int>(state.range(1)));
+  for (auto _ : state) benchmark::DoNotOptimize(wire->BuildBody(config, request, false));
+}
+BENCHMARK(BM_WireBuildRequestTools)->ArgsProduct({{0, 1}, {1, 20, 200}})->ArgNames({"anthropic", "tools"});
 
 }  // namespace
 }  // namespace reins

@@ -100,17 +100,27 @@ class Conversation {
   Json messages_ = Json::array();
 };
 
-Json ToolsJson(const ModelRequest& request) {
+std::string AgentTools(const std::vector<ToolSpec>& tools) {
   Json out = Json::array();
-  if (request.tools != nullptr) {
-    for (const ToolSpec& t : *request.tools) {
-      out.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", wire::InputSchema(t.input_schema)}});
-    }
+  for (const ToolSpec& t : tools) {
+    out.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", wire::InputSchema(t.input_schema)}});
   }
+  return wire::Dump(out);
+}
+
+// The request's tools as a JSON array's text, "[]" when it has none: the agent's (kept
+// by `agent_tools`), then the one a structured answer is asked through.
+std::string ToolsArray(const ModelRequest& request, const wire::ToolsText& agent_tools) {
+  std::string out =
+      request.tools != nullptr && !request.tools->empty() ? *agent_tools.Of(request.tools) : std::string("[]");
   if (request.response_schema) {
-    out.push_back({{"name", kRespondTool},
-                   {"description", "Return the response as a JSON object matching the schema."},
-                   {"input_schema", wire::InputSchema(*request.response_schema)}});
+    Json respond = {{"name", kRespondTool},
+                    {"description", "Return the response as a JSON object matching the schema."},
+                    {"input_schema", wire::InputSchema(*request.response_schema)}};
+    out.pop_back();  // the ']'
+    if (out.size() > 1) out += ',';
+    out += wire::Dump(respond);
+    out += ']';
   }
   return out;
 }
@@ -134,20 +144,29 @@ Json ToolChoiceJson(const ModelConfig& config, const ModelRequest& request) {
   return choice;
 }
 
-std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream) {
+std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream,
+                             const wire::ToolsText& agent_tools) {
   Json body = {{"model", config.model},
                {"max_tokens", wire::OptionInt(config, "max_tokens").value_or(kDefaultMaxTokens)}};
   if (std::string system = SystemText(request.messages); !system.empty()) body["system"] = std::move(system);
   Conversation conversation(wire::SeveralSpeakers(request.messages));
   for (const Message& m : request.messages) conversation.Add(m);
   body["messages"] = conversation.Take();
-  if (Json tools = ToolsJson(request); !tools.empty()) {
-    body["tools"] = std::move(tools);
-    body["tool_choice"] = ToolChoiceJson(config, request);
-  }
+  const std::string tools = ToolsArray(request, agent_tools);
+  const bool has_tools = tools != "[]";
+  if (has_tools) body["tool_choice"] = ToolChoiceJson(config, request);
   if (config.temperature) body["temperature"] = *config.temperature;
   if (stream) body["stream"] = true;
-  return wire::Dump(body);
+  std::string text = wire::Dump(body);
+  if (has_tools) {
+    // Their text goes in as it is, the object's last member: where the sorted dump put
+    // "tools" too (after "tool_choice", the last of the other keys).
+    text.pop_back();  // the '}'
+    text += R"(,"tools":)";
+    text += tools;
+    text += '}';
+  }
+  return text;
 }
 
 // ---- Response ------------------------------------------------------------------------
@@ -336,7 +355,7 @@ class AnthropicWire : public WireFormat {
   }
 
   std::string BuildBody(const ModelConfig& config, const ModelRequest& request, bool stream) const override {
-    return BuildRequestBody(config, request, stream);
+    return BuildRequestBody(config, request, stream, agent_tools_);
   }
 
   Result<ModelResponse> ParseBody(std::string_view body, const ModelRequest& request) const override {
@@ -350,6 +369,9 @@ class AnthropicWire : public WireFormat {
   }
 
   std::string ErrorMessage(std::string_view body) const override { return ErrorText(wire::Parse(body)); }
+
+ private:
+  wire::ToolsText agent_tools_{&AgentTools};
 };
 
 }  // namespace

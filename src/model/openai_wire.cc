@@ -108,6 +108,12 @@ void AppendTools(std::string& out, const std::vector<ToolSpec>& tools) {
   out += ']';
 }
 
+std::string ToolsArray(const std::vector<ToolSpec>& tools) {
+  std::string out;
+  AppendTools(out, tools);
+  return out;
+}
+
 void AppendToolChoice(std::string& out, const ToolChoice& choice) {
   switch (choice.mode) {
     case ToolChoice::Mode::kAuto: out += R"("auto")"; return;
@@ -120,10 +126,12 @@ void AppendToolChoice(std::string& out, const ToolChoice& choice) {
   out += R"(},"type":"function"})";
 }
 
-std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream) {
-  std::string out;
-  out.reserve(1024);
+std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& request, bool stream,
+                             const wire::ToolsText& tools_text) {
   const bool has_tools = request.tools != nullptr && !request.tools->empty();
+  const std::shared_ptr<const std::string> tools = has_tools ? tools_text.Of(request.tools) : nullptr;
+  std::string out;
+  out.reserve(1024 + (tools ? tools->size() : 0));
   JsonObjectText body(out);
   // Newer models take only max_completion_tokens; pass it through as well when given.
   if (auto n = wire::OptionInt(config, "max_completion_tokens")) body.Value("max_completion_tokens", Json(*n));
@@ -162,7 +170,7 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
   if (config.temperature) body.Value("temperature", Json(*config.temperature));
   if (has_tools) {
     AppendToolChoice(body.Key("tool_choice"), request.tool_choice);
-    AppendTools(body.Key("tools"), *request.tools);
+    body.Raw("tools", *tools);
   }
   body.Close();
   return out;
@@ -354,7 +362,7 @@ class OpenAIWire : public WireFormat {
   }
 
   std::string BuildBody(const ModelConfig& config, const ModelRequest& request, bool stream) const override {
-    return BuildRequestBody(config, request, stream);
+    return BuildRequestBody(config, request, stream, tools_text_);
   }
 
   Result<ModelResponse> ParseBody(std::string_view body, const ModelRequest& request) const override {
@@ -374,6 +382,9 @@ class OpenAIWire : public WireFormat {
   }
 
   std::string ErrorMessage(std::string_view body) const override { return ErrorText(wire::Parse(body)); }
+
+ private:
+  wire::ToolsText tools_text_{&ToolsArray};
 };
 
 }  // namespace

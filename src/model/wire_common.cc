@@ -81,6 +81,19 @@ Json InputSchema(const Json& schema) {
   return schema.is_object() ? schema : Json{{"type", "object"}, {"properties", Json::object()}};
 }
 
+std::shared_ptr<const std::string> ToolsText::Of(const std::shared_ptr<const std::vector<ToolSpec>>& tools) const {
+  {
+    std::lock_guard lock(mu_);
+    if (text_ != nullptr && of_.lock() == tools) return text_;
+  }
+  // Written outside the lock: two threads that both miss write the same text.
+  auto text = std::make_shared<const std::string>(write_(*tools));
+  std::lock_guard lock(mu_);
+  of_ = tools;
+  text_ = text;
+  return text;
+}
+
 ToolCall MakeToolCall(std::string id, std::string name, const Json& arguments) {
   ToolCall call;
   call.id = std::move(id);

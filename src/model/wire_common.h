@@ -3,12 +3,16 @@
 // the few mappings both formats make the same way.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "reins/agent_config.h"
 #include "reins/message.h"
+#include "reins/model_provider.h"
 
 namespace reins::wire {
 
@@ -42,6 +46,28 @@ bool SeveralSpeakers(const std::vector<Message>& messages);
 // A tool's input schema; an empty object schema when the spec has none (both APIs
 // require one).
 Json InputSchema(const Json& schema);
+
+// The JSON text of an agent's tools as one wire format writes them, kept for the tools
+// vector it was written from. An agent's tools are one vector shared by every request it
+// makes (ModelRequest::tools), and every request carries every schema: written anew each
+// time, 200 tools cost 112 µs per request on OpenAI's wire and 605 µs on Anthropic's
+// (docs/PERFORMANCE.md, round 9). One entry: a request with another vector (an audit's
+// gather round) has its tools written, and they replace the kept ones.
+class ToolsText {
+ public:
+  using Writer = std::string (*)(const std::vector<ToolSpec>& tools);
+  explicit ToolsText(Writer write) : write_(write) {}
+
+  // The text `write` gives for `tools`, written once per vector. Thread-safe: requests
+  // are built on every I/O thread.
+  std::shared_ptr<const std::string> Of(const std::shared_ptr<const std::vector<ToolSpec>>& tools) const;
+
+ private:
+  Writer write_;
+  mutable std::mutex mu_;
+  mutable std::weak_ptr<const std::vector<ToolSpec>> of_;  // weak: a vector gone is not reused by address
+  mutable std::shared_ptr<const std::string> text_;
+};
 
 // A tool call from what the provider sent as its arguments: a JSON string (OpenAI),
 // an object (Anthropic), or anything else. Bad arguments give args_valid = false and

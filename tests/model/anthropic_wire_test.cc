@@ -160,6 +160,27 @@ TEST(AnthropicWireTest, StructuredOutputForcesTheRespondTool) {
   EXPECT_EQ(body["tool_choice"], Json::parse(R"({"type":"tool","name":"respond"})"));
 }
 
+// The agent's tools are written once per vector and kept (wire::ToolsText); a request
+// asking for a structured answer adds its respond tool to them without changing them.
+TEST(AnthropicWireTest, TheKeptToolsAreTheRequestsOwn) {
+  auto wire = MakeAnthropicWire();
+  auto names = [&](const ModelRequest& request) {
+    Json body = Json::parse(wire->BuildBody(Config(), request, false));
+    std::vector<std::string> out;
+    for (const Json& t : body["tools"]) out.push_back(t["name"]);
+    return out;
+  };
+  auto agent = WeatherTools();
+  ModelRequest structured = Structured();
+  structured.tools = agent;
+  EXPECT_EQ(names(structured), (std::vector<std::string>{"get_weather", "get_time", "respond"}));
+  EXPECT_EQ(names(Request({Message::User("hi")}, agent)), (std::vector<std::string>{"get_weather", "get_time"}));
+  EXPECT_EQ(names(structured), (std::vector<std::string>{"get_weather", "get_time", "respond"}));
+  auto gather = std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{{"lookup", "Find it", Json()}});
+  EXPECT_EQ(names(Request({Message::User("hi")}, gather)), std::vector<std::string>{"lookup"});
+  EXPECT_EQ(names(Request({Message::User("hi")})), std::vector<std::string>{});
+}
+
 TEST(AnthropicWireTest, InvalidUtf8InHistoryDoesNotThrow) {
   std::string body = MakeAnthropicWire()->BuildBody(Config(), Request({Message::User("caf\xC3")}), false);
   EXPECT_TRUE(Json::accept(body));

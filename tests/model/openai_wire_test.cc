@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "model/openai_answer.h"
+#include "model/wire_common.h"
 #include "model/wire_format.h"
 #include "model/wire_test_util.h"
 
@@ -68,6 +69,47 @@ TEST(OpenAIWireTest, BuildsTheWholeRequestBody) {
     "temperature": 0.25,
     "max_tokens": 300,
     "parallel_tool_calls": false})"));
+}
+
+// One wire builds every request of a provider and keeps the text of the last tools
+// vector it wrote (wire::ToolsText): each request still carries its own vector's tools.
+TEST(OpenAIWireTest, EachRequestCarriesTheToolsOfItsOwnVector) {
+  auto wire = MakeOpenAIWire();
+  auto names = [&](const std::shared_ptr<const std::vector<ToolSpec>>& tools) {
+    Json body = Json::parse(wire->BuildBody(Config(), Request({Message::User("hi")}, tools), false));
+    std::vector<std::string> out;
+    for (const Json& t : body["tools"]) out.push_back(t["function"]["name"]);
+    return out;
+  };
+  auto agent = WeatherTools();
+  EXPECT_EQ(names(agent), (std::vector<std::string>{"get_weather", "get_time"}));
+  EXPECT_EQ(names(agent), (std::vector<std::string>{"get_weather", "get_time"}));
+  auto gather = std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{{"lookup", "Find it", Json()}});
+  EXPECT_EQ(names(gather), std::vector<std::string>{"lookup"});
+  EXPECT_EQ(names(agent), (std::vector<std::string>{"get_weather", "get_time"}));
+  // A vector that is gone is never taken for a new one, wherever the new one lives.
+  for (int i = 0; i < 20; ++i) {
+    auto fresh = std::make_shared<const std::vector<ToolSpec>>(
+        std::vector<ToolSpec>{{"tool_" + std::to_string(i), "", Json()}});
+    EXPECT_EQ(names(fresh), std::vector<std::string>{"tool_" + std::to_string(i)});
+  }
+}
+
+TEST(ToolsTextTest, WritesEachVectorOnceWhileItIsTheLastOneSeen) {
+  static int writes = 0;
+  writes = 0;
+  wire::ToolsText text([](const std::vector<ToolSpec>& tools) {
+    ++writes;
+    return std::to_string(tools.size());
+  });
+  auto one = std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{{"a", "", Json()}});
+  auto two = std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{{"a", "", Json()}, {"b", "", Json()}});
+  EXPECT_EQ(*text.Of(one), "1");
+  EXPECT_EQ(*text.Of(one), "1");
+  EXPECT_EQ(writes, 1);
+  EXPECT_EQ(*text.Of(two), "2");
+  EXPECT_EQ(*text.Of(one), "1");
+  EXPECT_EQ(writes, 3);
 }
 
 TEST(OpenAIWireTest, MapsEveryToolChoiceMode) {
