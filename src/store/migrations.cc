@@ -369,8 +369,9 @@ struct Step {
 };
 
 // Append new steps here; never edit one that has shipped.
-constexpr std::array<Step, 12> kSteps = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}, {kV10}, {kV11},
-                                          {kV12, /*rebuilds_a_parent=*/true}}};
+constexpr std::array kSteps = {Step{kV1}, Step{kV2}, Step{kV3}, Step{kV4},  Step{kV5},  Step{kV6},
+                               Step{kV7}, Step{kV8}, Step{kV9}, Step{kV10}, Step{kV11},
+                               Step{kV12, /*rebuilds_a_parent=*/true}};
 
 // Runs a step that rebuilds a parent table with foreign keys off, and puts them back
 // as they were, whatever happens. The pragma is a no-op inside a transaction: this
