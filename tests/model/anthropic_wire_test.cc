@@ -181,6 +181,33 @@ TEST(AnthropicWireTest, TheKeptToolsAreTheRequestsOwn) {
   EXPECT_EQ(names(Request({Message::User("hi")})), std::vector<std::string>{});
 }
 
+// The body is written as text (no DOM): it is exactly what a compact dump of it gives,
+// keys sorted, whatever the history holds.
+TEST(AnthropicWireTest, TheBodyTextIsTheCompactDumpOfItself) {
+  ToolCall call{"call_1", "get_weather", R"({"city":"Oslo"})", Json{{"city", "Oslo"}}, true};
+  ToolCall bad_args{"call_2", "get_time", "nope", Json::object(), false};
+  std::vector<Message> history = {
+      Message::System("Be brief."), Message::User("Weather in Oslo?", "Ana"), Message::User("And Bergen?", "Ben"),
+      Message::Assistant("Let me look.", {call, bad_args}), Message::Tool("call_1", "get_weather", R"({"temp":3})", false),
+      Message::User("also this"), Message::Tool("call_2", "get_time", "", true), Message::Assistant("   ", {}),
+      Message::Assistant("done \"quoted\"\n", {})};
+  ModelConfig config = Config();
+  config.temperature = 0.25;
+  ModelRequest structured = Structured(history);
+  structured.tools = WeatherTools();
+  for (const ModelRequest& request : {Request(history, WeatherTools(), ToolChoice::Named("get_time")), structured}) {
+    for (bool stream : {false, true}) {
+      const std::string text = MakeAnthropicWire()->BuildBody(config, request, stream);
+      EXPECT_EQ(text, Json::parse(text).dump());
+    }
+  }
+  // Tool results come first in their user message, before the text that followed them.
+  Json body = Body(Request(history));
+  EXPECT_EQ(body["messages"][2]["content"][0]["tool_use_id"], "call_1");
+  EXPECT_EQ(body["messages"][2]["content"][1]["tool_use_id"], "call_2");
+  EXPECT_EQ(body["messages"][2]["content"][2]["text"], "also this");
+}
+
 TEST(AnthropicWireTest, InvalidUtf8InHistoryDoesNotThrow) {
   std::string body = MakeAnthropicWire()->BuildBody(Config(), Request({Message::User("caf\xC3")}), false);
   EXPECT_TRUE(Json::accept(body));
