@@ -157,21 +157,23 @@ std::string AgentTools(const std::vector<ToolSpec>& tools) {
   return wire::Dump(out);
 }
 
-// The request's tools as a JSON array's text, "[]" when it has none: the agent's (kept
-// by `agent_tools`), then the one a structured answer is asked through.
-std::string ToolsArray(const ModelRequest& request, const wire::ToolsText& agent_tools) {
-  std::string out =
-      request.tools != nullptr && !request.tools->empty() ? *agent_tools.Of(request.tools) : std::string("[]");
-  if (request.response_schema) {
-    Json respond = {{"name", kRespondTool},
-                    {"description", "Return the response as a JSON object matching the schema."},
-                    {"input_schema", wire::InputSchema(*request.response_schema)}};
-    out.pop_back();  // the ']'
-    if (out.size() > 1) out += ',';
-    out += wire::Dump(respond);
-    out += ']';
+// Appends the request's tools as a JSON array: the agent's (their kept text, `agent`; null
+// when it has none), then the one a structured answer is asked through. There is one.
+void AppendTools(std::string& out, const std::string* agent, const ModelRequest& request) {
+  if (!request.response_schema) {
+    out += *agent;
+    return;
   }
-  return out;
+  if (agent != nullptr) {
+    out.append(*agent, 0, agent->size() - 1);  // without its ']'
+    out += ',';
+  } else {
+    out += '[';
+  }
+  out += wire::Dump(Json{{"name", kRespondTool},
+                         {"description", "Return the response as a JSON object matching the schema."},
+                         {"input_schema", wire::InputSchema(*request.response_schema)}});
+  out += ']';
 }
 
 Json ToolChoiceJson(const ModelConfig& config, const ModelRequest& request) {
@@ -198,10 +200,11 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
   Conversation conversation(wire::SeveralSpeakers(request.messages));
   for (const Message& m : request.messages) conversation.Add(m);
   const std::string system = SystemText(request.messages);
-  const std::string tools = ToolsArray(request, agent_tools);
-  const bool has_tools = tools != "[]";
+  const std::shared_ptr<const std::string> agent =
+      request.tools != nullptr && !request.tools->empty() ? agent_tools.Of(request.tools) : nullptr;
+  const bool has_tools = agent != nullptr || request.response_schema.has_value();
   std::string out;
-  out.reserve(1024 + tools.size());
+  out.reserve(1024 + (agent ? agent->size() : 0));
   JsonObjectText body(out);  // the keys in sorted order
   body.Int("max_tokens", wire::OptionInt(config, "max_tokens").value_or(kDefaultMaxTokens));
   conversation.AppendTo(body.Key("messages"));
@@ -211,7 +214,7 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
   if (config.temperature) body.Value("temperature", Json(*config.temperature));
   if (has_tools) {
     body.Value("tool_choice", ToolChoiceJson(config, request));
-    body.Raw("tools", tools);
+    AppendTools(body.Key("tools"), agent.get(), request);
   }
   body.Close();
   return out;
