@@ -265,6 +265,40 @@ struct Runtime::Impl {
   // Its own coroutine: what it reads is not kept in the frame of a turn that waits.
   Task<Status> CheckKeyUnused(const std::string& session_id, const TurnInput& input);
 
+  // A turn from its admission to its end, on the heap (Runtime::RunTurnOnHeap).
+  struct TurnRun {
+    TurnRun(std::shared_ptr<Catalog> turn_catalog, std::shared_ptr<CachedSession> cached, ReplicaClaim held,
+            Clock& clock)
+        : catalog(std::move(turn_catalog)),
+          session(std::move(cached)),
+          claim(std::move(held)),
+          state_before(session->state),
+          ctx(catalog->config, clock, session->state, session->history) {}
+
+    std::shared_ptr<Catalog> catalog;        // this turn's, to its end
+    std::shared_ptr<CachedSession> session;  // worked on in place
+    ReplicaClaim claim;                      // held to the turn's very end, its deferred calls included
+    SessionState state_before;               // restored when the turn is refused or cannot be committed
+    TurnContext ctx;
+    std::function<void(const TraceEvent&)> stream;  // the caller's, when it streams
+    std::vector<TraceEvent> held;                   // progress emitted before the turn was admitted
+
+    void RollBack() {
+      session->state = std::move(state_before);
+      session->history.resize(ctx.history_base);
+    }
+    void Flush() {
+      for (const TraceEvent& h : held) stream(h);
+      held.clear();
+    }
+  };
+  // Claims and loads the session, checks the input's idempotency key and builds the
+  // turn's context: a turn ready to run, or why it does not.
+  Task<Result<std::unique_ptr<TurnRun>>> Admit(const std::string& session_id, TurnInput input, int64_t arrived_ms);
+  // Commits a turn that ran, hands its events on and runs its deferred calls; its
+  // result, or why it could not be stored (the session then as it was).
+  Task<TurnResultBox> Finish(const std::string& session_id, TurnRun& run);
+
   // The turn's deferred calls, once it is committed: awaited (their failures noted on
   // the reply) or handed to the background. `keep_alive` is the turn's tool catalog,
   // which owns `deferred`: its calls hold it.
@@ -350,71 +384,73 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
     const std::string& session_id;
     ~Leave() { queue.Release(session_id); }
   } leave{impl_->queue, session_id};
-  // From here to its end the turn is this one coroutine: a coroutine between would
-  // hold values of its own for as long as the turn waits.
+  // Three steps, each a coroutine of its own, around one heap object: this frame, which
+  // lives as long as the turn waits on its model, holds a pointer to the turn and not
+  // what admitting and committing it kept (GCC keeps every local and temporary of a
+  // coroutine in its frame for the coroutine's whole life).
+  Result<std::unique_ptr<Impl::TurnRun>> admitted = co_await impl_->Admit(session_id, std::move(input), arrived_ms);
+  if (!admitted.ok()) co_return admitted.status();
+  Impl::TurnRun& run = **admitted;
+  Status ran = co_await run.catalog->pipeline->Run(run.ctx);
+  if (!ran.ok()) {
+    run.RollBack();
+    co_return ran;
+  }
+  co_return co_await impl_->Finish(session_id, run);
+}
+
+Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const std::string& session_id, TurnInput input,
+                                                                           int64_t arrived_ms) {
   // Replicas sharing the store: this turn holds the session's claim to its very end
   // (its deferred calls included), as it holds the in-process queue.
-  const std::shared_ptr<Impl::Catalog> config_now = impl_->Current();
+  const std::shared_ptr<Catalog> config_now = Current();
   const int64_t turn_ms = config_now->config.turn_timeout_ms > 0 ? config_now->config.turn_timeout_ms : 600000;
   const int64_t claim_ttl_ms = turn_ms + config_now->config.deferred.timeout_ms + 30000;
-  StoreCalls& calls = *impl_->calls;
-  const bool shared = calls.store().shared();
-  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(calls, *impl_->parts.clock, impl_->owed_releases,
-                                                                       session_id, impl_->replica_id, claim_ttl_ms,
-                                                                       turn_ms));
-  if (claim.held()) impl_->ForgetIfStale(session_id, claim.turn_count());
-  REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<Impl::CachedSession> loaded,
-                            co_await impl_->Load(session_id, config_now->config.max_context_chars));
-  Impl::CachedSession& session = *loaded;
+  const bool shared = calls->store().shared();
+  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(*calls, *parts.clock, owed_releases, session_id,
+                                                                       replica_id, claim_ttl_ms, turn_ms));
+  if (claim.held()) ForgetIfStale(session_id, claim.turn_count());
+  REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<CachedSession> loaded,
+                            co_await Load(session_id, config_now->config.max_context_chars));
   if (!input.idempotency_key.empty()) {
     // Checked inside the session's queue: a retry that arrives while the first try
     // runs waits for it, then finds its key.
-    Status unused = co_await impl_->CheckKeyUnused(session_id, input);
+    Status unused = co_await CheckKeyUnused(session_id, input);
     if (!unused.ok()) co_return unused;
   }
   // The turn works on the cached session in place. If it is refused or cannot be
   // committed, the state is restored and the history cut back, so the session is
   // exactly as it was (turns of one session never overlap; see runtime.h).
-  SessionState state_before = session.state;
-  std::shared_ptr<Impl::Catalog> catalog = impl_->Current();  // this turn's, to its end
-  TurnContext ctx(catalog->config, *impl_->parts.clock, session.state, session.history);
-  auto roll_back = [&] {
-    session.state = std::move(state_before);
-    session.history.resize(ctx.history_base);
-  };
+  auto run = std::make_unique<TurnRun>(Current(), std::move(loaded), std::move(claim), *parts.clock);
+  CachedSession& session = *run->session;
+  TurnContext& ctx = run->ctx;
+  const AgentConfig& config = run->catalog->config;
   ctx.older_history_left_out = session.older_left_out;
-  ctx.key_salt = impl_->parts.idempotency_salt;
+  ctx.key_salt = parts.idempotency_salt;
   // The turn's budget up to its reply runs from now: waiting in the queue was not it.
-  if (catalog->config.turn_timeout_ms > 0) ctx.deadline_ms = impl_->parts.clock->NowMs() + catalog->config.turn_timeout_ms;
+  if (config.turn_timeout_ms > 0) ctx.deadline_ms = parts.clock->NowMs() + config.turn_timeout_ms;
   ctx.session_id = session_id;
-  ctx.turn_id = impl_->NewId("t_");
+  ctx.turn_id = NewId("t_");
   ctx.input = std::move(input);
-  const std::function<void(const TraceEvent&)> stream = std::move(ctx.input.on_event);
-  // Progress streams live, but only once the input is accepted: a refused turn (409,
-  // 422...) must not have begun a stream (docs/http-api.md).
-  std::vector<TraceEvent> held;
-  auto flush = [&] {
-    for (const TraceEvent& h : held) stream(h);
-    held.clear();
-  };
-  if (stream) {
-    ctx.on_emit = [&](const TraceEvent& e) {
+  run->stream = std::move(ctx.input.on_event);
+  if (run->stream) {
+    // Progress streams live, but only once the input is accepted: a refused turn (409,
+    // 422...) must not have begun a stream (docs/http-api.md).
+    ctx.on_emit = [r = run.get()](const TraceEvent& e) {
       if (!IsProgressEvent(e.type)) return;
-      if (!ctx.admitted) {
-        held.push_back(e);
+      if (!r->ctx.admitted) {
+        r->held.push_back(e);
         return;
       }
-      flush();
-      stream(e);
+      r->Flush();
+      r->stream(e);
     };
-  }
-  if (stream) {
     // The reply streams as it is written; each sentence waits for the writes before it.
-    ctx.send_reply_text = [&stream, &ctx](std::string_view text) {
-      const TraceEvent delta{EventType::kReplyDelta, ctx.result.turn_number, ctx.clock.NowMs(), Json{{"text", text}}};
-      stream(delta);
+    ctx.send_reply_text = [r = run.get()](std::string_view text) {
+      const TraceEvent delta{EventType::kReplyDelta, r->ctx.result.turn_number, r->ctx.clock.NowMs(), Json{{"text", text}}};
+      r->stream(delta);
     };
-    ctx.stage_writes = [this](TurnContext& c) { return impl_->StageWrites(c); };
+    ctx.stage_writes = [this](TurnContext& c) { return StageWrites(c); };
   }
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
@@ -422,27 +458,26 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
     std::function<Result<std::vector<Notice>>(Store&)> pending = [&session_id](Store& store) {
       return store.PendingNotices(session_id);
     };
-    Result<std::vector<Notice>> notices = co_await calls.Run(std::move(pending));
+    Result<std::vector<Notice>> notices = co_await calls->Run(std::move(pending));
     if (notices.ok()) {
       for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
       session.may_have_notices = !notices->empty();
     }
   }
-  const AgentConfig& config = catalog->config;
   if (config.floor.enabled) {
     std::function<Result<Lease>(Store&)> lease = [&session_id](Store& store) { return store.LoadLease(session_id); };
-    REINS_CO_ASSIGN_OR_RETURN(ctx.lease, co_await calls.Run(std::move(lease)));
+    REINS_CO_ASSIGN_OR_RETURN(ctx.lease, co_await calls->Run(std::move(lease)));
   }
+  ctx.waited_ms = parts.clock->NowMs() - arrived_ms;  // the floor policy refuses a stale turn
+  co_return std::move(run);
+}
 
-  ctx.waited_ms = impl_->parts.clock->NowMs() - arrived_ms;  // the floor policy refuses a stale turn
-  Status ran = co_await catalog->pipeline->Run(ctx);
-  if (!ran.ok()) {
-    roll_back();
-    co_return ran;
-  }
-
-  // On the heap: a frame keeps every local for the coroutine's whole life, and this one
-  // is needed only once the turn has run.
+Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun& run) {
+  TurnContext& ctx = run.ctx;
+  CachedSession& session = *run.session;
+  Catalog& catalog = *run.catalog;
+  const std::function<void(const TraceEvent&)>& stream = run.stream;
+  // On the heap: the record is needed only once the turn has run.
   const std::unique_ptr<TurnRecord> recorded = std::make_unique<TurnRecord>();
   TurnRecord& record = *recorded;
   record.session_id = session_id;
@@ -467,45 +502,45 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
   record.lease_change = ctx.lease_change;
   record.lease_expected_version = ctx.lease.version;
   const Lease& after = ctx.lease_change ? *ctx.lease_change : ctx.lease;
-  if (after.ActiveAt(impl_->parts.clock->NowMs())) record.result.lease = after;
-  record.deferred_mode = catalog->config.deferred.mode;
-  record.created_at_ms = impl_->parts.clock->NowMs();
-  record.claim_token = claim.token();
-  record.outbox_staged = stream && ctx.Slot<Impl::Staged>().any;  // no slot for a turn that does not stream
-  Status committed = co_await impl_->commits->Commit(record);
+  if (after.ActiveAt(parts.clock->NowMs())) record.result.lease = after;
+  record.deferred_mode = catalog.config.deferred.mode;
+  record.created_at_ms = parts.clock->NowMs();
+  record.claim_token = run.claim.token();
+  record.outbox_staged = stream && ctx.Slot<Staged>().any;  // no slot for a turn that does not stream
+  Status committed = co_await commits->Commit(record);
   if (record.outbox_staged) {
     // Committed, its staged writes are pending (or withdrawn); not committed, they are
     // what a crash leaves: the person may have read that they were done, and recovery
     // runs them (docs/streaming.md).
-    std::lock_guard lock(impl_->mu);
-    impl_->staging_turns.erase(record.result.turn_id);
+    std::lock_guard lock(mu);
+    staging_turns.erase(record.result.turn_id);
   }
   if (!committed.ok()) {
-    roll_back();
+    run.RollBack();
     // Keep the store's code: a lease moved by another writer is a conflict, not a crash.
     co_return Status(committed.code(), "the turn could not be stored: " + committed.message());
   }
   session.turn_count = record.result.turn_number;
-  session.Trim(config.max_context_chars);
+  session.Trim(catalog.config.max_context_chars);
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
   // Unless this turn asked anew through such a call: the backend let the old call go
   // when the new one began, and a withdrawal now would reach the new question.
-  const auto& asked = state_before.pending_clarification;
+  const auto& asked = run.state_before.pending_clarification;
   const auto& asks_now = session.state.pending_clarification;
   if (asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id &&
-      !(asks_now && catalog->tools.ResumesQuestions(asks_now->tool))) {
-    if (ToolBackend* backend = catalog->tools.Find(asked->tool)) backend->Withdraw(session_id);
+      !(asks_now && catalog.tools.ResumesQuestions(asks_now->tool))) {
+    if (ToolBackend* backend = catalog.tools.Find(asked->tool)) backend->Withdraw(session_id);
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
-  if (impl_->parts.after_commit) impl_->parts.after_commit(record.result.turn_id);
-  if (stream) flush();
-  if (impl_->parts.on_turn) impl_->parts.on_turn(session_id, record.result.events);
+  if (parts.after_commit) parts.after_commit(record.result.turn_id);
+  if (stream) run.Flush();
+  if (parts.on_turn) parts.on_turn(session_id, record.result.events);
   for (const TraceEvent& e : record.result.events) {
     if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable
-    if (impl_->parts.on_event) impl_->parts.on_event(session_id, e);
+    if (parts.on_event) parts.on_event(session_id, e);
   }
   const std::string delivered = record.result.reply;
-  co_await impl_->RunDeferred(*catalog->deferred, catalog, record, stream);
+  co_await RunDeferred(*catalog.deferred, run.catalog, record, stream);
   if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
   }
