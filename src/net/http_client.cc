@@ -405,33 +405,55 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
   co_return response;
 }
 
+namespace {
+
+// What an exchange sends, and to whom: built before it starts and kept on the heap, so
+// that the frame of an exchange waiting on its response holds a pointer (GCC keeps
+// every local and temporary of a coroutine, those of this preparation included, in its
+// frame for the coroutine's whole life).
+struct Outgoing {
+  Url url;
+  std::string what;  // "POST https://...", for errors
+  std::string key;   // the pool's: origin and io_context
+  WireRequest wire;  // kept whole: a retry on a fresh connection sends the same bytes
+};
+
+Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, const asio::execution_context& context,
+                                          size_t max_request_bytes) {
+  auto out = std::make_unique<Outgoing>();
+  REINS_ASSIGN_OR_RETURN(out->url, ParseUrl(request.url));
+  out->what = request.method + " " + request.url;
+  if (request.body.size() > max_request_bytes) {
+    return ResourceExhausted(out->what + ": the request body (" + std::to_string(request.body.size()) +
+                             " bytes) is larger than the cap of " + std::to_string(max_request_bytes));
+  }
+  // Connections belong to the io_context they were opened on.
+  out->key = out->url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
+  REINS_ASSIGN_OR_RETURN(out->wire, BuildRequest(request, out->url));
+  return out;
+}
+
+}  // namespace
+
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, HttpRequest request,
                                                       const BodyChunkFn* on_chunk, const HeadersFn* on_headers) {
-  REINS_CO_ASSIGN_OR_RETURN(const Url url, ParseUrl(request.url));
-  std::string what = request.method + " " + request.url;
-  if (request.body.size() > options.max_request_bytes) {
-    co_return ResourceExhausted(what + ": the request body (" + std::to_string(request.body.size()) +
-                                " bytes) is larger than the cap of " + std::to_string(options.max_request_bytes));
-  }
-  auto executor = co_await asio::this_coro::executor;
-  // Connections belong to the io_context they were opened on.
-  auto& context = asio::query(executor, asio::execution::context);
-  std::string key = url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
-  REINS_CO_ASSIGN_OR_RETURN(const WireRequest req, BuildRequest(request, url));
+  auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
+  REINS_CO_ASSIGN_OR_RETURN(const std::unique_ptr<Outgoing> out, Prepare(request, context, options.max_request_bytes));
   Deadlines deadlines(request.timeouts);
+  request = HttpRequest{};  // its body is in `out`; the rest is not needed while the exchange waits
 
   for (int attempt = 0;; ++attempt) {
-    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(key) : nullptr;
+    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(out->key) : nullptr;
     bool pooled = c != nullptr;
     if (!c) {
-      REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(url, key, deadlines));
+      REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(out->url, out->key, deadlines));
     }
     bool reusable = false, got_bytes = false;
     std::optional<Result<HttpResponse>> exchanged;
     if (c->tls) {
-      exchanged.emplace(co_await Roundtrip(*c->tls, *c, req, what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
+      exchanged.emplace(co_await Roundtrip(*c->tls, *c, out->wire, out->what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
     } else {
-      exchanged.emplace(co_await Roundtrip(*c->plain, *c, req, what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
+      exchanged.emplace(co_await Roundtrip(*c->plain, *c, out->wire, out->what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
     }
     Result<HttpResponse>& r = *exchanged;
     // A kept-alive connection the server closed meanwhile fails before any byte:
