@@ -49,6 +49,9 @@ class ToolBackend {
   // The question a call of this tool asked in `session_id` was withdrawn (superseded by
   // a new request, or cancelled): a backend holding that call open lets it go.
   virtual void Withdraw(const std::string& session_id) { (void)session_id; }
+  // Whether Invoke reads ToolRequest::traceparent: the runtime derives it per call only
+  // for a backend that does (a few thousand instructions a call otherwise spent).
+  virtual bool ForwardsTraceContext() const { return true; }
   // True when a call can stay open across turns while the person answers its question
   // (the pipeline then resumes it with the answer instead of asking the model again).
   virtual bool ResumesQuestions() const { return false; }

@@ -117,6 +117,7 @@ class McpRelay::Backend final : public ToolBackend {
   }
 
   bool ResumesQuestions() const override { return inner_->ResumesQuestions(); }
+  bool ForwardsTraceContext() const override { return inner_->ForwardsTraceContext(); }
 
  private:
   McpRelay& relay_;

@@ -123,6 +123,8 @@ class McpBackend final : public ToolBackend {
   }
 
   bool ResumesQuestions() const override { return true; }
+  // MCP has no trace context of its own: a call carries none.
+  bool ForwardsTraceContext() const override { return false; }
 
   void Withdraw(const std::string& session_id) override {
     boost::asio::post(hub_, [desk = desk_, session_id] { desk->Withdraw(session_id); });

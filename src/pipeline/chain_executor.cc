@@ -50,9 +50,11 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
   // The tool's own timeout, or what is left of the turn's budget if that ends sooner.
   const int64_t budget = std::min<int64_t>(p.tool->timeout_ms, ctx.RemainingMs());
   request.timeout_ms = budget;
-  const telemetry::TurnIds ids = telemetry::IdsOfTurn(ctx.session_id, ctx.result.turn_number, ctx.input.traceparent);
-  request.traceparent =
-      telemetry::FormatTraceparent({ids.turn.trace_id, telemetry::ToolSpanId(ids, ctx.response_index, p.position), ids.turn.sampled});
+  if (backend->ForwardsTraceContext()) {
+    const telemetry::TurnIds ids = telemetry::IdsOfTurn(ctx.session_id, ctx.result.turn_number, ctx.input.traceparent);
+    request.traceparent = telemetry::FormatTraceparent(
+        {ids.turn.trace_id, telemetry::ToolSpanId(ids, ctx.response_index, p.position), ids.turn.sampled});
+  }
   request.on_progress = [&ctx, &p](const Json& progress) {
     Json data = {{"call_id", p.call->id}, {"name", p.call->name}};
     for (const char* key : {"progress", "total", "message"}) {

@@ -58,8 +58,11 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, Defer
   } else {
     ToolRequest request{entry.tool, entry.args, entry.session_id, entry.turn_id, entry.key + key_salt};
     request.timeout_ms = tool->timeout_ms;
-    const telemetry::TurnIds ids = telemetry::IdsOfTurn(entry.session_id, turn.number, turn.traceparent);
-    request.traceparent = telemetry::FormatTraceparent({ids.turn.trace_id, telemetry::DeferredSpanId(ids, entry.key), ids.turn.sampled});
+    if (backend->ForwardsTraceContext()) {
+      const telemetry::TurnIds ids = telemetry::IdsOfTurn(entry.session_id, turn.number, turn.traceparent);
+      request.traceparent =
+          telemetry::FormatTraceparent({ids.turn.trace_id, telemetry::DeferredSpanId(ids, entry.key), ids.turn.sampled});
+    }
     // A hanging backend is bounded by the tool's own timeout.
     auto outcome = co_await (backend->Invoke(request) || clock_.Sleep(tool->timeout_ms));
     if (outcome.index() == 1) {

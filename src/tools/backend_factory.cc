@@ -13,12 +13,14 @@ class EchoBackend final : public ToolBackend {
   Task<Result<Json>> Invoke(const ToolRequest& request) override {
     co_return Json{{"success", true}, {"next_action", "continue"}, {"data", request.args}};
   }
+  bool ForwardsTraceContext() const override { return false; }
 };
 
 class UnavailableBackend final : public ToolBackend {
  public:
   explicit UnavailableBackend(std::string why) : why_(std::move(why)) {}
   Task<Result<Json>> Invoke(const ToolRequest&) override { co_return Unimplemented(why_); }
+  bool ForwardsTraceContext() const override { return false; }
 
  private:
   std::string why_;

@@ -19,6 +19,7 @@ class FixtureBackend final : public ToolBackend {
   // `entries` is the validated fixture list (CheckFixtureEntries).
   FixtureBackend(std::string tool, Json entries, Clock& clock);
   Task<Result<Json>> Invoke(const ToolRequest& request) override;
+  bool ForwardsTraceContext() const override { return false; }
   int calls() const { return calls_; }
 
  private:
