@@ -64,13 +64,51 @@ void VirtualClock::RunVirtual(boost::asio::io_context& io) {
   }
 }
 
-std::string FormatIsoTime(int64_t ms) {
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+namespace {
+
+std::string FormatIsoTimeByStrftime(std::time_t secs) {
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+}  // namespace
+
+// The date from the count of days since 1970 (H. Hinnant's civil_from_days), so that a
+// log line does not pay for gmtime and strftime (about 1.7 k instructions, and every
+// request's line has a time). Years outside 1000-9999 go the library's way (strftime
+// writes fewer than four digits below 1000).
+std::string FormatIsoTime(int64_t ms) {
+  const int64_t secs = ms / 1000;  // towards zero, as before
+  int64_t days = secs / 86400;
+  int64_t in_day = secs % 86400;
+  if (in_day < 0) {
+    in_day += 86400;
+    --days;
+  }
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  if (year < 1000 || year > 9999) return FormatIsoTimeByStrftime(static_cast<std::time_t>(secs));
+  char text[] = "0000-00-00T00:00:00Z";
+  auto put = [&text](int at, int64_t value, int digits) {
+    for (int i = at + digits - 1; i >= at; --i, value /= 10) text[i] = static_cast<char>('0' + value % 10);
+  };
+  put(0, year, 4);
+  put(5, month, 2);
+  put(8, day, 2);
+  put(11, in_day / 3600, 2);
+  put(14, in_day / 60 % 60, 2);
+  put(17, in_day % 60, 2);
+  return std::string(text, sizeof text - 1);
 }
 
 bool ParseIsoTime(const std::string& text, int64_t* ms) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <string>
+#include <vector>
+
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include "support/run_sync.h"
@@ -45,6 +49,31 @@ TEST(VirtualClockTest, ConcurrentSleepersWakeInDeadlineOrder) {
   RunSync(body(), &clock);
   EXPECT_EQ(order, (std::vector<int>{2, 3, 1}));
   EXPECT_EQ(clock.NowMs(), 30);
+}
+
+// FormatIsoTime computes the date itself; gmtime and strftime are the reference.
+TEST(ClockTest, IsoTimeIsWhatStrftimeWrites) {
+  auto reference = [](int64_t ms) {
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(buf);
+  };
+  std::vector<int64_t> cases = {0, -1, -999, -1000, -1001, 999, 1000, 86399999, 86400000, -86400000, -86400001,
+                                951782400000,   // 2000-02-29
+                                4107542399999,  // 2100-02-28T23:59:59.999
+                                4107542400000,  // 2100-03-01 (2100 is not a leap year)
+                                253402300799999,   // 9999-12-31T23:59:59.999
+                                253402300800000,   // 10000-01-01: the library's way
+                                -30610224000000,   // 1000-01-01
+                                -30610224000001,   // 999-12-31T23:59:59.999: the library's way
+                                -62167219200000,   // 0-01-01
+                                -62167219200001};  // before year 0
+  for (int64_t ms = -5'000'000'000'000; ms < 5'000'000'000'000; ms += 7'777'777'777) cases.push_back(ms);
+  for (int64_t day = 0; day < 3 * 366; ++day) cases.push_back(day * 86'400'000 + 1'700'000'000'000 + day * 997);
+  for (int64_t ms : cases) EXPECT_EQ(FormatIsoTime(ms), reference(ms)) << ms;
 }
 
 TEST(ClockTest, IsoTimeRoundTrips) {
