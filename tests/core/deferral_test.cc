@@ -151,6 +151,39 @@ TEST_F(DeferralTest, TheBackendGetsTheIdempotencyKey) {
   EXPECT_EQ(seen_key, r->turn_id + ":1:0");
 }
 
+// The W3C trace context reaches a backend that reads it, in the immediate call and in the
+// deferred write alike; one that says it forwards none gets none (it is not derived).
+TEST_F(DeferralTest, ABackendGetsItsCallsTraceparentUnlessItForwardsNone) {
+  struct Seen final : public ToolBackend {
+    Seen(std::string* t, bool forwards) : traceparent(t), forwards(forwards) {}
+    Task<Result<Json>> Invoke(const ToolRequest& request) override {
+      *traceparent = request.traceparent;
+      co_return Json::object();
+    }
+    bool ForwardsTraceContext() const override { return forwards; }
+    std::string* traceparent;
+    bool forwards;
+  };
+  for (bool forwards : {true, false}) {
+    std::string deferred = "unset", immediate = "unset";
+    Build(kAgent, kReplies, {}, "sqlite::memory:", [&](RuntimeParts& parts) {
+      parts.tool_backends["save_prayer"] = std::make_shared<Seen>(&deferred, forwards);
+      parts.tool_backends["service_times"] = std::make_shared<Seen>(&immediate, forwards);
+    });
+    ASSERT_TRUE(Say("Please pray for my mother.").ok());
+    if (!forwards) {
+      EXPECT_EQ(deferred, "");
+      EXPECT_EQ(immediate, "");
+      continue;
+    }
+    // 00-<trace id>-<span id>-<flags>: one trace, a span of its own for each call.
+    ASSERT_EQ(deferred.size(), 55u) << deferred;
+    ASSERT_EQ(immediate.size(), 55u) << immediate;
+    EXPECT_EQ(deferred.substr(0, 36), immediate.substr(0, 36));
+    EXPECT_NE(deferred.substr(36, 16), immediate.substr(36, 16));
+  }
+}
+
 // A backend that appends each key it runs to a file: what a crashed process did
 // survives it, so "exactly once" can be counted across processes.
 class JournalBackend final : public ToolBackend {
