@@ -228,14 +228,26 @@ class EventForwarder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Ev
 // NUL byte in the text (never valid JSON text; the stream would take it for the end).
 // The reader loads aligned 16-byte blocks, so the block that holds the end may reach
 // past it: sixteen NUL bytes make that block part of the buffer, and defined.
-template <typename Handler>
+//
+// In place (`in_situ`), strings are unescaped inside the buffer and handed over where
+// they lie, instead of being copied byte by byte onto the reader's stack first (most of
+// what reading a model's answer cost); each stays where it is until the buffer is used
+// again. Numbers then come unterminated: only a handler that takes their length may
+// read in place.
+template <bool in_situ, typename Handler>
 rapidjson::ParseResult ReadWith(std::string_view text, Handler& handler, std::string& buffer) {
   buffer.assign(text);
   buffer.append(16, '\0');
-  rapidjson::StringStream in(buffer.c_str());
   rapidjson::Reader reader;
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;  // UTF-8 is checked by the handler
-  rapidjson::ParseResult ok = reader.Parse<kFlags>(in, handler);
+  rapidjson::ParseResult ok;
+  if constexpr (in_situ) {
+    rapidjson::InsituStringStream in(buffer.data());
+    ok = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(in, handler);
+  } else {
+    rapidjson::StringStream in(buffer.c_str());
+    ok = reader.Parse<kFlags>(in, handler);
+  }
   constexpr size_t kKeptBuffer = 1 << 20;  // a rare large text does not stay resident
   if (buffer.capacity() > kKeptBuffer) std::string().swap(buffer);
   return ok;
@@ -254,7 +266,7 @@ Result<Json> Parse(std::string_view text, int max_depth, const JsonShape* shape)
   thread_local std::string terminated;
   Json out;
   DomBuilder builder(out, max_depth, shape);
-  rapidjson::ParseResult ok = ReadWith(text, builder, terminated);
+  rapidjson::ParseResult ok = ReadWith</*in_situ=*/false>(text, builder, terminated);
   if (builder.too_deep()) return InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
   if (!ok && ok.Code() == rapidjson::kParseErrorNumberTooBig) return ParseWithNlohmann(text, max_depth);
   if (!ok && !builder.error().empty()) {
@@ -287,7 +299,7 @@ bool ReadJsonEvents(std::string_view text, JsonEvents& events, int max_depth) {
   if (text.find('\0') != std::string_view::npos) return false;
   thread_local std::string terminated;  // not Parse's: `events` may parse JSON while it reads
   EventForwarder forwarder(events, max_depth);
-  return !ReadWith(text, forwarder, terminated).IsError();
+  return !ReadWith</*in_situ=*/true>(text, forwarder, terminated).IsError();
 }
 
 Json ParseJsonOrDiscarded(std::string_view text, int max_depth) {

@@ -244,6 +244,19 @@ TEST(ReadJsonEvents, HandsOnEveryValueInOrder) {
   EXPECT_EQ(echo.text, Json::parse(doc).dump());
 }
 
+// The text is read in place: escapes unescaped inside the buffer, each string handed on
+// where it lies, also after one that got shorter, and numbers by their length.
+TEST(ReadJsonEvents, ReadsStringsInPlaceWhateverComesBefore) {
+  std::string pad;
+  for (int shift = 0; shift < 17; ++shift, pad += ' ') {
+    const std::string doc = pad + R"({"k\"ey":"a\\b\nc","n":12,"long one, past sixteen bytes":"x\u00e9 and a longer tail",)"
+                                  R"("e":[-7,"\"",""],"t":"tab\there","after":"the end"})";
+    Echo echo;
+    ASSERT_TRUE(ReadJsonEvents(doc, echo)) << doc;
+    EXPECT_EQ(echo.text, nlohmann::ordered_json::parse(doc).dump()) << doc;  // the keys in the text's order
+  }
+}
+
 TEST(ReadJsonEvents, RefusesWhatParseJsonRefuses) {
   const std::string deep = std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
   const std::string at_limit = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
