@@ -25,6 +25,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "domain/text.h"
 #include "net/io_threads.h"
 #include "reins/json.h"
 #include "server/request_head.h"
@@ -382,10 +383,7 @@ Task<std::optional<ServerRequest>> HttpServer::Impl::ReadRequest(beast::tcp_stre
   req.target = std::string(msg.target());
   req.path = std::move(target->path);
   req.query = std::move(target->query);
-  for (auto& [name, value] : HeadFields(msg)) {
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    req.headers[name] = std::move(value);
-  }
+  for (const auto& field : msg) req.headers[AsciiLower(field.name_string())] = std::string(field.value());
   req.body = std::move(msg.body());
   req.remote = remote;
   *keep_alive = msg.keep_alive();
