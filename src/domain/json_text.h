@@ -34,8 +34,14 @@ class JsonObjectText {
   std::string& Key(std::string_view key) {
     if (!first_) out_ += ',';
     first_ = false;
-    AppendJsonString(out_, key);
-    out_ += ':';
+    if (IsPlainKey(key)) {  // the keys reins writes: checked here rather than through the general escaper
+      out_ += '"';
+      out_ += key;
+      out_ += "\":";
+    } else {
+      AppendJsonString(out_, key);
+      out_ += ':';
+    }
     return out_;
   }
   void String(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
@@ -46,6 +52,13 @@ class JsonObjectText {
   void Close() { out_ += '}'; }
 
  private:
+  static bool IsPlainKey(std::string_view key) {
+    for (char c : key) {
+      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;  // bytes >= 0x80 fail whether char is signed or not
+    }
+    return true;
+  }
+
   std::string& out_;
   bool first_ = true;
 };
