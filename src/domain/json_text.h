@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -35,9 +36,13 @@ class JsonObjectText {
     if (!first_) out_ += ',';
     first_ = false;
     if (IsPlainKey(key)) {  // the keys reins writes: checked here rather than through the general escaper
-      out_ += '"';
-      out_ += key;
-      out_ += "\":";
+      const size_t at = out_.size();
+      out_.resize(at + key.size() + 3);  // "key": in one step
+      char* p = out_.data() + at;
+      p[0] = '"';
+      std::memcpy(p + 1, key.data(), key.size());
+      p[key.size() + 1] = '"';
+      p[key.size() + 2] = ':';
     } else {
       AppendJsonString(out_, key);
       out_ += ':';
