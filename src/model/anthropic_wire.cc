@@ -204,7 +204,7 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
       request.tools != nullptr && !request.tools->empty() ? agent_tools.Of(request.tools) : nullptr;
   const bool has_tools = agent != nullptr || request.response_schema.has_value();
   std::string out;
-  out.reserve(1024 + (agent ? agent->size() : 0));
+  out.reserve(wire::BodySizeHint(request) + (agent ? agent->size() : 0));
   JsonObjectText body(out);  // the keys in sorted order
   body.Int("max_tokens", wire::OptionInt(config, "max_tokens").value_or(kDefaultMaxTokens));
   conversation.AppendTo(body.Key("messages"));

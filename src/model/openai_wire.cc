@@ -131,7 +131,7 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
   const bool has_tools = request.tools != nullptr && !request.tools->empty();
   const std::shared_ptr<const std::string> tools = has_tools ? tools_text.Of(request.tools) : nullptr;
   std::string out;
-  out.reserve(1024 + (tools ? tools->size() : 0));
+  out.reserve(wire::BodySizeHint(request) + (tools ? tools->size() : 0));
   JsonObjectText body(out);
   // Newer models take only max_completion_tokens; pass it through as well when given.
   if (auto n = wire::OptionInt(config, "max_completion_tokens")) body.Value("max_completion_tokens", Json(*n));

@@ -81,6 +81,15 @@ Json InputSchema(const Json& schema) {
   return schema.is_object() ? schema : Json{{"type", "object"}, {"properties", Json::object()}};
 }
 
+size_t BodySizeHint(const ModelRequest& request) {
+  size_t n = 256;  // model, options, tool choice, the framing
+  for (const Message& m : request.messages) {
+    n += 48 + m.text.size() + m.tool_call_id.size() + m.speaker.size();
+    for (const ToolCall& c : m.tool_calls) n += 80 + c.id.size() + c.name.size() + 2 * c.arguments_text.size();
+  }
+  return n;
+}
+
 std::shared_ptr<const std::string> ToolsText::Of(const std::shared_ptr<const std::vector<ToolSpec>>& tools) const {
   {
     std::lock_guard lock(mu_);

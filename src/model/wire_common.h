@@ -43,6 +43,11 @@ std::string UserText(const Message& m, bool label_speakers);
 // Whether more than one person speaks in `messages`: only then are speakers named.
 bool SeveralSpeakers(const std::vector<Message>& messages);
 
+// About the size of a request body for `request`'s messages, without the tools: what
+// a body reserves (a body waits with its request as long as the model takes, so a
+// fixed kilobyte for a 700-byte body was memory held for nothing).
+size_t BodySizeHint(const ModelRequest& request);
+
 // A tool's input schema; an empty object schema when the spec has none (both APIs
 // require one).
 Json InputSchema(const Json& schema);
