@@ -128,8 +128,10 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // heap: asio keeps a coroutine's return value in its frame, and every frame between
   // the connection and the runtime would hold a TurnResult's ~770 bytes for as long as
   // the turn waits on its model.
+  // The input comes on the heap too: a coroutine's by-value argument is a temporary in
+  // its caller's frame and a parameter in its own, and a TurnInput is ~230 bytes.
   using TurnOutcome = std::unique_ptr<Result<TurnResult>>;
-  Task<TurnOutcome> RunTurn(std::string id, TurnInput in);
+  Task<TurnOutcome> RunTurn(std::string id, std::unique_ptr<TurnInput> in);
   // A streamed turn (POST .../turns, /v1/chat/completions): its events go to `stream`,
   // it runs on the runtime strand to its end whatever happens to the connection (a
   // client that goes away does not stop it), and when it ends its result is set, its
@@ -157,7 +159,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<bool> AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot);
   Task<void> AnswerTurn(Exchange x, std::string key, TurnOutcome outcome);
   Task<void> CancelLease(Exchange x);
-  Task<void> StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot);
+  Task<void> StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in, std::shared_ptr<void> slot);
   Task<std::optional<Json>> Replay(std::string id, std::string key);
   // A place among the turns in flight, held until the turn ends; nullopt when full.
   std::optional<std::shared_ptr<void>> TakeTurnSlot();

@@ -241,7 +241,7 @@ Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, C
   ChatOutcome outcome;
   Headers headers = SessionHeader(id);
   for (;;) {
-    TurnOutcome ran = co_await RunTurn(id, turn.input);
+    TurnOutcome ran = co_await RunTurn(id, std::make_unique<TurnInput>(turn.input));
     Result<TurnResult>& r = *ran;
     if (r.ok()) {
       LogTurn(id, *r, NowMs());

@@ -10,8 +10,12 @@
 namespace reins {
 namespace {
 
-Task<void> RunTurnInto(Runtime& rt, std::string id, TurnInput in, Api::Impl::SharedTurnResult out) {
-  TurnResultBox ran = co_await rt.RunTurnOnHeap(std::move(id), std::move(in));
+// The input on the heap and let go once the runtime's coroutine owns it: a parameter of
+// this frame, which lives as long as the turn, would hold its ~230 bytes throughout.
+Task<void> RunTurnInto(Runtime& rt, std::string id, std::unique_ptr<TurnInput> in, Api::Impl::SharedTurnResult out) {
+  Task<TurnResultBox> turn = rt.RunTurnOnHeap(std::move(id), std::move(*in));
+  in.reset();
+  TurnResultBox ran = co_await std::move(turn);
   *out = std::move(*ran.result);
 }
 
@@ -28,11 +32,12 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
   return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
 }
 
-Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, TurnInput in) {
+Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, std::unique_ptr<TurnInput> in) {
   // The runtime's own coroutine spawned straight onto the strand (no std::function, no
   // copy of the input, no coroutine between): a turn waiting on its model holds this
   // hop's frames for as long as it waits.
-  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(in));  // named: see On
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(*in));  // named: see On
+  in.reset();  // moved from: nothing of it is needed while the turn waits
   TurnResultBox ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
   co_return std::move(ran.result);
 }
@@ -44,7 +49,7 @@ Api::Impl::SharedTurnResult Api::Impl::SpawnStreamedTurn(std::string id, TurnInp
   // The turn is still stored and its writes still run when nobody listens any more; its
   // log line is written when it ends.
   auto self = shared_from_this();
-  boost::asio::co_spawn(strand, RunTurnInto(runtime, id, std::move(in), result),
+  boost::asio::co_spawn(strand, RunTurnInto(runtime, id, std::make_unique<TurnInput>(std::move(in)), result),
                         [self, id, stream, result, slot](std::exception_ptr e) {
                           if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
                           if (result->has_value() && (*result)->ok()) LogTurn(id, ***result, self->NowMs());
@@ -67,14 +72,14 @@ Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
 // This frame lives as long as the turn waits on its model: reading the request and
 // answering the result (the refusals, a replay, the text) run in coroutines of their own.
 Task<void> Api::Impl::PostTurn(Exchange x) {
-  TurnInput in;
+  auto in = std::make_unique<TurnInput>();
   std::shared_ptr<void> slot;
-  if (!co_await AcceptTurn(x, &in, &slot)) co_return;
+  if (!co_await AcceptTurn(x, in.get(), &slot)) co_return;
   const std::string id = x.session_id;
   if (x.req.Header("accept").find("text/event-stream") != std::string::npos) {
     co_return co_await StreamTurn(x.res, id, std::move(in), std::move(slot));
   }
-  std::string key = in.idempotency_key;
+  std::string key = in->idempotency_key;
   TurnOutcome outcome = co_await RunTurn(id, std::move(in));
   co_await AnswerTurn(x, std::move(key), std::move(outcome));
 }
@@ -108,10 +113,12 @@ Task<void> Api::Impl::AnswerTurn(Exchange x, std::string key, TurnOutcome outcom
   co_await SendJsonText(x.res, 200, TurnResultText(*r, true));
 }
 
-Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, TurnInput in, std::shared_ptr<void> slot) {
+Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in,
+                                  std::shared_ptr<void> slot) {
   auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
-  const std::string key = in.idempotency_key;
-  const SharedTurnResult result = SpawnStreamedTurn(id, std::move(in), stream, slot);
+  const std::string key = in->idempotency_key;
+  const SharedTurnResult result = SpawnStreamedTurn(id, std::move(*in), stream, slot);
+  in.reset();
   // The stream begins with the turn's first event: a turn the runtime refuses before it
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
   if (!co_await stream->Started()) {
@@ -136,9 +143,9 @@ Task<void> Api::Impl::CancelLease(Exchange x) {
   // A cancel is a turn too: it takes a place among the turns in flight.
   std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
   if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
-  TurnInput in;
-  in.speaker = "api";
-  in.cancel = true;
+  auto in = std::make_unique<TurnInput>();
+  in->speaker = "api";
+  in->cancel = true;
   const std::string id = x.session_id;
   TurnOutcome outcome = co_await RunTurn(id, std::move(in));
   const Result<TurnResult>& r = *outcome;
