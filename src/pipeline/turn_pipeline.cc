@@ -114,7 +114,7 @@ void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
 
 Status TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;  // well formed: Runtime::RunTurn checked it
-  std::optional<PendingApproval>& approval = ctx.session.pending_approval;
+  HeapOptional<PendingApproval>& approval = ctx.session.pending_approval;
   PendingDecisions& d = ctx.decisions;
   if (in.approve) {
     if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
@@ -134,7 +134,7 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     return FailedPrecondition("an approval is pending for " + approval->tool +
                               ": answer it with approve: true or approve: false first");
   }
-  std::optional<PendingClarification>& pending = ctx.session.pending_clarification;
+  HeapOptional<PendingClarification>& pending = ctx.session.pending_clarification;
   if (in.select) {
     if (!pending) return FailedPrecondition("there is no pending clarification to answer with select");
     const ClarificationOption* chosen = nullptr;
