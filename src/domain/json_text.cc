@@ -25,7 +25,7 @@ uint64_t ToEscape(uint64_t w) {
 
 // True when `s` can be written between quotes as it is: ASCII with nothing to escape.
 // Eight bytes at a time: most of what a turn writes is such text.
-bool IsPlainAscii(std::string_view s) {
+[[gnu::always_inline]] inline bool IsPlainAscii(std::string_view s) {  // (inlined: called per string and per key)
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
@@ -73,15 +73,17 @@ void AppendEscaped(std::string& out, unsigned char c) {
   }
 }
 
-// `s` between quotes, in one append: most of what a turn writes is short plain text,
-// where three appends cost more than the copy.
-void AppendQuoted(std::string& out, std::string_view s) {
+// `s` between quotes, then `after` unless it is NUL (a member name's colon), in one
+// append: most of what a turn writes is short plain text, where three appends cost more
+// than the copy.
+void AppendQuoted(std::string& out, std::string_view s, char after = '\0') {
   const size_t at = out.size();
-  out.resize(at + s.size() + 2);
+  out.resize(at + s.size() + (after != '\0' ? 3 : 2));
   char* p = out.data() + at;
   p[0] = '"';
   std::memcpy(p + 1, s.data(), s.size());
   p[s.size() + 1] = '"';
+  if (after != '\0') p[s.size() + 2] = after;
 }
 
 void AppendString(std::string& out, std::string_view s) {
@@ -111,6 +113,15 @@ void AppendString(std::string& out, std::string_view s) {
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) { AppendString(out, s); }
+
+void AppendJsonKey(std::string& out, std::string_view key) {
+  if (IsPlainAscii(key)) {  // the keys reins writes
+    AppendQuoted(out, key, ':');
+    return;
+  }
+  AppendString(out, key);
+  out += ':';
+}
 
 void AppendJsonInt(std::string& out, int64_t n) {
   char digits[24];

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -24,6 +23,8 @@ std::string JsonText(const Json& value);
 void AppendJsonInt(std::string& out, int64_t n);
 // Appends `s` as a JSON string (quoted, escaped, invalid UTF-8 replaced).
 void AppendJsonString(std::string& out, std::string_view s);
+// Appends `key` as an object member's name and its colon: `"key":`.
+void AppendJsonKey(std::string& out, std::string_view key);
 
 // A JSON object written straight to text, member by member, for bodies built on every
 // model call: no DOM is built, copied and destroyed just to be written out once.
@@ -35,18 +36,7 @@ class JsonObjectText {
   std::string& Key(std::string_view key) {
     if (!first_) out_ += ',';
     first_ = false;
-    if (IsPlainKey(key)) {  // the keys reins writes: checked here rather than through the general escaper
-      const size_t at = out_.size();
-      out_.resize(at + key.size() + 3);  // "key": in one step
-      char* p = out_.data() + at;
-      p[0] = '"';
-      std::memcpy(p + 1, key.data(), key.size());
-      p[key.size() + 1] = '"';
-      p[key.size() + 2] = ':';
-    } else {
-      AppendJsonString(out_, key);
-      out_ += ':';
-    }
+    AppendJsonKey(out_, key);
     return out_;
   }
   void String(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
@@ -57,13 +47,6 @@ class JsonObjectText {
   void Close() { out_ += '}'; }
 
  private:
-  static bool IsPlainKey(std::string_view key) {
-    for (char c : key) {
-      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;  // bytes >= 0x80 fail whether char is signed or not
-    }
-    return true;
-  }
-
   std::string& out_;
   bool first_ = true;
 };
