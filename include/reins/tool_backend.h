@@ -35,7 +35,7 @@ struct ToolRequest {
   Json answer;
   // The most the call may take: the tool's timeout_ms, or less when the turn's budget
   // (limits.turn_timeout_ms) ends sooner. A backend doing real I/O enforces it in real
-  // time itself; the executor also stops waiting on the clock.
+  // time itself; the executor also stops waiting on the clock (KeepsDeadline).
   int64_t timeout_ms = 5000;
   // The W3C trace context of this call's span (docs/telemetry.md): a backend that calls
   // over HTTP sends it as the `traceparent` header.
@@ -52,6 +52,12 @@ class ToolBackend {
   // Whether Invoke reads ToolRequest::traceparent: the runtime derives it per call only
   // for a backend that does (a few thousand instructions a call otherwise spent).
   virtual bool ForwardsTraceContext() const { return true; }
+  // True when Invoke itself ends a call at ToolRequest::timeout_ms on the runtime's
+  // clock, answering DeadlineExceeded: the runtime then awaits the call as it is instead
+  // of racing it against a sleep (two coroutines and a timer more per call). An
+  // in-process backend whose only wait is the clock keeps it; one doing real I/O, or
+  // any backend that is not sure, leaves it to the race.
+  virtual bool KeepsDeadline() const { return false; }
   // True when a call can stay open across turns while the person answers its question
   // (the pipeline then resumes it with the answer instead of asking the model again).
   virtual bool ResumesQuestions() const { return false; }

@@ -21,9 +21,10 @@ int64_t SystemClock::NowMs() const {
 Task<void> SystemClock::Sleep(int64_t ms) {
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   timer.expires_after(std::chrono::milliseconds(ms));
-  // A cancelled sleep (the race `work || clock.Sleep(timeout)` that the work won, every
-  // model and tool call) ends quietly, as VirtualClock's does: throwing operation_aborted
-  // there cost an unwind per call, ~6% of a turn's instructions.
+  // A cancelled sleep (the race `work || clock.Sleep(timeout)` that the work won: a call
+  // to a model or tool that does not keep its own deadline) ends quietly, as
+  // VirtualClock's does: throwing operation_aborted there cost an unwind per call, ~6%
+  // of a turn's instructions.
   co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
 }
 

@@ -1,5 +1,7 @@
 #include "eval/naive_loop.h"
 
+#include <limits>
+
 #include "domain/json_text.h"
 #include "pipeline/model_loop.h"
 
@@ -31,6 +33,7 @@ Task<ResultEnvelope> NaiveLoop::Execute(const ToolCall& call, const std::string&
   request.tool = call.name;
   request.args = call.args;
   request.turn_id = turn_id;
+  request.timeout_ms = std::numeric_limits<int64_t>::max();  // no limit on a call: a hanging tool hangs the loop
   Result<Json> raw = co_await it->second->Invoke(request);
   if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
   co_return NormaliseToolResult(*raw);

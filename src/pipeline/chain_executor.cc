@@ -2,16 +2,13 @@
 
 #include <algorithm>
 
-#include <boost/asio/experimental/awaitable_operators.hpp>
-
 #include "domain/json_text.h"
 #include "domain/entities.h"
 #include "telemetry/turn_spans.h"
+#include "tools/timed_invoke.h"
 
 namespace reins {
 namespace {
-
-using namespace boost::asio::experimental::awaitable_operators;
 
 Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
   return JsonObject("call_id", p.call->id, "name", p.call->name, "args",
@@ -65,16 +62,14 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
   request.may_ask = true;
   request.answer = answer;
   int64_t start = ctx.clock.NowMs();
-  // Whichever ends first: the call, or its budget on the clock (which cancels the call:
-  // an HTTP exchange is dropped, an MCP server hears notifications/cancelled).
-  auto raced = co_await (backend->Invoke(request) || ctx.clock.Sleep(budget));
+  std::optional<Result<Json>> called = co_await InvokeWithin(*backend, request, ctx.clock);
   *latency_ms = ctx.clock.NowMs() - start;
-  if (raced.index() == 1) {
+  if (!called) {
     const bool turn_ran_out = budget < p.tool->timeout_ms;
     co_return ResultEnvelope::Failure("timed out after " + std::to_string(budget) + " ms" +
                                       (turn_ran_out ? " (the turn's limits.turn_timeout_ms ran out)" : ""));
   }
-  Result<Json>& raw = std::get<0>(raced);
+  Result<Json>& raw = *called;
   if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
   co_return NormaliseToolResult(*raw);
 }

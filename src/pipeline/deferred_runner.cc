@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "telemetry/turn_spans.h"
+#include "tools/timed_invoke.h"
 
 namespace reins {
 namespace {
@@ -64,10 +65,10 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, Defer
           telemetry::FormatTraceparent({ids.turn.trace_id, telemetry::DeferredSpanId(ids, entry.key), ids.turn.sampled});
     }
     // A hanging backend is bounded by the tool's own timeout.
-    auto outcome = co_await (backend->Invoke(request) || clock_.Sleep(tool->timeout_ms));
-    if (outcome.index() == 1) {
+    std::optional<Result<Json>> answer = co_await InvokeWithin(*backend, request, clock_);
+    if (!answer) {
       r.result = ResultEnvelope::Failure("timed out after " + std::to_string(tool->timeout_ms) + " ms");
-    } else if (Result<Json>& raw = std::get<0>(outcome); !raw.ok()) {
+    } else if (Result<Json>& raw = *answer; !raw.ok()) {
       r.result = ResultEnvelope::Failure(raw.status().message());
     } else {
       r.result = NormaliseToolResult(*raw);

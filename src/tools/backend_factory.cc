@@ -14,6 +14,7 @@ class EchoBackend final : public ToolBackend {
     co_return Json{{"success", true}, {"next_action", "continue"}, {"data", request.args}};
   }
   bool ForwardsTraceContext() const override { return false; }
+  bool KeepsDeadline() const override { return true; }  // answers at once
 };
 
 class UnavailableBackend final : public ToolBackend {
@@ -21,6 +22,7 @@ class UnavailableBackend final : public ToolBackend {
   explicit UnavailableBackend(std::string why) : why_(std::move(why)) {}
   Task<Result<Json>> Invoke(const ToolRequest&) override { co_return Unimplemented(why_); }
   bool ForwardsTraceContext() const override { return false; }
+  bool KeepsDeadline() const override { return true; }  // answers at once
 
  private:
   std::string why_;

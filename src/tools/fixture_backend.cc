@@ -1,5 +1,9 @@
 #include "tools/fixture_backend.h"
 
+#include <algorithm>
+
+#include <boost/asio/this_coro.hpp>
+
 namespace reins {
 
 bool JsonSubsetMatch(const Json& pattern, const Json& value) {
@@ -33,7 +37,15 @@ Task<Result<Json>> FixtureBackend::Invoke(const ToolRequest& request) {
       continue;
     }
     ++used_[i];
-    if (int64_t latency = entry.value("latency_ms", int64_t{0}); latency > 0) co_await clock_.Sleep(latency);
+    if (int64_t latency = entry.value("latency_ms", int64_t{0}); latency > 0) {
+      const int64_t budget = std::max<int64_t>(request.timeout_ms, 0);
+      co_await clock_.Sleep(std::min(latency, budget));
+      if (latency > budget) co_return DeadlineExceeded("timed out after " + std::to_string(budget) + " ms");
+      // (A cancelled sleep returns early: the call did not finish.)
+      if ((co_await boost::asio::this_coro::cancellation_state).cancelled() != boost::asio::cancellation_type::none) {
+        co_return Aborted("the call to " + tool_ + " was cancelled");
+      }
+    }
     if (entry.contains("error")) {
       co_return Unavailable(entry["error"].is_string() ? entry["error"].get<std::string>() : entry["error"].dump());
     }

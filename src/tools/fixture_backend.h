@@ -2,7 +2,8 @@
 // `backend.fixture`. Entries are tried in order; the first whose `when.args` is a
 // subset of the call's arguments and whose `times` is not used up answers, with its
 // `result` (raw; the executor normalises it) or its `error` (a transport failure).
-// `latency_ms` passes on the injected clock (virtual time in scenario runs).
+// `latency_ms` passes on the injected clock (virtual time in scenario runs); one longer
+// than the call's budget (ToolRequest::timeout_ms) ends at the budget, DeadlineExceeded.
 //
 // Thread-safety: one fixture serves one runtime; calls are serialised by the caller.
 #pragma once
@@ -20,6 +21,7 @@ class FixtureBackend final : public ToolBackend {
   FixtureBackend(std::string tool, Json entries, Clock& clock);
   Task<Result<Json>> Invoke(const ToolRequest& request) override;
   bool ForwardsTraceContext() const override { return false; }
+  bool KeepsDeadline() const override { return true; }  // its latency passes on the clock
   int calls() const { return calls_; }
 
  private:

@@ -1,5 +1,11 @@
 #include "tools/fixture_backend.h"
 
+#include <optional>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include "reins/envelope.h"
@@ -36,6 +42,36 @@ TEST(FixtureBackendTest, LatencyMovesTheVirtualClock) {
   FixtureBackend fixture("lookup", Json::parse(R"([{"result": {}, "latency_ms": 250}])"), clock);
   ASSERT_TRUE(RunSync(fixture.Invoke(Call(Json::object())), &clock).ok());
   EXPECT_EQ(clock.NowMs(), 1250);
+}
+
+TEST(FixtureBackendTest, ALatencyPastTheCallsBudgetEndsAtTheBudget) {
+  VirtualClock clock(1000);
+  FixtureBackend fixture("lookup", Json::parse(R"([{"result": {}, "latency_ms": 800}])"), clock);
+  ToolRequest call = Call(Json::object());
+  call.timeout_ms = 300;
+  auto r = RunSync(fixture.Invoke(call), &clock);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(clock.NowMs(), 1300);
+}
+
+TEST(FixtureBackendTest, ACancelledCallEndsWithoutItsResult) {
+  VirtualClock clock(0);
+  FixtureBackend fixture("lookup", Json::parse(R"([{"result": {"data": 1}, "latency_ms": 800}])"), clock);
+  boost::asio::io_context io;
+  boost::asio::cancellation_signal cancel;
+  std::optional<Result<Json>> out;
+  auto call = [&]() -> Task<void> { out.emplace(co_await fixture.Invoke(Call(Json::object()))); };
+  boost::asio::co_spawn(io, call(), boost::asio::bind_cancellation_slot(cancel.slot(), [](std::exception_ptr e) {
+                          if (e) std::rethrow_exception(e);
+                        }));
+  io.poll();  // asleep on the clock
+  cancel.emit(boost::asio::cancellation_type::terminal);
+  clock.RunVirtual(io);
+  ASSERT_TRUE(out.has_value());
+  ASSERT_FALSE(out->ok());
+  EXPECT_EQ(out->status().code(), StatusCode::kAborted) << out->status().message();
+  EXPECT_EQ(clock.NowMs(), 0);
 }
 
 TEST(FixtureBackendTest, NoMatchingEntryIsAnErrorNamingTheArguments) {
