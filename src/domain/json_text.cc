@@ -23,20 +23,38 @@ uint64_t ToEscape(uint64_t w) {
   return ZeroBytes(w & (0xE0 * kEachByte)) | ZeroBytes(w ^ ('"' * kEachByte)) | ZeroBytes(w ^ ('\\' * kEachByte));
 }
 
+// The one to seven bytes at `p` in a word, the rest spaces (which need no escape). Each
+// is in it, some twice, which changes nothing for a check of every byte.
+inline uint64_t ShortWord(const char* p, size_t n) {
+  if (n >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, p, 4);
+    std::memcpy(&tail, p + n - 4, 4);
+    return head | uint64_t{tail} << 32;
+  }
+  const auto byte = [p](size_t i) { return uint64_t{static_cast<unsigned char>(p[i])}; };
+  return byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16 | 0x2020202020000000ULL;
+}
+
 // True when `s` can be written between quotes as it is: ASCII with nothing to escape.
 // Eight bytes at a time: most of what a turn writes is such text.
 [[gnu::always_inline]] inline bool IsPlainAscii(std::string_view s) {  // (inlined: called per string and per key)
   size_t i = 0;
+  uint64_t w;
   for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
     if (((w & kHighBits) | ToEscape(w)) != 0) return false;  // a byte >= 0x80 or one to escape
   }
-  for (; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+  if (i == s.size()) return true;
+  // The last one to seven bytes in one word, not one by one (most strings and keys are
+  // short): the word that ends the string (bytes before them checked again), or a short
+  // string's bytes padded with spaces.
+  if (s.size() >= 8) {
+    std::memcpy(&w, s.data() + s.size() - 8, 8);
+  } else {
+    w = ShortWord(s.data(), s.size());
   }
-  return true;
+  return ((w & kHighBits) | ToEscape(w)) == 0;
 }
 
 // Where the next byte that must be escaped (below 0x20, '"' or '\\') is, from `from`;

@@ -52,17 +52,24 @@ TEST(JsonTextTest, EdgeValues) {
   }
 }
 
-// Strings are checked eight bytes at a time: every byte value at every place of a
-// string longer than two words, so each lane of the word and the tail are covered.
+// Strings are checked eight bytes at a time, and the last few as one word: every byte
+// value at every place of strings of every length up to three words and a tail, so
+// each lane of a word, each tail and each short string is covered.
 TEST(JsonTextTest, EveryByteAtEveryPlaceOfAString) {
-  const std::string plain = "abcdefghijklmnopqrs";
-  for (size_t at = 0; at < plain.size(); ++at) {
-    for (int byte = 0; byte < 256; ++byte) {
-      std::string s = plain;
-      s[at] = static_cast<char>(byte);
-      std::string out;
-      AppendJsonString(out, s);
-      ASSERT_EQ(out, Reference(Json(s))) << "byte " << byte << " at " << at;
+  const std::string letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ";
+  for (size_t length = 1; length <= letters.size(); ++length) {
+    const std::string plain = letters.substr(0, length);
+    for (size_t at = 0; at < length; ++at) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string s = plain;
+        s[at] = static_cast<char>(byte);
+        std::string out;
+        AppendJsonString(out, s);
+        ASSERT_EQ(out, Reference(Json(s))) << "byte " << byte << " at " << at << " of " << length;
+        std::string key;
+        AppendJsonKey(key, s);
+        ASSERT_EQ(key, Reference(Json(s)) + ":") << "byte " << byte << " at " << at << " of " << length;
+      }
     }
   }
 }
