@@ -192,9 +192,22 @@ class ConnectionResponse final : public ServerResponse {
 
 }  // namespace
 
-std::string ServerRequest::Header(const std::string& lower_name) const {
-  auto it = headers.find(lower_name);
-  return it == headers.end() ? "" : it->second;
+void ServerRequest::AddHeader(std::string_view name, std::string_view value) {
+  headers.append(AsciiLower(name)).append(": ").append(value).append("\r\n");
+}
+
+std::string ServerRequest::Header(std::string_view lower_name) const {
+  std::string_view found;
+  // (A field's value holds no line break: the parser refuses one.)
+  for (size_t at = 0; at < headers.size();) {
+    const size_t end = headers.find("\r\n", at);
+    const std::string_view line(headers.data() + at, end - at);
+    if (line.size() >= lower_name.size() + 2 && line.starts_with(lower_name) && line.substr(lower_name.size(), 2) == ": ") {
+      found = line.substr(lower_name.size() + 2);
+    }
+    at = end + 2;
+  }
+  return std::string(found);
 }
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -383,7 +396,7 @@ Task<std::optional<ServerRequest>> HttpServer::Impl::ReadRequest(beast::tcp_stre
   req.target = std::string(msg.target());
   req.path = std::move(target->path);
   req.query = std::move(target->query);
-  for (const auto& field : msg) req.headers[AsciiLower(field.name_string())] = std::string(field.value());
+  for (const auto& field : msg) req.AddHeader(field.name_string(), field.value());
   req.body = std::move(msg.body());
   req.remote = remote;
   *keep_alive = msg.keep_alive();
