@@ -131,13 +131,22 @@ HttpModel::HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::
   stream_ = !(config_.options.is_object() && config_.options.value("stream", true) == false);
 }
 
-HttpRequest HttpModel::NewHttpRequest(const ModelRequest& request, bool streaming) const {
+HttpRequest HttpModel::NewHttpRequest(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts) const {
   HttpRequest http;
   http.url = url_;
+  http.timeouts = timeouts;
   for (HttpHeader& h : wire_->Headers(config_)) http.headers.push_back({std::move(h.name), std::move(h.value)});
   if (streaming) http.headers.push_back({"Accept", "text/event-stream"});
   http.body = wire_->BuildBody(config_, request, streaming);
   return http;
+}
+
+Task<Result<HttpResponse>> HttpModel::Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts,
+                                           Attempt& attempt) {
+  // Each try gets a request of its own, moved down to the socket: a turn waiting on its
+  // model holds the body once (a retry, which is rare, builds it again).
+  if (streaming || tape_) return Exchange(NewHttpRequest(request, streaming, timeouts), request, attempt);
+  return client_->Send(NewHttpRequest(request, streaming, timeouts));  // without Exchange's frame, sized for streams
 }
 
 Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt) {
@@ -205,16 +214,9 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
   std::optional<Result<HttpResponse>> outcome;
   for (int n = 0;; ++n) {
     attempt = Attempt{};
-    // Each try gets a request of its own, moved down to the socket: a turn waiting on
-    // its model holds the body once (a retry, which is rare, builds it again).
-    HttpRequest http = NewHttpRequest(request, streaming);
-    http.timeouts = {bound(timeouts_.connect_ms), bound(timeouts_.first_byte_ms), bound(timeouts_.idle_ms),
-                     bound(timeouts_.total_ms)};
-    if (streaming || tape_) {
-      outcome.emplace(co_await Exchange(std::move(http), request, attempt));
-    } else {
-      outcome.emplace(co_await client_->Send(std::move(http)));  // without Exchange's frame, sized for streams
-    }
+    const HttpTimeouts bounded{bound(timeouts_.connect_ms), bound(timeouts_.first_byte_ms), bound(timeouts_.idle_ms),
+                               bound(timeouts_.total_ms)};
+    outcome.emplace(co_await Try(request, streaming, bounded, attempt));
     last_attempts_ = n + 1;
     if (n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(*outcome)) break;
     const int64_t delay = RetryDelayMs(retry_, n, *outcome, clock_->NowMs(), rng_);

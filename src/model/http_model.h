@@ -47,8 +47,12 @@ class HttpModel final : public ModelProvider {
 
  private:
   struct Attempt;
-  HttpRequest NewHttpRequest(const ModelRequest& request, bool streaming) const;
-  // A streamed exchange, or any through the tape; Complete sends a whole one itself.
+  HttpRequest NewHttpRequest(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts) const;
+  // One try of a call. Not a coroutine: the request it builds would otherwise be a
+  // temporary in Complete's frame, held while the call waits.
+  Task<Result<HttpResponse>> Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts,
+                                 Attempt& attempt);
+  // A streamed exchange, or any through the tape; Try sends a whole one itself.
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
   // The model's answer in a 2xx response. Not a coroutine: its parser and the parsed
   // response would sit in Complete's frame while the request waits.

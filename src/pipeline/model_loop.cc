@@ -64,6 +64,42 @@ Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& m
   return JsonObject("purpose", PurposeName(purpose), "tool_choice", choice.ToString(), "model", model.Name());
 }
 
+// The call of a provider that does not keep the turn's deadline itself, raced against
+// it. A coroutine of its own: the race's locals stay out of the frame of every other
+// model call while it waits.
+Task<Result<ModelResponse>> WithinDeadline(TurnContext& ctx, ModelProvider& model, const ModelRequest& request) {
+  auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
+  if (raced.index() == 0) co_return std::move(std::get<0>(raced));
+  co_return TurnTimeout(ctx);
+}
+
+// The call as it is, or raced against the turn's deadline (not a coroutine: it picks
+// which to await).
+Task<Result<ModelResponse>> Bounded(TurnContext& ctx, ModelProvider& model, const ModelRequest& request) {
+  if (ctx.deadline_ms != 0 && !model.KeepsDeadline()) return WithinDeadline(ctx, model, request);
+  return model.Complete(request);
+}
+
+// What the model answered, in the trace (a function, not part of the coroutine that
+// waits: its temporaries would stay in that frame).
+void RecordResponse(TurnContext& ctx, const ModelResponse& response) {
+  ++ctx.response_index;
+  Json event = JsonObject("response", ctx.response_index, "text", response.text, "tool_calls", CallsToJson(response.tool_calls));
+  const Usage& usage = response.usage;
+  if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
+    event["usage"] = JsonObject("input_tokens", usage.input_tokens, "output_tokens", usage.output_tokens);
+  }
+  if (response.finish != FinishReason::kStop) event["finish"] = FinishReasonName(response.finish);
+  ctx.Emit("model.response", std::move(event));
+}
+
+// A call that failed, in the trace. Cut short by the turn's own deadline: that, not the
+// provider, is the reason.
+void RecordFailure(TurnContext& ctx, Result<ModelResponse>& response) {
+  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = TurnTimeout(ctx);
+  ctx.Emit("model.error", {{"message", response.status().message()}});
+}
+
 }  // namespace
 
 bool ModelLoop::OutOfTurnTime(const TurnContext& ctx, const Status& call) {
@@ -108,38 +144,41 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
 
 Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
   if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) {
-    Status late = TurnTimeout(ctx);
-    ctx.Emit("model.error", {{"message", late.message()}});
+    Result<ModelResponse> late = TurnTimeout(ctx);
+    RecordFailure(ctx, late);
     co_return late;
   }
-  Result<ModelResponse> response = Internal("no model call was made");
   // The provider is told its budget; one that keeps it gives up at it (HttpModel aborts
   // the exchange). For any other, the turn stops waiting at the deadline whatever the
   // provider does.
   request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
-  if (ctx.deadline_ms != 0 && !model.KeepsDeadline()) {
-    auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
-    if (raced.index() == 0) response = std::move(std::get<0>(raced));
-    else response = TurnTimeout(ctx);
-  } else {
-    response = co_await model.Complete(request);
-  }
-  if (!response.ok()) {
-    // Cut short by the turn's own deadline: that, not the provider, is the reason.
-    if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) response = TurnTimeout(ctx);
-    ctx.Emit("model.error", {{"message", response.status().message()}});
-    co_return response;
-  }
-  ++ctx.response_index;
-  Json event = JsonObject("response", ctx.response_index, "text", response->text, "tool_calls", CallsToJson(response->tool_calls));
-  const Usage& usage = response->usage;
-  if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
-    event["usage"] = JsonObject("input_tokens", usage.input_tokens, "output_tokens", usage.output_tokens);
-  }
-  if (response->finish != FinishReason::kStop) event["finish"] = FinishReasonName(response->finish);
-  ctx.Emit("model.response", std::move(event));
+  Result<ModelResponse> response = co_await Bounded(ctx, model, request);
+  if (!response.ok()) RecordFailure(ctx, response);
+  else RecordResponse(ctx, *response);
   co_return response;
 }
+
+namespace {
+
+// Cut off by the token limit, or paused, before any call: the answer is unfinished.
+bool Unfinished(const ModelResponse& r) {
+  return (r.finish == FinishReason::kLength && r.tool_calls.empty()) || r.finish == FinishReason::kPaused;
+}
+
+// A response as the caller gets it: one still unfinished when asked again fails the call;
+// one cut off inside a call marks that call unfinished, to be refused (the others stand).
+void Settle(Result<ModelResponse>& response) {
+  if (!response.ok()) return;
+  if (Unfinished(*response)) {
+    response = Aborted(response->finish == FinishReason::kPaused
+                           ? "the model paused its answer again after it was sent back once"
+                           : "the model's answer was cut off by its token limit, also when asked again");
+    return;
+  }
+  if (response->finish == FinishReason::kLength) response->tool_calls.back().cut_off = true;
+}
+
+}  // namespace
 
 Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema) {
   request.step_id = ctx.step_id;
@@ -153,40 +192,37 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest reque
     stream->BeginResponse(false);
     request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
   }
-  auto unfinished = [](const ModelResponse& r) {
-    return (r.finish == FinishReason::kLength && r.tool_calls.empty()) || r.finish == FinishReason::kPaused;
-  };
   Result<ModelResponse> response = co_await Exchange(ctx, model, request);
   if (!response.ok()) co_return response;
-  if (stream != nullptr) stream->EndResponse(response->text, unfinished(*response));
-  // Cut off by the token limit (the same request again) or paused (the conversation
-  // back with what it said so far, as Anthropic documents): once per turn (I9). A
-  // streamed reply continues after its last sentence that was sent.
-  if (unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
-    const bool paused = response->finish == FinishReason::kPaused;
-    std::string so_far = paused ? response->text : "";
-    if (stream != nullptr) {
-      so_far = stream->said();
-      stream->BeginResponse(true);
-    }
-    if (!so_far.empty()) request.messages.push_back(Message::Assistant(so_far));
-    Json call = CallEvent(request.purpose, request.tool_choice, model);
-    call["repeat"] = FinishReasonName(response->finish);
-    ctx.Emit("model.call", std::move(call));
-    ++ctx.result.model_calls;
-    response = co_await Exchange(ctx, model, request);
-    if (!response.ok()) co_return response;
-    response->text = so_far + response->text;
-    if (stream != nullptr) stream->EndResponse(response->text, unfinished(*response));
+  if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));
+  if (Unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
+    co_await Repeat(ctx, model, request, stream, response);
   }
-  if (unfinished(*response)) {
-    co_return Aborted(response->finish == FinishReason::kPaused
-                          ? "the model paused its answer again after it was sent back once"
-                          : "the model's answer was cut off by its token limit, also when asked again");
-  }
-  // Cut off inside a call: that call is unfinished and is refused (the others stand).
-  if (response->finish == FinishReason::kLength) response->tool_calls.back().cut_off = true;
+  Settle(response);
   co_return response;
+}
+
+// Cut off by the token limit (the same request again) or paused (the conversation back
+// with what it said so far, as Anthropic documents): once per turn (I9). A streamed
+// reply continues after its last sentence that was sent. A coroutine of its own: what
+// it needs stays out of the frame of every model call while it waits.
+Task<void> ModelLoop::Repeat(TurnContext& ctx, ModelProvider& model, ModelRequest& request, ReplyStream* stream,
+                             Result<ModelResponse>& response) {
+  const bool paused = response->finish == FinishReason::kPaused;
+  std::string so_far = paused ? response->text : "";
+  if (stream != nullptr) {
+    so_far = stream->said();
+    stream->BeginResponse(true);
+  }
+  if (!so_far.empty()) request.messages.push_back(Message::Assistant(so_far));
+  Json call = CallEvent(request.purpose, request.tool_choice, model);
+  call["repeat"] = FinishReasonName(response->finish);
+  ctx.Emit("model.call", std::move(call));
+  ++ctx.result.model_calls;
+  response = co_await Exchange(ctx, model, request);
+  if (!response.ok()) co_return;
+  response->text = so_far + response->text;
+  if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));
 }
 
 LoopOutcome ModelLoop::Answer(TurnContext& ctx, const ModelResponse& response) {

@@ -72,6 +72,9 @@ class ModelLoop {
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
   Task<Result<ModelResponse>> Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema);
   Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request);
+  // The request once more after an unfinished answer: `response` becomes the new one.
+  Task<void> Repeat(TurnContext& ctx, ModelProvider& model, ModelRequest& request, ReplyStream* stream,
+                    Result<ModelResponse>& response);
   // A response's calls run as a governed chain and concluded; null: the loop goes on.
   // Its own coroutine: the loop's frame, alive through every model call, then holds no
   // chain outcome (GCC keeps each local and awaited result of a coroutine in its frame).

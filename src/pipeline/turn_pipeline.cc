@@ -211,11 +211,11 @@ std::optional<Resumption> TurnPipeline::BuildContext(TurnContext& ctx) {
   return resumption;
 }
 
-Task<ChainOutcome> TurnPipeline::Resume(TurnContext& ctx, Resumption resumption) {
-  if (resumption.denied) co_return RecordDenial(ctx, *resumption.call);
+Task<ChainOutcome> TurnPipeline::Resume(TurnContext& ctx, std::unique_ptr<Resumption> resumption) {
+  if (resumption->denied) co_return RecordDenial(ctx, *resumption->call);
   std::vector<ToolCall> calls;
-  calls.push_back(std::move(*resumption.call));
-  co_return co_await executor_.Run(ctx, calls, std::move(resumption.answer));
+  calls.push_back(std::move(*resumption->call));
+  co_return co_await executor_.Run(ctx, calls, std::move(resumption->answer));
 }
 
 void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase) {
@@ -400,8 +400,8 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason)
   }
 }
 
-Task<Status> TurnPipeline::Run(TurnContext& ctx) {
-  TurnPhaseMachine phase(ctx.result);  // the turn's status follows its phase
+std::optional<Status> TurnPipeline::Open(TurnContext& ctx, TurnPhaseMachine& phase,
+                                         std::unique_ptr<Resumption>& resumption) {
   // Emitted first; if admission refuses the input, the whole turn is discarded.
   Json started = JsonObject("turn_id", ctx.turn_id, "speaker", ctx.input.speaker, "input", TurnInputToJson(ctx.input));
   OpenStream(ctx, started);
@@ -410,31 +410,38 @@ Task<Status> TurnPipeline::Run(TurnContext& ctx) {
   if (std::optional<std::string> answer = Preempt(ctx)) {
     ctx.admitted = true;
     AnswerCrisis(ctx, std::move(*answer), phase);
-    co_return OkStatus();
+    return OkStatus();
   }
   if (Gate(ctx, phase)) {
     ctx.admitted = true;
     Close(ctx, phase);
-    co_return OkStatus();
+    return OkStatus();
   }
-  if (Status admitted = Admit(ctx); !admitted.ok()) co_return admitted;
+  if (Status admitted = Admit(ctx); !admitted.ok()) return admitted;
   ctx.admitted = true;
-  std::optional<Resumption> resumption = BuildContext(ctx);
+  if (std::optional<Resumption> decided = BuildContext(ctx)) resumption = std::make_unique<Resumption>(std::move(*decided));
   phase.Enter(TurnPhase::kRunningModel);
+  return std::nullopt;
+}
+
+Task<Status> TurnPipeline::Run(TurnContext& ctx) {
+  TurnPhaseMachine phase(ctx.result);  // the turn's status follows its phase
+  std::unique_ptr<Resumption> resumption;
+  if (std::optional<Status> ended = Open(ctx, phase, resumption)) co_return std::move(*ended);
   // Each mode in a coroutine of its own, and the resumed call in one that ends before
   // the model is asked: a frame holds every value it may ever hold (GCC keeps each
   // local and each awaited result), for as long as the turn waits on its model.
   if (plan_mode_) {
     co_await RunPlan(ctx, phase, std::move(resumption));
   } else {
-    co_await RunLoop(ctx, phase, resumption);
+    co_await RunLoop(ctx, phase, std::move(resumption));
   }
   co_return OkStatus();
 }
 
-Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption>& resumption) {
+Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
   if (resumption) {
-    const bool ended = co_await ResumeFirst(ctx, phase, std::move(*resumption));
+    const bool ended = co_await ResumeFirst(ctx, phase, std::move(resumption));
     if (ended) co_return;
   }
   std::unique_ptr<LoopOutcome> outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
@@ -442,15 +449,15 @@ Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std:
   EndTurn(ctx, phase);
 }
 
-Task<void> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption) {
+Task<void> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
   // The decided call of a paused step belongs to that step, whose loop concludes it.
   const bool in_plan = !ctx.session.pending_plan.empty();
   std::optional<ChainOutcome> replay;
   if (resumption && in_plan) {
     phase.Enter(TurnPhase::kExecutingTools);
-    replay = co_await Resume(ctx, std::move(*resumption));
+    replay = co_await Resume(ctx, std::move(resumption));
   } else if (resumption) {
-    const bool ended = co_await ResumeFirst(ctx, phase, std::move(*resumption));
+    const bool ended = co_await ResumeFirst(ctx, phase, std::move(resumption));
     if (ended) co_return;
   }
   LoopOutcome outcome = co_await plan_.Run(ctx, phase, std::move(replay));
@@ -461,7 +468,7 @@ Task<void> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std:
 // The person decided on an approval, or answered a question a call asked mid-call: that
 // very call runs (again) before the model is asked anything, and its result stops the
 // turn exactly as in the loop (I1). True when it ended the turn.
-Task<bool> TurnPipeline::ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, Resumption resumption) {
+Task<bool> TurnPipeline::ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
   phase.Enter(TurnPhase::kExecutingTools);
   ChainOutcome replay = co_await Resume(ctx, std::move(resumption));
   std::optional<LoopOutcome> stopped = co_await loop_.Conclude(ctx, phase, std::move(replay));

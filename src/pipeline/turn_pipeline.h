@@ -26,6 +26,8 @@
 // status is its phase (TurnPhaseMachine): no stage writes it.
 #pragma once
 
+#include <memory>
+
 #include "pipeline/audit_stage.h"
 #include "pipeline/chain_executor.h"
 #include "pipeline/model_loop.h"
@@ -63,14 +65,20 @@ class TurnPipeline {
   void Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase);
   void PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase);
   // Runs (approved, answered) or refuses (denied) the call the person just decided on.
-  Task<ChainOutcome> Resume(TurnContext& ctx, Resumption resumption);
+  Task<ChainOutcome> Resume(TurnContext& ctx, std::unique_ptr<Resumption> resumption);
+  // The turn up to its model, outside any coroutine (a frame keeps every local for as
+  // long as the turn waits): started, then answered at once (a crisis), closed by the
+  // gate, refused, or admitted with its context built. A Status when the turn ends here
+  // (refused, or OK); nullopt when the model is to be asked, `resumption` then holding
+  // the call the person decided on, to run first, if any.
+  std::optional<Status> Open(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption>& resumption);
   // After admission: the model loop, or the plan, to the turn's end; a resumption first.
-  // `resumption` (and Finish's `outcome`) by reference: their owner awaits the call, and
-  // a copy would sit in a frame held for as long as the turn waits on its model.
-  Task<void> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption>& resumption);
-  Task<void> RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::optional<Resumption> resumption);
+  // `resumption` on the heap, handed on and freed once it ran, and Finish's `outcome` by
+  // reference: in a frame they would sit for as long as the turn waits on its model.
+  Task<void> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
+  Task<void> RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
   // Resume, then the loop's conclusion of the call's outcome; true when that ended the turn.
-  Task<bool> ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, Resumption resumption);
+  Task<bool> ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
   std::optional<std::string> Preempt(TurnContext& ctx);
   void AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase);
   std::string Review(TurnContext& ctx, std::string reply);
