@@ -93,8 +93,10 @@ class Runtime {
   Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
   // RunTurn for a caller that keeps many turns waiting on their models (the server):
   // the turn owns its arguments and its result comes back on the heap, so no frame
-  // between the caller and the turn holds a TurnResult while the turn waits.
+  // between the caller and the turn holds a TurnResult while the turn waits. The input
+  // on the heap too (the second form) keeps its ~230 bytes out of the turn's frame.
   Task<TurnResultBox> RunTurnOnHeap(std::string session_id, TurnInput input);
+  Task<TurnResultBox> RunTurnOnHeap(std::string session_id, std::unique_ptr<TurnInput> input);
 
   // Runs the outbox entries a previous process left unfinished (crash recovery, I12),
   // each under its idempotency key; failures become notices. Returns how many ran.

@@ -294,7 +294,8 @@ struct Runtime::Impl {
   };
   // Claims and loads the session, checks the input's idempotency key and builds the
   // turn's context: a turn ready to run, or why it does not.
-  Task<Result<std::unique_ptr<TurnRun>>> Admit(const std::string& session_id, TurnInput input, int64_t arrived_ms);
+  Task<Result<std::unique_ptr<TurnRun>>> Admit(const std::string& session_id, std::unique_ptr<TurnInput> input,
+                                               int64_t arrived_ms);
   // Commits a turn that ran, hands its events on and runs its deferred calls; its
   // result, or why it could not be stored (the session then as it was).
   Task<TurnResultBox> Finish(const std::string& session_id, TurnRun& run);
@@ -374,8 +375,13 @@ Task<Result<TurnResult>> Runtime::RunTurn(const std::string& session_id, TurnInp
   co_return std::move(*ran.result);
 }
 
+// Not a coroutine: the input goes to the heap before any frame holds it.
 Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput input) {
-  REINS_CO_RETURN_IF_ERROR(CheckTurnInput(input));
+  return RunTurnOnHeap(std::move(session_id), std::make_unique<TurnInput>(std::move(input)));
+}
+
+Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, std::unique_ptr<TurnInput> input) {
+  REINS_CO_RETURN_IF_ERROR(CheckTurnInput(*input));
   // One turn of a session at a time, in arrival order.
   const int64_t arrived_ms = impl_->parts.clock->NowMs();
   co_await impl_->queue.Acquire(session_id);
@@ -399,7 +405,8 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
   co_return co_await impl_->Finish(session_id, run);
 }
 
-Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const std::string& session_id, TurnInput input,
+Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const std::string& session_id,
+                                                                           std::unique_ptr<TurnInput> input,
                                                                            int64_t arrived_ms) {
   // Replicas sharing the store: this turn holds the session's claim to its very end
   // (its deferred calls included), as it holds the in-process queue.
@@ -412,10 +419,10 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   if (claim.held()) ForgetIfStale(session_id, claim.turn_count());
   REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<CachedSession> loaded,
                             co_await Load(session_id, config_now->config.max_context_chars));
-  if (!input.idempotency_key.empty()) {
+  if (!input->idempotency_key.empty()) {
     // Checked inside the session's queue: a retry that arrives while the first try
     // runs waits for it, then finds its key.
-    Status unused = co_await CheckKeyUnused(session_id, input);
+    Status unused = co_await CheckKeyUnused(session_id, *input);
     if (!unused.ok()) co_return unused;
   }
   // The turn works on the cached session in place. If it is refused or cannot be
@@ -431,7 +438,8 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   if (config.turn_timeout_ms > 0) ctx.deadline_ms = parts.clock->NowMs() + config.turn_timeout_ms;
   ctx.session_id = session_id;
   ctx.turn_id = NewId("t_");
-  ctx.input = std::move(input);
+  ctx.input = std::move(*input);
+  input.reset();
   run->stream = std::move(ctx.input.on_event);
   if (run->stream) {
     // Progress streams live, but only once the input is accepted: a refused turn (409,

@@ -10,11 +10,10 @@
 namespace reins {
 namespace {
 
-// The input on the heap and let go once the runtime's coroutine owns it: a parameter of
-// this frame, which lives as long as the turn, would hold its ~230 bytes throughout.
+// The input on the heap, handed to the runtime's coroutine: a parameter of this frame,
+// which lives as long as the turn, would hold its ~230 bytes throughout.
 Task<void> RunTurnInto(Runtime& rt, std::string id, std::unique_ptr<TurnInput> in, Api::Impl::SharedTurnResult out) {
-  Task<TurnResultBox> turn = rt.RunTurnOnHeap(std::move(id), std::move(*in));
-  in.reset();
+  Task<TurnResultBox> turn = rt.RunTurnOnHeap(std::move(id), std::move(in));
   TurnResultBox ran = co_await std::move(turn);
   *out = std::move(*ran.result);
 }
@@ -36,8 +35,7 @@ Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, std::unique_ptr<
   // The runtime's own coroutine spawned straight onto the strand (no std::function, no
   // copy of the input, no coroutine between): a turn waiting on its model holds this
   // hop's frames for as long as it waits.
-  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(*in));  // named: see On
-  in.reset();  // moved from: nothing of it is needed while the turn waits
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(in));  // named: see On
   TurnResultBox ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
   co_return std::move(ran.result);
 }
