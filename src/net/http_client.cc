@@ -112,6 +112,8 @@ struct WireRequest {
   std::string body;
 };
 
+struct Outgoing;  // below, with the exchange
+
 // The header fields a request sends: Host and User-Agent, then the caller's, each
 // replacing a field of the same name as Beast's `set` did; Content-Type when there is
 // a body and the caller gave none; the length as Beast's prepare_payload set it.
@@ -236,10 +238,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
   std::set<asio::execution_context*> watched;
 
-  Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, std::string key, Deadlines& deadlines);
+  Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, const std::string& key, Deadlines& deadlines);
   // `self` keeps the pool alive while the exchange runs.
-  Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, HttpRequest request, const BodyChunkFn* on_chunk,
-                                      const HeadersFn* on_headers);
+  Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts,
+                                      const BodyChunkFn* on_chunk, const HeadersFn* on_headers);
   template <typename AsyncStream>
   Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, const WireRequest& req,
                                        const std::string& what, Deadlines& deadlines, const BodyChunkFn* on_chunk,
@@ -302,10 +304,10 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_pt
   }
 }
 
-Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url, std::string key, Deadlines& deadlines) {
+Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url, const std::string& key, Deadlines& deadlines) {
   auto executor = co_await asio::this_coro::executor;
   auto c = std::make_unique<Connection>();
-  c->key = std::move(key);
+  c->key = key;
   if (url.tls()) {
     c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, Tls());
   } else {
@@ -407,19 +409,18 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
 
 namespace {
 
-// What an exchange sends, and to whom: built before it starts and kept on the heap, so
-// that the frame of an exchange waiting on its response holds a pointer (GCC keeps
-// every local and temporary of a coroutine, those of this preparation included, in its
-// frame for the coroutine's whole life).
+// What an exchange sends, and to whom: built before it starts (HttpClient::Send, not a
+// coroutine) and kept on the heap, so that the frame of an exchange waiting on its
+// response holds a pointer (GCC keeps every local and temporary of a coroutine, those of
+// this preparation included, in its frame for the coroutine's whole life).
 struct Outgoing {
   Url url;
   std::string what;  // "POST https://...", for errors
-  std::string key;   // the pool's: origin and io_context
+  std::string key;   // the pool's: origin and io_context, set when the exchange starts
   WireRequest wire;  // kept whole: a retry on a fresh connection sends the same bytes
 };
 
-Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, const asio::execution_context& context,
-                                          size_t max_request_bytes) {
+Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_request_bytes) {
   auto out = std::make_unique<Outgoing>();
   REINS_ASSIGN_OR_RETURN(out->url, ParseUrl(request.url));
   out->what = request.method + " " + request.url;
@@ -427,20 +428,21 @@ Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, const asio::exec
     return ResourceExhausted(out->what + ": the request body (" + std::to_string(request.body.size()) +
                              " bytes) is larger than the cap of " + std::to_string(max_request_bytes));
   }
-  // Connections belong to the io_context they were opened on.
-  out->key = out->url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
   REINS_ASSIGN_OR_RETURN(out->wire, BuildRequest(request, out->url));
   return out;
 }
 
+Task<Result<HttpResponse>> Refused(Status why) { co_return why; }
+
 }  // namespace
 
-Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, HttpRequest request,
-                                                      const BodyChunkFn* on_chunk, const HeadersFn* on_headers) {
+Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
+                                                      HttpTimeouts timeouts, const BodyChunkFn* on_chunk,
+                                                      const HeadersFn* on_headers) {
+  // Connections belong to the io_context they were opened on.
   auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
-  REINS_CO_ASSIGN_OR_RETURN(const std::unique_ptr<Outgoing> out, Prepare(request, context, options.max_request_bytes));
-  Deadlines deadlines(request.timeouts);
-  request = HttpRequest{};  // its body is in `out`; the rest is not needed while the exchange waits
+  out->key = out->url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
+  Deadlines deadlines(timeouts);
 
   for (int attempt = 0;; ++attempt) {
     std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(out->key) : nullptr;
@@ -475,14 +477,19 @@ HttpClient::HttpClient() : HttpClient(Options{}) {}
 HttpClient::HttpClient(Options options) : impl_(std::make_shared<Impl>(std::move(options))) {}
 HttpClient::~HttpClient() = default;
 
-// Not a coroutine: a frame of its own would be held by every exchange while it waits.
+// Not a coroutine: a frame of its own would be held by every exchange while it waits,
+// and the request is prepared here so that the exchange's frame holds none of it.
 Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
-  return impl_->Exchange(impl_, std::move(request), nullptr, nullptr);
+  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  if (!out.ok()) return Refused(out.status());
+  return impl_->Exchange(impl_, std::move(*out), request.timeouts, nullptr, nullptr);
 }
 
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
   // A coroutine, unlike Send: its frame owns the callbacks the exchange points to.
-  co_return co_await impl_->Exchange(impl_, std::move(request), &on_chunk, &on_headers);
+  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  if (!out.ok()) co_return out.status();
+  co_return co_await impl_->Exchange(impl_, std::move(*out), request.timeouts, &on_chunk, &on_headers);
 }
 
 int HttpClient::connections_opened() const {
