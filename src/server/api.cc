@@ -124,7 +124,7 @@ std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, const Route& 
   return std::nullopt;
 }
 
-void Api::Impl::Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
+void Api::Impl::Record(const ServerRequest& req, std::string_view route, int status, const std::string& tenant,
                        std::chrono::steady_clock::duration took) {
   double seconds = std::chrono::duration<double>(took).count();
   metrics.Inc("reins_http_requests_total", {{"route", route}, {"status", std::to_string(status)}});

@@ -142,7 +142,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
 
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);
-  void Record(const ServerRequest& req, const std::string& route, int status, const std::string& tenant,
+  void Record(const ServerRequest& req, std::string_view route, int status, const std::string& tenant,
               std::chrono::steady_clock::duration took);
   Task<bool> Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant);
   Task<void> Dispatch(Exchange x, Endpoint endpoint, const char* method);

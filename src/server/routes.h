@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace reins {
 
@@ -16,7 +17,7 @@ enum class Endpoint {
 
 struct Route {
   Endpoint endpoint = Endpoint::kNone;
-  std::string label = "other";  // the metrics label: a pattern, never an id
+  std::string_view label = "other";  // the metrics label: a pattern (a literal), never an id
   std::string session_id;  // kModel: the model id asked for; kUi: the file (or "" for /ui)
   const char* method = "GET";   // the one method the endpoint accepts
 };
@@ -31,6 +32,6 @@ bool IsOpenEndpoint(Endpoint e);
 // The OpenAI-compatible endpoints answer errors in OpenAI's shape (chat_wire.h).
 bool IsOpenAiEndpoint(Endpoint e);
 // What a session id may look like (1 to 128 of A-Z a-z 0-9 _ -).
-bool IsSessionId(const std::string& s);
+bool IsSessionId(std::string_view s);
 
 }  // namespace reins

@@ -76,6 +76,17 @@ TEST(Routes, NameEndpointsOnlyOnExactPaths) {
   EXPECT_TRUE(IsOpenEndpoint(MatchRoute("/healthz").endpoint));
   EXPECT_FALSE(IsOpenEndpoint(MatchRoute("/v1/sessions").endpoint));
   EXPECT_FALSE(IsOpenEndpoint(MatchRoute("/nothing").endpoint)) << "unknown paths need a key too";
+  EXPECT_EQ(MatchRoute("/v1/sessions/s_1/turns").label, "/v1/sessions/{id}/turns") << "a pattern, never the id";
+  EXPECT_EQ(MatchRoute("/nothing").label, "other");
+}
+
+TEST(Routes, ASessionIdIsOneTo128LettersDigitsUnderscoresOrDashes) {
+  EXPECT_TRUE(IsSessionId("A-z_09"));
+  EXPECT_TRUE(IsSessionId(std::string(128, 'a')));
+  EXPECT_FALSE(IsSessionId(std::string(129, 'a')));
+  EXPECT_FALSE(IsSessionId(""));
+  for (const char* bad : {"a.b", "a b", "a%31", "s/1", "\xc3\xa9"}) EXPECT_FALSE(IsSessionId(bad)) << bad;
+  EXPECT_EQ(MatchRoute("/v1/sessions/" + std::string(129, 'a') + "/turns").endpoint, Endpoint::kNone);
 }
 
 TEST(Routes, TheViewersPaths) {
