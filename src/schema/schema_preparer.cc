@@ -377,6 +377,26 @@ std::optional<std::string> FindHazard(const Json& root, int max_depth, bool limi
   }
   return std::nullopt;
 }
+namespace {
+
+bool IsIntegral(double d) { return std::trunc(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0; }
+
+}  // namespace
+
+bool HasIntegralFloat(const Json& root) {
+  if (root.is_number_float()) return IsIntegral(root.get<double>());
+  if (root.is_object()) {
+    for (const auto& [name, value] : root.get_ref<const Json::object_t&>()) {
+      if (HasIntegralFloat(value)) return true;
+    }
+  } else if (root.is_array()) {
+    for (const Json& item : root.get_ref<const Json::array_t&>()) {
+      if (HasIntegralFloat(item)) return true;
+    }
+  }
+  return false;
+}
+
 void IntegralFloatsToIntegers(Json& root) {
   std::vector<Json*> stack = {&root};
   while (!stack.empty()) {
@@ -384,9 +404,7 @@ void IntegralFloatsToIntegers(Json& root) {
     stack.pop_back();
     if (node->is_number_float()) {
       double d = node->get<double>();
-      if (std::trunc(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
-        *node = static_cast<std::int64_t>(d);
-      }
+      if (IsIntegral(d)) *node = static_cast<std::int64_t>(d);
     } else if (node->is_structured()) {
       for (Json& child : *node) stack.push_back(&child);
     }

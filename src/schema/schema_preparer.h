@@ -44,5 +44,9 @@ std::optional<std::string> FindHazard(const Json& root, int max_depth, bool limi
 // Draft 6+ says 1.0 is an integer; valijson's strict mode says it is not, and its weak
 // mode would accept "1" as a number. Integral floats in int64 range become integers.
 void IntegralFloatsToIntegers(Json& root);
+// Whether IntegralFloatsToIntegers would change anything in `root` (most arguments hold
+// no float: they are then checked as they are, not copied). Recursive: call it after
+// FindHazard has bounded the depth.
+bool HasIntegralFloat(const Json& root);
 
 }  // namespace reins::schema_internal

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -41,6 +42,7 @@ struct SchemaValidator::Compiled {
 namespace {
 
 using schema_internal::FindHazard;
+using schema_internal::HasIntegralFloat;
 using schema_internal::IntegralFloatsToIntegers;
 using schema_internal::PinPatternProperties;
 using schema_internal::RemoteRefError;
@@ -143,19 +145,26 @@ std::vector<std::string> SchemaValidator::Validate(const Json& instance) const {
     if (auto hazard = FindHazard(instance, kMaxInstanceDepth, compiled_->uses_pattern_properties)) {
       return {"(root): value " + *hazard};
     }
-    Json normalized = instance;
-    IntegralFloatsToIntegers(normalized);
+    // Copied only to turn an integral float into an integer (most arguments hold none).
+    std::optional<Json> normalized;
+    if (HasIntegralFloat(instance)) {
+      normalized = instance;
+      IntegralFloatsToIntegers(*normalized);
+    }
+    const Json& checked = normalized ? *normalized : instance;
     // One valijson::Validator per call: its regex cache is mutable and unsynchronized.
     valijson::Validator validator(valijson::Validator::kStrongTypes);
-    valijson::ValidationResults results;
-    if (!compiled_->uses_pattern_properties) {
-      if (validator.validate(compiled_->schema, NlohmannJsonAdapter(normalized), &results)) return {};
-      return Describe(results);
-    }
     valijson::Schema pinned;
-    std::string refused_uri;
-    Populate(PinPatternProperties(compiled_->prepared, PropertyNames(normalized)), pinned, refused_uri);
-    if (validator.validate(pinned, NlohmannJsonAdapter(normalized), &results)) return {};
+    if (compiled_->uses_pattern_properties) {
+      std::string refused_uri;
+      Populate(PinPatternProperties(compiled_->prepared, PropertyNames(checked)), pinned, refused_uri);
+    }
+    const valijson::Schema& schema = compiled_->uses_pattern_properties ? pinned : compiled_->schema;
+    // Checked first without collecting errors (valijson then stops at the first one and
+    // allocates nothing for them); only a failure is checked again to describe it.
+    if (validator.validate(schema, NlohmannJsonAdapter(checked), nullptr)) return {};
+    valijson::ValidationResults results;
+    validator.validate(schema, NlohmannJsonAdapter(checked), &results);
     return Describe(results);
   } catch (const std::exception& e) {
     return {std::string("(root): the value could not be checked: ") + e.what()};

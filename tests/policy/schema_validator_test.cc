@@ -92,6 +92,14 @@ TEST(SchemaValidatorTest, IntegralFloatIsAnInteger) {
   EXPECT_TRUE(v.IsValid(-3));
   EXPECT_FALSE(v.IsValid(1.5));
   EXPECT_FALSE(v.IsValid("1"));
+  // Found at any depth (the arguments are copied and normalised only when they hold one).
+  SchemaValidator nested = MustCompile(Json::parse(R"({"type": "object", "properties": {
+      "n": {"type": "integer"}, "xs": {"type": "array", "items": {"type": "integer"}}}})"));
+  EXPECT_TRUE(nested.IsValid(Json::parse(R"({"n": 2.0, "xs": [1, 2.0]})")));
+  EXPECT_TRUE(nested.IsValid(Json::parse(R"({"n": 2, "xs": [1, 2]})")));
+  const std::vector<std::string> errors = nested.Validate(Json::parse(R"({"n": 2.0, "xs": [1, 2.5]})"));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("/xs/1"), std::string::npos) << errors[0];
 }
 
 TEST(SchemaValidatorTest, MultipleOf) {
