@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "domain/json_text.h"
+
 namespace reins {
 namespace {
 
@@ -169,6 +171,23 @@ Json ClarificationToJson(const Clarification& c) {
     options.push_back(std::move(jo));
   }
   return {{"type", c.type}, {"question", c.question}, {"options", std::move(options)}};
+}
+
+// Members in the order of their keys, as the DOM writes them; what a result rarely has
+// (a clarification, a lease) through its DOM.
+std::string EnvelopeText(const ResultEnvelope& e) {
+  std::string out;
+  out.reserve(96);
+  JsonObjectText o(out);
+  if (e.clarification) o.Value("clarification", ClarificationToJson(*e.clarification));
+  o.Value("data", e.data);
+  if (!e.error.empty()) o.String("error", e.error);
+  if (!e.instruction_for_ai.empty()) o.String("instruction_for_ai", e.instruction_for_ai);
+  if (e.lease) o.Value("lease", Json{{"domain", e.lease->domain}, {"ttl_s", e.lease->ttl_s}});
+  o.String("next_action", NextActionName(e.next_action));
+  o.Bool("success", e.success);
+  o.Close();
+  return out;
 }
 
 Json EnvelopeToJson(const ResultEnvelope& e) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "reins/envelope.h"
 #include "reins/json.h"
 #include "reins/message.h"
 
@@ -58,5 +59,9 @@ std::string TurnResultText(const TurnResult& r, bool with_tools);
 // Appends JsonText(MessageToJson(m)) without building the DOM: the store writes every
 // message of every turn.
 void AppendMessageText(std::string& out, const Message& m);
+
+// JsonText(EnvelopeToJson(e)) without building the DOM (envelope.cc): every tool call's
+// result goes to the store, and into the model's history, as this text.
+std::string EnvelopeText(const ResultEnvelope& e);
 
 }  // namespace reins

@@ -188,8 +188,8 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
     ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms);
     policies_.Observe(ctx, p, result);
 
+    ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
     Json envelope = EnvelopeToJson(result);
-    ctx.history.push_back(Message::Tool(p.call->id, name, JsonText(envelope), !result.success));
     Json data = CallEventData(ctx, p);
     data["result"] = std::move(envelope);
     data["success"] = result.success;

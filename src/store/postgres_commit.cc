@@ -4,6 +4,7 @@
 // sqlite_lease.cc).
 #include <string>
 
+#include "domain/json_text.h"
 #include "store/pg_connection.h"
 #include "store/pg_store_rows.h"
 #include "store/postgres_store.h"
@@ -47,7 +48,7 @@ Status InsertInvocations(Connection& c, const TurnRecord& turn, const std::strin
         {Text(turn.session_id), Text(turn.result.turn_id), Int(t.response_index), Int(t.position), Text(t.call_id),
          Text(t.name), Text(DumpJson(t.args)), Text(ToolOutcomeStatusName(t.status)), Text(t.reason),
          enveloped ? Flag(t.result->success) : Null(), enveloped ? Text(NextActionName(t.result->next_action)) : Null(),
-         enveloped ? Text(DumpJson(EnvelopeToJson(*t.result))) : Null(), Int(t.latency_ms),
+         enveloped ? Text(EnvelopeText(*t.result)) : Null(), Int(t.latency_ms),
          Flag(t.status == ToolOutcome::Status::kDeferred), Text(t.message),
          t.idempotency_key.empty() ? Null() : Text(t.idempotency_key)},
         what));

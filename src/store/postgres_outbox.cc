@@ -4,6 +4,7 @@
 // transaction as the outcome.
 #include <string>
 
+#include "domain/json_text.h"
 #include "store/pg_connection.h"
 #include "store/pg_store_rows.h"
 #include "store/postgres_store.h"
@@ -137,7 +138,7 @@ Status PostgresStore::RecordDeferredOutcome(const DeferredOutcome& o) {
     if (found.Str(0, 3) == "done") return store::OutcomeAlreadyRecorded(o.key);
     const std::string session_id = found.Str(0, 0);
     const std::string turn_id = found.Str(0, 1);
-    const std::string envelope = DumpJson(EnvelopeToJson(o.result));
+    const std::string envelope = EnvelopeText(o.result);
     REINS_RETURN_IF_ERROR(c.Exec("UPDATE outbox SET status = 'done', result = $1, updated_at = $2 WHERE key = $3",
                                  {Text(envelope), Int(o.at_ms), Text(o.key)}, what));
     REINS_RETURN_IF_ERROR(c.Exec("UPDATE tool_invocations SET success = $1, next_action = $2, result = $3, latency_ms = $4, "

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "domain/json_text.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
 
@@ -53,7 +54,7 @@ void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
     q.clearBindings();  // the envelope columns stay NULL when there is no envelope
     // Bound in place: the record, `args` and `envelope` outlive this row's exec().
     const std::string args = DumpJson(t.args);
-    const std::string envelope = t.result ? DumpJson(EnvelopeToJson(*t.result)) : std::string();
+    const std::string envelope = t.result ? EnvelopeText(*t.result) : std::string();
     q.bindNoCopy(1, turn.session_id);
     q.bindNoCopy(2, turn.result.turn_id);
     q.bind(3, t.response_index);

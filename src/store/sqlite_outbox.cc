@@ -5,6 +5,7 @@
 // then records the outcome here: the row is done, the tool invocation gets its result,
 // the turn gets the trace events, and a failure becomes a note on the reply or a
 // notice for the next one, all in one transaction.
+#include "domain/json_text.h"
 #include "store/row_json.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_util.h"
@@ -81,7 +82,7 @@ Status SqliteStore::RecordDeferredOutcome(const DeferredOutcome& o) {
     const std::string session_id = find.getColumn(0).getString();
     const std::string turn_id = find.getColumn(1).getString();
     const std::string step_id = find.getColumn(2).getString();
-    const std::string envelope = DumpJson(EnvelopeToJson(o.result));
+    const std::string envelope = EnvelopeText(o.result);
 
     SQLite::Statement& done = sc.Get("UPDATE outbox SET status = 'done', result = ?, updated_at = ? WHERE key = ?");
     done.bind(1, envelope);

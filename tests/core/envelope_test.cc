@@ -2,8 +2,26 @@
 
 #include <gtest/gtest.h>
 
+#include "domain/json_text.h"
+
 namespace reins {
 namespace {
+
+// The text the store keeps and the model reads is the DOM's, written directly.
+TEST(EnvelopeTest, ItsTextIsItsJsonsWhateverItHolds) {
+  std::vector<ResultEnvelope> cases(6);
+  cases[1] = ResultEnvelope::Failure("the \"db\" is down\n");
+  cases[2].data = Json::parse(R"({"z": [1, 2.5, null], "a": {"caf\u00e9": true}, "q": "say \"hi\""})");
+  cases[2].instruction_for_ai = "Ask which one.";
+  cases[3].next_action = NextAction::kClarificationNeeded;
+  cases[3].clarification = Clarification{"person", "Which John?", {{"p_1", "John Smith", "", std::nullopt, Json()},
+                                                                    {"p_2", "John Doe", "Leeds", 0.5, {{"k", 1}}}}};
+  cases[4].lease = LeaseRequest{"booking", 120};
+  cases[5].data = Json::array({"x"});
+  cases[5].success = false;
+  cases[5].next_action = NextAction::kComplete;
+  for (const ResultEnvelope& e : cases) EXPECT_EQ(EnvelopeText(e), JsonText(EnvelopeToJson(e)));
+}
 
 TEST(EnvelopeTest, PlainJsonBecomesDataWithContinue) {
   ResultEnvelope e = NormaliseToolResult(Json{{"temp", 12}});
