@@ -381,6 +381,7 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
 }
 
 Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, std::unique_ptr<TurnInput> input) {
+  if (input == nullptr) co_return InvalidArgument("a turn needs an input");
   REINS_CO_RETURN_IF_ERROR(CheckTurnInput(*input));
   // One turn of a session at a time, in arrival order.
   const int64_t arrived_ms = impl_->parts.clock->NowMs();

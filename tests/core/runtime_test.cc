@@ -229,6 +229,8 @@ TEST_F(RuntimeTest, AMalformedInputIsRefusedBeforeAnythingIsRecorded) {
   TurnInput cancel;
   cancel.cancel = true;  // a cancel needs nothing else
   EXPECT_TRUE(CheckTurnInput(cancel).ok());
+  TurnResultBox none = testing::RunSync(runtime_->RunTurnOnHeap(session_, std::unique_ptr<TurnInput>()), clock_.get());
+  EXPECT_EQ(none.result->status().code(), StatusCode::kInvalidArgument) << "no input at all";
 }
 
 TEST_F(RuntimeTest, IdsAreTimeOrderedWith96RandomBits) {
