@@ -82,8 +82,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   int64_t NowMs() const { return sessions.NowMs(); }
 
   // Runs `work` on `executor` and returns its value on the caller's executor: one
-  // coroutine is spawned there, nothing else is allocated for the hop. (Through
-  // std::optional: Asio needs a default-constructible result, Result<T> is not.)
+  // coroutine is spawned there, nothing else is allocated for the hop; none when the
+  // caller already runs on `executor` (one I/O thread). (Through std::optional: Asio
+  // needs a default-constructible result, Result<T> is not.)
   template <typename T>
   static Task<std::optional<T>> OptionalOf(std::function<Task<T>()> work) {
     co_return co_await work();
@@ -92,8 +93,14 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   static Task<std::optional<T>> OptionalOfSync(std::function<T()> work) {
     co_return work();
   }
+  // True when `here`, the executor of a coroutine that has work for the runtime, is the
+  // runtime's own: `reins serve` with one I/O thread, where the runtime's strand and
+  // each connection's are the thread's own executor (SerialExecutor). The work then
+  // runs in place, without a coroutine spawned for the hop.
+  bool IsRuntimeExecutor(const boost::asio::any_io_executor& here) const { return here == strand; }
   template <typename T>
   Task<T> On(boost::asio::any_io_executor executor, std::function<Task<T>()> work) {
+    if ((co_await boost::asio::this_coro::executor) == executor) co_return co_await work();
     // Named, not a temporary in the co_await expression: GCC 12 destroys such
     // temporaries wrongly in coroutines.
     Task<std::optional<T>> spawned = OptionalOf<T>(std::move(work));
@@ -107,6 +114,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // The same for work that does not suspend (reads through the session view).
   template <typename T>
   Task<T> OnSync(boost::asio::any_io_executor executor, std::function<T()> work) {
+    if ((co_await boost::asio::this_coro::executor) == executor) co_return work();
     Task<std::optional<T>> spawned = OptionalOfSync<T>(std::move(work));
     std::optional<T> out = co_await boost::asio::co_spawn(executor, std::move(spawned), boost::asio::use_awaitable);
     co_return std::move(*out);

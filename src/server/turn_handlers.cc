@@ -32,11 +32,17 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
 }
 
 Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, std::unique_ptr<TurnInput> in) {
-  // The runtime's own coroutine spawned straight onto the strand (no std::function, no
-  // copy of the input, no coroutine between): a turn waiting on its model holds this
-  // hop's frames for as long as it waits.
+  // The runtime's own coroutine (no std::function, no copy of the input, no coroutine
+  // between), awaited here when this is the runtime's executor (one I/O thread), else
+  // spawned straight onto the strand: a turn waiting on its model holds the hop's
+  // frames (about 730 bytes) for as long as it waits.
   Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(in));  // named: see On
-  TurnResultBox ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
+  TurnResultBox ran;
+  if (IsRuntimeExecutor(co_await boost::asio::this_coro::executor)) {
+    ran = co_await std::move(turn);
+  } else {
+    ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
+  }
   co_return std::move(ran.result);
 }
 
