@@ -62,9 +62,14 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   const auto start = std::chrono::steady_clock::now();
   const Route route = MatchRoute(req.path, req.method);
   std::string tenant;
+  // Admitted, routed, handled: the handler awaited here rather than in a coroutine of
+  // its own, whose frame a turn would hold while it waits on its model.
+  const HandlerEntry* entry = FindHandler(route.endpoint);
   if (co_await impl->Admitted(req, res, route, &tenant)) {
     const Exchange x{req, res, route.session_id, tenant};  // named: see responses.h on GCC 12
-    co_await impl->Dispatch(x, route.endpoint, route.method);
+    if (co_await impl->Routed(x, entry != nullptr && entry->per_session, entry != nullptr, route.endpoint, route.method)) {
+      co_await (impl.get()->*(entry->handler))(x);
+    }
   }
   impl->Record(req, route.label, res.status(), tenant, std::chrono::steady_clock::now() - start);
 }
@@ -131,13 +136,6 @@ void Api::Impl::Record(const ServerRequest& req, std::string_view route, int sta
   metrics.Observe("reins_http_request_duration_seconds", {{"route", route}}, seconds);
   if (route == "/healthz" || route == "/metrics") return;
   LogRequest(req, route, status, static_cast<int64_t>(seconds * 1000), tenant, NowMs());
-}
-
-Task<void> Api::Impl::Dispatch(Exchange x, Endpoint endpoint, const char* method) {
-  const HandlerEntry* entry = FindHandler(endpoint);
-  if (co_await Routed(x, entry != nullptr && entry->per_session, entry != nullptr, endpoint, method)) {
-    co_await (this->*(entry->handler))(x);
-  }
 }
 
 // Whether the request reaches its endpoint's handler (`found`: there is one); the

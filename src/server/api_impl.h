@@ -139,7 +139,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // The input comes on the heap too: a coroutine's by-value argument is a temporary in
   // its caller's frame and a parameter in its own, and a TurnInput is ~230 bytes.
   using TurnOutcome = std::unique_ptr<Result<TurnResult>>;
-  Task<TurnOutcome> RunTurn(std::string id, std::unique_ptr<TurnInput> in);
+  // `id` is read before the turn first waits (the runtime takes its own copy).
+  Task<TurnOutcome> RunTurn(const std::string& id, std::unique_ptr<TurnInput> in);
   // A streamed turn (POST .../turns, /v1/chat/completions): its events go to `stream`,
   // it runs on the runtime strand to its end whatever happens to the connection (a
   // client that goes away does not stop it), and when it ends its result is set, its
@@ -153,7 +154,6 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   void Record(const ServerRequest& req, std::string_view route, int status, const std::string& tenant,
               std::chrono::steady_clock::duration took);
   Task<bool> Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant);
-  Task<void> Dispatch(Exchange x, Endpoint endpoint, const char* method);
   Task<bool> Routed(Exchange x, bool per_session, bool found, Endpoint endpoint, const char* method);
 
   // session_handlers.cc

@@ -20,6 +20,10 @@ Task<void> RunTurnInto(Runtime& rt, std::string id, std::unique_ptr<TurnInput> i
 
 bool IsReplay(const Status& s, const std::string& key) { return s.code() == StatusCode::kAlreadyExists && !key.empty(); }
 
+bool WantsEventStream(const ServerRequest& req) {
+  return req.Header("accept").find("text/event-stream") != std::string::npos;
+}
+
 }  // namespace
 
 std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
@@ -31,12 +35,12 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
   return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
 }
 
-Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(std::string id, std::unique_ptr<TurnInput> in) {
+Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(const std::string& id, std::unique_ptr<TurnInput> in) {
   // The runtime's own coroutine (no std::function, no copy of the input, no coroutine
   // between), awaited here when this is the runtime's executor (one I/O thread), else
   // spawned straight onto the strand: a turn waiting on its model holds the hop's
   // frames (about 730 bytes) for as long as it waits.
-  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(std::move(id), std::move(in));  // named: see On
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));  // named: see On
   TurnResultBox ran;
   if (IsRuntimeExecutor(co_await boost::asio::this_coro::executor)) {
     ran = co_await std::move(turn);
@@ -79,12 +83,10 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
   auto in = std::make_unique<TurnInput>();
   std::shared_ptr<void> slot;
   if (!co_await AcceptTurn(x, in.get(), &slot)) co_return;
-  const std::string id = x.session_id;
-  if (x.req.Header("accept").find("text/event-stream") != std::string::npos) {
-    co_return co_await StreamTurn(x.res, id, std::move(in), std::move(slot));
-  }
+  // (x.session_id lives in the caller's frame, as long as this one.)
+  if (WantsEventStream(x.req)) co_return co_await StreamTurn(x.res, x.session_id, std::move(in), std::move(slot));
   std::string key = in->idempotency_key;
-  TurnOutcome outcome = co_await RunTurn(id, std::move(in));
+  TurnOutcome outcome = co_await RunTurn(x.session_id, std::move(in));
   co_await AnswerTurn(x, std::move(key), std::move(outcome));
 }
 
