@@ -236,6 +236,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void ShedOneWaitingClient();
   Task<void> Serve(tcp::socket socket, tcp::endpoint peer);
   Task<bool> ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
+  Task<void> RespondNothing(ServerResponse& answer);
   Task<std::optional<ServerRequest>> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
                                                  const std::string& remote, bool* keep_alive);
   void SetIdle(uint64_t id, beast::tcp_stream* stream) {
@@ -320,11 +321,15 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
   stream.expires_never();  // a turn may take as long as its own timeouts allow
   ConnectionResponse answer(stream, keep_alive && !stopping);
   co_await handler(*req, answer);
-  if (!answer.responded()) {
-    std::string body = NoResponse();
-    co_await answer.Respond(500, std::string(kJson), std::move(body), {});
-  }
+  if (!answer.responded()) co_await RespondNothing(answer);
   co_return answer.keep_alive();
+}
+
+// A handler that answered nothing: a 500. A coroutine of its own, so that ServeOne's
+// frame, which lives as long as the request's turn, holds none of the answer.
+Task<void> HttpServer::Impl::RespondNothing(ServerResponse& answer) {
+  std::string body = NoResponse();
+  co_await answer.Respond(500, std::string(kJson), std::move(body), {});
 }
 
 // Reads one request, or answers what cannot be one (nullopt: close the connection).
