@@ -100,6 +100,11 @@ std::string AsciiLower(std::string_view s) {
   return out;
 }
 
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+}
+
 std::vector<std::string> Sentences(std::string_view text) {
   std::vector<std::string> out;
   size_t start = 0;

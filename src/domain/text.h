@@ -13,6 +13,9 @@ namespace reins {
 
 // `s` with A-Z folded to a-z; other bytes (UTF-8 included) as they are.
 std::string AsciiLower(std::string_view s);
+// True when `a` and `b` are equal with A-Z folded to a-z (HTTP header names), without
+// a copy of either.
+bool EqualsNoCase(std::string_view a, std::string_view b);
 
 // True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
 // nothing past U+10FFFF). ASCII is checked eight bytes at a time.

@@ -24,6 +24,7 @@
 #include <boost/beast/ssl.hpp>
 #include <openssl/ssl.h>
 
+#include "domain/text.h"
 #include "net/url.h"
 
 namespace reins {
@@ -49,12 +50,6 @@ std::optional<tcp::endpoint> LiteralEndpoint(const Url& url) {
   auto [stop, ec] = std::from_chars(url.port.data(), end, port);
   if (bad || ec != std::errc() || stop != end) return std::nullopt;
   return tcp::endpoint(address, port);
-}
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // One open connection, plain or TLS.

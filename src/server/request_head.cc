@@ -7,8 +7,8 @@ void ConfigureRequestParser(RequestParser& parser, size_t max_body_bytes) {
   parser.header_limit(kMaxRequestHeadBytes);
 }
 
-std::vector<std::pair<std::string, std::string>> HeadFields(const boost::beast::http::request_header<>& head) {
-  std::vector<std::pair<std::string, std::string>> fields;
+std::vector<HeadField> HeadFields(const boost::beast::http::request_header<>& head) {
+  std::vector<HeadField> fields;
   for (const auto& field : head) fields.emplace_back(field.name_string(), field.value());
   return fields;
 }

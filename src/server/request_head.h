@@ -23,8 +23,8 @@ inline constexpr size_t kMaxRequestHeadBytes = 64 * 1024;
 // Limits: the head to kMaxRequestHeadBytes, the body to `max_body_bytes`.
 void ConfigureRequestParser(RequestParser& parser, size_t max_body_bytes);
 
-// The head's fields as (name, value) pairs, names as sent.
-std::vector<std::pair<std::string, std::string>> HeadFields(const boost::beast::http::request_header<>& head);
+// The head's fields as (name, value) pairs, names as sent: views into `head`.
+std::vector<HeadField> HeadFields(const boost::beast::http::request_header<>& head);
 
 // The canonical target of an acceptable head, or why it is refused (`why`).
 std::optional<RequestTarget> ScreenRequestHead(const boost::beast::http::request_header<>& head,

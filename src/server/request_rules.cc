@@ -61,15 +61,13 @@ std::optional<RequestTarget> CanonicalTarget(std::string_view target, RequestRef
   return out;
 }
 
-std::optional<RequestRefusal> CheckFraming(unsigned version,
-                                           const std::vector<std::pair<std::string, std::string>>& fields) {
+std::optional<RequestRefusal> CheckFraming(unsigned version, const std::vector<HeadField>& fields) {
   bool has_host = false, has_length = false;
   std::vector<std::string> codings;
   for (const auto& [name, value] : fields) {
-    const std::string lower = AsciiLower(name);
-    if (lower == "host") has_host = true;
-    if (lower == "content-length") has_length = true;
-    if (lower != "transfer-encoding") continue;
+    if (EqualsNoCase(name, "host")) has_host = true;
+    if (EqualsNoCase(name, "content-length")) has_length = true;
+    if (!EqualsNoCase(name, "transfer-encoding")) continue;
     std::string_view rest = value;
     while (true) {
       size_t comma = rest.find(',');

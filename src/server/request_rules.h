@@ -35,9 +35,10 @@ struct RequestTarget {
 // Splits and checks an origin-form request target ("/v1/sessions?x=1").
 std::optional<RequestTarget> CanonicalTarget(std::string_view target, RequestRefusal* why);
 
-// Checks the request line's version and the header fields (names in any case).
-std::optional<RequestRefusal> CheckFraming(unsigned version,
-                                           const std::vector<std::pair<std::string, std::string>>& fields);
+// Checks the request line's version and the header fields (names in any case), read
+// where they are (views into the parsed head).
+using HeadField = std::pair<std::string_view, std::string_view>;
+std::optional<RequestRefusal> CheckFraming(unsigned version, const std::vector<HeadField>& fields);
 
 // The value of `name` in a query string ("after=3&limit=10"), percent-decoded; nullopt
 // when absent.

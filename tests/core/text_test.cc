@@ -13,5 +13,14 @@ TEST(Clipped, KeepsWhatFitsAndCutsTheRestToExactlyMaxBytes) {
   EXPECT_EQ(Clipped(std::string(500, 'x'), 400).size(), 400u);
 }
 
+TEST(EqualsNoCase, FoldsAsciiLettersOnly) {
+  EXPECT_TRUE(EqualsNoCase("Content-Length", "content-length"));
+  EXPECT_TRUE(EqualsNoCase("", ""));
+  EXPECT_FALSE(EqualsNoCase("host", "hosts"));
+  EXPECT_FALSE(EqualsNoCase("Transfer-Encoding", "transfer_encoding"));
+  EXPECT_FALSE(EqualsNoCase("\xC3\x89", "\xC3\xA9")) << "UTF-8 is compared as it is";
+  EXPECT_FALSE(EqualsNoCase("@", "`")) << "only A-Z fold";
+}
+
 }  // namespace
 }  // namespace reins

@@ -9,7 +9,7 @@
 namespace reins {
 namespace {
 
-using Fields = std::vector<std::pair<std::string, std::string>>;
+using Fields = std::vector<HeadField>;
 
 TEST(CanonicalTarget, RefusesEveryPathThatCouldMeanAnotherOne) {
   for (const char* target : {"//v1/sessions", "/v1//sessions", "/v1/sessions//", "/./v1/sessions", "/v1/./sessions",
