@@ -9,6 +9,9 @@
 namespace reins {
 namespace {
 
+// A-Z to a-z. Not std::tolower: no locale, no call per byte.
+char FoldAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 // Past forms that do not end in -ed, and their verbs.
 const std::map<std::string, std::string, std::less<>>& Irregular() {
   static const std::map<std::string, std::string, std::less<>> kPast = {
@@ -94,15 +97,13 @@ std::string PercentDecoded(std::string_view s) {
 
 std::string AsciiLower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');  // not std::tolower: no locale, no call per byte
-  }
+  for (char& c : out) c = FoldAscii(c);
   return out;
 }
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
-  const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return FoldAscii(x) == FoldAscii(y); });
 }
 
 std::vector<std::string> Sentences(std::string_view text) {

@@ -202,7 +202,7 @@ std::string ServerRequest::Header(std::string_view lower_name) const {
   for (size_t at = 0; at < headers.size();) {
     const size_t end = headers.find("\r\n", at);
     const std::string_view line(headers.data() + at, end - at);
-    if (line.size() >= lower_name.size() + 2 && line.starts_with(lower_name) && line.substr(lower_name.size(), 2) == ": ") {
+    if (line.starts_with(lower_name) && line.substr(lower_name.size()).starts_with(": ")) {
       found = line.substr(lower_name.size() + 2);
     }
     at = end + 2;
