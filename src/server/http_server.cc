@@ -190,6 +190,35 @@ class ConnectionResponse final : public ServerResponse {
   int status_ = 0;
 };
 
+// A request that cannot be read whole: why, as the status and the body of the answer.
+struct ReadRefusal {
+  int status = 400;
+  std::string body;
+};
+
+// What a read that failed gets: nothing when the client went away or stayed silent (the
+// connection just closes), else a refusal to answer first.
+std::optional<ReadRefusal> RefusalOfRead(const beast::error_code& ec, size_t max_body_bytes, bool body) {
+  if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
+      ec == asio::error::operation_aborted || ec == asio::error::connection_reset) {
+    return std::nullopt;
+  }
+  if (ec == http::error::body_limit) return ReadRefusal{413, TooLarge(max_body_bytes)};  // known from the head's length
+  if (!body && ec == http::error::header_limit) return ReadRefusal{431, HeadTooLarge()};
+  return ReadRefusal{400, Malformed(ec.message())};
+}
+
+// The parsed request as the handler sees it; the parser's body is moved, not copied.
+void TakeRequest(RequestParser& parser, const std::string& remote, ServerRequest& req, bool* keep_alive) {
+  http::request<http::string_body> msg = parser.release();
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  for (const auto& field : msg) req.AddHeader(field.name_string(), field.value());
+  req.body = std::move(msg.body());
+  req.remote = remote;
+  *keep_alive = msg.keep_alive();
+}
+
 }  // namespace
 
 void ServerRequest::AddHeader(std::string_view name, std::string_view value) {
@@ -237,8 +266,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   Task<void> Serve(tcp::socket socket, tcp::endpoint peer);
   Task<bool> ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
   Task<void> RespondNothing(ServerResponse& answer);
-  Task<std::optional<ServerRequest>> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
-                                                 const std::string& remote, bool* keep_alive);
+  Task<bool> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote,
+                         ServerRequest& req, bool* keep_alive);
+  static std::optional<ReadRefusal> ScreenHead(const http::request_header<>& head, ServerRequest& req);
+  static Task<bool> Refuse(beast::tcp_stream& stream, std::optional<ReadRefusal> refused);
   void SetIdle(uint64_t id, beast::tcp_stream* stream) {
     std::lock_guard lock(mu);
     if (stream) idle[id] = stream; else idle.erase(id);
@@ -316,11 +347,11 @@ Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buf
   // Read in a coroutine of its own: its frame (the parser, the refusals) is gone by
   // the time the handler runs, and a turn can wait on its model for seconds.
   bool keep_alive = false;
-  std::optional<ServerRequest> req = co_await ReadRequest(stream, buffer, id, remote, &keep_alive);
-  if (!req) co_return false;
+  ServerRequest req;
+  if (!co_await ReadRequest(stream, buffer, id, remote, req, &keep_alive)) co_return false;
   stream.expires_never();  // a turn may take as long as its own timeouts allow
   ConnectionResponse answer(stream, keep_alive && !stopping);
-  co_await handler(*req, answer);
+  co_await handler(req, answer);
   if (!answer.responded()) co_await RespondNothing(answer);
   co_return answer.keep_alive();
 }
@@ -332,80 +363,55 @@ Task<void> HttpServer::Impl::RespondNothing(ServerResponse& answer) {
   co_await answer.Respond(500, std::string(kJson), std::move(body), {});
 }
 
-// Reads one request, or answers what cannot be one (nullopt: close the connection).
-Task<std::optional<ServerRequest>> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                                                 uint64_t id, const std::string& remote,
-                                                                 bool* keep_alive) {
-  RequestParser parser;
-  ConfigureRequestParser(parser, options.max_body_bytes);
+// Reads one request into `req`, or answers what cannot be one (false: close the
+// connection). The parser is on the heap and the refusals are answered in a coroutine of
+// their own: this frame stays under the 1 KB from which glibc serves a block only after
+// merging every small one freed since its last such request (docs/PERFORMANCE.md, round 12).
+Task<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
+                                         const std::string& remote, ServerRequest& req, bool* keep_alive) {
+  auto parser = std::make_unique<RequestParser>();
+  ConfigureRequestParser(*parser, options.max_body_bytes);
   stream.expires_after(std::chrono::milliseconds(options.idle_timeout_ms));
   SetIdle(id, &stream);
-  auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
+  auto [ec, n] = co_await http::async_read_header(stream, buffer, *parser, kNoThrow);
   SetIdle(id, nullptr);
-  if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
-      ec == asio::error::operation_aborted || ec == asio::error::connection_reset) {
-    co_return std::nullopt;
-  }
-  ConnectionResponse response(stream, false);
-  if (ec == http::error::body_limit) {  // a Content-Length over the limit is known from the head
-    std::string body = TooLarge(options.max_body_bytes);
-    co_await response.Respond(413, std::string(kJson), std::move(body), {});
-    co_return std::nullopt;
-  }
-  if (ec == http::error::header_limit) {
-    std::string body = HeadTooLarge();
-    co_await response.Respond(431, std::string(kJson), std::move(body), {});
-    co_return std::nullopt;
-  }
-  if (ec) {
-    std::string body = Malformed(ec.message());
-    co_await response.Respond(400, std::string(kJson), std::move(body), {});
-    co_return std::nullopt;
-  }
+  if (ec) co_return co_await Refuse(stream, RefusalOfRead(ec, options.max_body_bytes, false));
   // The head decides whether the body can be read safely at all, and what path the
   // request names, before a byte of the body is read.
-  const auto& head = parser.get();
-  RequestRefusal why;
-  std::optional<RequestTarget> target = ScreenRequestHead(head, &why);
-  if (!target) {
-    std::string body = Refused(why);
-    co_await response.Respond(why.status, std::string(kJson), std::move(body), {});
-    co_return std::nullopt;
-  }
-  if (beast::iequals(head[http::field::expect], std::string_view(kExpectContinue))) {
+  if (std::optional<ReadRefusal> refused = ScreenHead(parser->get(), req)) co_return co_await Refuse(stream, std::move(refused));
+  if (beast::iequals(parser->get()[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
     auto [wec, wn] = co_await asio::async_write(stream, interim, kNoThrow);
-    if (wec) co_return std::nullopt;
+    if (wec) co_return false;
   }
-  auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kNoThrow);
-  if (bec == http::error::body_limit) {
-    std::string body = TooLarge(options.max_body_bytes);
-    co_await response.Respond(413, std::string(kJson), std::move(body), {});
-    co_return std::nullopt;
-  }
-  if (bec) {
-    if (bec == beast::error::timeout || bec == asio::error::eof || bec == asio::error::connection_reset) {
-      co_return std::nullopt;
-    }
-    std::string body = Malformed(bec.message());
-    co_await response.Respond(400, std::string(kJson), std::move(body), {});
-    co_return std::nullopt;
-  }
+  auto [bec, bn] = co_await http::async_read(stream, buffer, *parser, kNoThrow);
+  if (bec) co_return co_await Refuse(stream, RefusalOfRead(bec, options.max_body_bytes, true));
   // The connection's read buffer is freed while the request is handled (a turn waits on
   // its model for seconds); the next request's read allocates it again. Bytes of a
   // pipelined next request stay.
   buffer.shrink_to_fit();
-  http::request<http::string_body> msg = parser.release();
-  ServerRequest req;
-  req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
+  TakeRequest(*parser, remote, req, keep_alive);
+  co_return true;
+}
+
+// The canonical path and query of an acceptable head, set on `req`; else the refusal.
+std::optional<ReadRefusal> HttpServer::Impl::ScreenHead(const http::request_header<>& head, ServerRequest& req) {
+  RequestRefusal why;
+  std::optional<RequestTarget> target = ScreenRequestHead(head, &why);
+  if (!target) return ReadRefusal{why.status, Refused(why)};
   req.path = std::move(target->path);
   req.query = std::move(target->query);
-  for (const auto& field : msg) req.AddHeader(field.name_string(), field.value());
-  req.body = std::move(msg.body());
-  req.remote = remote;
-  *keep_alive = msg.keep_alive();
-  co_return std::move(req);
+  return std::nullopt;
+}
+
+// Answers a request that could not be read (when there is anything to answer); always
+// false: the connection closes after it.
+Task<bool> HttpServer::Impl::Refuse(beast::tcp_stream& stream, std::optional<ReadRefusal> refused) {
+  if (refused) {
+    ConnectionResponse response(stream, false);
+    co_await response.Respond(refused->status, std::string(kJson), std::move(refused->body), {});
+  }
+  co_return false;
 }
 
 HttpServer::HttpServer(asio::io_context& io, Options options, RequestHandler handler)

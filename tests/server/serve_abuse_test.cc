@@ -288,6 +288,28 @@ TEST_F(AbuseTest, AmbiguousFramingIsRefusedAndTheConnectionClosed) {
   EXPECT_NE(Metrics().find("reins_sessions 0"), std::string::npos) << "no smuggled session";
 }
 
+// What cannot be read as a request gets its status before the connection closes: a head
+// over 64 KB a 431, a declared body over the cap a 413 before a byte of it is read, bytes
+// that are not HTTP a 400; a client that asks to be told to go on is told, once.
+TEST_F(AbuseTest, UnreadableRequestsGetTheirStatusAndExpectContinueIsAnswered) {
+  Start({"--max-body-bytes", "4096"});
+  const std::string huge_head = Raw(server_->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " +
+                                                         std::string(70 * 1024, 'a') + "\r\n\r\n");
+  EXPECT_EQ(StatusOf(huge_head), 431) << huge_head.substr(0, 200);
+  EXPECT_NE(huge_head.find("Connection: close"), std::string::npos) << huge_head.substr(0, 200);
+  const std::string too_long = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n"
+                                                    "Content-Length: 100000\r\n\r\n{");
+  EXPECT_EQ(StatusOf(too_long), 413) << too_long;
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "NOT HTTP AT ALL\r\n\r\n")), 400);
+
+  const std::string go_on = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                                                 "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+  ASSERT_TRUE(go_on.starts_with("HTTP/1.1 100 Continue\r\n\r\n")) << go_on;
+  EXPECT_EQ(StatusOf(go_on.substr(go_on.find("\r\n\r\n") + 4)), 201) << go_on;
+  EXPECT_EQ(Count(go_on, "HTTP/1.1 100"), 1u) << go_on;
+  ExpectHealthy();
+}
+
 // The server writes its response heads itself: each says how long its body is, a kept-
 // alive exchange carries no Connection field and the last one says close, and a 204
 // has no length at all.
