@@ -8,10 +8,17 @@ namespace reins::store {
 std::string DumpJson(const Json& j) { return JsonText(j); }
 
 std::string DumpEvents(const std::vector<TraceEvent>& events) {
-  std::string out = "[";
+  std::string out;
   out.reserve(events.size() * 256);
-  for (const TraceEvent& e : events) {
-    if (out.size() > 1) out += ',';
+  AppendEvents(out, events);
+  return out;
+}
+
+void AppendEvents(std::string& out, const std::vector<TraceEvent>& events) {
+  out += '[';
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    if (i > 0) out += ',';
     out += R"({"type":")";
     out += e.name();  // [a-z_.] only: nothing to escape
     out += R"(","turn":)";
@@ -23,24 +30,31 @@ std::string DumpEvents(const std::vector<TraceEvent>& events) {
     out += '}';
   }
   out += ']';
-  return out;
 }
 
 TurnText TurnTextOf(const TurnRecord& turn) {
   TurnText out;
-  out.input = DumpJson(turn.input);
+  FillTurnText(turn, out);
+  return out;
+}
+
+void FillTurnText(const TurnRecord& turn, TurnText& out) {
+  out.input.clear();
+  AppendJsonText(out.input, turn.input);
   out.result = TurnResultText(turn.result, /*with_tools=*/false);
-  out.events = DumpEvents(turn.result.events);
-  out.messages += '[';  // (assigning a one-byte literal here trips GCC 12's -Wrestrict at -O3)
-  for (const Message& m : turn.new_messages) {
-    if (out.messages.size() > 1) out.messages += ',';
-    AppendMessageText(out.messages, m);
+  out.events.clear();
+  AppendEvents(out.events, turn.result.events);
+  out.messages.clear();
+  out.messages += '[';
+  for (size_t i = 0; i < turn.new_messages.size(); ++i) {
+    if (i > 0) out.messages += ',';
+    AppendMessageText(out.messages, turn.new_messages[i]);
   }
   out.messages += ']';
+  out.idempotency_key.reset();
   if (turn.input.is_object() && turn.input.contains("idempotency_key")) {
     out.idempotency_key = turn.input.value("idempotency_key", "");
   }
-  return out;
 }
 
 Result<Json> ParseStoredJson(std::string_view text, const std::string& where) {

@@ -21,6 +21,7 @@ std::string DumpJson(const Json& j);
 // A turn's trace events as one JSON array (the form TraceEventFromJson reads), written
 // without building an intermediate JSON value.
 std::string DumpEvents(const std::vector<TraceEvent>& events);
+void AppendEvents(std::string& out, const std::vector<TraceEvent>& events);
 
 // The text columns of a turn's row, as both stores write them.
 struct TurnText {
@@ -31,6 +32,11 @@ struct TurnText {
   std::optional<std::string> idempotency_key;  // only keyed turns are unique per session
 };
 TurnText TurnTextOf(const TurnRecord& turn);
+// The same into `out`, whose strings are cleared and keep their capacity: a store that
+// commits turn after turn into one TurnText allocates nothing for its texts once warm
+// (the events' text alone is over 1 KB, a size glibc serves only after merging the
+// small blocks freed since its last such request; docs/PERFORMANCE.md, round 12).
+void FillTurnText(const TurnRecord& turn, TurnText& out);
 
 // Reads a stored JSON column; text that does not parse is an Internal error naming
 // `where` (a corrupt row is reported, never a crash).

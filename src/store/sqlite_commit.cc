@@ -18,7 +18,17 @@ using store::DumpJson;
 
 void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   const TurnResult& r = turn.result;
-  const store::TurnText text = store::TurnTextOf(turn);
+  // The store's thread writes every turn's texts into the same strings (FillTurnText);
+  // a rare large turn does not leave its capacity behind.
+  thread_local store::TurnText text;
+  store::FillTurnText(turn, text);
+  struct Trim {
+    ~Trim() {
+      constexpr size_t kKept = 64 * 1024;
+      if (text.events.capacity() > kKept) std::string().swap(text.events);
+      if (text.messages.capacity() > kKept) std::string().swap(text.messages);
+    }
+  } trim;
   SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
                       "error, events, created_at, messages, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");

@@ -10,6 +10,7 @@
 
 #include "reins/store.h"
 #include "store/migrations.h"
+#include "store/row_json.h"
 
 namespace reins {
 namespace {
@@ -483,6 +484,31 @@ TEST_F(SqliteStoreTest, AnIdempotencyKeyFindsItsTurnAndIsUniquePerSession) {
   again.session_id = "s2";
   again.result.turn_number = 1;
   EXPECT_TRUE(store_->CommitTurn(again).ok()) << "another session may use the same key";
+}
+
+// The store writes every turn's texts into the same strings (FillTurnText): a large keyed
+// turn leaves nothing of itself in the columns of a small one after it.
+TEST_F(SqliteStoreTest, EachTurnsRowHoldsOnlyItsOwnTexts) {
+  TurnRecord large = Turn(1, "t1");
+  large.input["idempotency_key"] = "k-1";
+  for (int i = 0; i < 40; ++i) large.result.events.push_back({EventType::kModelCall, 1, 5000 + i, {{"i", i}}});
+  large.new_messages.push_back(Message::Assistant(std::string(3000, 'x')));
+  ASSERT_TRUE(store_->CommitTurn(large).ok());
+  TurnRecord small = Turn(2, "t2");
+  small.result.events.push_back({EventType::kTurnCompleted, 2, 6000, {{"status", "completed"}}});
+  ASSERT_TRUE(store_->CommitTurn(small).ok());
+
+  for (const TurnRecord* t : {&large, &small}) {
+    const std::string where = " FROM turns WHERE id = '" + t->result.turn_id + "'";
+    const store::TurnText expected = store::TurnTextOf(*t);
+    EXPECT_EQ(Text("SELECT events" + where), expected.events);
+    EXPECT_EQ(Text("SELECT messages" + where), expected.messages);
+    EXPECT_EQ(Text("SELECT input" + where), expected.input);
+    EXPECT_EQ(Text("SELECT result" + where), expected.result);
+    EXPECT_EQ(Text("SELECT COALESCE(idempotency_key, 'none')" + where), expected.idempotency_key.value_or("none"));
+  }
+  EXPECT_EQ(Text("SELECT events FROM turns WHERE id = 't2'"),
+            R"([{"type":"turn.completed","turn":2,"at_ms":6000,"data":{"status":"completed"}}])");
 }
 
 TEST_F(SqliteStoreTest, SessionsAreCountedPerTenant) {
