@@ -104,6 +104,11 @@ void ChainExecutor::Queue(TurnContext& ctx) {
   }
 }
 
+// The calls run one at a time; only running one is awaited. What happens to a call that
+// does not run (skipped, rejected, paused, deferred) and what a call's result does are
+// plain functions: a coroutine keeps every local of every branch in its frame, and this
+// one's was 4.3 KB, a block glibc serves only after merging the small ones freed since
+// its last such request (docs/PERFORMANCE.md, round 12).
 Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls, Json answer) {
   std::vector<ProposedCall> proposed;
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -113,114 +118,127 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCa
 
   ChainOutcome outcome;
   for (const ProposedCall& p : proposed) {
-    const std::string& name = p.call->name;
-    const bool out_of_time = ctx.deadline_ms != 0 && ctx.RemainingMs() == 0;
-    if (outcome.stop != ChainStop::kNone || p.truncated || out_of_time) {
-      std::string reason = p.truncated ? "truncated" : out_of_time ? "turn_timeout" : "chain_stopped";
-      std::string why = reason == "truncated"
-                            ? "not executed: it was proposed together with a tool that may ask the user to "
-                              "clarify; call it again once that result is known"
-                        : reason == "turn_timeout" ? "not executed: the turn ran out of time (limits.turn_timeout_ms)"
-                                                   : "not executed: an earlier call in the same response stopped the chain";
-      if (out_of_time) outcome.stop = ChainStop::kError;
-      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
-      o.reason = reason;
-      o.message = why;
-      Json data = CallEventData(ctx, p);
-      data["reason"] = reason;
-      ctx.Emit("tool.skipped", std::move(data));
-      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent(why), true));
-      ctx.result.tools.push_back(std::move(o));
-      continue;
-    }
-
-    const GuardDecision decision = policies_.Guard(ctx, p);
-    const CallVerdict& verdict = decision.verdict;
-    if (verdict.kind == CallVerdict::Kind::kReject) {
-      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
-      o.reason = verdict.reason;
-      o.message = verdict.message;
-      Json data = CallEventData(ctx, p);
-      data["reason"] = verdict.reason;
-      data["guard"] = decision.policy;
-      data["message"] = verdict.message;
-      ctx.Emit("tool.rejected", std::move(data));
-      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
-                                                                          verdict.message), true));
-      ctx.result.tools.push_back(std::move(o));
-      // The model's plan for the rest of this response rested on this call.
-      outcome.stop = ChainStop::kError;
-      continue;
-    }
-    if (verdict.kind == CallVerdict::Kind::kPause) {
-      // Not run: it waits for a person. Calls after it wait too (skipped), so the model
-      // can propose them again once the decision is known.
-      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
-      o.reason = "awaiting_approval";
-      o.message = verdict.message;
-      PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text, {}};
-      Json data = CallEventData(ctx, p);
-      data["approval_id"] = pending.id;
-      ctx.Emit("approval.requested", std::move(data));
-      ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
-      ctx.result.tools.push_back(std::move(o));
-      pending.request_tools = ctx.RequestTools();
-      outcome.stop = ChainStop::kApproval;
-      outcome.approval = std::move(pending);
-      continue;
-    }
-    if (verdict.kind == CallVerdict::Kind::kReplace) {
-      // Deferred: the model sees only the synthetic result; the real call waits in the
-      // outbox under a key stable across retries (turn, response, position).
-      ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
-      o.idempotency_key = IdempotencyKey(ctx, p.position);
-      Json data = CallEventData(ctx, p);
-      data["idempotency_key"] = o.idempotency_key;
-      data["instruction"] = verdict.message;
-      data["policy"] = decision.policy;
-      ctx.Emit("tool.deferred", std::move(data));
-      ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
-      ctx.result.tools.push_back(std::move(o));
-      continue;  // a synthetic result never stops the chain
-    }
-
+    if (Settled(ctx, p, outcome)) continue;
     int64_t latency_ms = 0;
     ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms);
-    policies_.Observe(ctx, p, result);
-
-    ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
-    Json envelope = EnvelopeToJson(result);
-    Json data = CallEventData(ctx, p);
-    data["result"] = std::move(envelope);
-    data["success"] = result.success;
-    data["next_action"] = NextActionName(result.next_action);
-    data["latency_ms"] = latency_ms;
-    data["may_clarify"] = p.tool->may_clarify;
-    ctx.Emit("tool.executed", std::move(data));
-    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
-    o.result = result;
-    o.latency_ms = latency_ms;
-    if (!result.success) o.message = result.error;
-    ctx.result.tools.push_back(std::move(o));
-
-    if (!result.StopsChain()) continue;
-    if (result.next_action == NextAction::kClarificationNeeded) {
-      outcome.stop = ChainStop::kClarification;
-      PendingClarification pending;
-      pending.id = "c_" + ctx.turn_id.substr(ctx.turn_id.find('_') + 1) + "_" + std::to_string(p.position);
-      pending.clarification = *result.clarification;
-      pending.tool = name;
-      pending.entity_type = EntityTypeOfOptions(*p.tool, result);
-      pending.request_text = ctx.user_text;
-      pending.request_tools = ctx.RequestTools();
-      outcome.clarification = std::move(pending);
-    } else if (result.next_action == NextAction::kComplete && result.success) {
-      outcome.stop = ChainStop::kComplete;
-    } else {
-      outcome.stop = ChainStop::kError;
-    }
+    Executed(ctx, p, std::move(result), latency_ms, outcome);
   }
   co_return outcome;
+}
+
+bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcome& outcome) const {
+  const std::string& name = p.call->name;
+  const bool out_of_time = ctx.deadline_ms != 0 && ctx.RemainingMs() == 0;
+  if (outcome.stop != ChainStop::kNone || p.truncated || out_of_time) {
+    std::string reason = p.truncated ? "truncated" : out_of_time ? "turn_timeout" : "chain_stopped";
+    std::string why = reason == "truncated"
+                          ? "not executed: it was proposed together with a tool that may ask the user to "
+                            "clarify; call it again once that result is known"
+                      : reason == "turn_timeout" ? "not executed: the turn ran out of time (limits.turn_timeout_ms)"
+                                                 : "not executed: an earlier call in the same response stopped the chain";
+    if (out_of_time) outcome.stop = ChainStop::kError;
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+    o.reason = reason;
+    o.message = why;
+    Json data = CallEventData(ctx, p);
+    data["reason"] = reason;
+    ctx.Emit("tool.skipped", std::move(data));
+    ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent(why), true));
+    ctx.result.tools.push_back(std::move(o));
+    return true;
+  }
+
+  const GuardDecision decision = policies_.Guard(ctx, p);
+  const CallVerdict& verdict = decision.verdict;
+  if (verdict.kind == CallVerdict::Kind::kReject) {
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kRejected);
+    o.reason = verdict.reason;
+    o.message = verdict.message;
+    Json data = CallEventData(ctx, p);
+    data["reason"] = verdict.reason;
+    data["guard"] = decision.policy;
+    data["message"] = verdict.message;
+    ctx.Emit("tool.rejected", std::move(data));
+    ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
+                                                                        verdict.message), true));
+    ctx.result.tools.push_back(std::move(o));
+    // The model's plan for the rest of this response rested on this call.
+    outcome.stop = ChainStop::kError;
+    return true;
+  }
+  if (verdict.kind == CallVerdict::Kind::kPause) {
+    // Not run: it waits for a person. Calls after it wait too (skipped), so the model
+    // can propose them again once the decision is known.
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+    o.reason = "awaiting_approval";
+    o.message = verdict.message;
+    PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text, {}};
+    Json data = CallEventData(ctx, p);
+    data["approval_id"] = pending.id;
+    ctx.Emit("approval.requested", std::move(data));
+    ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
+    ctx.result.tools.push_back(std::move(o));
+    pending.request_tools = ctx.RequestTools();
+    outcome.stop = ChainStop::kApproval;
+    outcome.approval = std::move(pending);
+    return true;
+  }
+  if (verdict.kind == CallVerdict::Kind::kReplace) {
+    // Deferred: the model sees only the synthetic result; the real call waits in the
+    // outbox under a key stable across retries (turn, response, position).
+    ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kDeferred);
+    o.idempotency_key = IdempotencyKey(ctx, p.position);
+    Json data = CallEventData(ctx, p);
+    data["idempotency_key"] = o.idempotency_key;
+    data["instruction"] = verdict.message;
+    data["policy"] = decision.policy;
+    ctx.Emit("tool.deferred", std::move(data));
+    ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
+    ctx.result.tools.push_back(std::move(o));
+    return true;  // a synthetic result never stops the chain
+  }
+  return false;
+}
+
+void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnvelope result, int64_t latency_ms,
+                             ChainOutcome& outcome) const {
+  const std::string& name = p.call->name;
+  policies_.Observe(ctx, p, result);
+
+  ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
+  Json envelope = EnvelopeToJson(result);
+  Json data = CallEventData(ctx, p);
+  data["result"] = std::move(envelope);
+  data["success"] = result.success;
+  data["next_action"] = NextActionName(result.next_action);
+  data["latency_ms"] = latency_ms;
+  data["may_clarify"] = p.tool->may_clarify;
+  ctx.Emit("tool.executed", std::move(data));
+  ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
+  o.latency_ms = latency_ms;
+  if (!result.success) o.message = result.error;
+  o.result = std::move(result);
+  ctx.result.tools.push_back(std::move(o));
+
+  // What the result does to the rest of the chain (the question's request tools count
+  // this call among those that succeeded).
+  const ResultEnvelope& kept = *ctx.result.tools.back().result;
+  if (!kept.StopsChain()) return;
+  if (kept.next_action == NextAction::kClarificationNeeded) {
+    outcome.stop = ChainStop::kClarification;
+    PendingClarification pending;
+    pending.id = "c_" + ctx.turn_id.substr(ctx.turn_id.find('_') + 1) + "_" + std::to_string(p.position);
+    pending.clarification = *kept.clarification;
+    pending.tool = name;
+    pending.entity_type = EntityTypeOfOptions(*p.tool, kept);
+    pending.request_text = ctx.user_text;
+    pending.request_tools = ctx.RequestTools();
+    outcome.clarification = std::move(pending);
+  } else if (kept.next_action == NextAction::kComplete && kept.success) {
+    outcome.stop = ChainStop::kComplete;
+  } else {
+    outcome.stop = ChainStop::kError;
+  }
 }
 
 }  // namespace reins

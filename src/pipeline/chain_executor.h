@@ -17,10 +17,12 @@ namespace reins {
 
 enum class ChainStop { kNone, kClarification, kComplete, kError, kApproval };
 
+// Held by the frames of the coroutines that run the calls, so what it rarely holds (a
+// question, an approval: 400 bytes) is on the heap.
 struct ChainOutcome {
   ChainStop stop = ChainStop::kNone;
-  std::optional<PendingClarification> clarification;
-  std::optional<PendingApproval> approval;
+  HeapOptional<PendingClarification> clarification;
+  HeapOptional<PendingApproval> approval;
 };
 
 class ChainExecutor {
@@ -37,7 +39,13 @@ class ChainExecutor {
   void Queue(TurnContext& ctx);
 
  private:
+  // A call that does not run: skipped, or settled by a guard (rejected, waiting for
+  // approval, deferred); its message, outcome and event recorded. False: run it.
+  bool Settled(TurnContext& ctx, const ProposedCall& call, ChainOutcome& outcome) const;
   Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, const Json& answer, int64_t* latency_ms);
+  // Records what a call that ran returned, and whether it stops the chain.
+  void Executed(TurnContext& ctx, const ProposedCall& call, ResultEnvelope result, int64_t latency_ms,
+                ChainOutcome& outcome) const;
 
   const PolicyChain& policies_;
   const ToolRouter& tools_;

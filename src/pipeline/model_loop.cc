@@ -242,10 +242,10 @@ LoopOutcome ModelLoop::Answer(TurnContext& ctx, const ModelResponse& response) {
 Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhaseMachine& phase, ChainOutcome chain) {
   if (chain.stop == ChainStop::kClarification) {
     co_return LoopOutcome{LoopOutcome::Kind::kClarification, chain.clarification->clarification.question,
-                          std::move(chain.clarification), std::nullopt};
+                          std::move(chain.clarification), {}};
   }
   if (chain.stop == ChainStop::kApproval) {
-    co_return LoopOutcome{LoopOutcome::Kind::kApproval, "", std::nullopt, std::move(chain.approval)};
+    co_return LoopOutcome{LoopOutcome::Kind::kApproval, "", {}, std::move(chain.approval)};
   }
   phase.Enter(TurnPhase::kRunningModel);
   if (chain.stop != ChainStop::kComplete) co_return std::nullopt;

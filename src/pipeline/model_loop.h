@@ -27,8 +27,8 @@ struct LoopOutcome {
   enum class Kind { kReply, kClarification, kApproval, kFailed, kRefusal };
   Kind kind = Kind::kFailed;
   std::string text;   // kReply: the candidate reply; kRefusal: the reply to deliver; kFailed: why
-  std::optional<PendingClarification> clarification;
-  std::optional<PendingApproval> approval;
+  HeapOptional<PendingClarification> clarification;  // rare: on the heap, as ChainOutcome's
+  HeapOptional<PendingApproval> approval;
   bool out_of_time = false;  // kFailed because limits.turn_timeout_ms ran out
 };
 

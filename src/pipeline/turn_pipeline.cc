@@ -191,7 +191,7 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
   Json content = {{"success", false}, {"next_action", "error"}, {"error", "rejected: denied by user"}};
   ctx.history.push_back(Message::Tool(call.id, call.name, content.dump(), true));
   ctx.result.tools.push_back(std::move(o));
-  return ChainOutcome{ChainStop::kError, std::nullopt, std::nullopt};
+  return ChainOutcome{ChainStop::kError, {}, {}};
 }
 
 }  // namespace
