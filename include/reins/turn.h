@@ -9,6 +9,7 @@
 
 #include "reins/agent_config.h"
 #include "reins/envelope.h"
+#include "reins/heap_optional.h"
 #include "reins/json.h"
 #include "reins/status.h"
 #include "reins/trace.h"
@@ -158,9 +159,11 @@ struct TurnResult {
   std::string reply;
   std::string error;  // failed turns: why, in a plain sentence
   std::string blocked_reason;  // blocked turns: who holds the floor, for what, until when
-  std::optional<Lease> lease;  // the lease active after this turn
-  std::optional<PendingClarification> clarification;
-  std::optional<PendingApproval> approval;  // pending after this turn
+  // Rare, so on the heap (HeapOptional): many turns hold a TurnResult while they wait
+  // on their models, and these three as std::optional were 480 of its 760 bytes.
+  HeapOptional<Lease> lease;  // the lease active after this turn
+  HeapOptional<PendingClarification> clarification;
+  HeapOptional<PendingApproval> approval;  // pending after this turn
   std::vector<PlanStep> plan;               // plan-execute mode
   Json audit;                               // {repair, verdict, error?} when the audit ran
   std::vector<ToolOutcome> tools;

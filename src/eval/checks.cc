@@ -194,7 +194,7 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = a.has_value() && (!v.is_object() || v.value("tool", a->tool) == a->tool);
     r.detail = a ? "approval pending for " + a->tool : "no approval is pending";
   } else if (k == "lease") {
-    const std::optional<Lease>& lease = last.result.lease;
+    const HeapOptional<Lease>& lease = last.result.lease;
     if (v.is_string() && v.get<std::string>() == "none") {
       r.passed = !lease.has_value();
     } else if (v.is_object() && lease) {

@@ -419,7 +419,7 @@ std::vector<std::optional<Lease>> FloorAtStart(const std::vector<TurnRun>& turns
     out.push_back(lease);
     // A refused or blocked turn changes nothing; a safety override leaves the lease as it was (I6).
     if (t.refused || t.result.status == TurnStatus::kBlocked || IsSafetyOverride(t)) continue;
-    lease = t.result.lease;
+    lease = t.result.lease ? std::optional<Lease>(*t.result.lease) : std::nullopt;
   }
   return out;
 }

@@ -11,40 +11,11 @@
 #include <string>
 #include <string_view>
 
+#include "reins/heap_optional.h"
 #include "reins/json.h"
 #include "reins/turn.h"
 
 namespace reins {
-
-// An optional value held on the heap: absent, it costs a pointer where std::optional
-// costs the whole value. For what a session rarely has (a pending question or
-// approval): a session's state is cached with the session and copied once per turn,
-// to restore if the turn is refused. Copies are deep, as std::optional's.
-template <typename T>
-class HeapOptional {
- public:
-  HeapOptional() = default;
-  HeapOptional(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: implicit, as optional's
-  HeapOptional(std::optional<T> value)  // NOLINT
-      : value_(value ? std::make_unique<T>(std::move(*value)) : nullptr) {}
-  HeapOptional(const HeapOptional& other) : value_(other ? std::make_unique<T>(*other) : nullptr) {}
-  HeapOptional(HeapOptional&&) noexcept = default;
-  HeapOptional& operator=(const HeapOptional& other) {
-    if (this != &other) value_ = other ? std::make_unique<T>(*other) : nullptr;
-    return *this;
-  }
-  HeapOptional& operator=(HeapOptional&&) noexcept = default;
-
-  explicit operator bool() const { return value_ != nullptr; }
-  T& operator*() { return *value_; }
-  const T& operator*() const { return *value_; }
-  T* operator->() { return value_.get(); }
-  const T* operator->() const { return value_.get(); }
-  void reset() { value_.reset(); }
-
- private:
-  std::unique_ptr<T> value_;
-};
 
 class EntityLedger {
  public:
