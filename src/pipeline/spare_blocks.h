@@ -26,7 +26,7 @@ class SpareBlocks {
     if (count_ > 0 && size == size_) return blocks_[--count_];
     return ::operator new(size);
   }
-  void Give(void* block, size_t size) {
+  void Give(void* block, [[maybe_unused]] size_t size) {
 #ifndef __SANITIZE_ADDRESS__
     if (count_ == 0) size_ = size;
     if (size == size_ && count_ < blocks_.size()) {

@@ -197,7 +197,8 @@ struct ReadRefusal {
 };
 
 // What a read that failed gets: nothing when the client went away or stayed silent (the
-// connection just closes), else a refusal to answer first.
+// connection just closes), else a refusal to answer first. `body`: the body's read (a
+// head over the limit is known before it).
 std::optional<ReadRefusal> RefusalOfRead(const beast::error_code& ec, size_t max_body_bytes, bool body) {
   if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted || ec == asio::error::connection_reset) {
@@ -375,17 +376,19 @@ Task<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream, beast::flat_
   SetIdle(id, &stream);
   auto [ec, n] = co_await http::async_read_header(stream, buffer, *parser, kNoThrow);
   SetIdle(id, nullptr);
-  if (ec) co_return co_await Refuse(stream, RefusalOfRead(ec, options.max_body_bytes, false));
+  if (ec) co_return co_await Refuse(stream, RefusalOfRead(ec, options.max_body_bytes, /*body=*/false));
   // The head decides whether the body can be read safely at all, and what path the
   // request names, before a byte of the body is read.
-  if (std::optional<ReadRefusal> refused = ScreenHead(parser->get(), req)) co_return co_await Refuse(stream, std::move(refused));
+  if (std::optional<ReadRefusal> refused = ScreenHead(parser->get(), req)) {
+    co_return co_await Refuse(stream, std::move(refused));
+  }
   if (beast::iequals(parser->get()[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
     auto [wec, wn] = co_await asio::async_write(stream, interim, kNoThrow);
     if (wec) co_return false;
   }
   auto [bec, bn] = co_await http::async_read(stream, buffer, *parser, kNoThrow);
-  if (bec) co_return co_await Refuse(stream, RefusalOfRead(bec, options.max_body_bytes, true));
+  if (bec) co_return co_await Refuse(stream, RefusalOfRead(bec, options.max_body_bytes, /*body=*/true));
   // The connection's read buffer is freed while the request is handled (a turn waits on
   // its model for seconds); the next request's read allocates it again. Bytes of a
   // pipelined next request stay.
