@@ -45,7 +45,7 @@ void FillTurnText(const TurnRecord& turn, TurnText& out) {
   out.events.clear();
   AppendEvents(out.events, turn.result.events);
   out.messages.clear();
-  out.messages += '[';
+  out.messages += '[';  // (assigning a one-byte literal here trips GCC 12's -Wrestrict at -O3)
   for (size_t i = 0; i < turn.new_messages.size(); ++i) {
     if (i > 0) out.messages += ',';
     AppendMessageText(out.messages, turn.new_messages[i]);
