@@ -139,8 +139,12 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // The input comes on the heap too: a coroutine's by-value argument is a temporary in
   // its caller's frame and a parameter in its own, and a TurnInput is ~230 bytes.
   using TurnOutcome = std::unique_ptr<Result<TurnResult>>;
-  // `id` is read before the turn first waits (the runtime takes its own copy).
-  Task<TurnOutcome> RunTurn(const std::string& id, std::unique_ptr<TurnInput> in);
+  // `id` is read before the turn first waits (the runtime takes its own copy). Not a
+  // coroutine: the caller awaits the runtime's own (`here`, the caller's executor, says
+  // whether it may be awaited in place), and no frame of this layer waits with the turn.
+  // Callers name the task before awaiting it (GCC 12, see On).
+  Task<TurnResultBox> RunTurn(const boost::asio::any_io_executor& here, const std::string& id,
+                              std::unique_ptr<TurnInput> in);
   // A streamed turn (POST .../turns, /v1/chat/completions): its events go to `stream`,
   // it runs on the runtime strand to its end whatever happens to the connection (a
   // client that goes away does not stop it), and when it ends its result is set, its

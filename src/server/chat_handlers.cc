@@ -241,8 +241,10 @@ Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, C
   ChatOutcome outcome;
   Headers headers = SessionHeader(id);
   for (;;) {
-    TurnOutcome ran = co_await RunTurn(id, std::make_unique<TurnInput>(turn.input));
-    Result<TurnResult>& r = *ran;
+    const auto here = co_await boost::asio::this_coro::executor;
+    Task<TurnResultBox> running = RunTurn(here, id, std::make_unique<TurnInput>(turn.input));
+    TurnResultBox ran = co_await std::move(running);
+    Result<TurnResult>& r = *ran.result;
     if (r.ok()) {
       LogTurn(id, *r, NowMs());
       outcome = ChatOutcome{TurnResultToJson(*r, false), std::move(r->events)};

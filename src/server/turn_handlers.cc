@@ -35,19 +35,15 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
   return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
 }
 
-Task<Api::Impl::TurnOutcome> Api::Impl::RunTurn(const std::string& id, std::unique_ptr<TurnInput> in) {
+Task<TurnResultBox> Api::Impl::RunTurn(const boost::asio::any_io_executor& here, const std::string& id,
+                                       std::unique_ptr<TurnInput> in) {
   // The runtime's own coroutine (no std::function, no copy of the input, no coroutine
-  // between), awaited here when this is the runtime's executor (one I/O thread), else
-  // spawned straight onto the strand: a turn waiting on its model holds the hop's
-  // frames (about 730 bytes) for as long as it waits.
-  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));  // named: see On
-  TurnResultBox ran;
-  if (IsRuntimeExecutor(co_await boost::asio::this_coro::executor)) {
-    ran = co_await std::move(turn);
-  } else {
-    ran = co_await boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
-  }
-  co_return std::move(ran.result);
+  // between), awaited in place when the caller runs on the runtime's executor (one I/O
+  // thread), else spawned straight onto the strand: a turn waiting on its model holds
+  // the hop's frames (about 730 bytes) for as long as it waits.
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));
+  if (IsRuntimeExecutor(here)) return turn;
+  return boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
 }
 
 Api::Impl::SharedTurnResult Api::Impl::SpawnStreamedTurn(std::string id, TurnInput in,
@@ -86,8 +82,10 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
   // (x.session_id lives in the caller's frame, as long as this one.)
   if (WantsEventStream(x.req)) co_return co_await StreamTurn(x.res, x.session_id, std::move(in), std::move(slot));
   std::string key = in->idempotency_key;
-  TurnOutcome outcome = co_await RunTurn(x.session_id, std::move(in));
-  co_await AnswerTurn(x, std::move(key), std::move(outcome));
+  const auto here = co_await boost::asio::this_coro::executor;
+  Task<TurnResultBox> turn = RunTurn(here, x.session_id, std::move(in));
+  TurnResultBox ran = co_await std::move(turn);
+  co_await AnswerTurn(x, std::move(key), std::move(ran.result));
 }
 
 // Reads a turn's request and takes it a place among the turns in flight; false when
@@ -153,8 +151,10 @@ Task<void> Api::Impl::CancelLease(Exchange x) {
   in->speaker = "api";
   in->cancel = true;
   const std::string id = x.session_id;
-  TurnOutcome outcome = co_await RunTurn(id, std::move(in));
-  const Result<TurnResult>& r = *outcome;
+  const auto here = co_await boost::asio::this_coro::executor;
+  Task<TurnResultBox> turn = RunTurn(here, id, std::move(in));
+  const TurnResultBox outcome = co_await std::move(turn);
+  const Result<TurnResult>& r = *outcome.result;
   if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
   LogTurn(id, *r, NowMs());
   co_await x.res.Respond(204, std::string(), std::string());
