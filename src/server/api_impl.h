@@ -195,11 +195,17 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
  private:
   struct ChatOutcome;
   struct ChatTurn;
+  struct ChatCall;
+  Task<std::unique_ptr<ChatCall>> PrepareChat(Exchange x);
   Task<std::optional<ChatOutcome>> ReplayChat(const ChatTurn& turn, Status refused);
   Task<std::optional<ApiError>> FindChatSession(const ServerRequest& req, const ChatRequest& chat,
                                                 std::string tenant, ChatTurn* turn);
-  Task<void> AnswerChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant);
-  Task<void> StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant,
+  // `turn` and `tenant` are the caller's (ChatCompletions' call, its exchange), which
+  // outlive these: taken by value, each would also be a temporary in the caller's frame.
+  Task<void> AnswerChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant);
+  Task<void> SendChatOutcome(ServerResponse& res, const ChatRequest& chat, const std::string& id, std::string tenant,
+                             ChatOutcome outcome, Headers headers);
+  Task<void> StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant,
                         std::shared_ptr<void> slot);
   Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
   Task<Result<TracePage>> ReadPage(std::string id, TurnRange range, TraceForm form);

@@ -128,19 +128,48 @@ Task<void> Api::Impl::GetModel(Exchange x) {
   co_await SendJson(x.res, 200, ModelJson(name));
 }
 
-Task<void> Api::Impl::ChatCompletions(Exchange x) {
+// A chat completion's request, read and given its session: what answering it needs.
+struct Api::Impl::ChatCall {
   ChatRequest chat;
-  if (auto bad = ParseChatRequest(x.req.body, &chat)) co_return co_await SendChatError(x.res, *bad);
+  ChatTurn turn;
+  std::shared_ptr<void> slot;  // the turn's place among those in flight
+};
+
+// This frame waits with the turn: the request is read and its session found in
+// PrepareChat's (the request's fields, the errors, the session's summary: 2.8 KB when
+// they were all here), and what it needs comes back on the heap.
+Task<void> Api::Impl::ChatCompletions(Exchange x) {
+  std::unique_ptr<ChatCall> call = co_await PrepareChat(x);
+  if (!call) co_return;  // refused, and answered
+  if (call->chat.stream) {
+    co_return co_await StreamChat(x.res, call->chat, call->turn, x.tenant, std::move(call->slot));
+  }
+  co_await AnswerChat(x.res, call->chat, call->turn, x.tenant);
+}
+
+Task<std::unique_ptr<Api::Impl::ChatCall>> Api::Impl::PrepareChat(Exchange x) {
+  auto call = std::make_unique<ChatCall>();
+  ChatRequest& chat = call->chat;
+  ChatTurn& turn = call->turn;
+  if (auto bad = ParseChatRequest(x.req.body, &chat)) {
+    co_await SendChatError(x.res, *bad);
+    co_return nullptr;
+  }
   const std::string agent = runtime.config()->name;
   if (chat.model != agent) {
     ApiError e = Err(404, "model_not_found", "the model '" + chat.model + "' does not exist here: this server serves the agent '" + agent + "' (GET /v1/models)");
-    co_return co_await SendChatError(x.res, e);
+    co_await SendChatError(x.res, e);
+    co_return nullptr;
   }
   std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
-  if (!slot) co_return co_await SendChatError(x.res, Overloaded(), RetryAfter(1));
-  ChatTurn turn;
+  if (!slot) {
+    co_await SendChatError(x.res, Overloaded(), RetryAfter(1));
+    co_return nullptr;
+  }
+  call->slot = std::move(*slot);
   if (auto refused = co_await FindChatSession(x.req, chat, x.tenant, &turn)) {
-    co_return co_await SendChatError(x.res, *refused);
+    co_await SendChatError(x.res, *refused);
+    co_return nullptr;
   }
   // With a clarification or an approval pending, the message may answer it.
   Json clarification, approval;
@@ -149,14 +178,16 @@ Task<void> Api::Impl::ChatCompletions(Exchange x) {
     const std::string id = turn.session_id;
     std::function<Result<SessionSummary>()> read = [&view, id] { return view.Describe(id); };
     Result<SessionSummary> summary = co_await OnStore<Result<SessionSummary>>(std::move(read));
-    if (!summary.ok()) co_return co_await SendChatError(x.res, FromStatus(summary.status()), SessionHeader(id));
+    if (!summary.ok()) {
+      co_await SendChatError(x.res, FromStatus(summary.status()), SessionHeader(id));
+      co_return nullptr;
+    }
     clarification = summary->pending_clarification;
     approval = summary->pending_approval;
   }
   turn.input = ChatTurnInput(chat, clarification, approval, turn.key);
   turn.input.traceparent = TraceparentOf(x.req);
-  if (chat.stream) co_return co_await StreamChat(x.res, chat, std::move(turn), x.tenant, std::move(*slot));
-  co_await AnswerChat(x.res, chat, std::move(turn), x.tenant);
+  co_return std::move(call);
 }
 
 // The session a request continues, or a new one; 404 or 409 when it names none of the
@@ -235,8 +266,10 @@ Task<Status> Api::Impl::LinkConversation(std::string tenant, std::string digest,
   co_return co_await OnStore<Status>(std::move(link));
 }
 
-// A finished (or replayed) turn's outcome for the client, or the refusal to send.
-Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant) {
+// A finished (or replayed) turn's outcome for the client, or the refusal to send. This
+// frame waits with the turn: the answer is built and sent in SendChatOutcome's.
+Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn,
+                                 const std::string& tenant) {
   const std::string id = turn.session_id;
   ChatOutcome outcome;
   Headers headers = SessionHeader(id);
@@ -257,6 +290,11 @@ Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, C
     headers.merge(ReplayHeader());
     break;
   }
+  co_await SendChatOutcome(res, chat, id, tenant, std::move(outcome), std::move(headers));
+}
+
+Task<void> Api::Impl::SendChatOutcome(ServerResponse& res, const ChatRequest& chat, const std::string& id,
+                                      std::string tenant, ChatOutcome outcome, Headers headers) {
   if (outcome.result.value("status", "") == "failed") {
     ApiError e = Err(502, "turn_failed", outcome.result.value("error", "the turn failed"));
     co_return co_await SendChatError(res, e, NoRetry(SessionHeader(id)));
@@ -294,7 +332,7 @@ Task<std::optional<Api::Impl::ChatOutcome>> Api::Impl::ReplayChat(const ChatTurn
 // The turn as chat.completion.chunk events: the governed deltas as the rails pass them,
 // then what the turn added at its end, the finish, the usage when asked, [DONE]. A
 // request refused before the turn starts gets its status, never a stream.
-Task<void> Api::Impl::StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn turn, std::string tenant,
+Task<void> Api::Impl::StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant,
                                  std::shared_ptr<void> slot) {
   const std::string id = turn.session_id;
   auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
@@ -305,7 +343,7 @@ Task<void> Api::Impl::StreamChat(ServerResponse& res, const ChatRequest& chat, C
     replayed = co_await ReplayChat(turn, (**result).status());
     if (!replayed) co_return co_await SendChatError(res, FromStatus((**result).status()), SessionHeader(id));
     if (turn.RerunAfterFailure(*replayed)) {
-      co_return co_await StreamChat(res, chat, std::move(turn), std::move(tenant), std::move(slot));
+      co_return co_await StreamChat(res, chat, turn, tenant, std::move(slot));
     }
   }
   if (!(co_await res.StartStream(SessionHeader(id))).ok()) co_return;
