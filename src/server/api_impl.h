@@ -196,6 +196,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   struct ChatOutcome;
   struct ChatTurn;
   struct ChatCall;
+  class ChunkWriter;
   Task<std::unique_ptr<ChatCall>> PrepareChat(Exchange x);
   Task<std::optional<ChatOutcome>> ReplayChat(const ChatTurn& turn, Status refused);
   Task<std::optional<ApiError>> FindChatSession(const ServerRequest& req, const ChatRequest& chat,
@@ -207,6 +208,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
                              ChatOutcome outcome, Headers headers);
   Task<void> StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant,
                         std::shared_ptr<void> slot);
+  Task<void> EndChatStream(ServerResponse& res, const ChatRequest& chat, const std::string& tenant,
+                           const std::string& id, ChunkWriter& writer, const Result<TurnResult>& ran,
+                           std::optional<ChatOutcome> replayed);
   Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
   Task<Result<TracePage>> ReadPage(std::string id, TurnRange range, TraceForm form);
   Task<void> SendTrace(Exchange x, TraceForm form);

@@ -35,10 +35,12 @@ Json ModelJson(const std::string& name) {
   return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "reins"}};
 }
 
+}  // namespace
+
 // Writes a streamed turn's reply deltas as chat.completion.chunk events, and keeps what
 // it sent: EventStream pumps the turn's events through it, and everything but the
 // reply (tools, the trace's other events) stays out of the client's message.
-class ChunkWriter final : public ServerResponse {
+class Api::Impl::ChunkWriter final : public ServerResponse {
  public:
   ChunkWriter(ServerResponse& inner, CompletionHead head, bool include_usage)
       : inner_(inner), head_(std::move(head)), include_usage_(include_usage) {}
@@ -85,7 +87,6 @@ class ChunkWriter final : public ServerResponse {
   std::string sent_;
 };
 
-}  // namespace
 
 // What the client finally has of a turn: its result (TurnResultToJson's shape) and the
 // events that counted its model calls, from the turn just run or the stored one.
@@ -349,14 +350,22 @@ Task<void> Api::Impl::StreamChat(ServerResponse& res, const ChatRequest& chat, C
   if (!(co_await res.StartStream(SessionHeader(id))).ok()) co_return;
   ChunkWriter writer(res, CompletionHead{"chatcmpl-", runtime.config()->name, NowMs() / 1000}, chat.include_usage);
   if (started && !co_await stream->Pump(writer, options.heartbeat_ms)) co_return;  // the client went away
+  co_await EndChatStream(res, chat, tenant, id, writer, **result, std::move(replayed));
+}
+
+// The rest of a streamed completion once its turn ended, in a frame of its own: the
+// stream's waits above hold none of what it builds.
+Task<void> Api::Impl::EndChatStream(ServerResponse& res, const ChatRequest& chat, const std::string& tenant,
+                                    const std::string& id, ChunkWriter& writer, const Result<TurnResult>& ran,
+                                    std::optional<ChatOutcome> replayed) {
   ChatOutcome outcome;
   if (replayed) {
     outcome = std::move(*replayed);
     writer.head().id = "chatcmpl-" + outcome.result.value("turn_id", "");
-  } else if ((**result).ok()) {
-    outcome = ChatOutcome{TurnResultToJson(***result, false), (**result)->events};
+  } else if (ran.ok()) {
+    outcome = ChatOutcome{TurnResultToJson(*ran, false), ran->events};
   } else {
-    const std::string error = Dump(OpenAiErrorJson(FromStatus((**result).status())));
+    const std::string error = Dump(OpenAiErrorJson(FromStatus(ran.status())));
     (void)co_await res.Send(kNoEvent, error);
     co_return;
   }
