@@ -172,6 +172,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<void> AnswerTurn(Exchange x, std::string key, TurnOutcome outcome);
   Task<void> CancelLease(Exchange x);
   Task<void> StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in, std::shared_ptr<void> slot);
+  Task<void> AnswerUnstarted(ServerResponse& res, const std::string& id, const std::string& key,
+                             const Result<TurnResult>& refused);
+  Task<void> SendLastEvent(ServerResponse& res, const Result<TurnResult>& r);
   Task<std::optional<Json>> Replay(std::string id, std::string key);
   // A place among the turns in flight, held until the turn ends; nullopt when full.
   std::optional<std::shared_ptr<void>> TakeTurnSlot();

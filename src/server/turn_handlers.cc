@@ -125,19 +125,28 @@ Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, std::uniqu
   in.reset();
   // The stream begins with the turn's first event: a turn the runtime refuses before it
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
-  if (!co_await stream->Started()) {
-    const Result<TurnResult>& refused = **result;
-    if (refused.ok()) co_return co_await SendJsonText(res, 200, TurnResultText(*refused, true));
-    if (IsReplay(refused.status(), key)) {
-      if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
-    }
-    co_return co_await SendError(res, FromStatus(refused.status()));
-  }
+  if (!co_await stream->Started()) co_return co_await AnswerUnstarted(res, id, key, **result);
   if (!(co_await res.StartStream()).ok()) co_return;
   // Pump returns true only once the turn finished (and set its result); false when the
   // client went away, while the turn may still be running.
   if (!co_await stream->Pump(res, options.heartbeat_ms)) co_return;
-  const Result<TurnResult>& r = **result;
+  co_await SendLastEvent(res, **result);
+}
+
+// The answer to a streamed turn that ended before its first event (refused, or a
+// replay): in a coroutine of its own, so that StreamTurn's frame, which waits with the
+// turn, holds none of it.
+Task<void> Api::Impl::AnswerUnstarted(ServerResponse& res, const std::string& id, const std::string& key,
+                                      const Result<TurnResult>& refused) {
+  if (refused.ok()) co_return co_await SendJsonText(res, 200, TurnResultText(*refused, true));
+  if (IsReplay(refused.status(), key)) {
+    if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
+  }
+  co_await SendError(res, FromStatus(refused.status()));
+}
+
+// A streamed turn's last event: its result, or the error it ended with.
+Task<void> Api::Impl::SendLastEvent(ServerResponse& res, const Result<TurnResult>& r) {
   const std::string name = r.ok() ? "turn.completed" : "error";
   const std::string data = r.ok() ? TurnResultText(*r, true) : Dump(ErrorJson(FromStatus(r.status())));
   (void)co_await res.Send(name, data);
