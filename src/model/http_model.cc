@@ -179,11 +179,14 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
       return failed;
     };
   }
-  if (tape_) co_return co_await tape_->Exchange(std::move(http), std::move(on_chunk), *client_);
+  if (tape_) {
+    Task<Result<HttpResponse>> taped = SendTaped(http, on_chunk);
+    co_return co_await std::move(taped);
+  }
   HeadersFn on_headers = [&attempt](const HttpResponse& head) {
     attempt.whole = !head.Header("content-type").starts_with("text/event-stream");
   };
-  Task<Result<HttpResponse>> read = client_->Stream(std::move(http), on_chunk, on_headers);
+  Task<Result<HttpResponse>> read = SendStreamed(http, on_chunk, on_headers);
   std::optional<Result<HttpResponse>> streamed;
   if (!reading) {
     streamed.emplace(co_await std::move(read));
@@ -200,6 +203,15 @@ Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequ
   }
   if (streamed->ok() && attempt.whole) (*streamed)->body = std::move(attempt.body);
   co_return std::move(*streamed);
+}
+
+Task<Result<HttpResponse>> HttpModel::SendStreamed(HttpRequest& http, const BodyChunkFn& on_chunk,
+                                                    const HeadersFn& on_headers) const {
+  return client_->Stream(std::move(http), on_chunk, on_headers);
+}
+
+Task<Result<HttpResponse>> HttpModel::SendTaped(HttpRequest& http, BodyChunkFn& on_chunk) const {
+  return tape_->Exchange(std::move(http), std::move(on_chunk), *client_);
 }
 
 Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {

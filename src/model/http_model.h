@@ -54,6 +54,11 @@ class HttpModel final : public ModelProvider {
                                  Attempt& attempt);
   // A streamed exchange, or any through the tape; Try sends a whole one itself.
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
+  // The calls Exchange awaits, made in plain functions: the request and the callbacks
+  // they take by value would otherwise be temporaries in Exchange's frame, which waits.
+  Task<Result<HttpResponse>> SendStreamed(HttpRequest& http, const BodyChunkFn& on_chunk,
+                                          const HeadersFn& on_headers) const;
+  Task<Result<HttpResponse>> SendTaped(HttpRequest& http, BodyChunkFn& on_chunk) const;
   // The model's answer in a 2xx response. Not a coroutine: its parser and the parsed
   // response would sit in Complete's frame while the request waits.
   Result<ModelResponse> Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const;

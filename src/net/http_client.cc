@@ -413,6 +413,9 @@ struct Outgoing {
   std::string what;  // "POST https://...", for errors
   std::string key;   // the pool's: origin and io_context, set when the exchange starts
   WireRequest wire;  // kept whole: a retry on a fresh connection sends the same bytes
+  // A streamed exchange's callbacks (HttpClient::Stream), which the exchange points to.
+  BodyChunkFn on_chunk;
+  HeadersFn on_headers;
 };
 
 Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_request_bytes) {
@@ -480,11 +483,15 @@ Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
   return impl_->Exchange(impl_, std::move(*out), request.timeouts, nullptr, nullptr);
 }
 
+// Not a coroutine either: the callbacks the exchange points to are kept with the
+// prepared request, on the heap (a frame of this function's would wait as long).
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
-  // A coroutine, unlike Send: its frame owns the callbacks the exchange points to.
   Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
-  if (!out.ok()) co_return out.status();
-  co_return co_await impl_->Exchange(impl_, std::move(*out), request.timeouts, &on_chunk, &on_headers);
+  if (!out.ok()) return Refused(out.status());
+  Outgoing& prepared = **out;
+  prepared.on_chunk = std::move(on_chunk);
+  prepared.on_headers = std::move(on_headers);
+  return impl_->Exchange(impl_, std::move(*out), request.timeouts, &prepared.on_chunk, &prepared.on_headers);
 }
 
 int HttpClient::connections_opened() const {
