@@ -58,6 +58,36 @@ struct RecordBlock : FromSpareBlocks<RecordBlock> {
   TurnRecord record;
 };
 
+// The outbox entries of a committed turn's deferred calls.
+std::vector<OutboxEntry> DeferredEntries(const TurnRecord& record) {
+  std::vector<OutboxEntry> entries;
+  for (const ToolOutcome& t : record.result.tools) {
+    if (t.status != ToolOutcome::Status::kDeferred) continue;
+    entries.push_back({t.idempotency_key, record.session_id, record.result.turn_id, t.name, t.args,
+                       record.deferred_mode, "pending", 0, nullptr, t.step_id});
+  }
+  return entries;
+}
+
+// One note per failed tool, appended to the reply; tools sharing a note share one
+// mention (I5). The notes, in order: none, and the reply as it was, when every call
+// succeeded.
+std::vector<std::string> NoteFailures(const DeferredRunner& deferred, const std::vector<DeferredResult>& finished,
+                                      TurnResult& result) {
+  std::vector<std::string> notes;
+  for (const DeferredResult& r : finished) {
+    if (r.result.success) continue;
+    std::string note = deferred.FailureNote(r.entry);
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
+  }
+  if (!notes.empty()) {
+    std::string joined;
+    for (const std::string& n : notes) joined += (joined.empty() ? "" : " ") + n;
+    result.reply += "\n\n" + joined;
+  }
+  return notes;
+}
+
 // Whether a committed turn left calls for the outbox's runner.
 bool HasDeferred(const TurnResult& result) {
   return std::any_of(result.tools.begin(), result.tools.end(),
@@ -317,6 +347,11 @@ struct Runtime::Impl {
   // which owns `deferred`: its calls hold it.
   Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
                          const std::function<void(const TraceEvent&)>& stream);
+  // What one awaited deferred call did to the turn (its outcome, the plan's write, the
+  // trace; `notes`, given with the last call, the failure note's event), as the store
+  // records it. A plain function: RunDeferred's frame waits while the calls run.
+  std::unique_ptr<DeferredOutcome> Settle(const DeferredResult& r, TurnResult& result,
+                                          const std::vector<std::string>* notes, const std::string& noted_reply) const;
 };
 
 Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -589,12 +624,7 @@ Task<Status> Runtime::Impl::CheckKeyUnused(const std::string& session_id, const 
 
 Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive,
                                       TurnRecord& record, const std::function<void(const TraceEvent&)>& stream) {
-  std::vector<OutboxEntry> entries;
-  for (const ToolOutcome& t : record.result.tools) {
-    if (t.status != ToolOutcome::Status::kDeferred) continue;
-    entries.push_back({t.idempotency_key, record.session_id, record.result.turn_id, t.name, t.args,
-                       record.deferred_mode, "pending", 0, nullptr, t.step_id});
-  }
+  std::vector<OutboxEntry> entries = DeferredEntries(record);
   if (entries.empty()) co_return;
   TurnResult& result = record.result;
   DeferredTurn turn{result.turn_number, record.input.is_object() ? record.input.value("traceparent", "") : ""};
@@ -604,49 +634,44 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
     co_return;
   }
   std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), std::move(turn), keep_alive);
-  // One note per failed tool; tools sharing a note share one mention (I5).
-  std::vector<std::string> notes;
+  const std::vector<std::string> notes = NoteFailures(deferred, finished, result);
+  const std::string noted_reply = notes.empty() ? "" : result.reply;
   for (const DeferredResult& r : finished) {
-    if (r.result.success) continue;
-    std::string note = deferred.FailureNote(r.entry);
-    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
-  }
-  std::string noted_reply;
-  if (!notes.empty()) {
-    std::string joined;
-    for (const std::string& n : notes) joined += (joined.empty() ? "" : " ") + n;
-    result.reply += "\n\n" + joined;
-    noted_reply = result.reply;
-  }
-  for (const DeferredResult& r : finished) {
-    for (ToolOutcome& t : result.tools) {
-      if (t.idempotency_key != r.entry.key) continue;
-      t.result = r.result;
-      t.latency_ms = r.latency_ms;
-      if (!r.result.success) t.message = r.result.error;
-    }
-    for (PlanStep& step : result.plan) {
-      for (PlanStep::Write& w : step.deferred_writes) {
-        if (w.key == r.entry.key) w.outcome = r.result.success ? "succeeded" : "failed";
-      }
-    }
-    result.events.push_back(r.event);
-    std::vector<TraceEvent> events = {r.event};
-    if (&r == &finished.back() && !notes.empty()) {
-      TraceEvent note{EventType::kDeferredNote, result.turn_number, parts.clock->NowMs(), {{"text", notes}}};
-      result.events.push_back(note);
-      events.push_back(note);
-    }
-    DeferredOutcome o{r.entry.key, r.result, r.latency_ms, events, "", noted_reply, parts.clock->NowMs()};
+    std::unique_ptr<DeferredOutcome> o = Settle(r, result, &r == &finished.back() ? &notes : nullptr, noted_reply);
     // If this write fails the entry stays unfinished and a restart runs it again under
     // the same key; the reply the person gets is already honest either way.
-    std::function<Status(Store&)> record_outcome = [&o](Store& store) { return store.RecordDeferredOutcome(o); };
+    std::function<Status(Store&)> record_outcome = [&o](Store& store) { return store.RecordDeferredOutcome(*o); };
     (void)co_await calls->Run(std::move(record_outcome));
-    for (const TraceEvent& e : events) {
+    for (const TraceEvent& e : o->events) {
       if (stream) stream(e);
       if (parts.on_event) parts.on_event(record.session_id, e);
     }
   }
+}
+
+std::unique_ptr<DeferredOutcome> Runtime::Impl::Settle(const DeferredResult& r, TurnResult& result,
+                                                       const std::vector<std::string>* notes,
+                                                       const std::string& noted_reply) const {
+  for (ToolOutcome& t : result.tools) {
+    if (t.idempotency_key != r.entry.key) continue;
+    t.result = r.result;
+    t.latency_ms = r.latency_ms;
+    if (!r.result.success) t.message = r.result.error;
+  }
+  for (PlanStep& step : result.plan) {
+    for (PlanStep::Write& w : step.deferred_writes) {
+      if (w.key == r.entry.key) w.outcome = r.result.success ? "succeeded" : "failed";
+    }
+  }
+  result.events.push_back(r.event);
+  std::vector<TraceEvent> events = {r.event};
+  if (notes != nullptr && !notes->empty()) {
+    TraceEvent note{EventType::kDeferredNote, result.turn_number, parts.clock->NowMs(), {{"text", *notes}}};
+    result.events.push_back(note);
+    events.push_back(note);
+  }
+  return std::make_unique<DeferredOutcome>(
+      DeferredOutcome{r.entry.key, r.result, r.latency_ms, std::move(events), "", noted_reply, parts.clock->NowMs()});
 }
 
 Task<Result<int>> Runtime::ResumeOutbox(int64_t quiet_ms) {
