@@ -88,12 +88,6 @@ std::vector<std::string> NoteFailures(const DeferredRunner& deferred, const std:
   return notes;
 }
 
-// Whether a committed turn left calls for the outbox's runner.
-bool HasDeferred(const TurnResult& result) {
-  return std::any_of(result.tools.begin(), result.tools.end(),
-                     [](const ToolOutcome& t) { return t.status == ToolOutcome::Status::kDeferred; });
-}
-
 }  // namespace
 
 struct Runtime::Impl {
@@ -342,11 +336,11 @@ struct Runtime::Impl {
   // result, or why it could not be stored (the session then as it was).
   Task<TurnResultBox> Finish(const std::string& session_id, TurnRun& run);
 
-  // The turn's deferred calls, once it is committed: awaited (their failures noted on
-  // the reply) or handed to the background. `keep_alive` is the turn's tool catalog,
-  // which owns `deferred`: its calls hold it.
+  // The turn's deferred calls (`entries`, their outbox rows), once it is committed:
+  // awaited (their failures noted on the reply) or handed to the background.
+  // `keep_alive` is the turn's tool catalog, which owns `deferred`: its calls hold it.
   Task<void> RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive, TurnRecord& record,
-                         const std::function<void(const TraceEvent&)>& stream);
+                         std::vector<OutboxEntry> entries, const std::function<void(const TraceEvent&)>& stream);
   // What one awaited deferred call did to the turn (its outcome, the plan's write, the
   // trace; `notes`, given with the last call, the failure note's event), as the store
   // records it. A plain function: RunDeferred's frame waits while the calls run.
@@ -596,7 +590,10 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     if (parts.on_event) parts.on_event(session_id, e);
   }
   const std::string delivered = record.result.reply;
-  if (HasDeferred(record.result)) co_await RunDeferred(*catalog.deferred, run.catalog, record, stream);
+  // The runner's coroutine only for a turn that deferred a call.
+  if (std::vector<OutboxEntry> entries = DeferredEntries(record); !entries.empty()) {
+    co_await RunDeferred(*catalog.deferred, run.catalog, record, std::move(entries), stream);
+  }
   if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
   }
@@ -623,9 +620,8 @@ Task<Status> Runtime::Impl::CheckKeyUnused(const std::string& session_id, const 
 }
 
 Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<const void> keep_alive,
-                                      TurnRecord& record, const std::function<void(const TraceEvent&)>& stream) {
-  std::vector<OutboxEntry> entries = DeferredEntries(record);
-  if (entries.empty()) co_return;
+                                      TurnRecord& record, std::vector<OutboxEntry> entries,
+                                      const std::function<void(const TraceEvent&)>& stream) {
   TurnResult& result = record.result;
   DeferredTurn turn{result.turn_number, record.input.is_object() ? record.input.value("traceparent", "") : ""};
   if (record.deferred_mode == DeferredMode::kBackground) {
