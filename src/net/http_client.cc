@@ -107,7 +107,19 @@ struct WireRequest {
   std::string body;
 };
 
-struct Outgoing;  // below, with the exchange
+// What an exchange sends, and to whom: built before it starts (HttpClient::Send, not a
+// coroutine) and kept on the heap, so that the frame of an exchange waiting on its
+// response holds a pointer (GCC keeps every local and temporary of a coroutine, those of
+// this preparation included, in its frame for the coroutine's whole life).
+struct Outgoing {
+  Url url;
+  std::string what;  // "POST https://...", for errors
+  std::string key;   // the pool's: origin and io_context, set when the exchange starts
+  WireRequest wire;  // kept whole: a retry on a fresh connection sends the same bytes
+  // A streamed exchange's callbacks (HttpClient::Stream); empty for HttpClient::Send.
+  BodyChunkFn on_chunk;
+  HeadersFn on_headers;
+};
 
 // The header fields a request sends: Host and User-Agent, then the caller's, each
 // replacing a field of the same name as Beast's `set` did; Content-Type when there is
@@ -235,12 +247,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
 
   Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, const std::string& key, Deadlines& deadlines);
   // `self` keeps the pool alive while the exchange runs.
-  Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts,
-                                      const BodyChunkFn* on_chunk, const HeadersFn* on_headers);
+  Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
   template <typename AsyncStream>
-  Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, const WireRequest& req,
-                                       const std::string& what, Deadlines& deadlines, const BodyChunkFn* on_chunk,
-                                       const HeadersFn* on_headers,
+  Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, const Outgoing& out, Deadlines& deadlines,
                                        bool* reusable, bool* got_bytes);
 };
 
@@ -339,11 +348,11 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
 }
 
 template <typename AsyncStream>
-Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Connection& c, const WireRequest& req,
-                                                       const std::string& what,
-                                                       Deadlines& deadlines, const BodyChunkFn* on_chunk,
-                                                       const HeadersFn* on_headers, bool* reusable, bool* got_bytes) {
+Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Connection& c, const Outgoing& out,
+                                                       Deadlines& deadlines, bool* reusable, bool* got_bytes) {
   const HttpTimeouts& t = deadlines.timeouts();
+  const WireRequest& req = out.wire;
+  const std::string& what = out.what;
   deadlines.Arm(c.lowest(), t.idle_ms, "send");
   const std::array<asio::const_buffer, 2> whole = {asio::buffer(req.head), asio::buffer(req.body)};
   auto [wec, written] = co_await asio::async_write(stream, whole, kNoThrow);
@@ -364,8 +373,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
   for (const auto& field : parser.get()) {
     response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
   }
-  bool streaming = on_chunk != nullptr && response.status >= 200 && response.status < 300;
-  if (streaming && on_headers != nullptr && *on_headers) (*on_headers)(response);
+  bool streaming = out.on_chunk && response.status >= 200 && response.status < 300;
+  if (streaming && out.on_headers) out.on_headers(response);
   // The body arrives through a chunk buffer sized to it when its length is known (a model's
   // answer is usually under 1 KB), left uninitialised: zeroing and freeing 16 KB per
   // response (which also made malloc consolidate its free lists) showed in the profile.
@@ -386,7 +395,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
     if (got > 0) {
       std::string_view piece(buf.get(), got);
       if (streaming) {
-        if (Status s = (*on_chunk)(piece); !s.ok()) co_return s;
+        if (Status s = out.on_chunk(piece); !s.ok()) co_return s;
       } else {
         response.body.append(piece);
       }
@@ -403,20 +412,6 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
 }
 
 namespace {
-
-// What an exchange sends, and to whom: built before it starts (HttpClient::Send, not a
-// coroutine) and kept on the heap, so that the frame of an exchange waiting on its
-// response holds a pointer (GCC keeps every local and temporary of a coroutine, those of
-// this preparation included, in its frame for the coroutine's whole life).
-struct Outgoing {
-  Url url;
-  std::string what;  // "POST https://...", for errors
-  std::string key;   // the pool's: origin and io_context, set when the exchange starts
-  WireRequest wire;  // kept whole: a retry on a fresh connection sends the same bytes
-  // A streamed exchange's callbacks (HttpClient::Stream), which the exchange points to.
-  BodyChunkFn on_chunk;
-  HeadersFn on_headers;
-};
 
 Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_request_bytes) {
   auto out = std::make_unique<Outgoing>();
@@ -435,8 +430,7 @@ Task<Result<HttpResponse>> Refused(Status why) { co_return why; }
 }  // namespace
 
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
-                                                      HttpTimeouts timeouts, const BodyChunkFn* on_chunk,
-                                                      const HeadersFn* on_headers) {
+                                                      HttpTimeouts timeouts) {
   // Connections belong to the io_context they were opened on.
   auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
   out->key = out->url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
@@ -451,9 +445,9 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     bool reusable = false, got_bytes = false;
     std::optional<Result<HttpResponse>> exchanged;
     if (c->tls) {
-      exchanged.emplace(co_await Roundtrip(*c->tls, *c, out->wire, out->what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
+      exchanged.emplace(co_await Roundtrip(*c->tls, *c, *out, deadlines, &reusable, &got_bytes));
     } else {
-      exchanged.emplace(co_await Roundtrip(*c->plain, *c, out->wire, out->what, deadlines, on_chunk, on_headers, &reusable, &got_bytes));
+      exchanged.emplace(co_await Roundtrip(*c->plain, *c, *out, deadlines, &reusable, &got_bytes));
     }
     Result<HttpResponse>& r = *exchanged;
     // A kept-alive connection the server closed meanwhile fails before any byte:
@@ -480,18 +474,17 @@ HttpClient::~HttpClient() = default;
 Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
   Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
-  return impl_->Exchange(impl_, std::move(*out), request.timeouts, nullptr, nullptr);
+  return impl_->Exchange(impl_, std::move(*out), request.timeouts);
 }
 
-// Not a coroutine either: the callbacks the exchange points to are kept with the
-// prepared request, on the heap (a frame of this function's would wait as long).
+// Not a coroutine either: the callbacks go with the prepared request, on the heap,
+// where the exchange calls them (a frame of this function's would wait as long).
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
   Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
-  Outgoing& prepared = **out;
-  prepared.on_chunk = std::move(on_chunk);
-  prepared.on_headers = std::move(on_headers);
-  return impl_->Exchange(impl_, std::move(*out), request.timeouts, &prepared.on_chunk, &prepared.on_headers);
+  (*out)->on_chunk = std::move(on_chunk);
+  (*out)->on_headers = std::move(on_headers);
+  return impl_->Exchange(impl_, std::move(*out), request.timeouts);
 }
 
 int HttpClient::connections_opened() const {
