@@ -101,6 +101,13 @@ void RecordFailure(TurnContext& ctx, Result<ModelResponse>& response) {
   ctx.Emit("model.error", {{"message", response.status().message()}});
 }
 
+// A call the turn had no time left for: failed before it was sent.
+Result<ModelResponse> RecordTooLate(TurnContext& ctx) {
+  Result<ModelResponse> late = TurnTimeout(ctx);
+  ctx.Emit("model.error", {{"message", late.status().message()}});
+  return late;
+}
+
 }  // namespace
 
 bool ModelLoop::OutOfTurnTime(const TurnContext& ctx, const Status& call) {
@@ -144,11 +151,7 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
 }
 
 Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
-  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) {
-    Result<ModelResponse> late = TurnTimeout(ctx);
-    RecordFailure(ctx, late);
-    co_return late;
-  }
+  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) co_return RecordTooLate(ctx);
   // The provider is told its budget; one that keeps it gives up at it (HttpModel aborts
   // the exchange). For any other, the turn stops waiting at the deadline whatever the
   // provider does.

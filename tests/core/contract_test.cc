@@ -363,6 +363,13 @@ TEST_F(ContractTest, ATurnPastItsDeadlineFailsHonestlyAndWithdrawsItsWrites) {
   EXPECT_EQ(r->tools[0].reason, "turn_failed") << "the queued write is withdrawn";
   EXPECT_NE(r->tools[1].result->error.find("timed out after 1000 ms"), std::string::npos) << r->tools[1].result->error;
   EXPECT_EQ(Calls("save"), 0);
+  // The model call after the tool had no time left: failed before it was sent, once.
+  std::vector<std::string> errors;
+  for (const TraceEvent& e : r->events) {
+    if (e.type == EventType::kModelError) errors.push_back(e.data.value("message", ""));
+  }
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("limits.turn_timeout_ms = 1000 ms"), std::string::npos) << errors[0];
   TurnInput hi;
   hi.say = "hi";
   auto next = Record(hi);
