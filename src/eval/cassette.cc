@@ -291,7 +291,7 @@ Task<Result<HttpResponse>> CassetteTape::Exchange(HttpRequest request, BodyChunk
   }
   HttpResponse response;
   response.status = e->status;
-  response.headers.push_back({"content-type", e->content_type});
+  response.AddHeader("content-type", e->content_type);
   if (on_chunk && IsStream(e->content_type)) {
     if (Status fed = on_chunk(e->body); !fed.ok()) co_return fed;
   } else {

@@ -370,9 +370,10 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
 
   HttpResponse response;
   response.status = static_cast<int>(parser.get().result_int());
-  for (const auto& field : parser.get()) {
-    response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
-  }
+  size_t head_bytes = 0;
+  for (const auto& field : parser.get()) head_bytes += field.name_string().size() + field.value().size() + 4;
+  response.headers.reserve(head_bytes);
+  for (const auto& field : parser.get()) response.AddHeader(field.name_string(), field.value());
   bool streaming = out.on_chunk && response.status >= 200 && response.status < 300;
   if (streaming && out.on_headers) out.on_headers(response);
   // The body arrives through a chunk buffer sized to it when its length is known (a model's
@@ -459,10 +460,21 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
 }
 
 std::string HttpResponse::Header(std::string_view name) const {
-  for (const HttpHeaderField& h : headers) {
-    if (EqualsNoCase(h.name, name)) return h.value;
+  // (A field's value holds no line break: the parser refuses one.)
+  for (size_t at = 0; at < headers.size();) {
+    const size_t end = headers.find("\r\n", at);
+    const std::string_view line(headers.data() + at, end - at);
+    if (line.size() >= name.size() + 2 && EqualsNoCase(line.substr(0, name.size()), name) &&
+        line.substr(name.size(), 2) == ": ") {
+      return std::string(line.substr(name.size() + 2));
+    }
+    at = end + 2;
   }
   return "";
+}
+
+void HttpResponse::AddHeader(std::string_view name, std::string_view value) {
+  headers.append(name).append(": ").append(value).append("\r\n");
 }
 
 HttpClient::HttpClient() : HttpClient(Options{}) {}

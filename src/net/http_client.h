@@ -60,10 +60,13 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 0;
-  std::vector<HttpHeaderField> headers;
+  // The header fields as they came, one "Name: value\r\n" line each: one string per
+  // response rather than two per field (a model's answer has about ten fields).
+  std::string headers;
   std::string body;  // empty for a streamed 2xx response (the chunks went to the callback)
   // The first header named `name` (case-insensitive); "" when absent.
   std::string Header(std::string_view name) const;
+  void AddHeader(std::string_view name, std::string_view value);
 };
 
 // Receives the body of a streamed 2xx response as it arrives. A non-OK Status stops

@@ -49,6 +49,23 @@ TEST(HttpClient, SendsAndReadsAWholeResponse) {
   EXPECT_EQ(seen[0].body, "{\"q\":1}");
 }
 
+// A response's fields by name, whatever their case: the first of a repeated one, "" for
+// one it does not have, and no field by a name that only starts another's.
+TEST(HttpClient, FindsAResponsesHeaderFieldsByName) {
+  HttpResponse r;
+  r.AddHeader("Content-Type", "application/json");
+  r.AddHeader("X-Rate", "1");
+  r.AddHeader("x-rate", "2");
+  r.AddHeader("Retry-After-Ms", "30");
+  EXPECT_EQ(r.Header("content-type"), "application/json");
+  EXPECT_EQ(r.Header("CONTENT-TYPE"), "application/json");
+  EXPECT_EQ(r.Header("x-rate"), "1");
+  EXPECT_EQ(r.Header("retry-after"), "");
+  EXPECT_EQ(r.Header("retry-after-ms"), "30");
+  EXPECT_EQ(r.Header("content"), "");
+  EXPECT_EQ(HttpResponse().Header("content-type"), "");
+}
+
 // An address connects straight away; a name goes through the resolver first.
 TEST(HttpClient, ConnectsToAnAddressAndToAName) {
   MockUpstream up;

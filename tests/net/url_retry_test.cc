@@ -35,7 +35,7 @@ TEST(ParseUrl, RefusesWhatItCannotUse) {
 HttpResponse WithStatus(int status, std::vector<HttpHeaderField> headers = {}) {
   HttpResponse r;
   r.status = status;
-  r.headers = std::move(headers);
+  for (const HttpHeaderField& h : headers) r.AddHeader(h.name, h.value);
   return r;
 }
 
