@@ -58,6 +58,9 @@ struct ResultEnvelope {
 // `success: false` without a next_action means next_action error; `next_action: error`
 // means success false.
 ResultEnvelope NormaliseToolResult(const Json& raw);
+// The same, moving the result's data into the envelope instead of copying it (a tool's
+// result can be large; the caller is done with it).
+ResultEnvelope NormaliseToolResult(Json&& raw);
 
 Json EnvelopeToJson(const ResultEnvelope& e);
 Json ClarificationToJson(const Clarification& c);

@@ -1,6 +1,7 @@
 #include "reins/envelope.h"
 
 #include <array>
+#include <utility>
 
 #include "domain/json_text.h"
 
@@ -107,10 +108,20 @@ ResultEnvelope ResultEnvelope::Failure(std::string error) {
   return e;
 }
 
-ResultEnvelope NormaliseToolResult(const Json& raw) {
+namespace {
+
+// NormaliseToolResult's rules. `owned`, when given, is `raw` itself, which the caller is
+// done with: the data is moved out of it instead of copied.
+ResultEnvelope Normalise(const Json& raw, Json* owned) {
   ResultEnvelope e;
   if (!LooksLikeEnvelope(raw)) {
-    e.data = raw.is_null() ? Json::object() : raw;
+    if (raw.is_null()) {
+      e.data = Json::object();
+    } else if (owned != nullptr) {
+      e.data = std::move(*owned);
+    } else {
+      e.data = raw;
+    }
     return e;
   }
   bool has_action = false;
@@ -125,7 +136,13 @@ ResultEnvelope NormaliseToolResult(const Json& raw) {
     }
     has_action = true;
   }
-  if (auto it = raw.find("data"); it != raw.end()) e.data = *it;
+  if (auto it = raw.find("data"); it != raw.end()) {
+    if (owned != nullptr) {
+      e.data = std::move(owned->at("data"));
+    } else {
+      e.data = *it;
+    }
+  }
   if (auto it = raw.find("error"); it != raw.end()) {
     if (!it->is_string()) return Malformed("error must be a string");
     e.error = it->get<std::string>();
@@ -160,6 +177,11 @@ ResultEnvelope NormaliseToolResult(const Json& raw) {
   if (!e.success && e.error.empty()) e.error = "the tool reported failure";
   return e;
 }
+
+}  // namespace
+
+ResultEnvelope NormaliseToolResult(const Json& raw) { return Normalise(raw, nullptr); }
+ResultEnvelope NormaliseToolResult(Json&& raw) { return Normalise(raw, &raw); }
 
 Json ClarificationToJson(const Clarification& c) {
   Json options = Json::array();

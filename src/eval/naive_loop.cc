@@ -36,7 +36,7 @@ Task<ResultEnvelope> NaiveLoop::Execute(const ToolCall& call, const std::string&
   request.timeout_ms = std::numeric_limits<int64_t>::max();  // no limit on a call: a hanging tool hangs the loop
   Result<Json> raw = co_await it->second->Invoke(request);
   if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
-  co_return NormaliseToolResult(*raw);
+  co_return NormaliseToolResult(std::move(*raw));
 }
 
 Task<TurnResult> NaiveLoop::RunTurn(const TurnInput& input) {

@@ -71,7 +71,7 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
   }
   Result<Json>& raw = *called;
   if (!raw.ok()) co_return ResultEnvelope::Failure(raw.status().message());
-  co_return NormaliseToolResult(*raw);
+  co_return NormaliseToolResult(std::move(*raw));
 }
 
 void ChainExecutor::Queue(TurnContext& ctx) {

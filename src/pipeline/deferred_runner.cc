@@ -71,7 +71,7 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, Defer
     } else if (Result<Json>& raw = *answer; !raw.ok()) {
       r.result = ResultEnvelope::Failure(raw.status().message());
     } else {
-      r.result = NormaliseToolResult(*raw);
+      r.result = NormaliseToolResult(std::move(*raw));
     }
   }
   r.latency_ms = clock_.NowMs() - start;

@@ -83,7 +83,10 @@ Json RandomJson(std::mt19937& rng, int depth) {
 TEST(RobustnessTest, RandomToolResultsAlwaysNormaliseToAConsistentEnvelope) {
   std::mt19937 rng(99);
   for (int i = 0; i < 20000; ++i) {
-    ResultEnvelope e = NormaliseToolResult(RandomJson(rng, 0));
+    const Json raw = RandomJson(rng, 0);
+    ResultEnvelope e = NormaliseToolResult(Json(raw));  // the result moved in
+    // Moved in or read, the same envelope.
+    EXPECT_EQ(EnvelopeToJson(e), EnvelopeToJson(NormaliseToolResult(raw))) << raw.dump();
     if (e.next_action == NextAction::kError) {
       EXPECT_FALSE(e.success);
     }
