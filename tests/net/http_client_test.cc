@@ -64,6 +64,10 @@ TEST(HttpClient, FindsAResponsesHeaderFieldsByName) {
   EXPECT_EQ(r.Header("retry-after-ms"), "30");
   EXPECT_EQ(r.Header("content"), "");
   EXPECT_EQ(HttpResponse().Header("content-type"), "");
+  HttpResponse unended;  // set by hand, its last line without CRLF
+  unended.headers = "X-A: 1\r\nX-B: 2";
+  EXPECT_EQ(unended.Header("x-b"), "2");
+  EXPECT_EQ(unended.Header("x-c"), "");
 }
 
 // An address connects straight away; a name goes through the resolver first.
