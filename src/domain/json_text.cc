@@ -132,6 +132,8 @@ void AppendString(std::string& out, std::string_view s) {
 
 void AppendJsonString(std::string& out, std::string_view s) { AppendString(out, s); }
 
+bool IsPlainJsonAscii(std::string_view s) { return IsPlainAscii(s); }
+
 void AppendJsonKey(std::string& out, std::string_view key) {
   if (IsPlainAscii(key)) {  // the keys reins writes
     AppendQuoted(out, key, ':');

@@ -26,6 +26,9 @@ void AppendJsonInt(std::string& out, int64_t n);
 void AppendJsonString(std::string& out, std::string_view s);
 // Appends `key` as an object member's name and its colon: `"key":`.
 void AppendJsonKey(std::string& out, std::string_view key);
+// True when `s` is ASCII with nothing JSON escapes (no '"', '\\' or byte below 0x20), eight
+// bytes at a time: text other formats can take as it is too (metrics label values).
+bool IsPlainJsonAscii(std::string_view s);
 
 // A JSON object written straight to text, member by member, for bodies built on every
 // model call: no DOM is built, copied and destroyed just to be written out once.

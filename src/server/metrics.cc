@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "domain/json_text.h"
+
 namespace reins {
 namespace {
 
@@ -12,8 +14,9 @@ constexpr double kBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 constexpr size_t kBucketCount = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
 void AppendEscaped(std::string& out, std::string_view v) {
-  // Label values almost never need it (find_first_of would call memchr per byte).
-  if (std::none_of(v.begin(), v.end(), [](char c) { return c == '\\' || c == '"' || c == '\n'; })) {
+  // Label values almost never need it: checked eight bytes at a time (plain for JSON is
+  // plain here: no '\\', '"' or line break), byte by byte only when something is there.
+  if (IsPlainJsonAscii(v)) {
     out += v;
     return;
   }
@@ -131,10 +134,26 @@ void Metrics::Observe(std::string_view name, Labels labels, double seconds) {
   ++s.count;
 }
 
+namespace {
+
+// The entries of `map` in the order of their keys: the exposition is the same from
+// scrape to scrape.
+template <typename Map>
+std::vector<const typename Map::value_type*> Sorted(const Map& map) {
+  std::vector<const typename Map::value_type*> out;
+  out.reserve(map.size());
+  for (const auto& entry : map) out.push_back(&entry);
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
+}
+
+}  // namespace
+
 std::string Metrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
-  for (const auto& [name, f] : families_) {
+  for (const auto* family : Sorted(families_)) {
+    const auto& [name, f] = *family;
     const char* type = f.type == Type::kCounter ? "counter" : f.type == Type::kGauge ? "gauge" : "histogram";
     if (!f.help.empty()) out += "# HELP " + name + " " + f.help + "\n";
     out += "# TYPE " + name + " " + type + "\n";
@@ -142,7 +161,8 @@ std::string Metrics::Render() const {
       out += name + " 0\n";  // a described series without labels exists from the start
       continue;
     }
-    for (const auto& [labels, s] : f.series) {
+    for (const auto* one : Sorted(f.series)) {
+      const auto& [labels, s] = *one;
       if (f.type != Type::kHistogram) {
         out += name + labels + " " + Number(s.value) + "\n";
         continue;

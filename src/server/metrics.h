@@ -2,11 +2,12 @@
 // rendered in the text exposition format 0.0.4. Thread-safe.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
-#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -32,11 +33,19 @@ class Metrics {
     std::vector<uint64_t> buckets;    // histogram, not cumulative
     uint64_t count = 0;
   };
+  // Looked up by a string_view without making a string (a served turn makes about
+  // eleven updates); Render sorts what it writes.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  template <typename V>
+  using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
   struct Family {
     Type type = Type::kCounter;
     std::string help;
-    std::map<std::string, Series, std::less<>> series;  // rendered label set -> series
-    bool unlabeled = false;                // rendered as 0 before its first sample
+    TextMap<Series> series;  // rendered label set -> series
+    bool unlabeled = false;  // rendered as 0 before its first sample
   };
   Family& Get(std::string_view name, Type type);
   // The series of `labels` in `family`, created on its first sample. Under mu_.
@@ -44,7 +53,7 @@ class Metrics {
   void Describe(std::string name, bool unlabeled, Type type, std::string help);
 
   mutable std::mutex mu_;
-  std::map<std::string, Family, std::less<>> families_;
+  TextMap<Family> families_;
   std::string label_text_;  // At's buffer
 };
 

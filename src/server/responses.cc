@@ -1,6 +1,8 @@
 #include "server/responses.h"
 
-#include <iostream>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "domain/detail_log.h"
 #include "domain/json_text.h"
@@ -67,10 +69,21 @@ std::string TraceparentOf(const ServerRequest& req) {
 
 namespace {
 
-// One log line on stderr, written whole.
+// One log line on stderr, written whole by one write(2): stderr is unbuffered, so a line
+// is not interleaved with another thread's, and the stream's insert and flush cost about
+// 1 k instructions per line more (three lines a served turn). A log line that cannot be
+// written is not worth failing the request.
 void WriteLine(std::string& text) {
   text += '\n';
-  std::cerr << text << std::flush;
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
 }
 
 }  // namespace

@@ -150,6 +150,23 @@ TEST(Metrics, ManyLabelsAreSortedToo) {
       << m.Render();
 }
 
+// The same exposition from scrape to scrape: families by name, each one's series by
+// their labels, whatever order they were first seen in.
+TEST(Metrics, RendersInTheOrderOfNamesAndLabels) {
+  Metrics m;
+  m.Inc("reins_turns_total", {{"status", "failed"}});
+  m.Inc("reins_turns_total", {{"status", "completed"}});
+  m.Inc("reins_audit_repairs_total", {{"repair", "none"}});
+  const std::string text = m.Render();
+  const size_t audit = text.find("reins_audit_repairs_total{");
+  const size_t completed = text.find("reins_turns_total{status=\"completed\"}");
+  const size_t failed = text.find("reins_turns_total{status=\"failed\"}");
+  ASSERT_NE(failed, std::string::npos) << text;
+  EXPECT_LT(audit, completed) << text;
+  EXPECT_LT(completed, failed) << text;
+  EXPECT_EQ(text, m.Render());
+}
+
 TEST(Metrics, ConcurrentIncrementsAddUp) {
   Metrics m;
   std::vector<std::thread> threads;
