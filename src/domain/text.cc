@@ -106,6 +106,22 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return FoldAscii(x) == FoldAscii(y); });
 }
 
+std::string_view HeaderLineValue(std::string_view lines, std::string_view name, Repeated which) {
+  std::string_view found;
+  // (A field's value holds no line break: both HTTP parsers refuse one.)
+  for (size_t at = 0; at < lines.size();) {
+    const size_t end = std::min(lines.find("\r\n", at), lines.size());
+    const std::string_view line = lines.substr(at, end - at);
+    if (line.size() >= name.size() + 2 && EqualsNoCase(line.substr(0, name.size()), name) &&
+        line.substr(name.size(), 2) == ": ") {
+      found = line.substr(name.size() + 2);
+      if (which == Repeated::kFirst) break;
+    }
+    at = end + 2;
+  }
+  return found;
+}
+
 std::vector<std::string> Sentences(std::string_view text) {
   std::vector<std::string> out;
   size_t start = 0;

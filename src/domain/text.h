@@ -16,6 +16,11 @@ std::string AsciiLower(std::string_view s);
 // True when `a` and `b` are equal with A-Z folded to a-z (HTTP header names), without
 // a copy of either.
 bool EqualsNoCase(std::string_view a, std::string_view b);
+// Which field of header lines ("Name: value\r\n" each) a lookup takes when a name repeats.
+enum class Repeated { kFirst, kLast };
+// The value of the field named `name` (case-insensitive) in `lines`, as written by the
+// HTTP server's requests and the HTTP client's responses; "" when there is none.
+std::string_view HeaderLineValue(std::string_view lines, std::string_view name, Repeated which);
 
 // True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
 // nothing past U+10FFFF). ASCII is checked eight bytes at a time.

@@ -460,17 +460,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
 }
 
 std::string HttpResponse::Header(std::string_view name) const {
-  // (A field's value holds no line break: the parser refuses one.)
-  for (size_t at = 0; at < headers.size();) {
-    const size_t end = std::min(headers.find("\r\n", at), headers.size());
-    const std::string_view line(headers.data() + at, end - at);
-    if (line.size() >= name.size() + 2 && EqualsNoCase(line.substr(0, name.size()), name) &&
-        line.substr(name.size(), 2) == ": ") {
-      return std::string(line.substr(name.size() + 2));
-    }
-    at = end + 2;
-  }
-  return "";
+  return std::string(HeaderLineValue(headers, name, Repeated::kFirst));
 }
 
 void HttpResponse::AddHeader(std::string_view name, std::string_view value) {

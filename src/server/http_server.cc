@@ -227,17 +227,7 @@ void ServerRequest::AddHeader(std::string_view name, std::string_view value) {
 }
 
 std::string ServerRequest::Header(std::string_view lower_name) const {
-  std::string_view found;
-  // (A field's value holds no line break: the parser refuses one.)
-  for (size_t at = 0; at < headers.size();) {
-    const size_t end = headers.find("\r\n", at);
-    const std::string_view line(headers.data() + at, end - at);
-    if (line.starts_with(lower_name) && line.substr(lower_name.size()).starts_with(": ")) {
-      found = line.substr(lower_name.size() + 2);
-    }
-    at = end + 2;
-  }
-  return std::string(found);
+  return std::string(HeaderLineValue(headers, lower_name, Repeated::kLast));
 }
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
