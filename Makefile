@@ -2,6 +2,7 @@
 # machine: they install what is missing, build, then test or demo.
 BUILD ?= build
 JOBS  ?= $(shell nproc)
+export JOBS
 CMAKE_FLAGS ?=
 
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses
@@ -40,25 +41,25 @@ test-asan: deps
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+# The Release build of every bench target is profile-guided (scripts/release-build: an
+# instrumented build trained on the demo and benchmarks, then the optimised one);
+# REINS_PGO=off builds it without a profile.
 bench: deps
-	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
-	@cmake --build build-release -j $(JOBS) --target reins_bench reins_mcp_bench
+	@./scripts/release-build reins_bench reins_mcp_bench
 	@build-release/bench/reins_bench --benchmark_min_time=1
 	@build-release/bench/reins_mcp_bench --benchmark_min_time=1
 
 # The peer job side by side: reins embedded and served, and a bare Node loop, against
 # the same mock in one run (bench/peer_job/README.md). Without node, reins only.
 bench-peers: deps
-	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
-	@cmake --build build-release -j $(JOBS) --target reins_peer_job
+	@./scripts/release-build reins_peer_job
 	@if command -v node >/dev/null; then build-release/bench/reins_peer_job --table; \
 	 else echo "node not found: reins only (apt-get install nodejs for the bare Node loop)"; \
 	      build-release/bench/reins_peer_job --table --node none; fi
 
 # The bounded load test of reins serve (loopback, mock upstream with a 200 ms model delay).
 load: deps
-	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
-	@cmake --build build-release -j $(JOBS) --target reins_load reins
+	@./scripts/release-build reins_load reins
 	@build-release/bench/reins_load 1000 10000
 
 # Governed streaming: the latency reins adds to each streamed sentence (a mock model
@@ -66,8 +67,7 @@ load: deps
 # then 1,000 under way at once in a steady state (arrivals spread over 9 s, replies of
 # 30 sentences) on two threads.
 bench-stream: deps
-	@cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DREINS_BENCH=ON
-	@cmake --build build-release -j $(JOBS) --target reins_stream_bench reins
+	@./scripts/release-build reins_stream_bench reins
 	@build-release/bench/reins_stream_bench 1 1000
 	@build-release/bench/reins_stream_bench --threads 2 --sentences 30 --spread-ms 9000 1000
 
