@@ -4,8 +4,13 @@
 // reports turns/s, the latency reins adds on top of the model's delay (p50, p99), the
 // server's peak RSS and its RSS per open session.
 //
-//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [N ...]
+//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [N ...]
 //
+// --tools gives the agent three tools (bench/load/agent-tools.yaml) and has the model
+// call one in every turn before it answers: two model calls per turn, each after the
+// delay, and the added latency is then the client's time less twice the delay.
+// --in-flight W runs the turns W at a time instead of all N at once (1: one after
+// another, as a quiet hour sends them).
 // N defaults to 1000 10000. --store gives reins serve a store (default the agent's,
 // sqlite::memory:); `postgres` starts a throwaway PostgreSQL server (as the tests do)
 // and gives each N a fresh database. --replicas K starts K reins serve processes on the
@@ -77,19 +82,55 @@ struct Setup {
   int delay_ms = 200;
   std::string store;  // "" (the agent's), a URL, or "postgres"
   int replicas = 1;
+  bool tools = false;
+  int in_flight = 0;  // 0: all at once
   std::unique_ptr<testing::TestPostgres> postgres;
 };
+
+// The model of --tools: a call of one of the agent's tools, chosen by the turn's
+// question, then an answer once the tool's result is the last message.
+testing::MockReply ToolTurnReply(const testing::RecordedRequest& request, int delay_ms) {
+  const Json body = Json::parse(request.body, nullptr, false);
+  const Json messages = body.is_object() ? body.value("messages", Json::array()) : Json::array();
+  const bool after_tool = messages.is_array() && !messages.empty() && messages.back().value("role", "") == "tool";
+  testing::MockTurn turn;
+  if (after_tool) {
+    turn.text = "Your order is on its way and should arrive on Thursday.";
+  } else {
+    const std::string asked = messages.is_array() && !messages.empty() ? messages.back().value("content", "") : "";
+    if (asked.find("order") != std::string::npos) {
+      turn.calls.push_back({"call_1", "find_order", R"({"order_id":"A-1042"})"});
+    } else if (asked.find("parcel") != std::string::npos) {
+      turn.calls.push_back({"call_1", "track_parcel", R"({"carrier":"post","tracking":"RR123456785DE"})"});
+    } else {
+      turn.calls.push_back({"call_1", "list_returns", R"({"customer":"c-77","limit":5})"});
+    }
+  }
+  // With fields the real API adds besides, which reins reads past.
+  Json whole = Json::parse(testing::OpenAIResponse(turn));
+  whole["choices"][0]["message"]["annotations"] = Json::array();
+  whole["service_tier"] = "default";
+  whole["system_fingerprint"] = "fp_load";
+  testing::MockReply reply = testing::MockUpstream::Json(200, whole.dump(), {{"x-request-id", "req_load"}});
+  reply.first_byte_delay_ms = delay_ms;
+  return reply;
+}
 
 void RunLoad(int n, Setup& setup) {
   const int delay_ms = setup.delay_ms;
   testing::MockUpstream upstream;
-  for (int i = 0; i < n; ++i) {
-    testing::MockReply reply = testing::MockUpstream::Json(200, testing::OpenAIResponse({"Hello.", {}}));
-    reply.first_byte_delay_ms = delay_ms;
-    upstream.Enqueue(std::move(reply));
+  if (setup.tools) {
+    upstream.Respond([delay_ms](const testing::RecordedRequest& r) { return ToolTurnReply(r, delay_ms); });
+  } else {
+    for (int i = 0; i < n; ++i) {
+      testing::MockReply reply = testing::MockUpstream::Json(200, testing::OpenAIResponse({"Hello.", {}}));
+      reply.first_byte_delay_ms = delay_ms;
+      upstream.Enqueue(std::move(reply));
+    }
   }
   setenv("REINS_LOAD_UPSTREAM", (upstream.base_url() + "/v1").c_str(), 1);
-  std::vector<std::string> args = {"--config", "bench/load/agent.yaml", "--rate", "1000000000", "--burst", "1000000000",
+  const char* agent = setup.tools ? "bench/load/agent-tools.yaml" : "bench/load/agent.yaml";
+  std::vector<std::string> args = {"--config", agent, "--rate", "1000000000", "--burst", "1000000000",
                                    "--shutdown-timeout-ms", "2000"};
   if (setup.store == "postgres") {
     args.insert(args.end(), {"--store", setup.postgres->Url(setup.postgres->NewDatabase())});
@@ -122,18 +163,22 @@ void RunLoad(int n, Setup& setup) {
   const long sessions_kib = rss("VmRSS:");
 
   auto start = Clock::now();
-  std::vector<double> latency = RunAll(n, n, [&](int i) {
+  const int width = setup.in_flight > 0 ? std::min(n, setup.in_flight) : n;
+  std::vector<double> latency = RunAll(n, width, [&](int i) {
     HttpRequest r;
     r.url = base(i + 1) + "/v1/sessions/" + sessions[i].value("session_id", "") + "/turns";  // replicas: not the one that made it
-    r.body = R"({"speaker":"user","say":"Hello?"})";
+    static const char* const kAsked[] = {"Where is my order?", "Has my parcel left the depot yet?",
+                                         "Which of my returns are still open?"};
+    r.body = std::string(R"({"speaker":"user","say":")") + (setup.tools ? kAsked[i % 3] : "Hello?") + R"("})";
     r.timeouts.total_ms = r.timeouts.first_byte_ms = 300000;
     return r;
   }, nullptr);
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   const long peak_kib = rss("VmHWM:");
+  const int model_calls = setup.tools ? 2 : 1;
   std::vector<double> added;
   for (double l : latency) {
-    if (l >= 0) added.push_back(l - delay_ms);
+    if (l >= 0) added.push_back(l - delay_ms * model_calls);
   }
   std::printf("| %6d | %5zu | %8.0f | %8.1f | %8.1f | %7.1f | %8.2f |\n", n, added.size(), static_cast<double>(added.size()) / wall_s,
               Percentile(added, 0.50), Percentile(added, 0.99), static_cast<double>(peak_kib) / 1024.0,
@@ -157,10 +202,14 @@ int main(int argc, char** argv) {
       setup.store = argv[++i];
     } else if (a == "--replicas" && i + 1 < argc) {
       setup.replicas = std::max(1, std::stoi(argv[++i]));
+    } else if (a == "--tools") {
+      setup.tools = true;
+    } else if (a == "--in-flight" && i + 1 < argc) {
+      setup.in_flight = std::max(1, std::stoi(argv[++i]));
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [N ...]\n";
+      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [N ...]\n";
       return 2;
     }
   }
@@ -170,8 +219,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (setup.store == "postgres") setup.postgres = testing::TestPostgres::StartOwn();
-  std::printf("model delay %d ms; %d reins serve replica(s) with default threads; store %s; loopback\n",
-              setup.delay_ms, setup.replicas, setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
+  if (setup.in_flight > 0) std::printf("turns run %d at a time: the first column is the turns run\n", setup.in_flight);
+  std::printf("model delay %d ms%s; %d reins serve replica(s) with default threads; store %s; loopback\n",
+              setup.delay_ms, setup.tools ? ", a tool call in every turn" : "", setup.replicas, setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
   std::printf("| in flight | ok | turns/s | added p50 ms | added p99 ms | peak RSS MiB | KiB per open session |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (int n : sizes) RunLoad(n, setup);
