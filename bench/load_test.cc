@@ -4,18 +4,23 @@
 // reports turns/s, the latency reins adds on top of the model's delay (p50, p99), the
 // server's peak RSS and its RSS per open session.
 //
-//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [N ...]
+//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W]
+//                                  [--embedded] [N ...]
 //
 // --tools gives the agent three tools (bench/load/agent-tools.yaml) and has the model
 // call one in every turn before it answers: two model calls per turn, each after the
 // delay, and the added latency is then the client's time less twice the delay.
 // --in-flight W runs the turns W at a time instead of all N at once (1: one after
-// another, as a quiet hour sends them).
+// another, as a quiet hour sends them). --embedded runs the same turns in this process
+// instead, the way a program that links the library does (no reins serve, no HTTP to
+// it; the model is still the mock over HTTP): the RSS columns are then this process's.
 // N defaults to 1000 10000. --store gives reins serve a store (default the agent's,
 // sqlite::memory:); `postgres` starts a throwaway PostgreSQL server (as the tests do)
 // and gives each N a fresh database. --replicas K starts K reins serve processes on the
 // one store and sends the requests to them in turn, as a load balancer without sticky
 // sessions would; RSS is then the replicas' sum.
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -30,6 +35,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "config/agent_config_loader.h"
+#include "host/agent_host.h"
+#include "host/runtime_parts.h"
 #include "net/http_client.h"
 #include "peer_job/child_process.h"
 #include "reins/json.h"
@@ -84,6 +92,7 @@ struct Setup {
   int replicas = 1;
   bool tools = false;
   int in_flight = 0;  // 0: all at once
+  bool embedded = false;
   std::unique_ptr<testing::TestPostgres> postgres;
 };
 
@@ -116,9 +125,9 @@ testing::MockReply ToolTurnReply(const testing::RecordedRequest& request, int de
   return reply;
 }
 
-void RunLoad(int n, Setup& setup) {
+// The model's answers for n turns, and the agent that asks for them.
+const char* ScriptModel(testing::MockUpstream& upstream, int n, const Setup& setup) {
   const int delay_ms = setup.delay_ms;
-  testing::MockUpstream upstream;
   if (setup.tools) {
     upstream.Respond([delay_ms](const testing::RecordedRequest& r) { return ToolTurnReply(r, delay_ms); });
   } else {
@@ -129,7 +138,81 @@ void RunLoad(int n, Setup& setup) {
     }
   }
   setenv("REINS_LOAD_UPSTREAM", (upstream.base_url() + "/v1").c_str(), 1);
-  const char* agent = setup.tools ? "bench/load/agent-tools.yaml" : "bench/load/agent.yaml";
+  return setup.tools ? "bench/load/agent-tools.yaml" : "bench/load/agent.yaml";
+}
+
+std::string Question(int i, const Setup& setup) {
+  static const char* const kAsked[] = {"Where is my order?", "Has my parcel left the depot yet?",
+                                       "Which of my returns are still open?"};
+  return setup.tools ? kAsked[i % 3] : "Hello?";
+}
+
+void PrintRow(int n, const std::vector<double>& latency, double wall_s, long peak_kib, double kib_per_session,
+              const Setup& setup) {
+  const int model_calls = setup.tools ? 2 : 1;
+  std::vector<double> added;
+  for (double l : latency) {
+    if (l >= 0) added.push_back(l - setup.delay_ms * model_calls);
+  }
+  std::printf("| %6d | %5zu | %8.0f | %8.1f | %8.1f | %7.1f | %8.2f |\n", n, added.size(), static_cast<double>(added.size()) / wall_s,
+              Percentile(added, 0.50), Percentile(added, 0.99), static_cast<double>(peak_kib) / 1024.0, kib_per_session);
+  std::fflush(stdout);
+}
+
+// --embedded: sessions and turns through a Runtime of this process's own.
+void RunEmbedded(int n, const Setup& setup) {
+  testing::MockUpstream upstream;
+  const char* agent = ScriptModel(upstream, n, setup);
+  Result<AgentConfig> config = LoadAgentConfigFile(agent);
+  auto clock = std::make_shared<SystemClock>();
+  const std::string store = setup.store.empty() ? "sqlite::memory:" : setup.store;
+  Result<RuntimeParts> parts = config.ok() ? MakeRuntimeParts(*config, store, clock) : Result<RuntimeParts>(config.status());
+  Result<std::unique_ptr<AgentHost>> host = parts.ok() ? AgentHost::Start(*config, clock)
+                                                       : Result<std::unique_ptr<AgentHost>>(parts.status());
+  Result<Runtime*> runtime = host.ok() ? (*host)->StartRuntime(std::move(parts).value()) : Result<Runtime*>(host.status());
+  if (!runtime.ok()) {
+    std::cerr << "cannot start the runtime: " << runtime.status().message() << "\n";
+    return;
+  }
+  const long base_kib = StatusKiB(getpid(), "VmRSS:");
+  std::vector<std::string> sessions(n);
+  for (int i = 0; i < n; ++i) {
+    Result<std::string> id = (*runtime)->CreateSession();
+    if (!id.ok()) {
+      std::cerr << "cannot create a session: " << id.status().message() << "\n";
+      return;
+    }
+    sessions[i] = *std::move(id);
+  }
+  const long sessions_kib = StatusKiB(getpid(), "VmRSS:");
+  const int width = setup.in_flight > 0 ? std::min(n, setup.in_flight) : n;
+  std::vector<double> latency(n, -1);
+  int next = 0;
+  boost::asio::io_context io;
+  auto worker = [&]() -> Task<void> {
+    while (next < n) {
+      const int i = next++;
+      const auto start = Clock::now();
+      TurnInput input;
+      input.say = Question(i, setup);
+      Result<TurnResult> turn = co_await (*runtime)->RunTurn(sessions[i], std::move(input));
+      if (turn.ok()) {
+        latency[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      } else {
+        std::cerr << "turn " << i << " failed: " << turn.status().message() << "\n";
+      }
+    }
+  };
+  const auto start = Clock::now();
+  for (int w = 0; w < width; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
+  io.run();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  PrintRow(n, latency, wall_s, StatusKiB(getpid(), "VmHWM:"), static_cast<double>(sessions_kib - base_kib) / n, setup);
+}
+
+void RunLoad(int n, Setup& setup) {
+  testing::MockUpstream upstream;
+  const char* agent = ScriptModel(upstream, n, setup);
   std::vector<std::string> args = {"--config", agent, "--rate", "1000000000", "--burst", "1000000000",
                                    "--shutdown-timeout-ms", "2000"};
   if (setup.store == "postgres") {
@@ -167,23 +250,12 @@ void RunLoad(int n, Setup& setup) {
   std::vector<double> latency = RunAll(n, width, [&](int i) {
     HttpRequest r;
     r.url = base(i + 1) + "/v1/sessions/" + sessions[i].value("session_id", "") + "/turns";  // replicas: not the one that made it
-    static const char* const kAsked[] = {"Where is my order?", "Has my parcel left the depot yet?",
-                                         "Which of my returns are still open?"};
-    r.body = std::string(R"({"speaker":"user","say":")") + (setup.tools ? kAsked[i % 3] : "Hello?") + R"("})";
+    r.body = R"({"speaker":"user","say":")" + Question(i, setup) + R"("})";
     r.timeouts.total_ms = r.timeouts.first_byte_ms = 300000;
     return r;
   }, nullptr);
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  const long peak_kib = rss("VmHWM:");
-  const int model_calls = setup.tools ? 2 : 1;
-  std::vector<double> added;
-  for (double l : latency) {
-    if (l >= 0) added.push_back(l - delay_ms * model_calls);
-  }
-  std::printf("| %6d | %5zu | %8.0f | %8.1f | %8.1f | %7.1f | %8.2f |\n", n, added.size(), static_cast<double>(added.size()) / wall_s,
-              Percentile(added, 0.50), Percentile(added, 0.99), static_cast<double>(peak_kib) / 1024.0,
-              static_cast<double>(sessions_kib - base_kib) / n);
-  std::fflush(stdout);
+  PrintRow(n, latency, wall_s, rss("VmHWM:"), static_cast<double>(sessions_kib - base_kib) / n, setup);
   for (auto& server : servers) server->Signal(SIGTERM);
   for (auto& server : servers) server->Wait();
 }
@@ -204,26 +276,41 @@ int main(int argc, char** argv) {
       setup.replicas = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--tools") {
       setup.tools = true;
+    } else if (a == "--embedded") {
+      setup.embedded = true;
     } else if (a == "--in-flight" && i + 1 < argc) {
       setup.in_flight = std::max(1, std::stoi(argv[++i]));
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [N ...]\n";
+      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [--embedded] [N ...]\n";
       return 2;
     }
   }
   if (sizes.empty()) sizes = {1000, 10000};
+  if (setup.embedded && (setup.replicas > 1 || setup.store == "postgres")) {
+    std::cerr << "reins_load: --embedded runs one runtime in this process: no --replicas, and a store URL rather than `postgres`\n";
+    return 2;
+  }
   if (setup.replicas > 1 && setup.store != "postgres" && !setup.store.starts_with("postgres")) {
     std::cerr << "reins_load: replicas need a shared store: --store postgres or a postgres:// URL\n";
     return 2;
   }
   if (setup.store == "postgres") setup.postgres = testing::TestPostgres::StartOwn();
   if (setup.in_flight > 0) std::printf("turns run %d at a time: the first column is the turns run\n", setup.in_flight);
-  std::printf("model delay %d ms%s; %d reins serve replica(s) with default threads; store %s; loopback\n",
-              setup.delay_ms, setup.tools ? ", a tool call in every turn" : "", setup.replicas, setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
+  const std::string where = setup.embedded ? std::string("one runtime in this process")
+                                           : std::to_string(setup.replicas) + " reins serve replica(s) with default threads";
+  std::printf("model delay %d ms%s; %s; store %s; loopback\n", setup.delay_ms,
+              setup.tools ? ", a tool call in every turn" : "", where.c_str(),
+              setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
   std::printf("| in flight | ok | turns/s | added p50 ms | added p99 ms | peak RSS MiB | KiB per open session |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
-  for (int n : sizes) RunLoad(n, setup);
+  for (int n : sizes) {
+    if (setup.embedded) {
+      RunEmbedded(n, setup);
+    } else {
+      RunLoad(n, setup);
+    }
+  }
   return 0;
 }
