@@ -42,8 +42,8 @@ test-asan: deps
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 # The Release build of every bench target is profile-guided (scripts/release-build: an
-# instrumented build trained on the demo and benchmarks, then the optimised one);
-# REINS_PGO=off builds it without a profile.
+# instrumented build trained on the demo and a tool-calling load of its own,
+# scripts/pgo-train, then the optimised one); REINS_PGO=off builds it without a profile.
 bench: deps
 	@./scripts/release-build reins_bench reins_mcp_bench
 	@build-release/bench/reins_bench --benchmark_min_time=1
