@@ -147,7 +147,8 @@ std::string Question(int i, const Setup& setup) {
   return setup.tools ? kAsked[i % 3] : "Hello?";
 }
 
-void PrintRow(int n, const std::vector<double>& latency, double wall_s, long peak_kib, double kib_per_session,
+// Prints one row; false when a turn failed (each failure was said on stderr).
+bool PrintRow(int n, const std::vector<double>& latency, double wall_s, long peak_kib, double kib_per_session,
               const Setup& setup) {
   const int model_calls = setup.tools ? 2 : 1;
   std::vector<double> added;
@@ -157,10 +158,12 @@ void PrintRow(int n, const std::vector<double>& latency, double wall_s, long pea
   std::printf("| %6d | %5zu | %8.0f | %8.1f | %8.1f | %7.1f | %8.2f |\n", n, added.size(), static_cast<double>(added.size()) / wall_s,
               Percentile(added, 0.50), Percentile(added, 0.99), static_cast<double>(peak_kib) / 1024.0, kib_per_session);
   std::fflush(stdout);
+  return added.size() == latency.size();
 }
 
-// --embedded: sessions and turns through a Runtime of this process's own.
-void RunEmbedded(int n, const Setup& setup) {
+// --embedded: sessions and turns through a Runtime of this process's own. False when
+// anything failed.
+bool RunEmbedded(int n, const Setup& setup) {
   testing::MockUpstream upstream;
   const char* agent = ScriptModel(upstream, n, setup);
   Result<AgentConfig> config = LoadAgentConfigFile(agent);
@@ -172,7 +175,7 @@ void RunEmbedded(int n, const Setup& setup) {
   Result<Runtime*> runtime = host.ok() ? (*host)->StartRuntime(std::move(parts).value()) : Result<Runtime*>(host.status());
   if (!runtime.ok()) {
     std::cerr << "cannot start the runtime: " << runtime.status().message() << "\n";
-    return;
+    return false;
   }
   const long base_kib = StatusKiB(getpid(), "VmRSS:");
   std::vector<std::string> sessions(n);
@@ -180,7 +183,7 @@ void RunEmbedded(int n, const Setup& setup) {
     Result<std::string> id = (*runtime)->CreateSession();
     if (!id.ok()) {
       std::cerr << "cannot create a session: " << id.status().message() << "\n";
-      return;
+      return false;
     }
     sessions[i] = *std::move(id);
   }
@@ -207,10 +210,12 @@ void RunEmbedded(int n, const Setup& setup) {
   for (int w = 0; w < width; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
   io.run();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  PrintRow(n, latency, wall_s, StatusKiB(getpid(), "VmHWM:"), static_cast<double>(sessions_kib - base_kib) / n, setup);
+  return PrintRow(n, latency, wall_s, StatusKiB(getpid(), "VmHWM:"), static_cast<double>(sessions_kib - base_kib) / n,
+                  setup);
 }
 
-void RunLoad(int n, Setup& setup) {
+// False when anything failed.
+bool RunLoad(int n, Setup& setup) {
   testing::MockUpstream upstream;
   const char* agent = ScriptModel(upstream, n, setup);
   std::vector<std::string> args = {"--config", agent, "--rate", "1000000000", "--burst", "1000000000",
@@ -225,7 +230,7 @@ void RunLoad(int n, Setup& setup) {
     servers.push_back(std::make_unique<testing::ServerProcess>(args));
     if (servers.back()->port() == 0) {
       std::cerr << "reins serve did not start\n" << servers.back()->Log();
-      return;
+      return false;
     }
   }
   auto rss = [&](const char* field) {
@@ -255,9 +260,10 @@ void RunLoad(int n, Setup& setup) {
     return r;
   }, nullptr);
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  PrintRow(n, latency, wall_s, rss("VmHWM:"), static_cast<double>(sessions_kib - base_kib) / n, setup);
+  const bool ok = PrintRow(n, latency, wall_s, rss("VmHWM:"), static_cast<double>(sessions_kib - base_kib) / n, setup);
   for (auto& server : servers) server->Signal(SIGTERM);
   for (auto& server : servers) server->Wait();
+  return ok;
 }
 
 }  // namespace
@@ -305,12 +311,7 @@ int main(int argc, char** argv) {
               setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
   std::printf("| in flight | ok | turns/s | added p50 ms | added p99 ms | peak RSS MiB | KiB per open session |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
-  for (int n : sizes) {
-    if (setup.embedded) {
-      RunEmbedded(n, setup);
-    } else {
-      RunLoad(n, setup);
-    }
-  }
-  return 0;
+  bool all_ok = true;
+  for (int n : sizes) all_ok = (setup.embedded ? RunEmbedded(n, setup) : RunLoad(n, setup)) && all_ok;
+  return all_ok ? 0 : 1;
 }
