@@ -168,8 +168,9 @@ bool RunEmbedded(int n, const Setup& setup) {
   const char* agent = ScriptModel(upstream, n, setup);
   Result<AgentConfig> config = LoadAgentConfigFile(agent);
   auto clock = std::make_shared<SystemClock>();
-  const std::string store = setup.store.empty() ? "sqlite::memory:" : setup.store;
-  Result<RuntimeParts> parts = config.ok() ? MakeRuntimeParts(*config, store, clock) : Result<RuntimeParts>(config.status());
+  // An empty --store: the agent's own, as reins serve would open.
+  Result<RuntimeParts> parts = config.ok() ? MakeRuntimeParts(*config, setup.store, clock)
+                                           : Result<RuntimeParts>(config.status());
   Result<std::unique_ptr<AgentHost>> host = parts.ok() ? AgentHost::Start(*config, clock)
                                                        : Result<std::unique_ptr<AgentHost>>(parts.status());
   Result<Runtime*> runtime = host.ok() ? (*host)->StartRuntime(std::move(parts).value()) : Result<Runtime*>(host.status());
