@@ -138,6 +138,14 @@ HttpRequest HttpModel::NewHttpRequest(const ModelRequest& request, bool streamin
   for (HttpHeader& h : wire_->Headers(config_)) http.headers.push_back({std::move(h.name), std::move(h.value)});
   if (streaming) http.headers.push_back({"Accept", "text/event-stream"});
   http.body = wire_->BuildBody(config_, request, streaming);
+  // The request outlives the exchange (Complete awaits it), and the same request gives
+  // the same bytes: the client frees the body once sent and asks for it again only to
+  // send it once more. Two captures, so that std::function holds them without allocating.
+  if (streaming) {
+    http.body_again = [this, &request] { return wire_->BuildBody(config_, request, true); };
+  } else {
+    http.body_again = [this, &request] { return wire_->BuildBody(config_, request, false); };
+  }
   return http;
 }
 

@@ -12,10 +12,13 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <type_traits>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -38,6 +41,22 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+// For an operation that stays pending while a model thinks: allocated at its own size.
+// Asio's default (also for std::allocator) recycles the last blocks its thread freed,
+// and handed an 800-byte block of a finished write to a wait of 100 (docs/PERFORMANCE.md,
+// round 15).
+template <typename T>
+struct ExactAllocator {
+  using value_type = T;
+  ExactAllocator() = default;
+  template <typename U>
+  ExactAllocator(const ExactAllocator<U>& /*other*/) {}  // NOLINT: converting, as allocators are
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
+  void deallocate(T* p, size_t /*n*/) { ::operator delete(p); }
+  template <typename U>
+  bool operator==(const ExactAllocator<U>& /*other*/) const { return true; }
+};
+constexpr ExactAllocator<void> kExactSize;
 
 // The endpoint of a URL whose host is an address ("127.0.0.1", "::1"), none for a name.
 // Such a host needs no resolver: asio's runs getaddrinfo on a thread of its own, a
@@ -58,9 +77,11 @@ struct Connection {
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
-  // How many bytes the last response on this connection took, so that the next one is
-  // read in one call: left alone, the buffer stays at Beast's first read of 512 bytes,
-  // and a model's answer of 700 took two reads, each with its own timer (round 7).
+  // How many bytes the largest response on this connection took (up to 16 KB), so that
+  // the next one is read in one call: left alone, the buffer stays at Beast's first read
+  // of 512 bytes, and a model's answer of 700 took two reads, each with its own timer
+  // (round 7). The largest, not the last: the buffer is freed between responses, and a
+  // tool call and the answer after it differ in length.
   size_t read_hint = 0;
   Clock::time_point keep_until;  // while pooled: reused only before this
 
@@ -72,12 +93,15 @@ struct Connection {
 class Deadlines {
  public:
   explicit Deadlines(const HttpTimeouts& t) : t_(t), end_(Clock::now() + std::chrono::milliseconds(t.total_ms)) {}
-  void Arm(beast::tcp_stream& s, int phase_ms, const char* phase) {
+  // Sets the stream's deadline for the phase.
+  void Arm(beast::tcp_stream& s, int phase_ms, const char* phase) { s.expires_at(Begin(phase_ms, phase)); }
+  // The deadline of a phase whose timer is the caller's.
+  Clock::time_point Begin(int phase_ms, const char* phase) {
     auto phase_end = Clock::now() + std::chrono::milliseconds(phase_ms);
     total_is_shorter_ = end_ < phase_end;
     phase_ = phase;
     phase_ms_ = phase_ms;
-    s.expires_at(std::min(phase_end, end_));
+    return std::min(phase_end, end_);
   }
   std::string Describe() const {
     if (total_is_shorter_) return "total timeout of " + std::to_string(t_.total_ms) + " ms";
@@ -105,7 +129,11 @@ http::verb Verb(const std::string& method) {
 struct WireRequest {
   std::string head;
   std::string body;
+
+  std::array<asio::const_buffer, 2> Buffers() const { return {asio::buffer(head), asio::buffer(body)}; }
 };
+
+struct FirstByteTimer;
 
 // What an exchange sends, and to whom: built before it starts (HttpClient::Send, not a
 // coroutine) and kept on the heap, so that the frame of an exchange waiting on its
@@ -115,7 +143,13 @@ struct Outgoing {
   Url url;
   std::string what;  // "POST https://...", for errors
   std::string key;   // the pool's: origin and io_context, set when the exchange starts
-  WireRequest wire;  // kept whole: a retry on a fresh connection sends the same bytes
+  asio::any_io_executor executor;  // the exchange's, set when it starts
+  std::shared_ptr<FirstByteTimer> first_byte;  // from the request's last byte to the answer's head
+  // What a retry on a fresh connection sends again: the body is freed once written when
+  // body_again can build it again (body_bytes long, or the retry is given up).
+  WireRequest wire;
+  std::function<std::string()> body_again;
+  size_t body_bytes = 0;
   // A streamed exchange's callbacks (HttpClient::Stream); empty for HttpClient::Send.
   BodyChunkFn on_chunk;
   HeadersFn on_headers;
@@ -248,9 +282,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, const std::string& key, Deadlines& deadlines);
   // `self` keeps the pool alive while the exchange runs.
   Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
+  Task<Status> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines);
+  Task<Result<HttpResponse>> ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines, bool* reusable);
   template <typename AsyncStream>
-  Task<Result<HttpResponse>> Roundtrip(AsyncStream& stream, Connection& c, const Outgoing& out, Deadlines& deadlines,
-                                       bool* reusable, bool* got_bytes);
+  Task<Status> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines);
+  template <typename AsyncStream>
+  Task<Result<HttpResponse>> ReadResponse(AsyncStream& stream, Connection& c, const Outgoing& out, Deadlines& deadlines,
+                                          bool* reusable);
 };
 
 namespace {
@@ -330,6 +368,9 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   }
   if (cec == beast::error::timeout) co_return DeadlineExceeded("connect to " + url.Origin() + ": " + deadlines.Describe());
   if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
+  // A read that would wait returns at once instead (ReadResponse reads what has come).
+  if (c->plain) c->plain->socket().non_blocking(true, cec);
+  if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
   if (c->tls) {
     // SNI, and verification that the certificate names this host.
     if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
@@ -347,26 +388,100 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   co_return std::move(c);
 }
 
-template <typename AsyncStream>
-Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Connection& c, const Outgoing& out,
-                                                       Deadlines& deadlines, bool* reusable, bool* got_bytes) {
-  const HttpTimeouts& t = deadlines.timeouts();
-  const WireRequest& req = out.wire;
-  const std::string& what = out.what;
-  deadlines.Arm(c.lowest(), t.idle_ms, "send");
-  const std::array<asio::const_buffer, 2> whole = {asio::buffer(req.head), asio::buffer(req.body)};
-  auto [wec, written] = co_await asio::async_write(stream, whole, kNoThrow);
-  if (wec == beast::error::timeout) co_return DeadlineExceeded(what + ": " + deadlines.Describe());
-  if (wec) co_return Unavailable(what + ": sending the request failed: " + wec.message());
+namespace {
 
+// The first-byte deadline (SendRequest to ReadResponse's head): on the heap, shared
+// with the timer's handler, which may run after the deadline is over (it and the bytes
+// at once, the bytes' handler first).
+struct FirstByteTimer {
+  explicit FirstByteTimer(const asio::any_io_executor& executor) : timer(executor) {}
+  asio::steady_timer timer;
+  bool waiting = true;
+  bool timed_out = false;
+};
+
+// At `deadline`, cancels what waits on `socket` unless the wait is over. `executor` is
+// the waiting coroutine's, so that the handler never runs beside it.
+std::shared_ptr<FirstByteTimer> StartFirstByteTimer(const asio::any_io_executor& executor, tcp::socket& socket,
+                                                    Clock::time_point deadline) {
+  auto t = std::make_shared<FirstByteTimer>(executor);
+  t->timer.expires_at(deadline);
+  // The socket is touched only while the wait on it is on, so it is alive.
+  t->timer.async_wait(asio::bind_allocator(kExactSize, [t, &socket](boost::system::error_code ec) {
+    if (ec || !t->waiting) return;
+    t->timed_out = true;
+    boost::system::error_code ignored;
+    socket.cancel(ignored);
+  }));
+  return t;
+}
+
+// Ends the first-byte deadline: how the wait for the answer (or its head) went. Not in
+// a coroutine: the messages' temporaries would be in its frame.
+Status EndFirstByteWait(FirstByteTimer& t, boost::system::error_code waited, const Outgoing& out,
+                        const Deadlines& deadlines) {
+  t.waiting = false;
+  t.timer.cancel();
+  if (t.timed_out) return DeadlineExceeded(out.what + ": no response within the " + deadlines.Describe());
+  if (waited) return Unavailable(out.what + ": the connection closed before a response: " + waited.message());
+  return OkStatus();
+}
+
+Status SendFailed(boost::system::error_code ec, const Outgoing& out, const Deadlines& deadlines) {
+  if (ec == beast::error::timeout) return DeadlineExceeded(out.what + ": " + deadlines.Describe());
+  return Unavailable(out.what + ": sending the request failed: " + ec.message());
+}
+
+}  // namespace
+
+// Sends the request, then waits for the answer's first bytes with nothing allocated for
+// reading it: a model takes seconds to answer, and each of a thousand turns waiting on
+// one held a response parser, Beast's read operation, the connection's read buffer and
+// the request's body meanwhile (docs/PERFORMANCE.md, round 15). ReadResponse, a
+// coroutine of its own, reads the answer once it comes. One timer of the exchange's own
+// keeps the first-byte deadline over both (Beast's would be armed a second time).
+template <typename AsyncStream>
+Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines) {
+  deadlines.Arm(c.lowest(), deadlines.timeouts().idle_ms, "send");
+  auto [wec, written] = co_await asio::async_write(stream, out.wire.Buffers(), kNoThrow);
+  if (wec) co_return SendFailed(wec, out, deadlines);
+  if (out.body_again) {
+    out.wire.body.clear();
+    out.wire.body.shrink_to_fit();
+  }
+
+  c.lowest().expires_never();
+  const Clock::time_point first_byte_by = deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte");
+  out.first_byte = StartFirstByteTimer(out.executor, c.lowest().socket(), first_byte_by);
+  if (c.buffer.size() > 0) co_return OkStatus();  // bytes of the answer are here already
+  c.buffer.shrink_to_fit();                        // ReadResponse allocates it again, sized by read_hint
+  auto [waited] = co_await c.lowest().socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
+  if (!waited && !out.first_byte->timed_out) co_return OkStatus();
+  co_return EndFirstByteWait(*out.first_byte, waited, out, deadlines);
+}
+
+// Reads the answer whose first bytes have come (SendRequest): its head under the
+// first-byte deadline started there, then the body under the idle one between reads.
+template <typename AsyncStream>
+Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, Connection& c, const Outgoing& out,
+                                                          Deadlines& deadlines, bool* reusable) {
+  const HttpTimeouts& t = deadlines.timeouts();
+  const std::string& what = out.what;
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(options.max_response_bytes);
   c.buffer.reserve(c.buffer.size() + c.read_hint);
-  deadlines.Arm(c.lowest(), t.first_byte_ms, "first byte");
-  auto [hec, hn] = co_await http::async_read_header(stream, c.buffer, parser, kNoThrow);
-  if (hec == beast::error::timeout) co_return DeadlineExceeded(what + ": no response within the " + deadlines.Describe());
-  if (hec) co_return Unavailable(what + ": the connection closed before a response: " + hec.message());
-  *got_bytes = true;
+  // The head has come (SendRequest waited for it) and is usually whole: on a plain
+  // connection, whose socket never blocks, it is read and parsed here, without an
+  // asynchronous read whose completion is one more pass through the io_context.
+  boost::system::error_code hec = asio::error::would_block;
+  size_t hn = 0;
+  if constexpr (std::is_same_v<AsyncStream, beast::tcp_stream>) hn = http::read_header(stream, c.buffer, parser, hec);
+  if (hec == asio::error::would_block) {
+    auto [rest_ec, rest_n] = co_await http::async_read_header(stream, c.buffer, parser, kNoThrow);
+    hec = rest_ec;
+    hn += rest_n;
+  }
+  if (Status head = EndFirstByteWait(*out.first_byte, hec, out, deadlines); !head.ok()) co_return head;
 
   HttpResponse response;
   response.status = static_cast<int>(parser.get().result_int());
@@ -408,7 +523,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Roundtrip(AsyncStream& stream, Conn
     if (rec) co_return Aborted(what + ": the connection failed mid-response: " + rec.message());
   }
   *reusable = parser.keep_alive();
-  c.read_hint = std::min(consumed, kChunkBytes);
+  c.read_hint = std::max(c.read_hint, std::min(consumed, kChunkBytes));
   co_return response;
 }
 
@@ -423,17 +538,41 @@ Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_reque
                              " bytes) is larger than the cap of " + std::to_string(max_request_bytes));
   }
   REINS_ASSIGN_OR_RETURN(out->wire, BuildRequest(request, out->url));
+  out->body_again = std::move(request.body_again);
+  out->body_bytes = out->wire.body.size();
   return out;
 }
 
 Task<Result<HttpResponse>> Refused(Status why) { co_return why; }
 
+// The request's body again for a retry, when it was freed once written; false when it
+// cannot be had byte for byte (the retry is then given up).
+bool WholeAgain(Outgoing& out) {
+  if (out.wire.body.size() == out.body_bytes) return true;
+  out.wire.body = out.body_again();
+  return out.wire.body.size() == out.body_bytes;
+}
+
 }  // namespace
+
+// Plain functions that pick the stream to await (a coroutine of each for a plain and a
+// TLS connection), so that the exchange's frame holds one result of each, not two.
+Task<Status> HttpClient::Impl::SendOn(Connection& c, Outgoing& out, Deadlines& deadlines) {
+  if (c.tls) return SendRequest(*c.tls, c, out, deadlines);
+  return SendRequest(*c.plain, c, out, deadlines);
+}
+
+Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines,
+                                                    bool* reusable) {
+  if (c.tls) return ReadResponse(*c.tls, c, out, deadlines, reusable);
+  return ReadResponse(*c.plain, c, out, deadlines, reusable);
+}
 
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
                                                       HttpTimeouts timeouts) {
   // Connections belong to the io_context they were opened on.
-  auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
+  out->executor = co_await asio::this_coro::executor;
+  auto& context = asio::query(out->executor, asio::execution::context);
   out->key = out->url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
   Deadlines deadlines(timeouts);
 
@@ -443,17 +582,17 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     if (!c) {
       REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(out->url, out->key, deadlines));
     }
-    bool reusable = false, got_bytes = false;
     std::optional<Result<HttpResponse>> exchanged;
-    if (c->tls) {
-      exchanged.emplace(co_await Roundtrip(*c->tls, *c, *out, deadlines, &reusable, &got_bytes));
+    bool reusable = false;
+    if (Status sent = co_await SendOn(*c, *out, deadlines); sent.ok()) {
+      exchanged.emplace(co_await ReadOn(*c, *out, deadlines, &reusable));
     } else {
-      exchanged.emplace(co_await Roundtrip(*c->plain, *c, *out, deadlines, &reusable, &got_bytes));
+      exchanged.emplace(std::move(sent));
     }
     Result<HttpResponse>& r = *exchanged;
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
-    if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable) continue;
+    if (!r.ok() && pooled && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;
     if (r.ok() && reusable) GiveBack(&context, std::move(c), *r);
     co_return std::move(r);
   }

@@ -56,6 +56,12 @@ struct HttpRequest {
   std::vector<HttpHeaderField> headers;
   std::string body;  // sent with Content-Type: application/json unless a header says otherwise
   HttpTimeouts timeouts;
+  // Builds `body` again, byte for byte, for a caller that can (the model providers).
+  // The client then frees the body once it is written, instead of keeping it while the
+  // server thinks in case a reused connection turns out closed and the request must go
+  // out once more on a fresh one (docs/PERFORMANCE.md, round 15). Called at most once,
+  // while the exchange runs.
+  std::function<std::string()> body_again;
 };
 
 struct HttpResponse {

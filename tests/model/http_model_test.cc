@@ -242,6 +242,26 @@ TEST_P(HttpModelTest, RetriesAConnectionResetBeforeAnyByte) {
   EXPECT_EQ(r->text, "after reset");
 }
 
+// The client frees a request's body once written (the provider can build it again): a
+// kept-alive connection the server drops unanswered gets the same bytes on a fresh one.
+TEST_P(HttpModelTest, ResendsTheSameBodyWhenAReusedConnectionWasDropped) {
+  MockReply drop;
+  drop.close_without_reply = true;
+  up_.Enqueue(Whole({"first", {}}));
+  up_.Enqueue(drop);
+  up_.Enqueue(Whole({"second", {}}));
+  auto model = Model();
+  ASSERT_TRUE(Complete(*model, AskWeather(false)).ok());
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text, "second");
+  std::vector<testing::RecordedRequest> seen = up_.requests();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_FALSE(seen[1].body.empty());
+  EXPECT_EQ(seen[2].body, seen[1].body);
+  EXPECT_EQ(seen[2].body, seen[0].body);
+}
+
 TEST_P(HttpModelTest, AStreamCutMidwayFailsWithoutRetrying) {
   EnqueueACutStreamThenAnAnswer();
   auto model = Model();

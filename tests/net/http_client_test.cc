@@ -245,6 +245,42 @@ TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
   EXPECT_EQ(client.connections_opened(), 2);
 }
 
+// A caller that can build its body again lets the client free it once written; the
+// retry on a fresh connection then sends the body built again, and gives up (the
+// request is Unavailable) when that is not the same length as what was sent.
+TEST(HttpClient, ARetryAfterTheBodyWasFreedSendsItBuiltAgain) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(200, "{\"n\":1}"));
+  MockReply drop;
+  drop.close_without_reply = true;
+  up.Enqueue(drop);
+  up.Enqueue(MockUpstream::Json(200, "{\"n\":2}"));
+  up.Enqueue(drop);
+  HttpClient client;
+  int built = 0;
+  std::string second, third;
+  auto three = [&]() -> Task<void> {
+    (void)co_await client.Send(Post(up, "/x"));
+    HttpRequest again = Post(up, "/x", "{\"q\":2}");
+    again.body_again = [&] { return ++built, std::string("{\"q\":2}"); };
+    auto r = co_await client.Send(std::move(again));
+    second = r.ok() ? r->body : r.status().message();
+    HttpRequest changed = Post(up, "/x", "{\"q\":3}");
+    changed.body_again = [&] { return ++built, std::string("{\"q\":33}"); };
+    auto s = co_await client.Send(std::move(changed));
+    third = s.ok() ? s->body : StatusCodeName(s.status().code());
+  };
+  RunSync(three());
+  EXPECT_EQ(second, "{\"n\":2}");
+  EXPECT_EQ(third, "unavailable");
+  EXPECT_EQ(built, 2);
+  std::vector<testing::RecordedRequest> seen = up.requests();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[1].body, "{\"q\":2}");
+  EXPECT_EQ(seen[2].body, "{\"q\":2}");  // the retry, on a fresh connection
+  EXPECT_EQ(seen[3].body, "{\"q\":3}");
+}
+
 TEST(HttpClient, StreamsA2xxBodyAsItArrives) {
   MockUpstream up;
   up.Enqueue(MockUpstream::Sse({"data: one\n\n", "data: two\n\n", "data: [DONE]\n\n"}));
@@ -320,6 +356,32 @@ TEST(HttpClient, ASlowFirstByteTimesOut) {
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(r.status().message().find("first byte timeout of 100 ms"), std::string::npos) << r.status().message();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+}
+
+// The wait for the first byte runs on a timer of its own (no read is pending while the
+// server thinks): the shorter of the two deadlines ends it, and the connection it gave
+// up on is not pooled for the next request.
+TEST(HttpClient, AFirstByteWaitEndsAtTheTotalTimeoutWhenThatComesFirst) {
+  MockUpstream up;
+  MockReply slow = MockUpstream::Json(200, "{}");
+  slow.first_byte_delay_ms = 2000;
+  up.Enqueue(slow);
+  up.Enqueue(MockUpstream::Json(200, "{\"ok\":true}"));
+  HttpClient client;
+  HttpRequest req = Post(up, "/x");
+  req.timeouts.first_byte_ms = 5000;
+  req.timeouts.total_ms = 150;
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunSync(client.Send(req));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("total timeout of 150 ms"), std::string::npos) << r.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+
+  auto next = RunSync(client.Send(Post(up, "/y")));
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->body, "{\"ok\":true}");
+  EXPECT_EQ(client.connections_opened(), 2);
 }
 
 TEST(HttpClient, AnEndlessStreamStopsAtTheTotalTimeout) {
