@@ -11,6 +11,9 @@
 //   response was read.
 // - Timeouts: connect (resolve + TCP + TLS), first byte (request written → response
 //   headers), idle (between body reads), total (the whole exchange).
+// - While the server thinks, an exchange holds its connection, a timer and the request's
+//   head: the parser and the read buffer come with the answer's first bytes, and the
+//   body is freed once written when the caller can build it again (`body_again`).
 // - Caps: a request body over `max_request_bytes` is refused before anything is sent;
 //   a response over `max_response_bytes` is cut and reported.
 // - Cancellation: every operation honours Asio per-operation cancellation, so
