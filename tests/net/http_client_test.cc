@@ -226,13 +226,18 @@ TEST(HttpClient, OneConnectionReadsResponsesLargerAndSmallerThanTheLast) {
   EXPECT_EQ(client.connections_opened(), 1);
 }
 
-TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
-  MockUpstream up;
+// An answer ({"n":1}), then a request read and dropped unanswered, then {"n":2}.
+void EnqueueAnAnswerADropAndAnAnswer(MockUpstream& up) {
   up.Enqueue(MockUpstream::Json(200, "{\"n\":1}"));
   MockReply drop;
   drop.close_without_reply = true;
   up.Enqueue(drop);
   up.Enqueue(MockUpstream::Json(200, "{\"n\":2}"));
+}
+
+TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
+  MockUpstream up;
+  EnqueueAnAnswerADropAndAnAnswer(up);
   HttpClient client;
   std::string second;
   auto two = [&]() -> Task<void> {
@@ -250,11 +255,9 @@ TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
 // request is Unavailable) when that is not the same length as what was sent.
 TEST(HttpClient, ARetryAfterTheBodyWasFreedSendsItBuiltAgain) {
   MockUpstream up;
-  up.Enqueue(MockUpstream::Json(200, "{\"n\":1}"));
+  EnqueueAnAnswerADropAndAnAnswer(up);
   MockReply drop;
   drop.close_without_reply = true;
-  up.Enqueue(drop);
-  up.Enqueue(MockUpstream::Json(200, "{\"n\":2}"));
   up.Enqueue(drop);
   HttpClient client;
   int built = 0;
