@@ -32,6 +32,12 @@ size_t CappedChars(const Message& m, size_t cap) {
   return n;
 }
 
+size_t Budget(size_t max_chars, size_t fixed_chars) { return max_chars > fixed_chars ? max_chars - fixed_chars : 0; }
+
+// No message takes more than a share of the budget, whatever else is in the window: so
+// the cut depends on the message alone, never on how much history is held.
+size_t MessageCap(size_t budget) { return std::max(budget / kMessageShare, kMinMessageChars); }
+
 }  // namespace
 
 size_t ReachableStart(const std::vector<Message>& history, size_t max_chars) {
@@ -39,7 +45,7 @@ size_t ReachableStart(const std::vector<Message>& history, size_t max_chars) {
   // a message costs it at least budget/max_chars of what it costs at the widest cap: a
   // suffix over max_chars at the widest cap is over any call's budget, and FitContext
   // drops it. Whole turns are summed from the newest back until they are.
-  const size_t cap = std::max(max_chars / kMessageShare, kMinMessageChars);
+  const size_t cap = MessageCap(max_chars);
   size_t total = 0;
   size_t end = history.size();
   while (end > 0) {
@@ -71,22 +77,27 @@ std::string ContextWindow::Note() const {
   return note;
 }
 
+bool FitsWhole(const std::vector<Message>& history, size_t max_chars, size_t fixed_chars) {
+  const size_t budget = Budget(max_chars, fixed_chars);
+  const size_t cap = MessageCap(budget);
+  size_t total = 0;
+  for (const Message& m : history) {
+    if (m.text.size() > cap + kNoteChars) return false;
+    total += MessageChars(m);
+  }
+  return total <= budget;
+}
+
 ContextWindow FitContext(const std::vector<Message>& history, size_t current_turn_start, size_t max_chars,
                          size_t fixed_chars, bool older_left_out) {
   ContextWindow w;
   w.older_left_out = older_left_out;
-  const size_t budget = max_chars > fixed_chars ? max_chars - fixed_chars : 0;
-  // No message takes more than a share of the budget, whatever else is in the window:
-  // so the cut depends on the message alone, never on how much history is held.
-  size_t cap = std::max(budget / kMessageShare, kMinMessageChars);
-  size_t total = 0;
-  bool over_long = false;
-  for (const Message& m : history) {
-    total += MessageChars(m);
-    over_long = over_long || m.text.size() > cap + kNoteChars;
-  }
   w.messages = history;
-  if (total <= budget && !over_long) return w;
+  if (FitsWhole(history, max_chars, fixed_chars)) return w;
+  const size_t budget = Budget(max_chars, fixed_chars);
+  size_t cap = MessageCap(budget);
+  size_t total = 0;
+  for (const Message& m : history) total += MessageChars(m);
   current_turn_start = std::min(current_turn_start, history.size());
   // Every message is cut against its original, once per cap, and only when that
   // shortens it (the note has a length of its own).

@@ -30,6 +30,11 @@ struct ContextWindow {
   std::string Note() const;
 };
 
+// True when `history` goes to a call as it is: within the budget that `max_chars` leaves
+// besides `fixed_chars`, and no message over its share of it. FitContext then returns a
+// copy of it, and a model call may carry the history itself (pipeline/call_request.h).
+bool FitsWhole(const std::vector<Message>& history, size_t max_chars, size_t fixed_chars);
+
 // `history[current_turn_start..]` is the turn being run. `fixed_chars` is what the
 // call carries besides the history (system prompt, notes, page context).
 // `older_left_out`: the caller holds only part of the history (see ReachableStart).

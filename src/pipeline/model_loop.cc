@@ -29,26 +29,47 @@ ModelLoop::ModelLoop(const AgentConfig& config, const PolicyChain& policies, Mod
                      ModelProvider& audit_model, ChainExecutor& executor)
     : policies_(policies), model_(model), audit_model_(audit_model), executor_(executor), tools_(ToolSpecsOf(config)) {}
 
-ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
-                               std::shared_ptr<const std::vector<ToolSpec>> tools) {
+namespace {
+
+// What every request of a turn's call carries besides its messages.
+ModelRequest RequestHead(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                         std::shared_ptr<const std::vector<ToolSpec>> tools) {
   ModelRequest request;
   request.purpose = purpose;
   request.tool_choice = std::move(choice);
   request.turn = ctx.result.turn_number;
   request.user_text = ctx.user_text;
+  request.tools = std::move(tools);
+  return request;
+}
+
+}  // namespace
+
+CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                              std::shared_ptr<const std::vector<ToolSpec>> tools) {
+  CallRequest call(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
   std::string system = ctx.config.system_prompt;
   for (const std::string& note : ctx.system_notes) system += "\n\n" + note;
   if (!ctx.input.page_context.is_null()) {
     system += "\n\nPage context (what the user is looking at): " + ctx.input.page_context.dump();
   }
-  ContextWindow window = FitContext(ctx.history, ctx.history_base, ctx.config.max_context_chars,
-                                    system.size() + ContextWindow::kMaxNoteChars, ctx.older_history_left_out);
+  const size_t fixed_chars = system.size() + ContextWindow::kMaxNoteChars;
+  // The whole history, as it is: lent to the request rather than copied (CallRequest).
+  if (FitsWhole(ctx.history, ctx.config.max_context_chars, fixed_chars)) {
+    ContextWindow whole;
+    whole.older_left_out = ctx.older_history_left_out;
+    if (std::string note = whole.Note(); !note.empty()) system += "\n\n" + note;
+    call.Borrow(ctx.history, Message::System(std::move(system)));
+    return call;
+  }
+  ContextWindow window =
+      FitContext(ctx.history, ctx.history_base, ctx.config.max_context_chars, fixed_chars, ctx.older_history_left_out);
   if (std::string note = window.Note(); !note.empty()) system += "\n\n" + note;
-  request.messages.reserve(window.messages.size() + 1);
-  request.messages.push_back(Message::System(std::move(system)));
-  for (Message& m : window.messages) request.messages.push_back(std::move(m));
-  request.tools = std::move(tools);
-  return request;
+  std::vector<Message>& messages = call.request.messages;
+  messages.reserve(window.messages.size() + 1);
+  messages.push_back(Message::System(std::move(system)));
+  for (Message& m : window.messages) messages.push_back(std::move(m));
+  return call;
 }
 
 namespace {
@@ -135,8 +156,8 @@ Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpos
   if (!ctx.step_id.empty()) call["step"] = ctx.step_id;
   ctx.Emit("model.call", std::move(call));
   ++ctx.result.model_calls;
-  ModelRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
-  for (Message& m : extra) request.messages.push_back(std::move(m));
+  CallRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
+  for (Message& m : extra) request.request.messages.push_back(std::move(m));
   return Send(ctx, std::move(request), std::move(schema));
 }
 
@@ -145,8 +166,8 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
                                                 std::shared_ptr<const std::vector<ToolSpec>> tools) {
   ctx.Emit("model.call", CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_));
   ++ctx.result.model_calls;
-  ModelRequest request = BuildModelRequest(ctx, purpose, choice, std::move(tools));
-  request.messages = std::move(messages);
+  CallRequest request(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
+  request.request.messages = std::move(messages);
   return Send(ctx, std::move(request), std::move(schema));
 }
 
@@ -184,7 +205,8 @@ void Settle(Result<ModelResponse>& response) {
 
 }  // namespace
 
-Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema) {
+Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call, std::optional<Json> schema) {
+  ModelRequest& request = call.request;
   request.step_id = ctx.step_id;
   request.response_schema = std::move(schema);
   ModelProvider& model = request.purpose == Purpose::kAudit ? audit_model_ : model_;
@@ -197,12 +219,14 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, ModelRequest reque
     request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
   }
   Result<ModelResponse> response = co_await Exchange(ctx, model, request);
-  if (!response.ok()) co_return response;
-  if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));
-  if (Unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
-    co_await Repeat(ctx, model, request, stream, response);
+  if (response.ok()) {
+    if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));
+    if (Unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
+      co_await Repeat(ctx, model, request, stream, response);
+    }
+    Settle(response);
   }
-  Settle(response);
+  call.GiveBack();  // the history is the turn's again before its caller goes on
   co_return response;
 }
 

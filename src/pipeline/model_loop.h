@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/call_request.h"
 #include "pipeline/chain_executor.h"
 #include "turn/turn_phase.h"
 #include "reins/model_provider.h"
@@ -70,7 +71,7 @@ class ModelLoop {
   // One logical model call, recorded in the trace; the response is appended to history
   // by the caller.
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
-  Task<Result<ModelResponse>> Send(TurnContext& ctx, ModelRequest request, std::optional<Json> schema);
+  Task<Result<ModelResponse>> Send(TurnContext& ctx, CallRequest call, std::optional<Json> schema);
   Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request);
   // The request once more after an unfinished answer: `response` becomes the new one.
   Task<void> Repeat(TurnContext& ctx, ModelProvider& model, ModelRequest& request, ReplyStream* stream,
@@ -95,8 +96,9 @@ class ModelLoop {
 // The tools of `config` as the model sees them.
 std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& config);
 
-// The request for one model call: system prompt (+ page context) and the history.
-ModelRequest BuildModelRequest(const TurnContext& ctx, Purpose purpose, ToolChoice choice,
-                               std::shared_ptr<const std::vector<ToolSpec>> tools);
+// The request for one model call: system prompt (+ notes, page context) and the
+// history, lent to the request when all of it fits the context window (CallRequest).
+CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choice,
+                              std::shared_ptr<const std::vector<ToolSpec>> tools);
 
 }  // namespace reins

@@ -136,6 +136,25 @@ TEST(ReachableStart, TrimmingToItNeverChangesAWindow) {
   }
 }
 
+TEST(FitsWhole, IsTrueExactlyWhenTheWindowIsTheWholeHistoryUncut) {
+  // Differential: a history fits whole when FitContext would neither drop nor cut.
+  std::mt19937 rng(5);
+  int whole = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<Message> h;
+    const int turns = 1 + static_cast<int>(rng() % 12);
+    for (int n = 0; n < turns; ++n) AddTurn(h, n, rng() % 4 == 0 ? rng() % 20000 : rng() % 1500);
+    const size_t max_chars = 2000 + rng() % 60000;
+    const size_t fixed = rng() % (max_chars / 2);
+    ContextWindow w = FitContext(h, h.size(), max_chars, fixed);
+    const bool uncut = w.dropped_messages == 0 && w.truncated_messages == 0;
+    ASSERT_EQ(FitsWhole(h, max_chars, fixed), uncut) << "round " << round;
+    whole += uncut ? 1 : 0;
+  }
+  EXPECT_GT(whole, 30) << "both answers are exercised";
+  EXPECT_LT(whole, 270);
+}
+
 TEST(ReachableStart, KeepsEverythingWhileItFits) {
   std::vector<Message> h;
   for (int n = 0; n < 5; ++n) AddTurn(h, n, 100);

@@ -572,7 +572,8 @@ TEST_F(ContractTest, ARefusalAfterAQueuedWriteWithdrawsIt) {
 
 TEST_F(ContractTest, APausedAnswerGoesBackOnceWithWhatItSaidSoFar) {
   Build(kPlainAgent, R"([{"when": {"turn": 1, "last": "user"}, "text": "Searching the web... ", "finish": "paused"},
-                         {"when": {"turn": 1}, "text": "found it."}])", {});
+                         {"when": {"turn": 1}, "text": "found it."},
+                         {"when": {"turn": 2}, "text": "You're welcome."}])", {});
   auto r = Say("look it up");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->reply, "Searching the web... found it.");
@@ -580,6 +581,13 @@ TEST_F(ContractTest, APausedAnswerGoesBackOnceWithWhatItSaidSoFar) {
   const Message& last = recorder_->requests[1].messages.back();
   EXPECT_EQ(last.role, Role::kAssistant);
   EXPECT_EQ(last.text, "Searching the web... ");
+  // What was sent back was the request's alone: the history holds the whole answer once.
+  ASSERT_TRUE(Say("thanks").ok());
+  const std::vector<Message>& next = recorder_->requests[2].messages;
+  ASSERT_EQ(next.size(), 4u);
+  EXPECT_EQ(next[1].text, "look it up");
+  EXPECT_EQ(next[2].text, "Searching the web... found it.");
+  EXPECT_EQ(next[3].text, "thanks");
 }
 
 // ---- 17. An intent is satisfied by its request, across a clarification ---------------

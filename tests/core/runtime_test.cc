@@ -168,6 +168,35 @@ TEST_F(RuntimeTest, AFailedTurnLeavesNoUnansweredRequestInHistory) {
   EXPECT_EQ(sent[3].text, "second");
 }
 
+// Each call carries the whole history (lent to its request, pipeline/call_request.h),
+// and the history is whole again after every call: the next call and the next turn
+// see all of it, and nothing a call added.
+TEST_F(RuntimeTest, EveryCallSeesTheWholeHistoryAndLeavesItWhole) {
+  Build(R"([{"when": {"turn": 1, "last": "user"}, "tool_calls": [{"name": "note", "args": {}}]},
+            {"when": {"turn": 1, "last": "tool"}, "text": "Noted."},
+            {"when": {"turn": 2}, "text": "Still noted."}])",
+        {{"note", R"([{"result": {"success": true}}])"}});
+  ASSERT_EQ(Say("note this")->reply, "Noted.");
+  ASSERT_EQ(Say("and again")->reply, "Still noted.");
+  auto texts = [&](size_t request) {
+    std::vector<std::string> out;
+    for (const Message& m : recorder_->requests[request].messages) {
+      out.push_back(std::string(RoleName(m.role)) + ":" + (m.tool_calls.empty() ? m.text : m.tool_calls[0].name));
+    }
+    return out;
+  };
+  ASSERT_EQ(recorder_->requests.size(), 3u);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(texts(0), (V{"system:Be brief.", "user:note this"}));
+  ASSERT_EQ(texts(1).size(), 4u);
+  EXPECT_EQ(texts(1)[2], "assistant:note");
+  EXPECT_EQ(texts(1)[3].rfind("tool:", 0), 0u);
+  V second = texts(1);
+  second.push_back("assistant:Noted.");
+  second.push_back("user:and again");
+  EXPECT_EQ(texts(2), second);
+}
+
 TEST_F(RuntimeTest, AReusedIdempotencyKeyWithAnotherRequestIsRefused) {
   Build(R"([{"repeat": true, "text": "Hi."}])", {});
   TurnInput first;
