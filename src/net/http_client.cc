@@ -183,9 +183,14 @@ Result<WireRequest> BuildRequest(HttpRequest& r, const Url& url) {
   if (!r.body.empty() || verb == http::verb::post || verb == http::verb::put || verb == http::verb::options) {
     fields.push_back({"Content-Length", std::to_string(r.body.size())});
   }
+  // Its exact size: the head is kept as long as the answer is awaited (a retry sends it
+  // again), by every turn waiting on its model.
+  const std::string_view method = http::to_string(verb);
+  size_t head_bytes = method.size() + 1 + url.target.size() + sizeof(" HTTP/1.1\r\n") - 1 + 2;
+  for (const HttpHeaderField& f : fields) head_bytes += f.name.size() + 2 + f.value.size() + 2;
   WireRequest wire;
-  wire.head.reserve(64 + url.target.size() + 48 * fields.size());
-  wire.head += std::string_view(http::to_string(verb));
+  wire.head.reserve(head_bytes);
+  wire.head += method;
   wire.head += ' ';
   wire.head += url.target;
   wire.head += " HTTP/1.1\r\n";

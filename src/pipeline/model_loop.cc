@@ -122,11 +122,25 @@ void RecordFailure(TurnContext& ctx, Result<ModelResponse>& response) {
   ctx.Emit("model.error", {{"message", response.status().message()}});
 }
 
-// A call the turn had no time left for: failed before it was sent.
-Result<ModelResponse> RecordTooLate(TurnContext& ctx) {
-  Result<ModelResponse> late = TurnTimeout(ctx);
-  ctx.Emit("model.error", {{"message", late.status().message()}});
-  return late;
+// How an exchange went, in the trace.
+void Record(TurnContext& ctx, Result<ModelResponse>& response) {
+  if (!response.ok()) RecordFailure(ctx, response);
+  else RecordResponse(ctx, *response);
+}
+
+// The answer to a call that is not made.
+Task<Result<ModelResponse>> Unsent(Status why) { co_return why; }
+
+// One request to the model, its answer then recorded by the caller (Record). Not a
+// coroutine: the caller awaits the provider's own, and no frame of this one is held
+// while the model answers.
+Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
+  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) return Unsent(TurnTimeout(ctx));  // no time left to send it
+  // The provider is told its budget; one that keeps it gives up at it (HttpModel aborts
+  // the exchange). For any other, the turn stops waiting at the deadline whatever the
+  // provider does.
+  request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
+  return Bounded(ctx, model, request);
 }
 
 }  // namespace
@@ -171,18 +185,6 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
   return Send(ctx, std::move(request), std::move(schema));
 }
 
-Task<Result<ModelResponse>> ModelLoop::Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
-  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) co_return RecordTooLate(ctx);
-  // The provider is told its budget; one that keeps it gives up at it (HttpModel aborts
-  // the exchange). For any other, the turn stops waiting at the deadline whatever the
-  // provider does.
-  request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
-  Result<ModelResponse> response = co_await Bounded(ctx, model, request);
-  if (!response.ok()) RecordFailure(ctx, response);
-  else RecordResponse(ctx, *response);
-  co_return response;
-}
-
 namespace {
 
 // Cut off by the token limit, or paused, before any call: the answer is unfinished.
@@ -219,6 +221,7 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call, 
     request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
   }
   Result<ModelResponse> response = co_await Exchange(ctx, model, request);
+  Record(ctx, response);
   if (response.ok()) {
     if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));
     if (Unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
@@ -248,6 +251,7 @@ Task<void> ModelLoop::Repeat(TurnContext& ctx, ModelProvider& model, ModelReques
   ctx.Emit("model.call", std::move(call));
   ++ctx.result.model_calls;
   response = co_await Exchange(ctx, model, request);
+  Record(ctx, response);
   if (!response.ok()) co_return;
   response->text = so_far + response->text;
   if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));

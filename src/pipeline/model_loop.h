@@ -72,7 +72,6 @@ class ModelLoop {
   // by the caller.
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
   Task<Result<ModelResponse>> Send(TurnContext& ctx, CallRequest call, std::optional<Json> schema);
-  Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request);
   // The request once more after an unfinished answer: `response` becomes the new one.
   Task<void> Repeat(TurnContext& ctx, ModelProvider& model, ModelRequest& request, ReplyStream* stream,
                     Result<ModelResponse>& response);
