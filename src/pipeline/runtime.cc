@@ -316,6 +316,7 @@ struct Runtime::Impl {
     ReplicaClaim claim;                      // held to the turn's very end, its deferred calls included
     SessionState state_before;               // restored when the turn is refused or cannot be committed
     TurnContext ctx;
+    TurnPhaseMachine phase{ctx.result};             // the turn's status follows its phase
     std::function<void(const TraceEvent&)> stream;  // the caller's, when it streams
     std::vector<TraceEvent> held;                   // progress emitted before the turn was admitted
 
@@ -439,7 +440,7 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, std::unique_p
   Result<std::unique_ptr<Impl::TurnRun>> admitted = co_await impl_->Admit(session_id, std::move(input), arrived_ms);
   if (!admitted.ok()) co_return admitted.status();
   Impl::TurnRun& run = **admitted;
-  Status ran = co_await run.catalog->pipeline->Run(run.ctx);
+  Status ran = co_await run.catalog->pipeline->Run(run.ctx, run.phase);
   if (!ran.ok()) {
     run.RollBack();
     co_return ran;

@@ -424,32 +424,35 @@ std::optional<Status> TurnPipeline::Open(TurnContext& ctx, TurnPhaseMachine& pha
   return std::nullopt;
 }
 
-Task<Status> TurnPipeline::Run(TurnContext& ctx) {
-  TurnPhaseMachine phase(ctx.result);  // the turn's status follows its phase
+namespace {
+
+// The turn ended before its model was asked.
+Task<Status> Ended(Status status) { co_return status; }
+
+}  // namespace
+
+Task<Status> TurnPipeline::Run(TurnContext& ctx, TurnPhaseMachine& phase) {
   std::unique_ptr<Resumption> resumption;
-  if (std::optional<Status> ended = Open(ctx, phase, resumption)) co_return std::move(*ended);
+  if (std::optional<Status> ended = Open(ctx, phase, resumption)) return Ended(std::move(*ended));
   // Each mode in a coroutine of its own, and the resumed call in one that ends before
   // the model is asked: a frame holds every value it may ever hold (GCC keeps each
   // local and each awaited result), for as long as the turn waits on its model.
-  if (plan_mode_) {
-    co_await RunPlan(ctx, phase, std::move(resumption));
-  } else {
-    co_await RunLoop(ctx, phase, std::move(resumption));
-  }
-  co_return OkStatus();
+  if (plan_mode_) return RunPlan(ctx, phase, std::move(resumption));
+  return RunLoop(ctx, phase, std::move(resumption));
 }
 
-Task<void> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
+Task<Status> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
   if (resumption) {
     const bool ended = co_await ResumeFirst(ctx, phase, std::move(resumption));
-    if (ended) co_return;
+    if (ended) co_return OkStatus();
   }
   std::unique_ptr<LoopOutcome> outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
   co_await Finish(ctx, std::move(*outcome), phase, audit_on_);
   EndTurn(ctx, phase);
+  co_return OkStatus();
 }
 
-Task<void> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
+Task<Status> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption) {
   // The decided call of a paused step belongs to that step, whose loop concludes it.
   const bool in_plan = !ctx.session.pending_plan.empty();
   std::optional<ChainOutcome> replay;
@@ -458,11 +461,12 @@ Task<void> TurnPipeline::RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std:
     replay = co_await Resume(ctx, std::move(resumption));
   } else if (resumption) {
     const bool ended = co_await ResumeFirst(ctx, phase, std::move(resumption));
-    if (ended) co_return;
+    if (ended) co_return OkStatus();
   }
   LoopOutcome outcome = co_await plan_.Run(ctx, phase, std::move(replay));
   co_await Finish(ctx, std::move(outcome), phase, audit_on_);
   EndTurn(ctx, phase);
+  co_return OkStatus();
 }
 
 // The person decided on an approval, or answered a question a call asked mid-call: that

@@ -51,8 +51,10 @@ class TurnPipeline {
   TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model, const ToolRouter& tools);
 
   // Runs one turn in `ctx`. A non-OK Status means the input was refused before
-  // anything happened; otherwise ctx.result holds the outcome.
-  Task<Status> Run(TurnContext& ctx);
+  // anything happened; otherwise ctx.result holds the outcome. `phase` (over
+  // ctx.result) is the caller's and lives as long as the turn: Run is not a coroutine,
+  // and no frame of it is held while the turn waits on its model.
+  Task<Status> Run(TurnContext& ctx, TurnPhaseMachine& phase);
 
  private:
   // True when the gate ended the turn (blocked or cancelled).
@@ -75,8 +77,8 @@ class TurnPipeline {
   // After admission: the model loop, or the plan, to the turn's end; a resumption first.
   // `resumption` on the heap, handed on and freed once it ran, and Finish's `outcome` by
   // reference: in a frame they would sit for as long as the turn waits on its model.
-  Task<void> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
-  Task<void> RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
+  Task<Status> RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
+  Task<Status> RunPlan(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
   // Resume, then the loop's conclusion of the call's outcome; true when that ended the turn.
   Task<bool> ResumeFirst(TurnContext& ctx, TurnPhaseMachine& phase, std::unique_ptr<Resumption> resumption);
   std::optional<std::string> Preempt(TurnContext& ctx);
