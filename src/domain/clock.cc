@@ -42,8 +42,15 @@ Task<void> VirtualClock::Sleep(int64_t ms) {
   auto key = std::make_pair(now_ms_ + (ms > 0 ? ms : 0), next_seq_++);
   auto sleeper = std::make_shared<Sleeper>(co_await boost::asio::this_coro::executor);
   sleepers_.emplace(key, sleeper);
+  // Gone however the sleep ends (a no-op when the driver woke it): also when its
+  // coroutine is destroyed unfinished, its io_context gone, whose timer the driver must
+  // then never touch.
+  struct Leave {
+    decltype(sleepers_)& sleepers;
+    decltype(key) at;
+    ~Leave() { sleepers.erase(at); }
+  } leave{sleepers_, key};
   co_await sleeper->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-  sleepers_.erase(key);  // no-op when the driver woke us
 }
 
 void VirtualClock::RunVirtual(boost::asio::io_context& io) {

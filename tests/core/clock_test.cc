@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include "support/run_sync.h"
 
@@ -33,6 +36,23 @@ TEST(VirtualClockTest, ARaceEndsAtTheEarlierDeadlineAndCancelsTheOther) {
   };
   EXPECT_EQ(RunSync(body(), &clock), 1u);
   EXPECT_EQ(clock.NowMs(), 300);  // the cancelled 5 s sleep did not move time
+}
+
+TEST(VirtualClockTest, ASleepWhoseCoroutineIsDestroyedUnfinishedIsForgotten) {
+  VirtualClock clock(0);
+  {
+    boost::asio::io_context io;
+    auto sleep = [](VirtualClock& c) -> Task<void> { co_await c.Sleep(60000); };
+    boost::asio::co_spawn(io, sleep(clock), boost::asio::detached);
+    io.poll();
+  }  // the io_context goes with the sleep suspended in it
+  // The next run neither wakes nor waits for it: time moves to this sleep alone.
+  auto body = [&]() -> Task<int64_t> {
+    co_await clock.Sleep(100);
+    co_return clock.NowMs();
+  };
+  EXPECT_EQ(RunSync(body(), &clock), 100);
+  EXPECT_EQ(clock.NowMs(), 100) << "time never jumped to the forgotten sleep's deadline";
 }
 
 TEST(VirtualClockTest, ConcurrentSleepersWakeInDeadlineOrder) {
