@@ -177,6 +177,11 @@ struct Runtime::Impl {
     bool may_have_notices = true;
     // Turns older than `history` exist but no model call can include them any more.
     bool older_left_out = false;
+    // A turn on it ended neither committed nor rolled back (its coroutines were destroyed
+    // mid-way, their io_context gone): what it holds may differ from the store, and the
+    // next turn reads the session again. Set before that turn can start (the session's
+    // queue lets it go after).
+    bool unsettled = false;
 
     // Keeps only the history a model call may still see (ReachableStart).
     void Trim(size_t max_context_chars) {
@@ -245,19 +250,30 @@ struct Runtime::Impl {
     return lru.back().second;
   }
 
+  // Drops the cached copy of a session. Under mu.
+  void Forget(const std::string& session_id) {
+    auto it = sessions.find(session_id);
+    if (it == sessions.end()) return;
+    lru.erase(it->second);
+    sessions.erase(it);
+  }
+
   // Drops the cached copy of a session that another replica has moved on since
   // (`turn_count` is its version in the store).
   void ForgetIfStale(const std::string& session_id, int turn_count) {
     std::lock_guard lock(mu);
     auto it = sessions.find(session_id);
-    if (it == sessions.end() || it->second->second->turn_count == turn_count) return;
-    lru.erase(it->second);
-    sessions.erase(it);
+    if (it != sessions.end() && it->second->second->turn_count != turn_count) Forget(session_id);
   }
 
+  // The cached session; null when it is not cached, or when a turn on it was abandoned
+  // (CachedSession::unsettled), so that it is read from the store again.
   std::shared_ptr<CachedSession> Cached(const std::string& session_id) {
     std::lock_guard lock(mu);
-    return Touch(session_id);
+    std::shared_ptr<CachedSession> cached = Touch(session_id);
+    if (cached == nullptr || !cached->unsettled) return cached;
+    Forget(session_id);
+    return nullptr;
   }
 
   // Reads a session from the store (on the store's threads: it touches nothing else).
@@ -310,6 +326,11 @@ struct Runtime::Impl {
           claim(std::move(held)),
           state_before(session->state),
           ctx(catalog->config, clock, session->state, session->history) {}
+    TurnRun(const TurnRun&) = delete;
+    TurnRun& operator=(const TurnRun&) = delete;
+    ~TurnRun() {
+      if (!settled) session->unsettled = true;
+    }
 
     std::shared_ptr<Catalog> catalog;        // this turn's, to its end
     std::shared_ptr<CachedSession> session;  // worked on in place
@@ -320,9 +341,11 @@ struct Runtime::Impl {
     std::function<void(const TraceEvent&)> stream;  // the caller's, when it streams
     std::vector<TraceEvent> held;                   // progress emitted before the turn was admitted
 
+    bool settled = false;  // committed, or rolled back: the cached session is the store's
     void RollBack() {
       session->state = std::move(state_before);
       session->history.resize(ctx.history_base);
+      settled = true;
     }
     void Flush() {
       for (const TraceEvent& h : held) stream(h);
@@ -571,6 +594,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     // Keep the store's code: a lease moved by another writer is a conflict, not a crash.
     co_return Status(committed.code(), "the turn could not be stored: " + committed.message());
   }
+  run.settled = true;
   session.turn_count = record.result.turn_number;
   session.Trim(catalog.config.max_context_chars);
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.

@@ -4,6 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "support/runtime_harness.h"
 
 namespace reins {
@@ -195,6 +202,56 @@ TEST_F(RuntimeTest, EveryCallSeesTheWholeHistoryAndLeavesItWhole) {
   second.push_back("assistant:Noted.");
   second.push_back("user:and again");
   EXPECT_EQ(texts(2), second);
+}
+
+// A model that never answers its first call (it waits an hour on a timer of the turn's
+// own io_context), then passes every later call on.
+class HangsOnceModel final : public ModelProvider {
+ public:
+  explicit HangsOnceModel(std::shared_ptr<ModelProvider> then) : then_(std::move(then)) {}
+  std::string_view Name() const override { return "hangs-once"; }
+  Task<Result<ModelResponse>> Complete(const ModelRequest& request) override {
+    if (!waiting) {
+      waiting = true;
+      boost::asio::steady_timer hour(co_await boost::asio::this_coro::executor, std::chrono::hours(1));
+      co_await hour.async_wait(boost::asio::use_awaitable);
+    }
+    co_return co_await then_->Complete(request);
+  }
+  bool waiting = false;
+
+ private:
+  std::shared_ptr<ModelProvider> then_;
+};
+
+// A turn whose coroutines are destroyed while its model answers (its io_context went
+// away) was never stored: the next turn of the session sees nothing of it, though the
+// turn had added the person's message to the session's history and lent the history to
+// its model call.
+TEST_F(RuntimeTest, ATurnAbandonedWhileItsModelAnswersLeavesNothingBehind) {
+  std::shared_ptr<HangsOnceModel> model;
+  Build(R"([{"text": "Hello."}])", {}, "sqlite::memory:", [&](RuntimeParts& parts) {
+    model = std::make_shared<HangsOnceModel>(recorder_);
+    parts.model = model;
+  });
+  {
+    boost::asio::io_context io;
+    TurnInput first;
+    first.say = "first";
+    auto run = [](Runtime& runtime, std::string session, TurnInput in) -> Task<void> {
+      (void)co_await runtime.RunTurn(session, std::move(in));
+    };
+    boost::asio::co_spawn(io, run(*runtime_, session_, std::move(first)), boost::asio::detached);
+    for (int i = 0; i < 1000 && !model->waiting; ++i) io.poll();
+    ASSERT_TRUE(model->waiting);
+  }  // destroyed with the turn's coroutines suspended in it
+  auto r = Say("second");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(runtime_->store().LoadTurns(session_)->size(), 1u) << "the abandoned turn was never stored";
+  ASSERT_EQ(recorder_->requests.size(), 1u);
+  const std::vector<Message>& sent = recorder_->requests[0].messages;
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].text, "second");
 }
 
 TEST_F(RuntimeTest, AReusedIdempotencyKeyWithAnotherRequestIsRefused) {
