@@ -242,7 +242,7 @@ TEST_F(RuntimeTest, ATurnAbandonedWhileItsModelAnswersLeavesNothingBehind) {
       (void)co_await runtime.RunTurn(session, std::move(in));
     };
     boost::asio::co_spawn(io, run(*runtime_, session_, std::move(first)), boost::asio::detached);
-    for (int i = 0; i < 1000 && !model->waiting; ++i) io.poll();
+    for (int i = 0; i < 1000 && !model->waiting; ++i) io.run_one_for(std::chrono::milliseconds(10));
     ASSERT_TRUE(model->waiting);
   }  // destroyed with the turn's coroutines suspended in it
   auto r = Say("second");
