@@ -125,6 +125,7 @@ model:
     - { when: { turn: 1 }, text: Hello. }
     - { when: { turn: 3 }, text: Back again. }
 YAML
+rm -f "$dir/out" "$dir/log"  # the first server's line must not be read as this one's
 "$reins" serve --config "$dir/flaky.yaml" --listen 127.0.0.1:0 --store "sqlite:$dir/flaky.db" >"$dir/out" 2>"$dir/log" &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$dir/out" && break; sleep 0.05; done

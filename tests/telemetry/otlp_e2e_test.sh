@@ -19,6 +19,9 @@ collector=http://127.0.0.1:$(head -n 1 "$dir/receiver")
 
 # serve AGENT_ENV...: starts reins serve with the given environment; sets $base.
 serve() {
+  # The shell truncates the file in the background child: an earlier server's line
+  # must not be read as this one's.
+  rm -f "$dir/out" "$dir/log"
   env "$@" "$reins" serve --config tests/telemetry/agent.yaml --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
   server=$!
   pids+=($server)
