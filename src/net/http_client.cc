@@ -288,12 +288,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   // `self` keeps the pool alive while the exchange runs.
   Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
   Task<Status> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines);
-  Task<Result<HttpResponse>> ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines, bool* reusable);
+  // `got_bytes`: the answer's head came (the server had the request). `reusable`: the
+  // connection may serve another request.
+  Task<Result<HttpResponse>> ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines, bool* got_bytes,
+                                    bool* reusable);
   template <typename AsyncStream>
   Task<Status> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines);
   template <typename AsyncStream>
   Task<Result<HttpResponse>> ReadResponse(AsyncStream& stream, Connection& c, const Outgoing& out, Deadlines& deadlines,
-                                          bool* reusable);
+                                          bool* got_bytes, bool* reusable);
 };
 
 namespace {
@@ -469,7 +472,7 @@ Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, O
 // first-byte deadline started there, then the body under the idle one between reads.
 template <typename AsyncStream>
 Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, Connection& c, const Outgoing& out,
-                                                          Deadlines& deadlines, bool* reusable) {
+                                                          Deadlines& deadlines, bool* got_bytes, bool* reusable) {
   const HttpTimeouts& t = deadlines.timeouts();
   const std::string& what = out.what;
   http::response_parser<http::buffer_body> parser;
@@ -487,6 +490,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
     hn += rest_n;
   }
   if (Status head = EndFirstByteWait(*out.first_byte, hec, out, deadlines); !head.ok()) co_return head;
+  *got_bytes = true;
 
   HttpResponse response;
   response.status = static_cast<int>(parser.get().result_int());
@@ -568,9 +572,9 @@ Task<Status> HttpClient::Impl::SendOn(Connection& c, Outgoing& out, Deadlines& d
 }
 
 Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines,
-                                                    bool* reusable) {
-  if (c.tls) return ReadResponse(*c.tls, c, out, deadlines, reusable);
-  return ReadResponse(*c.plain, c, out, deadlines, reusable);
+                                                    bool* got_bytes, bool* reusable) {
+  if (c.tls) return ReadResponse(*c.tls, c, out, deadlines, got_bytes, reusable);
+  return ReadResponse(*c.plain, c, out, deadlines, got_bytes, reusable);
 }
 
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
@@ -588,16 +592,16 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
       REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(out->url, out->key, deadlines));
     }
     std::optional<Result<HttpResponse>> exchanged;
-    bool reusable = false;
+    bool got_bytes = false, reusable = false;
     if (Status sent = co_await SendOn(*c, *out, deadlines); sent.ok()) {
-      exchanged.emplace(co_await ReadOn(*c, *out, deadlines, &reusable));
+      exchanged.emplace(co_await ReadOn(*c, *out, deadlines, &got_bytes, &reusable));
     } else {
       exchanged.emplace(std::move(sent));
     }
     Result<HttpResponse>& r = *exchanged;
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
-    if (!r.ok() && pooled && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;
+    if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;
     if (r.ok() && reusable) GiveBack(&context, std::move(c), *r);
     co_return std::move(r);
   }

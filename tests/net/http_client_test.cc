@@ -438,6 +438,28 @@ TEST(HttpClient, ACallbackErrorStopsTheStream) {
   EXPECT_EQ(r.status().message(), "malformed chunk");
 }
 
+// The caller's own Unavailable from a stream (a provider's error event) on a reused
+// connection: bytes of the answer came, so the server had the request, and it is not
+// sent again on a fresh connection as a request the server never saw would be.
+TEST(HttpClient, AStreamTheCallerStopsOnAReusedConnectionIsNotSentAgain) {
+  MockUpstream up;
+  up.Enqueue(MockUpstream::Json(200, "{}"));
+  up.Enqueue(MockUpstream::Sse({"data: {\"error\":\"overloaded\"}\n\n"}));
+  up.Enqueue(MockUpstream::Json(200, "{}"));  // what a second try would be answered
+  HttpClient client;
+  std::optional<Result<HttpResponse>> streamed;
+  auto two = [&]() -> Task<void> {
+    (void)co_await client.Send(Post(up, "/x"));
+    streamed.emplace(co_await client.Stream(Post(up, "/s"), [](std::string_view) { return Unavailable("overloaded"); }));
+  };
+  RunSync(two());
+  ASSERT_TRUE(streamed.has_value());
+  ASSERT_FALSE(streamed->ok());
+  EXPECT_EQ(streamed->status().message(), "overloaded");
+  EXPECT_EQ(up.requests().size(), 2u) << "the stream's request went out once";
+  EXPECT_EQ(client.connections_opened(), 1);
+}
+
 TEST(HttpClient, ReportsRefusedConnectionsAndTlsFailures) {
   int dead_port = 0;
   {
