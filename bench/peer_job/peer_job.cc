@@ -257,6 +257,16 @@ Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) {
   return Checked(result, mock.RequestsSince(before), kWarmTurns + o.turns);
 }
 
+// The machine's floor (floor.cc): the job by a hand-written C++ loop, without and with
+// its SQLite commit, each kWarmTurns + `turns` turns.
+Json FloorCpu(const Options& o, Mock& mock, const std::string& dir) {
+  const Json before = mock.Stats();
+  ChildProcess run({REINS_PEER_JOB, "--floor", "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)},
+                   {}, "");
+  Json result = run.ReadJsonLine();
+  return Checked(result, mock.RequestsSince(before), 2 * (kWarmTurns + o.turns));
+}
+
 // A scratch directory for one measurement's store, removed afterwards.
 struct ScratchDir {
   ScratchDir() {
@@ -318,7 +328,7 @@ std::string Ratio(const Json& slower, const Json& faster, const char* key, bool 
   return text;
 }
 
-void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const Json& mem, const Json& scale,
+void PrintTable(const Json& floor, const Json& embedded, const Json& cpu, const Json& tput, const Json& mem, const Json& scale,
                 const Json& crash, const Json& node_cpu, const Json& node_tput, const Json& node_mem) {
   std::printf("\n| the peer job | CPU µs/turn | turns/s @%d | KiB per in-flight turn (%d on a %d ms model) |\n",
               kTputWidth, kMemTurns, kSlowModelMs);
@@ -331,6 +341,12 @@ void PrintTable(const Json& embedded, const Json& cpu, const Json& tput, const J
   std::printf("| bare Node loop / reins embedded | %s | | |\n", Ratio(node_cpu, embedded, "cpu_us_per_turn", false).c_str());
   std::printf("| bare Node loop / reins served | %s | %s | %s |\n", Ratio(node_cpu, cpu, "cpu_us_per_turn", false).c_str(),
               Ratio(node_tput, tput, "turns_per_s", true).c_str(), Ratio(node_mem, mem, "kib_per_turn", false).c_str());
+  if (floor.contains("cpu_us_per_turn") && embedded.contains("cpu_us_per_turn")) {
+    std::printf("\nfloor: the job by a hand-written C++ loop without governance (blocking socket, nlohmann) %.0f µs a "
+                "turn, %.0f µs with a SQLite commit per turn; reins embedded is %.2f× the latter\n",
+                floor["cpu_us_per_turn_without_store"].get<double>(), floor["cpu_us_per_turn"].get<double>(),
+                embedded["cpu_us_per_turn"].get<double>() / floor["cpu_us_per_turn"].get<double>());
+  }
   if (scale.contains("added_p99_ms")) {
     std::printf("\nscale: %d turns arriving over %d ms on a %d ms model: %s completed, added latency p50 %.1f ms, "
                 "p99 %.1f ms, max %.1f ms\n",
@@ -367,6 +383,7 @@ int RunAll(const Options& o) {
   for (; rep <= o.reps; ++rep) {  // interleaved: a drift of the machine touches every runtime alike
     if (o.Wants("cpu")) {
       run("reins embedded cpu", [&] { return Fresh(o, EmbeddedCpu); });
+      run("C++ floor cpu", [&] { return Fresh(o, FloorCpu); });
       run("reins served cpu", [&] { return Fresh(o, ServedCpu); });
       if (node) run("node cpu", [&] { Mock mock; return Node(o, "cpu", mock); });
     }
@@ -384,7 +401,7 @@ int RunAll(const Options& o) {
   for (const auto& [name, all] : runs) results[name] = Median(all);
   if (o.table) {
     auto r = [&](const char* name) { return results.value(name, Json::object()); };
-    PrintTable(r("reins embedded cpu"), r("reins served cpu"), r("reins served tput"), r("reins served mem"),
+    PrintTable(r("C++ floor cpu"), r("reins embedded cpu"), r("reins served cpu"), r("reins served tput"), r("reins served mem"),
                r("reins served scale"), r("reins served crash"), r("node cpu"), r("node tput"), r("node mem"));
   }
   for (const auto& [name, result] : results.items()) {
@@ -400,7 +417,7 @@ int main(int argc, char** argv) {
   using namespace reins::peer_job;
   Options o;
   std::string mock_url, dir;
-  bool embedded = false;
+  bool embedded = false, floor = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -418,6 +435,8 @@ int main(int argc, char** argv) {
       o.serve_args.push_back(next());
     } else if (a == "--embedded") {
       embedded = true;
+    } else if (a == "--floor") {
+      floor = true;
     } else if (a == "--mock") {
       mock_url = next();
     } else if (a == "--dir") {
@@ -430,5 +449,6 @@ int main(int argc, char** argv) {
   }
   RaiseFileLimit();
   if (embedded) return RunEmbedded(mock_url, dir, o.turns);
+  if (floor) return RunFloor(mock_url, dir, o.turns);
   return RunAll(o);
 }

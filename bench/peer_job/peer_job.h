@@ -1,4 +1,5 @@
-// The peer job's driver (peer_job.cc) and its embedded run (embedded.cc).
+// The peer job's driver (peer_job.cc), its embedded run (embedded.cc) and the C++ floor
+// (floor.cc).
 #pragma once
 
 #include <string>
@@ -9,5 +10,10 @@ inline constexpr int kWarmTurns = 300;  // before any measurement: caches, pools
 
 // Runs the job embedded: kWarmTurns, then `turns` measured; prints one JSON line.
 int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns);
+
+// Runs the job as a hand-written C++ loop without governance, the machine's floor
+// (floor.cc): kWarmTurns and `turns` measured, without and then with a SQLite commit per
+// turn; prints one JSON line.
+int RunFloor(const std::string& mock_url, const std::string& dir, int turns);
 
 }  // namespace reins::peer_job
