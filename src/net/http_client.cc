@@ -29,6 +29,7 @@
 
 #include "domain/text.h"
 #include "net/url.h"
+#include "net/write_now.h"
 
 namespace reins {
 namespace {
@@ -440,6 +441,20 @@ Status SendFailed(boost::system::error_code ec, const Outgoing& out, const Deadl
   return Unavailable(out.what + ": sending the request failed: " + ec.message());
 }
 
+// What the socket did not take at once (WriteNow; all of it on a TLS connection),
+// under the send timeout. A coroutine of its own: its buffers are not kept in the frame
+// of the exchange, which waits on the model.
+template <typename AsyncStream>
+Task<Status> WriteRest(AsyncStream& stream, beast::tcp_stream& lowest, const Outgoing& out, Deadlines& deadlines,
+                       size_t sent) {
+  deadlines.Arm(lowest, deadlines.timeouts().idle_ms, "send");
+  beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(out.wire.Buffers());
+  rest.consume(sent);
+  auto [ec, written] = co_await asio::async_write(stream, rest, kNoThrow);
+  if (ec) co_return SendFailed(ec, out, deadlines);
+  co_return OkStatus();
+}
+
 }  // namespace
 
 // Sends the request, then waits for the answer's first bytes with nothing allocated for
@@ -450,9 +465,12 @@ Status SendFailed(boost::system::error_code ec, const Outgoing& out, const Deadl
 // keeps the first-byte deadline over both (Beast's would be armed a second time).
 template <typename AsyncStream>
 Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines) {
-  deadlines.Arm(c.lowest(), deadlines.timeouts().idle_ms, "send");
-  auto [wec, written] = co_await asio::async_write(stream, out.wire.Buffers(), kNoThrow);
-  if (wec) co_return SendFailed(wec, out, deadlines);
+  // A plain connection's socket never blocks: the request usually goes whole here.
+  size_t sent = 0;
+  if constexpr (std::is_same_v<AsyncStream, beast::tcp_stream>) sent = WriteNow(c.lowest().socket(), out.wire.Buffers());
+  if (sent < out.wire.head.size() + out.wire.body.size()) {
+    if (Status rest = co_await WriteRest(stream, c.lowest(), out, deadlines, sent); !rest.ok()) co_return rest;
+  }
   if (out.body_again) {
     out.wire.body.clear();
     out.wire.body.shrink_to_fit();
@@ -512,8 +530,16 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
   while (!parser.is_done()) {
     parser.get().body().data = buf.get();
     parser.get().body().size = chunk_bytes;
-    deadlines.Arm(c.lowest(), t.idle_ms, "idle");
-    auto [rec, rn] = co_await http::async_read_some(stream, c.buffer, parser, kNoThrow);
+    // As the head: what has come is read here, and only a wait goes through the io_context.
+    boost::system::error_code rec = asio::error::would_block;
+    size_t rn = 0;
+    if constexpr (std::is_same_v<AsyncStream, beast::tcp_stream>) rn = http::read_some(stream, c.buffer, parser, rec);
+    if (rec == asio::error::would_block) {
+      deadlines.Arm(c.lowest(), t.idle_ms, "idle");
+      auto [aec, an] = co_await http::async_read_some(stream, c.buffer, parser, kNoThrow);
+      rec = aec;
+      rn += an;
+    }
     consumed += rn;
     if (rec == http::error::need_buffer) rec = {};
     size_t got = chunk_bytes - parser.get().body().size;

@@ -27,6 +27,7 @@
 
 #include "domain/text.h"
 #include "net/io_threads.h"
+#include "net/write_now.h"
 #include "reins/json.h"
 #include "server/request_head.h"
 
@@ -121,8 +122,11 @@ class ConnectionResponse final : public ServerResponse {
     const std::string head = ResponseHead(status, content_type, headers, keep_alive_, body.size());
     const std::array<asio::const_buffer, 2> whole = {asio::buffer(head), asio::buffer(body)};
     status_ = status;
+    beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(whole);
+    rest.consume(WriteNow(stream_.socket(), whole));
+    if (beast::buffer_bytes(rest) == 0) co_return;
     stream_.expires_after(std::chrono::milliseconds(kWriteTimeoutMs));
-    auto [ec, n] = co_await asio::async_write(stream_, whole, kNoThrow);
+    auto [ec, n] = co_await asio::async_write(stream_, rest, kNoThrow);
     if (ec) keep_alive_ = false;
   }
 
@@ -174,8 +178,10 @@ class ConnectionResponse final : public ServerResponse {
  private:
   Task<Status> Write(std::string bytes) {
     if (gone_) co_return Unavailable("the client went away");
+    const size_t sent = WriteNow(stream_.socket(), asio::buffer(bytes));
+    if (sent == bytes.size()) co_return OkStatus();
     stream_.expires_after(std::chrono::milliseconds(kWriteTimeoutMs));
-    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(bytes), kNoThrow);
+    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(bytes) + sent, kNoThrow);
     if (ec) {
       gone_ = true;
       co_return Unavailable("the client went away: " + ec.message());
@@ -322,6 +328,8 @@ Task<void> HttpServer::Impl::Serve(tcp::socket socket, tcp::endpoint peer) {
   }
   beast::error_code ignored;
   std::string remote = peer.address().to_string() + ":" + std::to_string(peer.port());
+  // Non-blocking, so that an answer is written at once (WriteNow) where the socket takes it.
+  socket.non_blocking(true, ignored);
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   while (!stopping && co_await ServeOne(stream, buffer, id, remote)) {

@@ -226,6 +226,29 @@ TEST(HttpClient, OneConnectionReadsResponsesLargerAndSmallerThanTheLast) {
   EXPECT_EQ(client.connections_opened(), 1);
 }
 
+// A request goes into the socket at once where it fits (WriteNow), and what does not fit
+// (a body larger than the socket's buffer) follows asynchronously: every byte arrives,
+// in order, on each request of a kept-alive connection.
+TEST(HttpClient, SendsARequestLargerThanTheSocketTakesAtOnceWhole) {
+  std::string large(6u << 20, 'x');  // more than a loopback socket takes at once (about 4 MB)
+  for (size_t i = 0; i < large.size(); i += 4096) large[i] = static_cast<char>('a' + (i / 4096) % 26);
+  const std::vector<std::string> bodies = {"{}", large, "[1]", large};
+  MockUpstream up;
+  for (size_t i = 0; i < bodies.size(); ++i) up.Enqueue(MockUpstream::Json(200, "{}"));
+  HttpClient client;
+  auto all = [&]() -> Task<void> {
+    for (const std::string& body : bodies) {
+      Result<HttpResponse> r = co_await client.Send(Post(up, "/x", body));
+      EXPECT_TRUE(r.ok()) << r.status().message();
+    }
+  };
+  RunSync(all());
+  const std::vector<testing::RecordedRequest> seen = up.requests();
+  ASSERT_EQ(seen.size(), bodies.size());
+  for (size_t i = 0; i < bodies.size(); ++i) EXPECT_TRUE(seen[i].body == bodies[i]) << "request " << i;
+  EXPECT_EQ(client.connections_opened(), 1);
+}
+
 // An answer ({"n":1}), then a request read and dropped unanswered, then {"n":2}.
 void EnqueueAnAnswerADropAndAnAnswer(MockUpstream& up) {
   up.Enqueue(MockUpstream::Json(200, "{\"n\":1}"));
