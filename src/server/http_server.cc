@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <tuple>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -385,7 +386,11 @@ Task<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream, beast::flat_
     auto [wec, wn] = co_await asio::async_write(stream, interim, kNoThrow);
     if (wec) co_return false;
   }
-  auto [bec, bn] = co_await http::async_read(stream, buffer, *parser, kNoThrow);
+  // The body has usually come with the head: read here (the socket never blocks), and
+  // only a wait for the rest goes through the io_context.
+  beast::error_code bec;
+  http::read(stream, buffer, *parser, bec);
+  if (bec == asio::error::would_block) std::tie(bec, std::ignore) = co_await http::async_read(stream, buffer, *parser, kNoThrow);
   if (bec) co_return co_await Refuse(stream, RefusalOfRead(bec, options.max_body_bytes, /*body=*/true));
   // The connection's read buffer is freed while the request is handled (a turn waits on
   // its model for seconds); the next request's read allocates it again. Bytes of a
