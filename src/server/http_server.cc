@@ -329,7 +329,8 @@ Task<void> HttpServer::Impl::Serve(tcp::socket socket, tcp::endpoint peer) {
   }
   beast::error_code ignored;
   std::string remote = peer.address().to_string() + ":" + std::to_string(peer.port());
-  // Non-blocking, so that an answer is written at once (WriteNow) where the socket takes it.
+  // Non-blocking: an answer goes into the socket at once where it fits (WriteNow), and a
+  // body that came with its head is read at once (ReadRequest), without a wait.
   socket.non_blocking(true, ignored);
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
