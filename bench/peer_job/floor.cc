@@ -167,16 +167,21 @@ std::string Turn(Connection& model, TurnLog* log) {
   return "";
 }
 
-// `turns` turns after the warm-up; CPU µs per turn, or a negative number when one failed.
+// `turns` turns after the warm-up; CPU µs per turn, or a negative number when one failed
+// (an answer without the fields the job's answers have among them).
 double Measure(Connection& model, TurnLog* log, int turns) {
-  for (int i = 0; i < kWarmTurns; ++i) {
-    if (Turn(model, log) != kAnswer) return -1;
+  try {
+    for (int i = 0; i < kWarmTurns; ++i) {
+      if (Turn(model, log) != kAnswer) return -1;
+    }
+    const double before = CpuSeconds();
+    for (int i = 0; i < turns; ++i) {
+      if (Turn(model, log) != kAnswer) return -1;
+    }
+    return (CpuSeconds() - before) * 1e6 / turns;
+  } catch (const nlohmann::json::exception&) {
+    return -1;
   }
-  const double before = CpuSeconds();
-  for (int i = 0; i < turns; ++i) {
-    if (Turn(model, log) != kAnswer) return -1;
-  }
-  return (CpuSeconds() - before) * 1e6 / turns;
 }
 
 }  // namespace

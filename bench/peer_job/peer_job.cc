@@ -1,5 +1,6 @@
 // reins_peer_job: the peer job (bench/peer_job/README.md) run by reins, embedded and
-// served, and by a bare Node loop of our own, against the same mock, in one run. Each
+// served, by a bare Node loop of our own and by a hand-written C++ loop without
+// governance (the machine's floor), against the same mock, in one run. Each
 // measurement runs in a fresh process and prints one JSON line; `--table` prints the
 // figures side by side with their ratios (what `make bench-peers` shows).
 //
