@@ -2,8 +2,6 @@
 // process, the way a team embeds the runtime in a service of its own. Its CPU per turn
 // is everything the process spends (getrusage: every thread), the model's HTTP
 // exchanges and the SQLite commits included.
-#include <sys/resource.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -20,13 +18,6 @@
 
 namespace reins::peer_job {
 namespace {
-
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return s(usage.ru_utime) + s(usage.ru_stime);
-}
 
 Task<Status> RunTurns(Runtime& runtime, int n) {
   for (int i = 0; i < n; ++i) {
@@ -62,9 +53,9 @@ int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns) 
                                                        : Result<std::unique_ptr<AgentHost>>(parts.status());
   Result<Runtime*> runtime = host.ok() ? (*host)->StartRuntime(std::move(parts).value()) : Result<Runtime*>(host.status());
   Status ran = runtime.ok() ? Run(**runtime, kWarmTurns) : runtime.status();
-  const double before = CpuSeconds();
+  const double before = OwnCpuSeconds();
   if (ran.ok()) ran = Run(**runtime, turns);
-  const double cpu = CpuSeconds() - before;
+  const double cpu = OwnCpuSeconds() - before;
   if (!ran.ok()) {
     std::cout << Json{{"runtime", "reins embedded"}, {"error", ran.message()}}.dump() << std::endl;
     return 1;

@@ -9,7 +9,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sqlite3.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,13 +29,6 @@ namespace reins::peer_job {
 namespace {
 
 using Json = nlohmann::json;
-
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return s(usage.ru_utime) + s(usage.ru_stime);
-}
 
 // One HTTP/1.1 keep-alive connection to the mock, blocking.
 class Connection {
@@ -174,11 +166,11 @@ double Measure(Connection& model, TurnLog* log, int turns) {
     for (int i = 0; i < kWarmTurns; ++i) {
       if (Turn(model, log) != kAnswer) return -1;
     }
-    const double before = CpuSeconds();
+    const double before = OwnCpuSeconds();
     for (int i = 0; i < turns; ++i) {
       if (Turn(model, log) != kAnswer) return -1;
     }
-    return (CpuSeconds() - before) * 1e6 / turns;
+    return (OwnCpuSeconds() - before) * 1e6 / turns;
   } catch (const nlohmann::json::exception&) {
     return -1;
   }

@@ -21,8 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-
 #include "peer_job/child_process.h"
 #include "peer_job/job_client.h"
 #include "peer_job/peer_job.h"
@@ -122,14 +120,6 @@ Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
   const double cpu = server.process.CpuSeconds() - cpu0;
   return Checked(Json{{"runtime", "reins served"}, {"mode", "cpu"}, {"turns", o.turns}, {"cpu_us_per_turn", cpu * 1e6 / o.turns}},
                  mock.RequestsSince(before), o.turns);
-}
-
-// This process's CPU (the load generator's), every thread.
-double OwnCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {

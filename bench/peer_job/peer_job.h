@@ -2,11 +2,21 @@
 // (floor.cc).
 #pragma once
 
+#include <sys/resource.h>
+
 #include <string>
 
 namespace reins::peer_job {
 
 inline constexpr int kWarmTurns = 300;  // before any measurement: caches, pools, allocator
+
+// This process's CPU time so far, user and system, every thread (getrusage).
+inline double OwnCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 // Runs the job embedded: kWarmTurns, then `turns` measured; prints one JSON line.
 int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns);
