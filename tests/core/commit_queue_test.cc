@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -98,6 +101,41 @@ TEST_P(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatu
   io.run();
   EXPECT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(spy.batches, (std::vector<size_t>{3, 1}));
+}
+
+// A turn that commits again as soon as its first commit resumes it joins a batch of its
+// own, and the turns after it in the first batch still get theirs, in order.
+TEST_P(CommitQueueTest, ATurnThatCommitsAgainAsItIsResumedStartsTheNextBatch) {
+  std::unique_ptr<SqliteStore> sqlite = SqliteStore::Open(":memory:").value();
+  BatchSpy spy(*sqlite);
+  for (const char* id : {"s1", "s2"}) {
+    SessionRecord s;
+    s.id = id;
+    ASSERT_TRUE(spy.CreateSession(s).ok());
+  }
+  StoreCalls calls(spy, GetParam());
+  CommitQueue queue(calls);
+  boost::asio::io_context io;
+  TurnRecord first = Turn("s1", "t1"), again = Turn("s1", "t2"), other = Turn("s2", "t3");
+  again.result.turn_number = 2;
+  Status first_status = Internal("not run"), again_status = Internal("not run"), other_status = Internal("not run");
+  std::vector<std::string> order;
+  boost::asio::co_spawn(io, [&]() -> Task<void> {
+    first_status = co_await queue.Commit(first);
+    order.push_back("t1");
+    again_status = co_await queue.Commit(again);
+    order.push_back("t2");
+  }, boost::asio::detached);
+  boost::asio::co_spawn(io, [&]() -> Task<void> {
+    other_status = co_await queue.Commit(other);
+    order.push_back("t3");
+  }, boost::asio::detached);
+  io.run();
+  EXPECT_TRUE(first_status.ok()) << first_status.message();
+  EXPECT_TRUE(again_status.ok()) << again_status.message();
+  EXPECT_TRUE(other_status.ok()) << other_status.message();
+  EXPECT_EQ(spy.batches, (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(order, (std::vector<std::string>{"t1", "t3", "t2"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, CommitQueueTest, ::testing::Values(0, 2),
