@@ -66,20 +66,26 @@ TurnRecord Turn(const std::string& session, const std::string& id) {
   return t;
 }
 
-// Inline (a one-process store) and on the store's own threads (a shared store).
-class CommitQueueTest : public ::testing::TestWithParam<int> {};
+// A queue over a store holding sessions s1 and s2, written inline (a one-process store)
+// or on the store's own threads (a shared store).
+class CommitQueueTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    for (const char* id : {"s1", "s2"}) {
+      SessionRecord s;
+      s.id = id;
+      ASSERT_TRUE(spy.CreateSession(s).ok());
+    }
+  }
+
+  std::unique_ptr<SqliteStore> sqlite = SqliteStore::Open(":memory:").value();
+  BatchSpy spy{*sqlite};
+  StoreCalls calls{spy, GetParam()};
+  CommitQueue queue{calls};
+  boost::asio::io_context io;
+};
 
 TEST_P(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatus) {
-  std::unique_ptr<SqliteStore> sqlite = SqliteStore::Open(":memory:").value();
-  BatchSpy spy(*sqlite);
-  for (const char* id : {"s1", "s2"}) {
-    SessionRecord s;
-    s.id = id;
-    ASSERT_TRUE(spy.CreateSession(s).ok());
-  }
-  StoreCalls calls(spy, GetParam());
-  CommitQueue queue(calls);
-  boost::asio::io_context io;
   std::vector<TurnRecord> turns = {Turn("s1", "t1"), Turn("nope", "t2"), Turn("s2", "t3")};
   std::vector<Status> statuses(turns.size(), Internal("not run"));
   for (size_t i = 0; i < turns.size(); ++i) {
@@ -106,16 +112,6 @@ TEST_P(CommitQueueTest, TurnsThatFinishTogetherCommitInOneBatchWithTheirOwnStatu
 // A turn that commits again as soon as its first commit resumes it joins a batch of its
 // own, and the turns after it in the first batch still get theirs, in order.
 TEST_P(CommitQueueTest, ATurnThatCommitsAgainAsItIsResumedStartsTheNextBatch) {
-  std::unique_ptr<SqliteStore> sqlite = SqliteStore::Open(":memory:").value();
-  BatchSpy spy(*sqlite);
-  for (const char* id : {"s1", "s2"}) {
-    SessionRecord s;
-    s.id = id;
-    ASSERT_TRUE(spy.CreateSession(s).ok());
-  }
-  StoreCalls calls(spy, GetParam());
-  CommitQueue queue(calls);
-  boost::asio::io_context io;
   TurnRecord first = Turn("s1", "t1"), again = Turn("s1", "t2"), other = Turn("s2", "t3");
   again.result.turn_number = 2;
   Status first_status = Internal("not run"), again_status = Internal("not run"), other_status = Internal("not run");
