@@ -1,7 +1,10 @@
 // The peer job embedded: a C++ program that links reins and runs the job in its own
 // process, the way a team embeds the runtime in a service of its own. Its CPU per turn
 // is everything the process spends (getrusage: every thread), the model's HTTP
-// exchanges and the SQLite commits included.
+// exchanges and the SQLite commits included. Each turn begins its own session
+// (Runtime::StartSession: the session written in the turn's commit), or, with
+// `create_first`, follows a CreateSession of its own, as the server's clients do and as
+// this program did up to round 17 (docs/PERFORMANCE.md).
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -19,23 +22,30 @@
 namespace reins::peer_job {
 namespace {
 
-Task<Status> RunTurns(Runtime& runtime, int n) {
+Task<Result<TurnResult>> RunOne(Runtime& runtime, bool create_first) {
+  TurnInput input;
+  input.say = kQuestion;
+  if (create_first) {
+    REINS_CO_ASSIGN_OR_RETURN(std::string session, runtime.CreateSession());
+    co_return co_await runtime.RunTurn(session, std::move(input));
+  }
+  REINS_CO_ASSIGN_OR_RETURN(StartedSession started, co_await runtime.StartSession(std::move(input)));
+  co_return std::move(started.turn);
+}
+
+Task<Status> RunTurns(Runtime& runtime, int n, bool create_first) {
   for (int i = 0; i < n; ++i) {
-    Result<std::string> session = runtime.CreateSession();
-    if (!session.ok()) co_return session.status();
-    TurnInput input;
-    input.say = kQuestion;
-    Result<TurnResult> turn = co_await runtime.RunTurn(*session, std::move(input));
+    Result<TurnResult> turn = co_await RunOne(runtime, create_first);
     if (!turn.ok()) co_return turn.status();
     if (turn->reply != kAnswer) co_return Internal("the reply was \"" + turn->reply + "\"");
   }
   co_return OkStatus();
 }
 
-Status Run(Runtime& runtime, int n) {
+Status Run(Runtime& runtime, int n, bool create_first) {
   boost::asio::io_context io;
   Status status = Internal("the turns did not finish");
-  auto run = [&]() -> Task<void> { status = co_await RunTurns(runtime, n); };
+  auto run = [&]() -> Task<void> { status = co_await RunTurns(runtime, n, create_first); };
   boost::asio::co_spawn(io, run(), boost::asio::detached);
   io.run();
   return status;
@@ -43,7 +53,7 @@ Status Run(Runtime& runtime, int n) {
 
 }  // namespace
 
-int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns) {
+int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns, bool create_first) {
   setenv("REINS_JOB_MOCK", (mock_url + "/v1").c_str(), 1);
   Result<AgentConfig> config = LoadAgentConfigFile(REINS_JOB_AGENT);
   auto clock = std::make_shared<SystemClock>();
@@ -52,15 +62,16 @@ int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns) 
   Result<std::unique_ptr<AgentHost>> host = parts.ok() ? AgentHost::Start(*config, clock)
                                                        : Result<std::unique_ptr<AgentHost>>(parts.status());
   Result<Runtime*> runtime = host.ok() ? (*host)->StartRuntime(std::move(parts).value()) : Result<Runtime*>(host.status());
-  Status ran = runtime.ok() ? Run(**runtime, kWarmTurns) : runtime.status();
+  Status ran = runtime.ok() ? Run(**runtime, kWarmTurns, create_first) : runtime.status();
   const double before = OwnCpuSeconds();
-  if (ran.ok()) ran = Run(**runtime, turns);
+  if (ran.ok()) ran = Run(**runtime, turns, create_first);
   const double cpu = OwnCpuSeconds() - before;
   if (!ran.ok()) {
     std::cout << Json{{"runtime", "reins embedded"}, {"error", ran.message()}}.dump() << std::endl;
     return 1;
   }
   std::cout << Json{{"runtime", "reins embedded"}, {"mode", "cpu"}, {"turns", turns},
+                    {"sessions", create_first ? "created first" : "begun by their turn"},
                     {"cpu_us_per_turn", cpu * 1e6 / turns}}.dump()
             << std::endl;
   return 0;

@@ -408,7 +408,7 @@ int main(int argc, char** argv) {
   using namespace reins::peer_job;
   Options o;
   std::string mock_url, dir;
-  bool embedded = false, floor = false;
+  bool embedded = false, floor = false, create_first = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -426,6 +426,8 @@ int main(int argc, char** argv) {
       o.serve_args.push_back(next());
     } else if (a == "--embedded") {
       embedded = true;
+    } else if (a == "--create-first") {
+      create_first = true;
     } else if (a == "--floor") {
       floor = true;
     } else if (a == "--mock") {
@@ -439,7 +441,7 @@ int main(int argc, char** argv) {
     }
   }
   RaiseFileLimit();
-  if (embedded) return RunEmbedded(mock_url, dir, o.turns);
+  if (embedded) return RunEmbedded(mock_url, dir, o.turns, create_first);
   if (floor) return RunFloor(mock_url, dir, o.turns);
   return RunAll(o);
 }

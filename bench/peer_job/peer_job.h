@@ -18,8 +18,10 @@ inline double OwnCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-// Runs the job embedded: kWarmTurns, then `turns` measured; prints one JSON line.
-int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns);
+// Runs the job embedded: kWarmTurns, then `turns` measured; prints one JSON line. Each
+// turn begins its session (Runtime::StartSession), or with `create_first` runs in one
+// that CreateSession made before it.
+int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns, bool create_first);
 
 // Runs the job as a hand-written C++ loop without governance, the machine's floor
 // (floor.cc): kWarmTurns and `turns` measured, without and then with a SQLite commit per

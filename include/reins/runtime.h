@@ -76,6 +76,12 @@ struct TurnResultBox {
   std::unique_ptr<Result<TurnResult>> result;
 };
 
+// A session begun by its first turn (Runtime::StartSession).
+struct StartedSession {
+  std::string session_id;
+  TurnResult turn;
+};
+
 class Runtime {
  public:
   static Result<std::unique_ptr<Runtime>> Create(AgentConfig config, RuntimeParts parts);
@@ -91,6 +97,16 @@ class Runtime {
   // (InvalidArgument). Everything else, including a
   // failed model call, is a TurnResult with a status.
   Task<Result<TurnResult>> RunTurn(const std::string& session_id, TurnInput input);
+  // CreateSession and RunTurn in one: a session that begins with its first turn, as a
+  // conversation does that starts when its first message arrives. On this process's
+  // own store (SQLite) the session is written in the turn's commit, one transaction
+  // instead of two, and a refused turn (the non-OK Status) leaves no session behind.
+  // A shared store's claims, and a streamed reply's writes staged before its commit,
+  // need the session stored first: there it is created first, and a refusal after the
+  // input's own checks leaves it, empty. The server hands out a session's id before
+  // its first message (POST /v1/sessions), so it creates sessions with CreateSession.
+  Task<Result<StartedSession>> StartSession(TurnInput first, const Json& metadata = Json::object(),
+                                            const std::string& tenant = "");
   // RunTurn for a caller that keeps many turns waiting on their models (the server):
   // the turn owns its arguments and its result comes back on the heap, so no frame
   // between the caller and the turn holds a TurnResult while the turn waits. The input

@@ -72,6 +72,11 @@ struct DeferredOutcome {
 // Everything one turn writes.
 struct TurnRecord {
   std::string session_id;
+  // Set when this turn begins its session (Runtime::StartSession): the session is
+  // written in the turn's own transaction, with the turn's `session_state` and number
+  // in place of the record's state and count, so that both are stored or neither is.
+  // AlreadyExists when a session has that id.
+  std::optional<SessionRecord> new_session;
   std::string speaker;
   Json input = Json::object();      // the TurnInput as JSON
   TurnResult result;                // status, reply, tools (invocations), events, clarification

@@ -182,6 +182,9 @@ struct Runtime::Impl {
     // next turn reads the session again. Set before that turn can start (the session's
     // queue lets it go after).
     bool unsettled = false;
+    // A session begun by the turn now running (Runtime::StartSession), not in the store
+    // until that turn's commit writes it.
+    std::unique_ptr<SessionRecord> unwritten;
 
     // Keeps only the history a model call may still see (ReachableStart).
     void Trim(size_t max_context_chars) {
@@ -195,6 +198,26 @@ struct Runtime::Impl {
   // that is running a turn is safe: its next turn reads it again from the store.
   std::list<std::pair<std::string, std::shared_ptr<CachedSession>>> lru;
   std::unordered_map<std::string, decltype(lru)::iterator> sessions;
+  // Sessions whose first turn is running (StartSession), out of the LRU's reach: one
+  // evicted before its turn commits would exist nowhere. Under mu.
+  std::unordered_map<std::string, std::shared_ptr<CachedSession>> unwritten;
+
+  SessionRecord NewSession(const Json& metadata, const std::string& tenant) {
+    SessionRecord record;
+    record.id = NewId("s_");
+    record.tenant = tenant;
+    record.created_at_ms = parts.clock->NowMs();
+    record.metadata = metadata.is_object() ? metadata : Json::object();
+    record.state = SessionState{}.ToJson();
+    return record;
+  }
+  // A session now in the store: known to the view and cached, with nothing waiting.
+  void Stored(const SessionRecord& record, std::shared_ptr<CachedSession> cached) {
+    view->RememberTenant(record.id, record.tenant);
+    cached->may_have_notices = false;
+    std::lock_guard lock(mu);
+    Remember(record.id, std::move(cached));
+  }
 
   // Ids sort by creation time (11 hex digits of milliseconds, then 24 random ones), so
   // the store's indexes grow at their end instead of splitting pages at random.
@@ -270,6 +293,9 @@ struct Runtime::Impl {
   // (CachedSession::unsettled), so that it is read from the store again.
   std::shared_ptr<CachedSession> Cached(const std::string& session_id) {
     std::lock_guard lock(mu);
+    if (!unwritten.empty()) {
+      if (auto it = unwritten.find(session_id); it != unwritten.end()) return it->second;
+    }
     std::shared_ptr<CachedSession> cached = Touch(session_id);
     if (cached == nullptr || !cached->unsettled) return cached;
     Forget(session_id);
@@ -417,19 +443,40 @@ size_t Runtime::cached_sessions() const {
 }
 
 Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
-  SessionRecord record;
-  record.id = impl_->NewId("s_");
-  record.tenant = tenant;
-  record.created_at_ms = impl_->parts.clock->NowMs();
-  record.metadata = metadata.is_object() ? metadata : Json::object();
-  record.state = SessionState{}.ToJson();
+  SessionRecord record = impl_->NewSession(metadata, tenant);
   REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
-  impl_->view->RememberTenant(record.id, record.tenant);
-  auto fresh = std::make_shared<Impl::CachedSession>();
-  fresh->may_have_notices = false;  // a new session has nothing waiting
-  std::lock_guard lock(impl_->mu);
-  impl_->Remember(record.id, std::move(fresh));
+  impl_->Stored(record, std::make_shared<Impl::CachedSession>());
   return record.id;
+}
+
+Task<Result<StartedSession>> Runtime::StartSession(TurnInput first, const Json& metadata, const std::string& tenant) {
+  REINS_CO_RETURN_IF_ERROR(CheckTurnInput(first));
+  SessionRecord record = impl_->NewSession(metadata, tenant);
+  const std::string id = record.id;
+  if (impl_->calls->store().shared() || first.on_event) {
+    std::function<Status(Store&)> create = [&record](Store& store) { return store.CreateSession(record); };
+    REINS_CO_RETURN_IF_ERROR(co_await impl_->calls->Run(std::move(create)));
+    impl_->Stored(record, std::make_shared<Impl::CachedSession>());
+  } else {
+    auto fresh = std::make_shared<Impl::CachedSession>();
+    fresh->may_have_notices = false;
+    fresh->unwritten = std::make_unique<SessionRecord>(std::move(record));
+    std::lock_guard lock(impl_->mu);
+    impl_->unwritten.emplace(id, std::move(fresh));
+  }
+  // However the turn ends: committed, the session is in the store (and cached);
+  // otherwise it exists nowhere.
+  struct Settle {
+    Impl& impl;
+    const std::string& id;
+    ~Settle() {
+      std::lock_guard lock(impl.mu);
+      impl.unwritten.erase(id);
+    }
+  } settle{*impl_, id};
+  TurnResultBox ran = co_await RunTurnOnHeap(id, std::make_unique<TurnInput>(std::move(first)));
+  if (!ran.result->ok()) co_return ran.result->status();
+  co_return StartedSession{id, std::move(*ran.result).value()};
 }
 
 TurnResultBox::TurnResultBox(Status refused) : result(std::make_unique<Result<TurnResult>>(std::move(refused))) {}
@@ -555,6 +602,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   const auto recorded = std::make_unique<RecordBlock>();
   TurnRecord& record = recorded->record;
   record.session_id = session_id;
+  if (session.unwritten) record.new_session = std::move(*session.unwritten);
   record.speaker = ctx.input.speaker;
   record.input = TurnInputToJson(ctx.input);
   record.result = std::move(ctx.result);
@@ -595,6 +643,10 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     co_return Status(committed.code(), "the turn could not be stored: " + committed.message());
   }
   run.settled = true;
+  if (session.unwritten) {
+    session.unwritten.reset();
+    Stored(*record.new_session, run.session);
+  }
   session.turn_count = record.result.turn_number;
   session.Trim(catalog.config.max_context_chars);
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.

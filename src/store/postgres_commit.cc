@@ -141,7 +141,21 @@ Status RecordClarifications(Connection& c, const TurnRecord& turn, const std::st
   return {};
 }
 
+// The session this turn begins, already as the turn leaves it. It has no claim yet: a
+// turn that ran under one had a session to claim.
+Status InsertSession(Connection& c, const TurnRecord& turn, const std::string& what) {
+  if (turn.claim_token != 0) return FailedPrecondition(what + ": a turn that begins its session holds no claim on it");
+  const SessionRecord& s = *turn.new_session;
+  Result<Rows> inserted = c.Exec(
+      "INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) VALUES ($1, $2, $3, $4, $5, $6)",
+      {Text(s.id), Text(s.tenant), Int(s.created_at_ms), Text(DumpJson(s.metadata)), Text(DumpJson(turn.session_state)),
+       Int(turn.result.turn_number)},
+      what);
+  return inserted.status();
+}
+
 Status WriteTurn(Connection& c, const TurnRecord& turn, const std::string& what) {
+  if (turn.new_session) REINS_RETURN_IF_ERROR(InsertSession(c, turn, what));
   REINS_RETURN_IF_ERROR(InsertTurn(c, turn, what));
   REINS_RETURN_IF_ERROR(InsertInvocations(c, turn, what));
   REINS_RETURN_IF_ERROR(EnqueueDeferred(c, turn, what));
@@ -152,14 +166,17 @@ Status WriteTurn(Connection& c, const TurnRecord& turn, const std::string& what)
   REINS_RETURN_IF_ERROR(RecordApprovals(c, turn, what));
   REINS_RETURN_IF_ERROR(RecordClarifications(c, turn, what));
   // The fence: a turn that ran under a claim commits only while that claim is the
-  // session's (it lapsed and another replica took the session otherwise).
-  REINS_ASSIGN_OR_RETURN(Rows session, c.Exec("UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3 "
-                                              "AND ($4 = 0 OR claim_token = $4)",
-                                              {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number),
-                                               Text(turn.session_id), Int(turn.claim_token)},
-                                              what));
-  if (session.affected() != 1) {
-    return Aborted(what + ": its claim on the session lapsed and another replica took the session over");
+  // session's (it lapsed and another replica took the session otherwise). A session the
+  // turn began is written as the turn leaves it, and unclaimed.
+  if (!turn.new_session) {
+    REINS_ASSIGN_OR_RETURN(Rows session, c.Exec("UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3 "
+                                                "AND ($4 = 0 OR claim_token = $4)",
+                                                {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number),
+                                                 Text(turn.session_id), Int(turn.claim_token)},
+                                                what));
+    if (session.affected() != 1) {
+      return Aborted(what + ": its claim on the session lapsed and another replica took the session over");
+    }
   }
   if (turn.lease_change) {
     // Another writer moved the floor: the error rolls the whole turn back.

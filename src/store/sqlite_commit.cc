@@ -218,6 +218,23 @@ void OpenClarification(store::StatementCache& db, const TurnRecord& turn, const 
   }
 }
 
+// The session this turn begins, already as the turn leaves it: one row written instead
+// of a row written and then updated.
+void InsertSession(store::StatementCache& db, const TurnRecord& turn) {
+  const SessionRecord& s = *turn.new_session;
+  SQLite::Statement& q = db.Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
+                                "VALUES (?, ?, ?, ?, ?, ?)");
+  const std::string metadata = DumpJson(s.metadata);
+  const std::string state = DumpJson(turn.session_state);
+  q.bindNoCopy(1, s.id);  // in place: all of it outlives exec()
+  q.bindNoCopy(2, s.tenant);
+  q.bind(3, s.created_at_ms);
+  q.bindNoCopy(4, metadata);
+  q.bindNoCopy(5, state);
+  q.bind(6, turn.result.turn_number);
+  q.exec();
+}
+
 void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
   SQLite::Statement& q = db.Get("UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
   const std::string state = DumpJson(turn.session_state);
@@ -231,7 +248,9 @@ void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
 // an exception) means the caller must roll this turn's writes back.
 Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
   // The keys check instead of extra queries: an unknown session fails the turn's
-  // foreign key, a duplicate turn id its primary key (Guarded maps it to AlreadyExists).
+  // foreign key, a duplicate turn (or new session) id its primary key (Guarded maps it
+  // to AlreadyExists).
+  if (turn.new_session) InsertSession(sc, turn);
   try {
     InsertTurn(sc, turn);
   } catch (const SQLite::Exception& e) {
@@ -247,7 +266,7 @@ Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
   // must not supersede the one it just answered.
   if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));
   if (turn.result.clarification) OpenClarification(sc, turn, *turn.result.clarification);
-  UpdateSession(sc, turn);
+  if (!turn.new_session) UpdateSession(sc, turn);
   if (turn.lease_change) {
     Result<int64_t> version = store::CompareAndSetLease(sc, turn.session_id, *turn.lease_change,
                                                         turn.lease_expected_version);

@@ -319,6 +319,80 @@ TEST_F(RuntimeTest, AMalformedInputIsRefusedBeforeAnythingIsRecorded) {
   EXPECT_EQ(none.result->status().code(), StatusCode::kInvalidArgument) << "no input at all";
 }
 
+// A session begun by its first turn (StartSession) is stored with that turn's commit:
+// it exists once the turn does, with the turn's state, and goes on as any other, cached
+// or read back after a restart.
+TEST_F(RuntimeTest, AStartedSessionIsStoredWithItsFirstTurn) {
+  const std::string path = ::testing::TempDir() + "runtime_started_session.db";
+  std::remove(path.c_str());
+  std::string replies = R"([{"when": {"turn": 1}, "tool_calls": [{"name": "lookup", "args": {"q": "John"}}]},
+      {"when": {"turn": 2, "last": "user"}, "tool_calls": [{"name": "send", "args": {"to": "u_doe"}}]},
+      {"when": {"turn": 2, "last": "tool"}, "text": "Sent to John Doe."}])";
+  std::map<std::string, std::string> fixtures = {{"lookup", kTwoJohns}, {"send", R"([{"result": {}}, {"result": {}}])"}};
+  Build(replies, fixtures, "sqlite:" + path);
+  TurnInput first;
+  first.say = "Tell John hi";
+  Result<StartedSession> started =
+      testing::RunSync(runtime_->StartSession(std::move(first), {{"channel", "web"}}, "acme"), clock_.get());
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  EXPECT_EQ(started->turn.status, TurnStatus::kAwaitingClarification);
+  EXPECT_EQ(started->turn.turn_number, 1);
+  testing::ExpectDocumented(started->turn.events);
+  session_ = started->session_id;
+  Result<SessionRecord> stored = runtime_->store().LoadSession(session_);
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  EXPECT_EQ(stored->tenant, "acme");
+  EXPECT_EQ(stored->metadata, Json({{"channel", "web"}}));
+  EXPECT_EQ(stored->turn_count, 1);
+  EXPECT_TRUE(stored->state.contains("pending_clarification")) << stored->state.dump();
+  EXPECT_EQ(runtime_->store().LoadTurns(session_)->size(), 1u);
+  EXPECT_EQ(runtime_->sessions().KnownTenant(session_), "acme") << "known without a read";
+
+  auto r = Select("u_doe");  // the cached session, as the first turn left it
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->turn_number, 2);
+  EXPECT_EQ(Calls("send"), 1);
+
+  Build(replies, fixtures, "sqlite:" + path);  // a new runtime, then another: read back from the store
+  TurnInput again;
+  again.say = "Tell John hi";
+  started = testing::RunSync(runtime_->StartSession(std::move(again)), clock_.get());
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  const std::string id = started->session_id;
+  Build(replies, fixtures, "sqlite:" + path);
+  session_ = id;
+  auto read_back = Select("u_doe");
+  ASSERT_TRUE(read_back.ok()) << read_back.status().message();
+  EXPECT_EQ(read_back->turn_number, 2);
+  std::remove(path.c_str());
+}
+
+// A first turn that is refused stores nothing, its session included; a streamed one
+// has its session created first (its reply may stage writes before the commit).
+TEST_F(RuntimeTest, AStartedSessionWhoseFirstTurnIsRefusedDoesNotExist) {
+  Build(R"([{"repeat": true, "text": "Hi."}])", {});
+  const size_t before = runtime_->store().ListSessions()->size();
+  TurnInput nothing;
+  EXPECT_EQ(testing::RunSync(runtime_->StartSession(std::move(nothing)), clock_.get()).status().code(),
+            StatusCode::kInvalidArgument);
+  TurnInput select;
+  select.select = "u_doe";  // nothing to select from: refused as the turn is admitted
+  EXPECT_EQ(testing::RunSync(runtime_->StartSession(std::move(select)), clock_.get()).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(runtime_->store().ListSessions()->size(), before);
+
+  TurnInput streamed;
+  streamed.say = "hello";
+  std::vector<EventType> seen;
+  streamed.on_event = [&seen](const TraceEvent& e) { seen.push_back(e.type); };
+  Result<StartedSession> started = testing::RunSync(runtime_->StartSession(std::move(streamed)), clock_.get());
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  EXPECT_EQ(started->turn.reply, "Hi.");
+  EXPECT_FALSE(seen.empty());
+  EXPECT_EQ(runtime_->store().LoadSession(started->session_id)->turn_count, 1);
+  EXPECT_EQ(runtime_->store().ListSessions()->size(), before + 1);
+}
+
 TEST_F(RuntimeTest, IdsAreTimeOrderedWith96RandomBits) {
   Build("[]", {});
   std::string a = runtime_->CreateSession().value();

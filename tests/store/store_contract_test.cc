@@ -214,6 +214,40 @@ TEST_P(StoreContractTest, AFailedCommitWritesNothing) {
   EXPECT_TRUE(store_->LoadOutbox("s1")->empty());
 }
 
+// A turn that begins its session (TurnRecord::new_session) writes it in its own
+// transaction, as the turn leaves it: both are stored or neither is.
+TEST_P(StoreContractTest, ATurnThatBeginsItsSessionStoresBothOrNeither) {
+  TurnRecord first = Turn(1, "t1", "s2");
+  first.new_session = Session("s2", "other");
+  first.result.tools = {Deferred("k1")};
+  ASSERT_TRUE(store_->CommitTurn(first).ok());
+  TurnRecord taken = Turn(1, "t2", "s1");  // a session with this id exists
+  taken.new_session = Session("s1");
+  EXPECT_EQ(store_->CommitTurn(taken).code(), StatusCode::kAlreadyExists);
+  TurnRecord clash = Turn(1, "t1", "s3");  // a new session, but the turn id is taken
+  clash.new_session = Session("s3");
+  EXPECT_EQ(store_->CommitTurn(clash).code(), StatusCode::kAlreadyExists);
+  TurnRecord batched = Turn(1, "t4", "s4");
+  batched.new_session = Session("s4");
+  std::vector<Status> out = store_->CommitTurns({&clash, &batched});
+  EXPECT_EQ(out[0].code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(out[1].ok()) << out[1].message();
+  Reopen();
+  Result<SessionRecord> s2 = store_->LoadSession("s2");
+  ASSERT_TRUE(s2.ok()) << s2.status().ToString();
+  EXPECT_EQ(s2->tenant, "other");
+  EXPECT_EQ(s2->metadata, Json({{"channel", "web"}}));
+  EXPECT_EQ(s2->turn_count, 1);
+  EXPECT_EQ(s2->state, Json({{"turn", 1}})) << "the state the turn left";
+  EXPECT_EQ(store_->LoadTurns("s2")->size(), 1u);
+  EXPECT_EQ(store_->LoadOutbox("s2")->size(), 1u);
+  EXPECT_TRUE(store_->LoadTurns("s1")->empty());
+  EXPECT_EQ(store_->LoadSession("s1")->turn_count, 0);
+  EXPECT_EQ(store_->LoadSession("s3").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->LoadSession("s4")->turn_count, 1);
+  EXPECT_EQ(*store_->CountSessions("acme"), 2);
+}
+
 TEST_P(StoreContractTest, ABatchCommitsEachTurnOnItsOwn) {
   ASSERT_TRUE(store_->CreateSession(Session("s2")).ok());
   TurnRecord first = Turn(1, "t1");
