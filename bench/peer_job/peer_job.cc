@@ -240,13 +240,20 @@ Json Node(const Options& o, const std::string& mode, Mock& mock) {
   return Checked(result, mock.RequestsSince(before), all);
 }
 
-Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) {
+Json Embedded(const Options& o, Mock& mock, const std::string& dir, bool create_first) {
   const Json before = mock.Stats();
-  ChildProcess run({REINS_PEER_JOB, "--embedded", "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)},
-                   {}, "");
+  std::vector<std::string> args = {REINS_PEER_JOB, "--embedded", "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)};
+  if (create_first) args.push_back("--create-first");
+  ChildProcess run(args, {}, "");
   Json result = run.ReadJsonLine();
   return Checked(result, mock.RequestsSince(before), kWarmTurns + o.turns);
 }
+
+// Each turn begins its session (Runtime::StartSession: one transaction).
+Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) { return Embedded(o, mock, dir, false); }
+// Each turn in a session CreateSession made first (two transactions), as a server's
+// client does and as rounds 1 to 17 measured.
+Json EmbeddedCreateFirstCpu(const Options& o, Mock& mock, const std::string& dir) { return Embedded(o, mock, dir, true); }
 
 // The machine's floor (floor.cc): the job by a hand-written C++ loop, without and with
 // its SQLite commit, each kWarmTurns + `turns` turns.
@@ -319,8 +326,12 @@ std::string Ratio(const Json& slower, const Json& faster, const char* key, bool 
   return text;
 }
 
-void PrintTable(const Json& floor, const Json& embedded, const Json& cpu, const Json& tput, const Json& mem, const Json& scale,
-                const Json& crash, const Json& node_cpu, const Json& node_tput, const Json& node_mem) {
+// `r` gives a measurement's median by its name (RunAll), an empty object when it was not run.
+void PrintTable(const std::function<Json(const char*)>& r) {
+  const Json floor = r("C++ floor cpu"), embedded = r("reins embedded cpu"), created = r("reins embedded cpu, created first");
+  const Json cpu = r("reins served cpu"), tput = r("reins served tput"), mem = r("reins served mem");
+  const Json scale = r("reins served scale"), crash = r("reins served crash");
+  const Json node_cpu = r("node cpu"), node_tput = r("node tput"), node_mem = r("node mem");
   std::printf("\n| the peer job | CPU µs/turn | turns/s @%d | KiB per in-flight turn (%d on a %d ms model) |\n",
               kTputWidth, kMemTurns, kSlowModelMs);
   std::printf("|---|---:|---:|---:|\n");
@@ -337,6 +348,11 @@ void PrintTable(const Json& floor, const Json& embedded, const Json& cpu, const 
                 "turn, %.0f µs with a SQLite commit per turn; reins embedded is %.2f× the latter\n",
                 floor["cpu_us_per_turn_without_store"].get<double>(), floor["cpu_us_per_turn"].get<double>(),
                 embedded["cpu_us_per_turn"].get<double>() / floor["cpu_us_per_turn"].get<double>());
+  }
+  if (created.contains("cpu_us_per_turn")) {
+    std::printf("embedded with each session created before its turn (CreateSession, then RunTurn: two transactions, as "
+                "the server's clients do): %.0f µs a turn\n",
+                created["cpu_us_per_turn"].get<double>());
   }
   if (scale.contains("added_p99_ms")) {
     std::printf("\nscale: %d turns arriving over %d ms on a %d ms model: %s completed, added latency p50 %.1f ms, "
@@ -374,6 +390,7 @@ int RunAll(const Options& o) {
   for (; rep <= o.reps; ++rep) {  // interleaved: a drift of the machine touches every runtime alike
     if (o.Wants("cpu")) {
       run("reins embedded cpu", [&] { return Fresh(o, EmbeddedCpu); });
+      run("reins embedded cpu, created first", [&] { return Fresh(o, EmbeddedCreateFirstCpu); });
       run("C++ floor cpu", [&] { return Fresh(o, FloorCpu); });
       run("reins served cpu", [&] { return Fresh(o, ServedCpu); });
       if (node) run("node cpu", [&] { Mock mock; return Node(o, "cpu", mock); });
@@ -391,9 +408,7 @@ int RunAll(const Options& o) {
   }
   for (const auto& [name, all] : runs) results[name] = Median(all);
   if (o.table) {
-    auto r = [&](const char* name) { return results.value(name, Json::object()); };
-    PrintTable(r("C++ floor cpu"), r("reins embedded cpu"), r("reins served cpu"), r("reins served tput"), r("reins served mem"),
-               r("reins served scale"), r("reins served crash"), r("node cpu"), r("node tput"), r("node mem"));
+    PrintTable([&](const char* name) { return results.value(name, Json::object()); });
   }
   for (const auto& [name, result] : results.items()) {
     if (result.contains("error")) return 1;
