@@ -5,7 +5,7 @@
 // server's peak RSS and its RSS per open session.
 //
 //   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W]
-//                                  [--embedded] [N ...]
+//                                  [--embedded [--start-sessions]] [N ...]
 //
 // --tools gives the agent three tools (bench/load/agent-tools.yaml) and has the model
 // call one in every turn before it answers: two model calls per turn, each after the
@@ -14,6 +14,8 @@
 // another, as a quiet hour sends them). --embedded runs the same turns in this process
 // instead, the way a program that links the library does (no reins serve, no HTTP to
 // it; the model is still the mock over HTTP): the RSS columns are then this process's.
+// With --start-sessions each embedded turn begins its own session (Runtime::StartSession,
+// written in the turn's commit) instead of running in one created before the run.
 // N defaults to 1000 10000. --store gives reins serve a store (default the agent's,
 // sqlite::memory:); `postgres` starts a throwaway PostgreSQL server (as the tests do)
 // and gives each N a fresh database. --replicas K starts K reins serve processes on the
@@ -93,6 +95,7 @@ struct Setup {
   bool tools = false;
   int in_flight = 0;  // 0: all at once
   bool embedded = false;
+  bool start_sessions = false;  // embedded: each turn begins its session
   std::unique_ptr<testing::TestPostgres> postgres;
 };
 
@@ -180,7 +183,7 @@ bool RunEmbedded(int n, const Setup& setup) {
   }
   const long base_kib = StatusKiB(getpid(), "VmRSS:");
   std::vector<std::string> sessions(n);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && !setup.start_sessions; ++i) {
     Result<std::string> id = (*runtime)->CreateSession();
     if (!id.ok()) {
       std::cerr << "cannot create a session: " << id.status().message() << "\n";
@@ -199,7 +202,13 @@ bool RunEmbedded(int n, const Setup& setup) {
       const auto start = Clock::now();
       TurnInput input;
       input.say = Question(i, setup);
-      Result<TurnResult> turn = co_await (*runtime)->RunTurn(sessions[i], std::move(input));
+      Result<TurnResult> turn = Internal("not run");
+      if (setup.start_sessions) {
+        Result<StartedSession> started = co_await (*runtime)->StartSession(std::move(input));
+        turn = started.ok() ? Result<TurnResult>(std::move(started->turn)) : Result<TurnResult>(started.status());
+      } else {
+        turn = co_await (*runtime)->RunTurn(sessions[i], std::move(input));
+      }
       if (turn.ok()) {
         latency[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       } else {
@@ -285,16 +294,22 @@ int main(int argc, char** argv) {
       setup.tools = true;
     } else if (a == "--embedded") {
       setup.embedded = true;
+    } else if (a == "--start-sessions") {
+      setup.start_sessions = true;
     } else if (a == "--in-flight" && i + 1 < argc) {
       setup.in_flight = std::max(1, std::stoi(argv[++i]));
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [--embedded] [N ...]\n";
+      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [--embedded [--start-sessions]] [N ...]\n";
       return 2;
     }
   }
   if (sizes.empty()) sizes = {1000, 10000};
+  if (setup.start_sessions && !setup.embedded) {
+    std::cerr << "reins_load: --start-sessions is for --embedded (reins serve's clients create their sessions first)\n";
+    return 2;
+  }
   if (setup.embedded && (setup.replicas > 1 || setup.store == "postgres")) {
     std::cerr << "reins_load: --embedded runs one runtime in this process: no --replicas, and a store URL rather than `postgres`\n";
     return 2;
