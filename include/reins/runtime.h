@@ -141,6 +141,7 @@ class Runtime {
  private:
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
+  Task<Result<StartedSession>> StartSession(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record);
   std::unique_ptr<Impl> impl_;
 };
 

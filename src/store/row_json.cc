@@ -91,6 +91,11 @@ Status SessionNotFound(const std::string& session_id) {
   return NotFound("session '" + session_id + "' does not exist");
 }
 
+Status NotTheTurnsSession(const TurnRecord& turn) {
+  return InvalidArgument("turn '" + turn.result.turn_id + "' begins session '" + turn.new_session->id +
+                         "' but belongs to session '" + turn.session_id + "'");
+}
+
 Status OutcomeAlreadyRecorded(const std::string& key) {
   return AlreadyExists("the outcome of deferred call '" + key + "' is already recorded; this delivery repeated it");
 }

@@ -250,7 +250,10 @@ Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
   // The keys check instead of extra queries: an unknown session fails the turn's
   // foreign key, a duplicate turn (or new session) id its primary key (Guarded maps it
   // to AlreadyExists).
-  if (turn.new_session) InsertSession(sc, turn);
+  if (turn.new_session) {
+    if (turn.new_session->id != turn.session_id) return store::NotTheTurnsSession(turn);
+    InsertSession(sc, turn);
+  }
   try {
     InsertTurn(sc, turn);
   } catch (const SQLite::Exception& e) {

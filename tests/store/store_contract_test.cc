@@ -227,6 +227,9 @@ TEST_P(StoreContractTest, ATurnThatBeginsItsSessionStoresBothOrNeither) {
   TurnRecord clash = Turn(1, "t1", "s3");  // a new session, but the turn id is taken
   clash.new_session = Session("s3");
   EXPECT_EQ(store_->CommitTurn(clash).code(), StatusCode::kAlreadyExists);
+  TurnRecord elsewhere = Turn(1, "t5", "s5");  // begins a session it does not belong to
+  elsewhere.new_session = Session("s6");
+  EXPECT_EQ(store_->CommitTurn(elsewhere).code(), StatusCode::kInvalidArgument);
   TurnRecord batched = Turn(1, "t4", "s4");
   batched.new_session = Session("s4");
   std::vector<Status> out = store_->CommitTurns({&clash, &batched});
@@ -243,7 +246,7 @@ TEST_P(StoreContractTest, ATurnThatBeginsItsSessionStoresBothOrNeither) {
   EXPECT_EQ(store_->LoadOutbox("s2")->size(), 1u);
   EXPECT_TRUE(store_->LoadTurns("s1")->empty());
   EXPECT_EQ(store_->LoadSession("s1")->turn_count, 0);
-  EXPECT_EQ(store_->LoadSession("s3").status().code(), StatusCode::kNotFound);
+  for (const char* id : {"s3", "s5", "s6"}) EXPECT_EQ(store_->LoadSession(id).status().code(), StatusCode::kNotFound) << id;
   EXPECT_EQ(store_->LoadSession("s4")->turn_count, 1);
   EXPECT_EQ(*store_->CountSessions("acme"), 2);
 }
