@@ -611,7 +611,8 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   const auto recorded = std::make_unique<RecordBlock>();
   TurnRecord& record = recorded->record;
   record.session_id = session_id;
-  if (session.unwritten) record.new_session = std::move(*session.unwritten);
+  const bool begins_session = session.unwritten != nullptr;  // written with this commit
+  if (begins_session) record.new_session = std::move(*session.unwritten);
   record.speaker = ctx.input.speaker;
   record.input = TurnInputToJson(ctx.input);
   record.result = std::move(ctx.result);
@@ -652,7 +653,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     co_return Status(committed.code(), "the turn could not be stored: " + committed.message());
   }
   run.settled = true;
-  if (session.unwritten) {
+  if (begins_session) {
     session.unwritten.reset();
     Stored(*record.new_session, run.session);
   }
