@@ -14,6 +14,10 @@ inline constexpr const char* kTurnColumns =
     "SELECT id, number, speaker, status, reply, created_at, input, result, events FROM turns";
 
 Result<bool> SessionExists(Connection& c, const std::string& session_id);
+// Inserts `session` with `state` (JSON text) and `turn_count` in place of its own:
+// CreateSession's new session, or the one a turn begins, as the turn leaves it.
+// AlreadyExists when a session has its id.
+Status InsertSession(Connection& c, const SessionRecord& session, const std::string& state, int turn_count);
 // The lease compare-and-set, inside the caller's transaction (postgres_commit.cc).
 Result<int64_t> CompareAndSetLease(Connection& c, const std::string& session_id, const Lease& lease,
                                    int64_t expected_version);

@@ -146,13 +146,7 @@ Status RecordClarifications(Connection& c, const TurnRecord& turn, const std::st
 Status InsertSession(Connection& c, const TurnRecord& turn, const std::string& what) {
   if (turn.new_session->id != turn.session_id) return store::NotTheTurnsSession(turn);
   if (turn.claim_token != 0) return FailedPrecondition(what + ": a turn that begins its session holds no claim on it");
-  const SessionRecord& s = *turn.new_session;
-  Result<Rows> inserted = c.Exec(
-      "INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) VALUES ($1, $2, $3, $4, $5, $6)",
-      {Text(s.id), Text(s.tenant), Int(s.created_at_ms), Text(DumpJson(s.metadata)), Text(DumpJson(turn.session_state)),
-       Int(turn.result.turn_number)},
-      what);
-  return inserted.status();
+  return store::pg::InsertSession(c, *turn.new_session, DumpJson(turn.session_state), turn.result.turn_number);
 }
 
 Status WriteTurn(Connection& c, const TurnRecord& turn, const std::string& what) {

@@ -45,6 +45,18 @@ std::vector<Param> OutboxRowParams(const std::string& key, const std::string& se
           Int(at_ms), Text(step_id)};
 }
 
+Status InsertSession(Connection& c, const SessionRecord& session, const std::string& state, int turn_count) {
+  Result<Rows> inserted = c.Exec(
+      "INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) VALUES ($1, $2, $3, $4, $5, $6)",
+      {Text(session.id), Text(session.tenant), Int(session.created_at_ms), Text(store::DumpJson(session.metadata)),
+       Text(state), Int(turn_count)},
+      "cannot create session '" + session.id + "'");
+  if (inserted.status().code() == StatusCode::kAlreadyExists) {
+    return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
+  }
+  return inserted.status();
+}
+
 Result<bool> SessionExists(Connection& c, const std::string& session_id) {
   REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT 1 FROM sessions WHERE id = $1", {Text(session_id)},
                                         "cannot look up session '" + session_id + "'"));
@@ -99,15 +111,7 @@ Status PostgresStore::Call(const std::function<Status(Connection&)>& body) {
 
 Status PostgresStore::CreateSession(const SessionRecord& session) {
   return Call([&](Connection& c) -> Status {
-    Result<Rows> inserted = c.Exec(
-        "INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) VALUES ($1, $2, $3, $4, $5, $6)",
-        {Text(session.id), Text(session.tenant), Int(session.created_at_ms), Text(store::DumpJson(session.metadata)),
-         Text(store::DumpJson(session.state)), Int(session.turn_count)},
-        "cannot create session '" + session.id + "'");
-    if (inserted.status().code() == StatusCode::kAlreadyExists) {
-      return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
-    }
-    return inserted.status();
+    return store::pg::InsertSession(c, session, store::DumpJson(session.state), session.turn_count);
   });
 }
 

@@ -218,23 +218,6 @@ void OpenClarification(store::StatementCache& db, const TurnRecord& turn, const 
   }
 }
 
-// The session this turn begins, already as the turn leaves it: one row written instead
-// of a row written and then updated.
-void InsertSession(store::StatementCache& db, const TurnRecord& turn) {
-  const SessionRecord& s = *turn.new_session;
-  SQLite::Statement& q = db.Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
-                                "VALUES (?, ?, ?, ?, ?, ?)");
-  const std::string metadata = DumpJson(s.metadata);
-  const std::string state = DumpJson(turn.session_state);
-  q.bindNoCopy(1, s.id);  // in place: all of it outlives exec()
-  q.bindNoCopy(2, s.tenant);
-  q.bind(3, s.created_at_ms);
-  q.bindNoCopy(4, metadata);
-  q.bindNoCopy(5, state);
-  q.bind(6, turn.result.turn_number);
-  q.exec();
-}
-
 void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
   SQLite::Statement& q = db.Get("UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
   const std::string state = DumpJson(turn.session_state);
@@ -251,8 +234,10 @@ Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
   // foreign key, a duplicate turn (or new session) id its primary key (Guarded maps it
   // to AlreadyExists).
   if (turn.new_session) {
+    // The session this turn begins, already as the turn leaves it: one row written
+    // instead of a row written and then updated.
     if (turn.new_session->id != turn.session_id) return store::NotTheTurnsSession(turn);
-    InsertSession(sc, turn);
+    REINS_RETURN_IF_ERROR(store::InsertSession(sc, *turn.new_session, DumpJson(turn.session_state), turn.result.turn_number));
   }
   try {
     InsertTurn(sc, turn);

@@ -97,6 +97,21 @@ void CachedTransaction::Commit() {
   done_ = true;
 }
 
+Status InsertSession(StatementCache& db, const SessionRecord& session, const std::string& state, int turn_count) {
+  // One statement: an existing id inserts nothing rather than being looked up first.
+  SQLite::Statement& q = db.Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
+                                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+  const std::string metadata = DumpJson(session.metadata);
+  q.bindNoCopy(1, session.id);  // in place: all of it outlives exec() (StatementCache)
+  q.bindNoCopy(2, session.tenant);
+  q.bind(3, session.created_at_ms);
+  q.bindNoCopy(4, metadata);
+  q.bindNoCopy(5, state);
+  q.bind(6, turn_count);
+  if (q.exec() == 0) return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
+  return {};
+}
+
 bool SessionExists(StatementCache& db, const std::string& session_id) {
   SQLite::Statement& q = db.Get("SELECT 1 FROM sessions WHERE id = ?");
   q.bind(1, session_id);
@@ -208,19 +223,7 @@ Status SqliteStore::CreateSession(const SessionRecord& session) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
   return Guarded("cannot create session '" + session.id + "'", [&]() -> Status {
-    // One statement: an existing id inserts nothing rather than being looked up first.
-    SQLite::Statement& q = statements_->Get("INSERT INTO sessions (id, tenant, created_at, metadata, state, turn_count) "
-                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
-    const std::string metadata = DumpJson(session.metadata);
-    const std::string state = DumpJson(session.state);
-    q.bindNoCopy(1, session.id);  // in place: all of it outlives exec() (StatementCache)
-    q.bindNoCopy(2, session.tenant);
-    q.bind(3, session.created_at_ms);
-    q.bindNoCopy(4, metadata);
-    q.bindNoCopy(5, state);
-    q.bind(6, session.turn_count);
-    if (q.exec() == 0) return Status(StatusCode::kAlreadyExists, "session '" + session.id + "' already exists");
-    return {};
+    return store::InsertSession(*statements_, session, DumpJson(session.state), session.turn_count);
   });
 }
 

@@ -93,6 +93,10 @@ class ResetOnExit {
 };
 
 bool SessionExists(StatementCache& db, const std::string& session_id);
+// Inserts `session` with `state` (JSON text) and `turn_count` in place of its own:
+// CreateSession's new session, or the one a turn begins, as the turn leaves it.
+// AlreadyExists when a session has its id.
+Status InsertSession(StatementCache& db, const SessionRecord& session, const std::string& state, int turn_count);
 // The lease compare-and-set, inside the caller's transaction (sqlite_lease.cc).
 Result<int64_t> CompareAndSetLease(StatementCache& sc, const std::string& session_id, const Lease& lease,
                                    int64_t expected_version);
