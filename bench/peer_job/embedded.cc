@@ -42,10 +42,16 @@ Task<Status> RunTurns(Runtime& runtime, int n, bool create_first) {
   co_return OkStatus();
 }
 
+// A service that embeds reins runs its io_context for long and holds a TimerFloor, as
+// `reins serve` does; let go here once the turns are done, so that run() returns.
 Status Run(Runtime& runtime, int n, bool create_first) {
   boost::asio::io_context io;
+  TimerFloor floor(io.get_executor());
   Status status = Internal("the turns did not finish");
-  auto run = [&]() -> Task<void> { status = co_await RunTurns(runtime, n, create_first); };
+  auto run = [&]() -> Task<void> {
+    status = co_await RunTurns(runtime, n, create_first);
+    floor.Stop();
+  };
   boost::asio::co_spawn(io, run(), boost::asio::detached);
   io.run();
   return status;

@@ -21,8 +21,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "cli/commands.h"
@@ -31,6 +29,7 @@
 #include "domain/detail_log.h"
 #include "host/agent_host.h"
 #include "net/io_threads.h"
+#include "reins/clock.h"
 #include "server/api.h"
 #include "telemetry/otlp_exporter.h"
 
@@ -93,20 +92,6 @@ Task<void> SweepPeersOutbox(Runtime& runtime, std::shared_ptr<Clock> clock) {
     co_await clock->Sleep(60'000);
     Result<int> ran = co_await runtime.ResumeOutbox(30'000);
     if (ran.ok() && *ran > 0) std::cerr << "reins serve: ran " << *ran << " write(s) another replica left in the outbox\n";
-  }
-}
-
-// Asio sets the kernel's timer (timerfd_settime) whenever a new deadline is the earliest
-// one pending. On a quiet server every I/O deadline (30 s and more) is, so a sequential
-// served turn made 9 such system calls, 2.7 % of its CPU (docs/PERFORMANCE.md, round 7).
-// A timer that always expires within the next second keeps them from being the
-// earliest; it costs the server one wakeup a second.
-Task<void> HoldTimerFloor() {
-  asio::steady_timer floor(co_await asio::this_coro::executor);
-  for (;;) {
-    floor.expires_after(std::chrono::seconds(1));
-    auto [ec] = co_await floor.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return;
   }
 }
 
@@ -232,7 +217,10 @@ int ServeCommand(const ServeFlags& flags) {
     if (shared_store) asio::co_spawn(strand, SweepPeersOutbox(**runtime, clock), asio::detached);
     asio::signal_set signals(io, SIGINT, SIGTERM);
     asio::co_spawn(io, ShutDownOnSignal(signals, api, server, io, flags.shutdown_timeout_ms), asio::detached);
-    asio::co_spawn(io, HoldTimerFloor(), asio::detached);  // ends with io.stop()
+    // Every I/O deadline of a quiet server (30 s and more) would be the earliest one
+    // pending, and Asio sets the kernel's timer for each: 9 system calls a sequential
+    // served turn, 2.7 % of its CPU (docs/PERFORMANCE.md, round 7).
+    TimerFloor timer_floor(io.get_executor());  // held until io.stop()
     const std::string origin =
         "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(server.port());
     // One line: tests and benches read the port from it.

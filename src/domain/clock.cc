@@ -28,6 +28,34 @@ Task<void> SystemClock::Sleep(int64_t ms) {
   co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
 }
 
+struct TimerFloor::State {
+  State(const boost::asio::any_io_executor& executor, int64_t period) : timer(executor), period_ms(period) {}
+  boost::asio::steady_timer timer;
+  int64_t period_ms;
+};
+
+// The wait holds the state weakly: a floor destroyed while its cancelled wait is still
+// queued leaves nothing for the wait to touch.
+void TimerFloor::SetAgain(const std::shared_ptr<State>& state) {
+  state->timer.expires_after(std::chrono::milliseconds(state->period_ms));
+  state->timer.async_wait([weak = std::weak_ptr(state)](const boost::system::error_code& ec) {
+    if (ec) return;  // stopped
+    if (std::shared_ptr<State> alive = weak.lock()) SetAgain(alive);
+  });
+}
+
+TimerFloor::TimerFloor(const boost::asio::any_io_executor& executor, int64_t period_ms)
+    : state_(std::make_shared<State>(executor, period_ms)) {
+  SetAgain(state_);
+}
+
+TimerFloor::~TimerFloor() { Stop(); }
+
+void TimerFloor::Stop() {
+  if (state_) state_->timer.cancel();
+  state_.reset();
+}
+
 // A sleeper waits on a timer that never expires by itself: the driver cancels it when
 // virtual time reaches the deadline; any other cancellation is the caller's (a race
 // lost to another operation) and just removes the sleeper.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -103,6 +104,38 @@ TEST(ClockTest, IsoTimeRoundTrips) {
   EXPECT_FALSE(ParseIsoTime("2026-13-01T12:00:00Z", &ms));
   EXPECT_FALSE(ParseIsoTime("2026-01-01 12:00:00", &ms));
   EXPECT_FALSE(ParseIsoTime("2026-01-01T12:00:00Zjunk", &ms));
+}
+
+TEST(TimerFloorTest, SetsItselfAgainForAsLongAsItIsHeld) {
+  boost::asio::io_context io;
+  TimerFloor floor(io.get_executor(), /*period_ms=*/5);
+  // Six periods: a floor set only once would have let run_for return, its work done.
+  io.run_for(std::chrono::milliseconds(30));
+  EXPECT_FALSE(io.stopped()) << "the floor lapsed after its first period";
+  floor.Stop();
+  io.run();  // the cancelled wait, then nothing: returns
+  EXPECT_TRUE(io.stopped());
+}
+
+TEST(TimerFloorTest, StoppedItLetsRunReturnWithoutWaitingItsPeriod) {
+  boost::asio::io_context io;
+  TimerFloor floor(io.get_executor(), /*period_ms=*/60'000);
+  SystemClock clock;
+  auto work = [&]() -> Task<void> {
+    co_await clock.Sleep(10);
+    floor.Stop();
+  };
+  boost::asio::co_spawn(io, work(), boost::asio::detached);
+  const auto start = std::chrono::steady_clock::now();
+  io.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST(TimerFloorTest, DestroyedWithItsWaitStillQueuedLeavesNothingBehind) {
+  boost::asio::io_context io;
+  { TimerFloor floor(io.get_executor(), /*period_ms=*/5); }  // its cancelled wait is queued, not run
+  io.run();  // runs the wait's handler after the floor is gone (ASan: no use after free)
+  EXPECT_TRUE(io.stopped());
 }
 
 }  // namespace
