@@ -25,6 +25,21 @@ const std::map<std::string, std::string, std::less<>>& Irregular() {
 
 bool IsVowel(char c) { return std::string_view("aeiouy").find(c) != std::string_view::npos; }
 
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+
+// True when the one to seven bytes from `p` to `end` are all ASCII, read in one or two
+// loads instead of one by one: most strings checked are short keys and values.
+bool ShortRunIsAscii(const unsigned char* p, const unsigned char* end) {
+  const auto n = static_cast<size_t>(end - p);
+  if (n >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, p, 4);
+    std::memcpy(&tail, end - 4, 4);
+    return ((head | tail) & 0x80808080U) == 0;
+  }
+  return ((p[0] | p[n / 2] | p[n - 1]) & 0x80) == 0;  // each of the one to three bytes
+}
+
 }  // namespace
 
 bool IsWellFormedUtf8(std::string_view s) {
@@ -34,10 +49,12 @@ bool IsWellFormedUtf8(std::string_view s) {
     if (end - p >= 8) {
       uint64_t word;
       std::memcpy(&word, p, 8);
-      if ((word & 0x8080808080808080ULL) == 0) {
+      if ((word & kHighBits) == 0) {
         p += 8;
         continue;
       }
+    } else if (ShortRunIsAscii(p, end)) {
+      return true;
     }
     const unsigned char c = *p;
     if (c < 0x80) {
