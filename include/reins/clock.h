@@ -76,17 +76,16 @@ class VirtualClock final : public Clock {
   std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<Sleeper>> sleepers_;
 };
 
-// "2026-01-01T12:00:00Z" <-> ms since epoch. Parse returns false on malformed input.
 // Keeps the kernel's timer from being set again for every deadline. Asio sets it (a
-// system call, and a costly one under a hypervisor) whenever a new deadline is the
-// earliest pending, and each model call arms one of tens of seconds that is cancelled
-// when the call returns: with nothing else pending, every one is the earliest. A
-// TimerFloor holds a timer that always expires within the next `period`, so that none is:
-// one wake-up a `period` instead of a system call per call (docs/PERFORMANCE.md, rounds 7
-// and 19). For a program whose io_context runs for long, a service embedding reins or
-// `reins serve`: the floor is work for the io_context, whose run() returns only once the
-// floor is stopped. Stop() and the destructor run on the io_context's thread (or while
-// it does not run); the io_context must outlive the floor, as any of its timers.
+// system call) whenever a new deadline is the earliest pending, and each model call arms
+// one of tens of seconds that is cancelled when the call returns: with nothing else
+// pending, every one is the earliest. A TimerFloor holds a timer that always expires
+// within the next `period_ms`, so that none is: one wake-up a period instead of a system
+// call per call (docs/PERFORMANCE.md, rounds 7 and 19). For a program whose io_context
+// runs for long, a service embedding reins or `reins serve`: the floor is work for the
+// io_context, whose run() returns only once the floor is stopped. Stop() and the
+// destructor run on the io_context's thread (or while it does not run); the io_context
+// must outlive the floor, as any of its timers.
 class TimerFloor {
  public:
   explicit TimerFloor(const boost::asio::any_io_executor& executor, int64_t period_ms = 1000);
@@ -102,6 +101,7 @@ class TimerFloor {
   std::shared_ptr<State> state_;
 };
 
+// "2026-01-01T12:00:00Z" <-> ms since epoch. Parse returns false on malformed input.
 std::string FormatIsoTime(int64_t ms);
 bool ParseIsoTime(const std::string& text, int64_t* ms);
 
