@@ -144,7 +144,7 @@ Status RecordClarifications(Connection& c, const TurnRecord& turn, const std::st
 // The session this turn begins, already as the turn leaves it. It has no claim yet: a
 // turn that ran under one had a session to claim.
 Status InsertSession(Connection& c, const TurnRecord& turn, const std::string& what) {
-  if (turn.new_session->id != turn.session_id) return store::NotTheTurnsSession(turn);
+  REINS_RETURN_IF_ERROR(store::CheckBegunSession(turn));
   if (turn.claim_token != 0) return FailedPrecondition(what + ": a turn that begins its session holds no claim on it");
   return store::pg::InsertSession(c, *turn.new_session, DumpJson(turn.session_state), turn.result.turn_number);
 }

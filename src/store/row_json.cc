@@ -91,7 +91,8 @@ Status SessionNotFound(const std::string& session_id) {
   return NotFound("session '" + session_id + "' does not exist");
 }
 
-Status NotTheTurnsSession(const TurnRecord& turn) {
+Status CheckBegunSession(const TurnRecord& turn) {
+  if (!turn.new_session || turn.new_session->id == turn.session_id) return {};
   return InvalidArgument("turn '" + turn.result.turn_id + "' begins session '" + turn.new_session->id +
                          "' but belongs to session '" + turn.session_id + "'");
 }

@@ -50,8 +50,9 @@ Status AppendStoredMessages(std::string_view text, int64_t number, const std::st
                             std::vector<Message>& out);
 
 Status SessionNotFound(const std::string& session_id);
-// A turn whose new_session is not the session it names (TurnRecord::new_session).
-Status NotTheTurnsSession(const TurnRecord& turn);
+// InvalidArgument when a turn that begins its session (TurnRecord::new_session) names
+// another session; OK otherwise. Both stores check it before writing.
+Status CheckBegunSession(const TurnRecord& turn);
 // RecordDeferredOutcome on an entry that is done already: a replica that took the entry
 // over after its lapse delivered it too (same key) and recorded first.
 Status OutcomeAlreadyRecorded(const std::string& key);

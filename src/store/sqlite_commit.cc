@@ -236,7 +236,7 @@ Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
   if (turn.new_session) {
     // The session this turn begins, already as the turn leaves it: one row written
     // instead of a row written and then updated.
-    if (turn.new_session->id != turn.session_id) return store::NotTheTurnsSession(turn);
+    REINS_RETURN_IF_ERROR(store::CheckBegunSession(turn));
     REINS_RETURN_IF_ERROR(store::InsertSession(sc, *turn.new_session, DumpJson(turn.session_state), turn.result.turn_number));
   }
   try {
