@@ -240,29 +240,31 @@ Json Node(const Options& o, const std::string& mode, Mock& mock) {
   return Checked(result, mock.RequestsSince(before), all);
 }
 
-Json Embedded(const Options& o, Mock& mock, const std::string& dir, bool create_first) {
+// This program again, in `mode` (--embedded or --floor) against `mock`: its one JSON
+// line, checked against the `turns` turns it must have run, warm-ups included.
+Json OwnChild(const Options& o, Mock& mock, const std::string& dir, std::vector<std::string> mode, int turns) {
   const Json before = mock.Stats();
-  std::vector<std::string> args = {REINS_PEER_JOB, "--embedded", "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)};
-  if (create_first) args.push_back("--create-first");
+  std::vector<std::string> args = {REINS_PEER_JOB, "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)};
+  args.insert(args.begin() + 1, mode.begin(), mode.end());
   ChildProcess run(args, {}, "");
   Json result = run.ReadJsonLine();
-  return Checked(result, mock.RequestsSince(before), kWarmTurns + o.turns);
+  return Checked(result, mock.RequestsSince(before), turns);
 }
 
 // Each turn begins its session (Runtime::StartSession: one transaction).
-Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) { return Embedded(o, mock, dir, false); }
+Json EmbeddedCpu(const Options& o, Mock& mock, const std::string& dir) {
+  return OwnChild(o, mock, dir, {"--embedded"}, kWarmTurns + o.turns);
+}
 // Each turn in a session CreateSession made first (two transactions), as a server's
 // client does and as rounds 1 to 17 measured.
-Json EmbeddedCreateFirstCpu(const Options& o, Mock& mock, const std::string& dir) { return Embedded(o, mock, dir, true); }
+Json EmbeddedCreateFirstCpu(const Options& o, Mock& mock, const std::string& dir) {
+  return OwnChild(o, mock, dir, {"--embedded", "--create-first"}, kWarmTurns + o.turns);
+}
 
 // The machine's floor (floor.cc): the job by a hand-written C++ loop, without and with
 // its SQLite commit, each kWarmTurns + `turns` turns.
 Json FloorCpu(const Options& o, Mock& mock, const std::string& dir) {
-  const Json before = mock.Stats();
-  ChildProcess run({REINS_PEER_JOB, "--floor", "--mock", mock.url(), "--dir", dir, "--turns", std::to_string(o.turns)},
-                   {}, "");
-  Json result = run.ReadJsonLine();
-  return Checked(result, mock.RequestsSince(before), 2 * (kWarmTurns + o.turns));
+  return OwnChild(o, mock, dir, {"--floor"}, 2 * (kWarmTurns + o.turns));
 }
 
 // A scratch directory for one measurement's store, removed afterwards.
