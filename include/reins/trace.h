@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "reins/json.h"
@@ -142,11 +143,46 @@ struct EventName {
 
 constexpr bool operator==(EventType a, EventName b) { return a == b.type; }
 
+// An event's data: one JSON value (an object, for every event reins writes), held as
+// its compact text. A turn keeps its events until it is committed and handed back: as
+// text an event's data is one block, where a JSON value is a node per member (a turn
+// waiting on its model held about 3 KB of them), and the store writes the text as it
+// is instead of serialising the value at the commit.
+//
+// Reading parses: json() once, then read the value. value() and contains() parse on
+// each call, for a check that reads a field or two.
+class EventData {
+ public:
+  EventData() = default;  // {}
+  EventData(const Json& value);  // NOLINT: implicit, so Emit(type, JsonObject(...)) reads as before
+  EventData(Json::initializer_list_t members) : EventData(Json(members)) {}  // {{"text", t}}
+
+  // Text reins wrote itself (JsonObjectText): valid, compact JSON, kept as given, in a
+  // string of its size.
+  static EventData FromText(std::string_view compact_json);
+
+  const std::string& text() const { return text_; }
+  Json json() const;
+
+  bool is_object() const { return !text_.empty() && text_.front() == '{'; }
+  bool contains(std::string_view key) const;
+  template <typename Fallback>
+  auto value(std::string_view key, Fallback&& fallback) const {
+    return json().value(key, std::forward<Fallback>(fallback));
+  }
+
+  // The same JSON value: equal texts, or texts whose values are equal.
+  friend bool operator==(const EventData& a, const EventData& b) { return a.text_ == b.text_ || a.json() == b.json(); }
+
+ private:
+  std::string text_ = "{}";
+};
+
 struct TraceEvent {
   EventType type = EventType::kUnknown;
   int turn = 0;  // 1-based turn number within the session
   int64_t at_ms = 0;
-  Json data = Json::object();
+  EventData data;
 
   std::string_view name() const { return EventTypeName(type); }
 };

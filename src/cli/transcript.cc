@@ -20,7 +20,7 @@ void PrintCheck(std::ostream& out, const CheckResult& c, const Term& term) {
 
 void PrintEvents(std::ostream& out, const std::vector<TraceEvent>& events, const Term& term) {
   for (const TraceEvent& e : events) {
-    out << "      " << term.Cyan(std::string(e.name())) << " " << term.Dim(Clipped(e.data.dump(), 200)) << "\n";
+    out << "      " << term.Cyan(std::string(e.name())) << " " << term.Dim(Clipped(e.data.text(), 200)) << "\n";
   }
 }
 

@@ -192,6 +192,12 @@ void AppendJsonText(std::string& out, const Json& value) {
   }
 }
 
+std::string& EventTextBuffer() {
+  thread_local std::string buffer;
+  buffer.clear();
+  return buffer;
+}
+
 std::string JsonText(const Json& value) {
   std::string out;
   out.reserve(256);

@@ -55,6 +55,12 @@ class JsonObjectText {
   bool first_ = true;
 };
 
+// A string this thread reuses to write an event's data in, emptied: an event written
+// member by member (JsonObjectText) is kept by EventData::FromText, which copies it at
+// its size, so the buffer's spare room is never held by a waiting turn. Hold it only
+// until that copy.
+std::string& EventTextBuffer();
+
 // The TurnResultToJson text of `r`, written directly: the store keeps it and the HTTP
 // API answers with it on every turn.
 std::string TurnResultText(const TurnResult& r, bool with_tools);

@@ -77,12 +77,12 @@ std::string Tokens(const Json& usage) {
 
 // A model call and what came back: the response, an error or a refusal.
 Json ModelStep(const TraceEvent& call, const TraceEvent* end, int64_t t0) {
-  const Json& c = call.data;
+  const Json c = call.data.json();
   std::string outcome = "no answer", why;
   Details details = {{"tool choice", StrOr(c, "tool_choice", "auto")}};
   if (c.contains("repeat")) why = "the one repeat of a response cut off (" + Text(c["repeat"]) + ")";
   if (end != nullptr) {
-    const Json& d = end->data;
+    const Json d = end->data.json();
     details.emplace_back("latency", std::to_string(end->at_ms - call.at_ms) + " ms");
     if (end->type == EventType::kModelResponse) {
       const size_t n = d.value("tool_calls", Json::array()).size();
@@ -118,7 +118,7 @@ std::string ErrorOf(const Json& d) {
 // One event as a step; null for events the timeline folds into another step or leaves
 // out (the turn's start and end, reply text, progress).
 Json EventStep(const TraceEvent& e, int64_t t0) {
-  const Json& d = e.data;
+  const Json d = e.data.json();
   if (!d.is_object()) return nullptr;
   const int64_t at = e.at_ms - t0;
   const std::string name = Str(d, "name");
@@ -252,7 +252,7 @@ Json TurnTimeline(const TimelineTurn& turn) {
   const int64_t t0 = events.empty() ? 0 : events.front().at_ms;
   std::set<std::string> ran_after;  // idempotency keys of deferred calls that ran
   for (const TraceEvent& e : events) {
-    if (e.type == EventType::kDeferredExecuted) ran_after.insert(Str(e.data, "idempotency_key"));
+    if (e.type == EventType::kDeferredExecuted) ran_after.insert(Str(e.data.json(), "idempotency_key"));
   }
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
@@ -270,7 +270,7 @@ Json TurnTimeline(const TimelineTurn& turn) {
     Json step = EventStep(e, t0);
     if (step.is_null()) continue;
     // A write that has not run yet (a background one) waits in the outbox.
-    if (e.type == EventType::kToolDeferred && !ran_after.contains(Str(e.data, "idempotency_key"))) {
+    if (e.type == EventType::kToolDeferred && !ran_after.contains(Str(e.data.json(), "idempotency_key"))) {
       step["outcome"] = "queued";
       step["tone"] = Tone("queued");
       step["why"] = "waits in the outbox to run after the reply";

@@ -166,8 +166,28 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
   return ParseJsonOrDiscarded(TurnResultText(r, with_tools), kMaxStoredJsonDepth);
 }
 
+EventData::EventData(const Json& value) {
+  thread_local std::string scratch;  // written here, then copied once at its size
+  scratch.clear();
+  AppendJsonText(scratch, value);
+  text_ = std::string(scratch);
+}
+
+EventData EventData::FromText(std::string_view compact_json) {
+  EventData data;
+  data.text_ = std::string(compact_json);
+  return data;
+}
+
+Json EventData::json() const { return ParseJsonOrDiscarded(text_, kMaxStoredJsonDepth); }
+
+bool EventData::contains(std::string_view key) const {
+  const Json value = json();
+  return value.is_object() && value.contains(key);
+}
+
 Json TraceEventToJson(const TraceEvent& e) {
-  return {{"type", std::string(e.name())}, {"turn", e.turn}, {"at_ms", e.at_ms}, {"data", e.data}};
+  return {{"type", std::string(e.name())}, {"turn", e.turn}, {"at_ms", e.at_ms}, {"data", e.data.json()}};
 }
 
 TraceEvent TraceEventFromJson(const Json& j) {

@@ -31,10 +31,12 @@ void CollectValues(const Json& j, std::set<std::string>& out) {
 
 // The option ids a tool result or a clarification event offered the user.
 std::vector<std::string> OfferedOptions(const TraceEvent& e) {
+  if (e.type != "clarification" && e.type != "tool.executed") return {};
+  const Json d = e.data.json();
   const Json* options = nullptr;
-  if (e.type == "clarification" && e.data.contains("options")) options = &e.data["options"];
-  if (e.type == "tool.executed" && e.data.contains("result") && e.data["result"].contains("clarification")) {
-    const Json& c = e.data["result"]["clarification"];
+  if (e.type == "clarification" && d.contains("options")) options = &d["options"];
+  if (e.type == "tool.executed" && d.contains("result") && d["result"].contains("clarification")) {
+    const Json& c = d["result"]["clarification"];
     if (c.is_object() && c.contains("options")) options = &c["options"];
   }
   std::vector<std::string> ids;
@@ -68,8 +70,9 @@ void UnchosenIds(const AgentConfig& config, const std::vector<TurnRun>& turns, s
     for (const TraceEvent& e : t.result.events) {
       if (std::vector<std::string> ids = OfferedOptions(e); !ids.empty()) offered = std::move(ids);
       if (!Ran(e)) continue;
-      const ToolDef* tool = config.FindTool(e.data.value("name", ""));
-      const Json& args = e.data.contains("args") ? e.data["args"] : Json::object();
+      const Json d = e.data.json();
+      const ToolDef* tool = config.FindTool(d.value("name", ""));
+      const Json& args = d.contains("args") ? d["args"] : Json::object();
       if (IsWrite(tool) && args.is_object()) {
         for (const auto& [arg, value] : args.items()) {
           if (!tool->consumes.count(arg) && !IsIdName(arg)) continue;
@@ -84,7 +87,7 @@ void UnchosenIds(const AgentConfig& config, const std::vector<TurnRun>& turns, s
           }
         }
       }
-      if (e.data.value("success", false) && e.data.contains("result")) CollectValues(e.data["result"], known);
+      if (d.value("success", false) && d.contains("result")) CollectValues(d["result"], known);
     }
   }
 }
@@ -135,7 +138,7 @@ std::vector<std::string> Notes(const TurnRun& t) {
   std::vector<std::string> notes = t.result.notices;
   for (const TraceEvent& e : t.result.events) {
     if (e.type != "notice" && e.type != "notice.created" && e.type != "deferred.note") continue;
-    const Json& text = e.data.contains("text") ? e.data["text"] : Json();
+    const Json text = e.data.value("text", Json());
     for (const Json& one : text.is_array() ? text : Json::array({text})) {  // deferred.note: one per failed call
       if (one.is_string()) notes.push_back(one.get<std::string>());
     }

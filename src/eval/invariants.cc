@@ -103,9 +103,10 @@ void CheckProvenance(const AgentConfig& config, const std::vector<TurnRun>& turn
         continue;
       }
       if (e.type != "tool.executed") continue;
-      const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+      const Json d = e.data.json();
+      const ToolDef* tool = config.FindTool(d.value("name", ""));
       if (tool == nullptr) continue;
-      const Json& args = e.data["args"];
+      const Json& args = d["args"];
       for (const auto& [arg, type] : tool->consumes) {
         if (!args.is_object() || !args.contains(arg)) continue;
         std::string id = args[arg].is_string() ? args[arg].get<std::string>() : args[arg].dump();
@@ -115,11 +116,11 @@ void CheckProvenance(const AgentConfig& config, const std::vector<TurnRun>& turn
           out.push_back({"I3", t.number, Describe(e) + ": " + arg + " = '" + id + "' was never produced by a tool result"});
         }
       }
-      if (!e.data.value("success", false)) continue;
+      if (!d.value("success", false)) continue;
       for (const auto& [type, path_text] : tool->produces) {
         auto path = JsonPath::Parse(path_text);
         if (!path.ok()) continue;
-        for (const Json* v : path->Select(e.data["result"])) {
+        for (const Json* v : path->Select(d["result"])) {
           if (v->is_string()) produced[type].insert(v->get<std::string>());
           else if (v->is_number_integer()) produced[type].insert(v->dump());
         }
@@ -245,11 +246,15 @@ void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<Invar
 void CheckApproval(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
   std::vector<Json> granted;
   for (const TraceEvent& e : t.result.events) {
-    if (e.type == "approval.granted") granted.push_back({{"tool", e.data["tool"]}, {"args", e.data["args"]}});
+    if (e.type == "approval.granted") {
+      const Json d = e.data.json();
+      granted.push_back({{"tool", d["tool"]}, {"args", d["args"]}});
+    }
     if (e.type != "tool.executed" && e.type != "deferred.executed") continue;
-    const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+    const Json d = e.data.json();
+    const ToolDef* tool = config.FindTool(d.value("name", ""));
     if (tool == nullptr || !tool->approval_required) continue;
-    Json call = {{"tool", e.data["name"]}, {"args", e.data["args"]}};
+    Json call = {{"tool", d["name"]}, {"args", d["args"]}};
     auto it = std::find(granted.begin(), granted.end(), call);
     if (it == granted.end()) {
       out.push_back({"I8", t.number, Describe(e) + " ran without an approval of that call"});
@@ -284,14 +289,15 @@ void CheckPairing(const std::vector<Message>& history, std::vector<InvariantViol
 void CheckSchema(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
   for (const TraceEvent& e : t.result.events) {
     if (e.type != "tool.executed") continue;
-    const ToolDef* tool = config.FindTool(e.data.value("name", ""));
+    const Json d = e.data.json();
+    const ToolDef* tool = config.FindTool(d.value("name", ""));
     if (tool == nullptr) {
       out.push_back({"I11", t.number, Describe(e) + ": executed a tool the agent does not define"});
       continue;
     }
     auto validator = SchemaValidator::Compile(tool->input_schema);
     if (!validator.ok()) continue;
-    for (const std::string& problem : validator->Validate(e.data["args"])) {
+    for (const std::string& problem : validator->Validate(d["args"])) {
       out.push_back({"I11", t.number, Describe(e) + ": arguments break the schema: " + problem});
     }
   }

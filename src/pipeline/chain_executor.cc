@@ -4,6 +4,7 @@
 
 #include "domain/json_text.h"
 #include "domain/entities.h"
+#include "pipeline/event_text.h"
 #include "telemetry/turn_spans.h"
 #include "tools/timed_invoke.h"
 
@@ -206,14 +207,8 @@ void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnve
   policies_.Observe(ctx, p, result);
 
   ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
-  Json envelope = EnvelopeToJson(result);
-  Json data = CallEventData(ctx, p);
-  data["result"] = std::move(envelope);
-  data["success"] = result.success;
-  data["next_action"] = NextActionName(result.next_action);
-  data["latency_ms"] = latency_ms;
-  data["may_clarify"] = p.tool->may_clarify;
-  ctx.Emit("tool.executed", std::move(data));
+  ctx.Emit("tool.executed", ToolExecutedData(*p.call, ctx.response_index, p.position, p.tool->may_clarify, result,
+                                             ctx.history.back().text, latency_ms));
   ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
   o.latency_ms = latency_ms;
   if (!result.success) o.message = result.error;

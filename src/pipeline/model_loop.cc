@@ -5,6 +5,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include "pipeline/context_window.h"
+#include "pipeline/event_text.h"
 
 namespace reins {
 namespace {
@@ -81,8 +82,9 @@ Status TurnTimeout(TurnContext& ctx) {
                           " ms");
 }
 
-Json CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model) {
-  return JsonObject("purpose", PurposeName(purpose), "tool_choice", choice.ToString(), "model", model.Name());
+EventData CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model, std::string_view step = {},
+                    std::string_view repeat = {}) {
+  return ModelCallData(model.Name(), purpose, choice, step, repeat);
 }
 
 // The call of a provider that does not keep the turn's deadline itself, raced against
@@ -106,13 +108,7 @@ Task<Result<ModelResponse>> Bounded(TurnContext& ctx, ModelProvider& model, cons
 // waits: its temporaries would stay in that frame).
 void RecordResponse(TurnContext& ctx, const ModelResponse& response) {
   ++ctx.response_index;
-  Json event = JsonObject("response", ctx.response_index, "text", response.text, "tool_calls", CallsToJson(response.tool_calls));
-  const Usage& usage = response.usage;
-  if (usage.input_tokens > 0 || usage.output_tokens > 0) {  // real providers; the scripted model has none
-    event["usage"] = JsonObject("input_tokens", usage.input_tokens, "output_tokens", usage.output_tokens);
-  }
-  if (response.finish != FinishReason::kStop) event["finish"] = FinishReasonName(response.finish);
-  ctx.Emit("model.response", std::move(event));
+  ctx.Emit("model.response", ModelResponseData(ctx.response_index, response));
 }
 
 // A call that failed, in the trace. Cut short by the turn's own deadline: that, not the
@@ -166,9 +162,7 @@ Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice)
 
 Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                                 std::vector<Message> extra, std::optional<Json> schema) {
-  Json call = CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_);
-  if (!ctx.step_id.empty()) call["step"] = ctx.step_id;
-  ctx.Emit("model.call", std::move(call));
+  ctx.Emit("model.call", CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_, ctx.step_id));
   ++ctx.result.model_calls;
   CallRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
   for (Message& m : extra) request.request.messages.push_back(std::move(m));
@@ -248,9 +242,7 @@ Task<void> ModelLoop::Repeat(TurnContext& ctx, ModelProvider& model, ModelReques
     stream->BeginResponse(true);
   }
   if (!so_far.empty()) request.messages.push_back(Message::Assistant(so_far));
-  Json call = CallEvent(request.purpose, request.tool_choice, model);
-  call["repeat"] = FinishReasonName(response->finish);
-  ctx.Emit("model.call", std::move(call));
+  ctx.Emit("model.call", CallEvent(request.purpose, request.tool_choice, model, {}, FinishReasonName(response->finish)));
   ++ctx.result.model_calls;
   response = co_await Exchange(ctx, model, request);
   Record(ctx, response);

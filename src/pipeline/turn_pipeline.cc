@@ -1,5 +1,6 @@
 #include "pipeline/turn_pipeline.h"
 
+#include "pipeline/event_text.h"
 #include "policy/registry.h"
 
 #include <algorithm>
@@ -109,7 +110,7 @@ void TurnPipeline::EndTurn(TurnContext& ctx, const TurnPhaseMachine& phase) {
 // first.
 void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
   if (!phase.violation().empty()) ctx.Emit("turn.failed", {{"error", phase.violation()}});
-  ctx.Emit("turn.completed", JsonObject("status", TurnStatusName(ctx.result.status), "phase", TurnPhaseName(phase.phase())));
+  ctx.Emit("turn.completed", TurnCompletedData(ctx.result.status, phase.phase()));
 }
 
 Status TurnPipeline::Admit(TurnContext& ctx) {
@@ -303,10 +304,9 @@ std::string TurnPipeline::Told(TurnContext& ctx, std::string rest) {
 }
 
 // The reply as a whole; for a streamed one, how much of it the person already has.
-Json TurnPipeline::ReplyFinal(const TurnContext& ctx) {
-  Json data = JsonObject("text", ctx.result.reply);
-  if (const ReplyStream* stream = SentSome(ctx)) data["streamed"] = stream->sent().size();
-  return data;
+EventData TurnPipeline::ReplyFinal(const TurnContext& ctx) {
+  const ReplyStream* stream = SentSome(ctx);
+  return ReplyFinalData(ctx.result.reply, stream != nullptr ? std::optional<size_t>(stream->sent().size()) : std::nullopt);
 }
 
 // Notices from earlier background failures go in front of the next reply, once.

@@ -92,7 +92,7 @@ class TurnPipeline {
   std::string Judge(TurnContext& ctx, const std::string& sent, std::string sentence);
   // What the person is told in the end: a streamed reply's sent text, then `rest`.
   std::string Told(TurnContext& ctx, std::string rest);
-  static Json ReplyFinal(const TurnContext& ctx);
+  static EventData ReplyFinal(const TurnContext& ctx);
   void Deliver(TurnContext& ctx, std::string reply, TurnPhaseMachine& phase);
   void DeliverWhole(TurnContext& ctx, std::string whole, TurnPhaseMachine& phase);  // `whole` is Told already
   // What a loop, a plan, an audit or a replayed call ended with, carried to the person.

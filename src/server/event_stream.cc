@@ -18,7 +18,7 @@ namespace asio = boost::asio;
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Json ToolFinished(const TraceEvent& e, const char* status) {
-  Json d = e.data.is_object() ? e.data : Json::object();
+  Json d = e.data.is_object() ? e.data.json() : Json::object();
   d["status"] = status;
   return d;
 }
@@ -35,7 +35,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
     case EventType::kLeaseOpened:
     case EventType::kLeaseReleased:
     case EventType::kApproval:  // {id, tool, args}, once the pause is committed
-      Push(std::string(e.name()), Dump(e.data));
+      Push(std::string(e.name()), e.data.text());
       break;
     case EventType::kToolExecuted:
       Push("tool.finished", Dump(ToolFinished(e, "executed")));
@@ -50,19 +50,20 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
       Push("tool.finished", Dump(ToolFinished(e, "deferred")));
       break;
     case EventType::kReplyDelta:  // a streamed reply's sentences, as the rails passed them
-      Push("reply.delta", Dump(e.data));
+      Push("reply.delta", e.data.text());
       break;
     case EventType::kReplyFinal: {
       // What the person does not have yet goes as one last delta: all of a reply that
       // was held, what the turn appended to a streamed one (a correction, a question).
-      const std::string text = e.data.value("text", "");
-      const size_t streamed = std::min<size_t>(e.data.value("streamed", size_t{0}), text.size());
+      const Json d = e.data.json();
+      const std::string text = d.value("text", "");
+      const size_t streamed = std::min<size_t>(d.value("streamed", size_t{0}), text.size());
       if (streamed < text.size()) Push("reply.delta", Dump(Json{{"text", text.substr(streamed)}}));
       Push("reply.final", Dump(Json{{"text", text}}));
       break;
     }
     case EventType::kDeferredExecuted:
-      Push("deferred.finished", Dump(e.data));
+      Push("deferred.finished", e.data.text());
       break;
     case EventType::kDeferredNote: {
       // A deferred write failed after the reply streamed: its note, as a notice; the
@@ -72,7 +73,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
       break;
     }
     case EventType::kNoticeCreated:
-      Push("notice", Dump(e.data));
+      Push("notice", e.data.text());
       break;
     default:
       break;  // the rest stays in the trace (GET .../trace)
@@ -80,7 +81,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
 }
 
 void EventStream::PushSessionEvent(const TraceEvent& e) {
-  Json d = e.data.is_object() ? e.data : Json::object();
+  Json d = e.data.is_object() ? e.data.json() : Json::object();
   d["turn"] = e.turn;
   switch (e.type) {
     case EventType::kNoticeCreated:

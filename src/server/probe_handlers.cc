@@ -1,5 +1,6 @@
 // GET /healthz, /readyz and /metrics, and the metrics the runtime's events feed.
 #include "domain/detail_log.h"
+#include "domain/json_parse.h"
 #include "server/api_impl.h"
 
 namespace reins {
@@ -50,13 +51,29 @@ Task<void> Api::Impl::RenderMetrics(Exchange x) {
   co_await x.res.Respond(200, std::move(type), metrics.Render());
 }
 
+namespace {
+
+// The fields the counters read: an event's arguments and results are skipped, not built.
+const JsonShape kCountedFields{{{"status"}, {"purpose"}, {"model"}, {"name"}, {"success"}, {"rail"}, {"repair"}}};
+
+Json CountedFields(const EventData& data) {
+  Result<Json> fields = ParseJsonShaped(data.text(), kCountedFields, kMaxStoredJsonDepth);
+  return fields.ok() && fields->is_object() ? *std::move(fields) : Json::object();
+}
+
+}  // namespace
+
 // Metrics from the durable event stream of every session.
 void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
-  const Json& d = e.data;
-  auto str = [&](const char* key) -> std::string_view {  // a view into the event: label values are copied once, if new
-    if (!d.is_object()) return {};
-    auto it = d.find(key);
-    return it != d.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();
+  Json d;  // read from the event's text when a counter first needs a field, then kept
+  auto fields = [&]() -> const Json& {
+    if (d.is_null()) d = CountedFields(e.data);
+    return d;
+  };
+  auto str = [&](const char* key) -> std::string_view {  // a view into `d`: label values are copied once, if new
+    const Json& f = fields();
+    auto it = f.find(key);
+    return it != f.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();
   };
   switch (e.type) {
     case EventType::kTurnCompleted:
@@ -81,7 +98,7 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
     }
     case EventType::kToolExecuted:
     case EventType::kDeferredExecuted: {
-      bool ok = d.is_object() && d.value("success", false);
+      const bool ok = fields().value("success", false);
       metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
                                              {"deferred", e.type == EventType::kDeferredExecuted ? "true" : "false"}});
       break;

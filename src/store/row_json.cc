@@ -26,7 +26,7 @@ void AppendEvents(std::string& out, const std::vector<TraceEvent>& events) {
     out += R"(,"at_ms":)";
     AppendJsonInt(out, e.at_ms);
     out += R"(,"data":)";
-    AppendJsonText(out, e.data);
+    out += e.data.text();
     out += '}';
   }
   out += ']';

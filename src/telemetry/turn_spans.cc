@@ -75,33 +75,34 @@ Span Child(const TurnIds& ids, std::string span_id, std::string name, SpanKind k
 
 // One model call: from model.call to the response (or the error) it got.
 Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const TraceEvent& call, const TraceEvent& end) {
-  const std::string model = call.data.value("model", "");
+  const Json c = call.data.json(), d = end.data.json();
+  const std::string model = c.value("model", "");
   Span s = Child(ids, DerivedSpanId(ids.turn.span_id + "/chat/" + std::to_string(number)),
                  model.empty() ? "chat" : "chat " + model, SpanKind::kClient);
   s.start_ns = Ns(call.at_ms);
   s.end_ns = Ns(end.at_ms);
   s.attributes = {{"gen_ai.operation.name", "chat"}, {"gen_ai.provider.name", trace.provider}};
   if (!model.empty()) s.attributes.emplace_back("gen_ai.request.model", model);
-  if (call.data.contains("purpose")) s.attributes.emplace_back("reins.model.purpose", call.data["purpose"]);
+  if (c.contains("purpose")) s.attributes.emplace_back("reins.model.purpose", c["purpose"]);
   if (end.type == EventType::kModelError) {
     s.error = true;
-    s.error_message = end.data.value("message", "");
+    s.error_message = d.value("message", "");
     s.attributes.emplace_back("error.type", "model_error");
     return s;
   }
-  const Json usage = end.data.value("usage", Json::object());
+  const Json usage = d.value("usage", Json::object());
   if (usage.contains("input_tokens")) s.attributes.emplace_back("gen_ai.usage.input_tokens", usage["input_tokens"]);
   if (usage.contains("output_tokens")) s.attributes.emplace_back("gen_ai.usage.output_tokens", usage["output_tokens"]);
-  s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({end.data.value("finish", "stop")}));
-  const Json calls = end.data.value("tool_calls", Json::array());
+  s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({d.value("finish", "stop")}));
+  const Json calls = d.value("tool_calls", Json::array());
   s.attributes.emplace_back("reins.model.tool_calls", static_cast<int64_t>(calls.size()));
   if (trace.capture_content) {
     Json parts = Json::array();
-    if (const std::string text = end.data.value("text", ""); !text.empty()) parts.push_back({{"type", "text"}, {"content", text}});
+    if (const std::string text = d.value("text", ""); !text.empty()) parts.push_back({{"type", "text"}, {"content", text}});
     for (const Json& c : calls) {
       parts.push_back({{"type", "tool_call"}, {"id", c.value("id", "")}, {"name", c.value("name", "")}, {"arguments", c.value("args", Json())}});
     }
-    Json message = {{"role", "assistant"}, {"parts", std::move(parts)}, {"finish_reason", end.data.value("finish", "stop")}};
+    Json message = {{"role", "assistant"}, {"parts", std::move(parts)}, {"finish_reason", d.value("finish", "stop")}};
     s.attributes.emplace_back("gen_ai.output.messages", JsonText(Json::array({std::move(message)})));
   }
   return s;
@@ -109,29 +110,30 @@ Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const Trac
 
 // A tool that ran: from its start (its latency before the event) to the event.
 Span ToolSpan(const TurnIds& ids, std::string span_id, const TraceEvent& e, bool capture_content, bool deferred) {
-  const std::string name = e.data.value("name", "");
+  const Json d = e.data.json();
+  const std::string name = d.value("name", "");
   Span s = Child(ids, std::move(span_id), "execute_tool " + name, SpanKind::kInternal);
-  const int64_t latency = std::max<int64_t>(0, e.data.value("latency_ms", int64_t{0}));
+  const int64_t latency = std::max<int64_t>(0, d.value("latency_ms", int64_t{0}));
   s.start_ns = Ns(e.at_ms - latency);
   s.end_ns = Ns(e.at_ms);
   s.attributes = {{"gen_ai.operation.name", "execute_tool"}, {"gen_ai.tool.name", name}, {"gen_ai.tool.type", "function"}};
-  if (e.data.contains("call_id")) s.attributes.emplace_back("gen_ai.tool.call.id", e.data["call_id"]);
+  if (d.contains("call_id")) s.attributes.emplace_back("gen_ai.tool.call.id", d["call_id"]);
   if (deferred) {
     s.attributes.emplace_back("reins.tool.deferred", true);
-    if (e.data.contains("idempotency_key")) s.attributes.emplace_back("reins.idempotency_key", e.data["idempotency_key"]);
-    if (e.data.contains("mode")) s.attributes.emplace_back("reins.deferred.mode", e.data["mode"]);
+    if (d.contains("idempotency_key")) s.attributes.emplace_back("reins.idempotency_key", d["idempotency_key"]);
+    if (d.contains("mode")) s.attributes.emplace_back("reins.deferred.mode", d["mode"]);
   }
-  const bool success = e.data.value("success", true);
+  const bool success = d.value("success", true);
   s.attributes.emplace_back("reins.tool.success", success);
-  if (e.data.contains("next_action")) s.attributes.emplace_back("reins.tool.next_action", e.data["next_action"]);
+  if (d.contains("next_action")) s.attributes.emplace_back("reins.tool.next_action", d["next_action"]);
   if (capture_content) {
-    if (e.data.contains("args")) s.attributes.emplace_back("gen_ai.tool.call.arguments", JsonText(e.data["args"]));
-    if (e.data.contains("result")) s.attributes.emplace_back("gen_ai.tool.call.result", JsonText(e.data["result"]));
+    if (d.contains("args")) s.attributes.emplace_back("gen_ai.tool.call.arguments", JsonText(d["args"]));
+    if (d.contains("result")) s.attributes.emplace_back("gen_ai.tool.call.result", JsonText(d["result"]));
   }
   if (!success) {
     s.error = true;
     s.attributes.emplace_back("error.type", "tool_error");
-    const Json result = e.data.value("result", Json::object());
+    const Json result = d.value("result", Json::object());
     s.error_message = result.is_object() ? result.value("error", "the tool reported a failure") : "the tool reported a failure";
     if (!capture_content) s.error_message = "the tool reported a failure";
   }
@@ -163,8 +165,9 @@ std::string DeferredSpanId(const TurnIds& turn, const std::string& idempotency_k
 }
 
 std::string TurnTraceparent(const TraceEvent& started) {
-  const auto input = started.data.find("input");
-  if (input == started.data.end() || !input->is_object()) return "";
+  const Json d = started.data.json();
+  const auto input = d.find("input");
+  if (input == d.end() || !input->is_object()) return "";
   const auto traceparent = input->find("traceparent");
   return traceparent != input->end() && traceparent->is_string() ? traceparent->get<std::string>() : "";
 }
@@ -202,15 +205,17 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
       case EventType::kModelError:
         if (open_call != nullptr) children.push_back(ChatSpan(ids, trace, ++calls, *open_call, e));
         open_call = nullptr;
-        if (const auto usage = e.data.find("usage"); usage != e.data.end() && usage->is_object()) {
-          input_tokens += usage->value("input_tokens", int64_t{0});
-          output_tokens += usage->value("output_tokens", int64_t{0});
+        if (const Json usage = e.data.value("usage", Json()); usage.is_object()) {
+          input_tokens += usage.value("input_tokens", int64_t{0});
+          output_tokens += usage.value("output_tokens", int64_t{0});
         }
         break;
-      case EventType::kToolExecuted:
-        children.push_back(ToolSpan(ids, ToolSpanId(ids, e.data.value("response", 0), e.data.value("position", 0)), e,
+      case EventType::kToolExecuted: {
+        const Json d = e.data.json();
+        children.push_back(ToolSpan(ids, ToolSpanId(ids, d.value("response", 0), d.value("position", 0)), e,
                                     trace.capture_content, false));
         break;
+      }
       case EventType::kTurnCompleted: {
         const std::string status = e.data.value("status", "");
         turn.attributes.emplace_back("reins.turn.status", status);
@@ -224,7 +229,7 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
         break;
       default:
         if (!IsSpanOrFrame(e.type)) {
-          turn.events.push_back({"reins." + std::string(e.name()), Ns(e.at_ms), DataAttributes(e.data, trace.capture_content)});
+          turn.events.push_back({"reins." + std::string(e.name()), Ns(e.at_ms), DataAttributes(e.data.json(), trace.capture_content)});
         }
         break;
     }

@@ -142,11 +142,11 @@ struct TurnContext {
   // A stream that is live: the model's text goes out sentence by sentence.
   ReplyStream* live_stream() const { return reply_stream && reply_stream->live() ? reply_stream.get() : nullptr; }
 
-  void Emit(EventType type, Json data = Json::object()) {
+  void Emit(EventType type, EventData data = {}) {
     result.events.push_back({type, result.turn_number, clock.NowMs(), std::move(data)});
     if (on_emit) on_emit(result.events.back());
   }
-  void Emit(EventName name, Json data = Json::object()) { Emit(name.type, std::move(data)); }
+  void Emit(EventName name, EventData data = {}) { Emit(name.type, std::move(data)); }
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
 
  private:

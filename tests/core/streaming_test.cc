@@ -117,7 +117,7 @@ class StreamingTest : public testing::RuntimeHarness {
         if (outbox.ok()) outbox_at_first_delta = *outbox;
       }
       if (e.type == EventType::kReplyDelta) deltas.push_back(e.data.value("text", ""));
-      if (e.type == EventType::kReplyFinal) final_data = e.data;
+      if (e.type == EventType::kReplyFinal) final_data = e.data.json();
     };
     return Run(std::move(in));
   }
@@ -155,7 +155,7 @@ TEST_F(StreamingTest, RailsJudgeEachSentenceBeforeItIsSent) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->back().reply, reply);
   // The first event said the reply streams.
-  EXPECT_EQ(seen.front().data["reply"]["stream"], "sentences");
+  EXPECT_EQ(seen.front().data.json()["reply"]["stream"], "sentences");
 }
 
 TEST_F(StreamingTest, TheQueuedWriteIsInTheStoreBeforeTheFirstDelta) {
@@ -261,8 +261,8 @@ TEST_F(StreamingTest, TheAuditHoldsTheReplyUntilItIsWhole) {
   auto r = Stream("hi");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(deltas.empty());  // no delta before the commit: the stream was held
-  EXPECT_EQ(seen.front().data["reply"]["stream"], "whole");
-  EXPECT_EQ(seen.front().data["reply"]["held_by"], "audit.enabled");
+  EXPECT_EQ(seen.front().data.json()["reply"]["stream"], "whole");
+  EXPECT_EQ(seen.front().data.json()["reply"]["held_by"], "audit.enabled");
   EXPECT_FALSE(final_data.contains("streamed"));
   EXPECT_EQ(final_data.value("text", ""), r->reply);
 }

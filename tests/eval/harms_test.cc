@@ -129,7 +129,9 @@ TEST_F(HarmsTest, AStepMarkedCompletedWithoutItsTool) {
                                   {"requiredTools", {"lookup_contacts"}}});
   EXPECT_EQ(Kinds(), std::vector<std::string>{"step_done_without_tool"});
   // Marked failed: honest, no harm.
-  turns_.back().result.events.back().data["status"] = "failed";
+  Json finished = turns_.back().result.events.back().data.json();
+  finished["status"] = "failed";
+  turns_.back().result.events.back().data = finished;
   EXPECT_TRUE(Kinds().empty());
 }
 

@@ -62,7 +62,7 @@ TEST_F(ActPolicyTest, ADescribedLookupIsForcedOncePerTurn) {
   ASSERT_TRUE(policy_.ReviewReply(ctx_, reply));
   EXPECT_EQ(reply, "Sure! I was not able to complete the contact lookup just now, so it has not been done. Please ask again.");
   ASSERT_EQ(Events("act.missing"), 1);
-  EXPECT_EQ(ctx_.result.events.back().data["reason"], "retried");
+  EXPECT_EQ(ctx_.result.events.back().data.json()["reason"], "retried");
 }
 
 TEST_F(ActPolicyTest, AWriteIsForcedOnlyWhenThePersonAskedForIt) {
@@ -104,7 +104,7 @@ TEST_F(ActPolicyTest, NoRetryWhenTheLoopHasNoRoundLeft) {
   EXPECT_EQ(policy_.RequiredToolMissing(ctx_), std::nullopt);
   std::string reply = "Let me look up John in your contacts.";
   ASSERT_TRUE(policy_.ReviewReply(ctx_, reply));
-  EXPECT_EQ(ctx_.result.events.back().data["reason"], "no_round_left");
+  EXPECT_EQ(ctx_.result.events.back().data.json()["reason"], "no_round_left");
 }
 
 TEST(ActionReaderTest, PicksTheFirstActionAndTheToolTheRequestIsAbout) {

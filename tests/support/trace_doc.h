@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "domain/json_text.h"
 #include "reins/trace.h"
 
 namespace reins::testing {
@@ -75,19 +76,23 @@ inline void ExpectDocumented(const std::vector<TraceEvent>& events) {
   ASSERT_FALSE(doc.empty()) << "docs/trace.md has no event table";
   for (const TraceEvent& e : events) {
     const std::string type(e.name());
+    const Json data = e.data.json();
     if (dump != nullptr) {
       std::ofstream out(dump, std::ios::app);
       out << type << "\n";
-      for (const auto& item : e.data.items()) out << type << " " << item.key() << "\n";
+      for (const auto& item : data.items()) out << type << " " << item.key() << "\n";
       continue;
     }
+    // An event written member by member (EventData::FromText) reads as the DOM would
+    // write it: compact, members in the order of their keys.
+    EXPECT_EQ(e.data.text(), JsonText(data)) << "trace event '" << type << "' is not written as its DOM writes it";
     auto row = doc.find(type);
     if (e.type == EventType::kUnknown || row == doc.end()) {
-      ADD_FAILURE() << "trace event '" << type << "' is not in docs/trace.md: " << e.data.dump();
+      ADD_FAILURE() << "trace event '" << type << "' is not in docs/trace.md: " << e.data.text();
       continue;
     }
     const std::set<std::string> declared = DeclaredFields(e.type);
-    for (const auto& item : e.data.items()) {
+    for (const auto& item : data.items()) {
       EXPECT_TRUE(declared.contains(item.key()))
           << "field '" << item.key() << "' of trace event '" << type << "' is not declared in include/reins/trace.h";
       EXPECT_TRUE(row->second.contains(item.key()))

@@ -1,0 +1,85 @@
+#include "pipeline/event_text.h"
+
+#include "domain/json_text.h"
+
+namespace reins {
+
+EventData ModelCallData(std::string_view model, Purpose purpose, const ToolChoice& choice, std::string_view step,
+                        std::string_view repeat) {
+  std::string& out = EventTextBuffer();
+  JsonObjectText o(out);
+  o.String("model", model);
+  o.String("purpose", PurposeName(purpose));
+  if (!repeat.empty()) o.String("repeat", repeat);
+  if (!step.empty()) o.String("step", step);
+  o.String("tool_choice", choice.ToString());
+  o.Close();
+  return EventData::FromText(out);
+}
+
+EventData ModelResponseData(int response, const ModelResponse& r) {
+  std::string& out = EventTextBuffer();
+  JsonObjectText o(out);
+  if (r.finish != FinishReason::kStop) o.String("finish", FinishReasonName(r.finish));
+  o.Int("response", response);
+  o.String("text", r.text);
+  std::string& calls = o.Key("tool_calls");
+  calls += '[';
+  for (size_t i = 0; i < r.tool_calls.size(); ++i) {
+    const ToolCall& c = r.tool_calls[i];
+    if (i > 0) calls += ',';
+    JsonObjectText call(calls);
+    call.String("arguments", c.arguments_text);
+    call.String("id", c.id);
+    call.String("name", c.name);
+    call.Close();
+  }
+  calls += ']';
+  if (r.usage.input_tokens > 0 || r.usage.output_tokens > 0) {  // real providers; the scripted model has none
+    JsonObjectText usage(o.Key("usage"));
+    usage.Int("input_tokens", r.usage.input_tokens);
+    usage.Int("output_tokens", r.usage.output_tokens);
+    usage.Close();
+  }
+  o.Close();
+  return EventData::FromText(out);
+}
+
+EventData ToolExecutedData(const ToolCall& call, int response, int position, bool may_clarify,
+                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms) {
+  std::string& out = EventTextBuffer();
+  JsonObjectText o(out);
+  if (call.args_valid) o.Value("args", call.args);
+  else o.String("args", call.arguments_text);  // the raw text, as the model sent it
+  o.String("call_id", call.id);
+  o.Int("latency_ms", latency_ms);
+  o.Bool("may_clarify", may_clarify);
+  o.String("name", call.name);
+  o.String("next_action", NextActionName(result.next_action));
+  o.Int("position", position);
+  o.Int("response", response);
+  o.Raw("result", envelope);
+  o.Bool("success", result.success);
+  o.Close();
+  return EventData::FromText(out);
+}
+
+EventData ReplyFinalData(std::string_view reply, std::optional<size_t> streamed) {
+  std::string& out = EventTextBuffer();
+  JsonObjectText o(out);
+  if (streamed) o.Int("streamed", static_cast<int64_t>(*streamed));
+  o.String("text", reply);
+  o.Close();
+  return EventData::FromText(out);
+}
+
+EventData TurnCompletedData(TurnStatus status, TurnPhase phase) {
+  std::string& out = EventTextBuffer();
+  JsonObjectText o(out);
+  o.String("phase", TurnPhaseName(phase));
+  o.String("status", TurnStatusName(status));
+  o.Close();
+  return EventData::FromText(out);
+}
+
+}  // namespace reins

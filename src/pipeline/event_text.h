@@ -1,0 +1,40 @@
+// The data of the events every turn writes (model.call, model.response, tool.executed,
+// reply.final, turn.completed), written straight to text: no DOM is built for an event
+// the store then writes out as text. Each writes its members in the order of their
+// keys, compact, as the DOM writes them (EnvelopeText does the same), so an event reads
+// and stores the same whichever way it was made; tests/core/event_text_test.cc holds
+// each to the DOM it replaces. Events a turn writes rarely build a DOM (TurnContext::Emit).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "reins/envelope.h"
+#include "reins/message.h"
+#include "reins/model_provider.h"
+#include "reins/trace.h"
+#include "reins/turn.h"
+#include "turn/turn_phase.h"
+
+namespace reins {
+
+// `step`: the plan step the call serves; `repeat`: why the response before it is asked
+// for again (its finish reason). Empty: not part of the event.
+EventData ModelCallData(std::string_view model, Purpose purpose, const ToolChoice& choice, std::string_view step = {},
+                        std::string_view repeat = {});
+
+// `response`: the response's 1-based index in the turn.
+EventData ModelResponseData(int response, const ModelResponse& r);
+
+// A call that ran: its call fields (docs/trace.md), what it returned and how long it
+// took. `envelope` is the result's text (EnvelopeText), the one the model is given.
+EventData ToolExecutedData(const ToolCall& call, int response, int position, bool may_clarify,
+                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms);
+
+// `streamed`: how much of a streamed reply the person already has.
+EventData ReplyFinalData(std::string_view reply, std::optional<size_t> streamed);
+
+EventData TurnCompletedData(TurnStatus status, TurnPhase phase);
+
+}  // namespace reins

@@ -1,0 +1,91 @@
+#include "pipeline/event_text.h"
+
+#include "domain/json_parse.h"
+#include "domain/json_text.h"
+
+#include <gtest/gtest.h>
+
+namespace reins {
+namespace {
+
+// Strings that need escaping, and one that is not UTF-8, wherever a writer takes text.
+const char* const kAwkward = "say \"hi\"\\\n caf\xc3\xa9 \xff";
+
+// Each writer's text is, byte for byte, the DOM's compact dump: the DOM each replaced.
+void ExpectWrittenAs(const EventData& data, const Json& dom) {
+  EXPECT_EQ(data.text(), JsonText(dom));
+  EXPECT_EQ(data.json(), ParseJsonOrDiscarded(JsonText(dom)));
+}
+
+TEST(EventTextTest, AModelCallIsItsDom) {
+  const ToolChoice choice = ToolChoice::Named("lookup");
+  ExpectWrittenAs(ModelCallData("openai", Purpose::kChat, choice),
+                  {{"purpose", "chat"}, {"tool_choice", "tool:lookup"}, {"model", "openai"}});
+  ExpectWrittenAs(ModelCallData(kAwkward, Purpose::kAudit, ToolChoice::Auto(), "s1", "length"),
+                  {{"purpose", "audit"}, {"tool_choice", "auto"}, {"model", kAwkward}, {"step", "s1"}, {"repeat", "length"}});
+}
+
+TEST(EventTextTest, AModelResponseIsItsDom) {
+  ModelResponse r;
+  r.text = kAwkward;
+  ExpectWrittenAs(ModelResponseData(1, r), {{"response", 1}, {"text", kAwkward}, {"tool_calls", Json::array()}});
+
+  r.tool_calls.push_back({"call_1", "lookup", R"({"city":"Paris"})"});
+  r.tool_calls.push_back({"call \"2\"", kAwkward, "not json"});
+  r.usage = {104, 7};
+  r.finish = FinishReason::kLength;
+  Json calls = Json::array();
+  for (const ToolCall& c : r.tool_calls) calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments_text}});
+  ExpectWrittenAs(ModelResponseData(2, r), {{"response", 2},
+                                            {"text", kAwkward},
+                                            {"tool_calls", calls},
+                                            {"usage", {{"input_tokens", 104}, {"output_tokens", 7}}},
+                                            {"finish", "length"}});
+}
+
+TEST(EventTextTest, AnExecutedCallIsItsDom) {
+  ToolCall call{"call_1", "lookup", R"({"city":"Paris"})"};
+  call.args = {{"city", "Paris"}, {"note", kAwkward}};
+  ResultEnvelope result;
+  result.data = {{"temp", 21}, {"sky", kAwkward}};
+  const std::string envelope = EnvelopeText(result);
+  auto dom = [&](const Json& args, const ResultEnvelope& r) {
+    return Json{{"call_id", call.id}, {"name", call.name},   {"args", args},          {"response", 2},
+                {"position", 1},      {"result", EnvelopeToJson(r)},                  {"success", r.success},
+                {"next_action", NextActionName(r.next_action)}, {"latency_ms", 35}, {"may_clarify", true}};
+  };
+  ExpectWrittenAs(ToolExecutedData(call, 2, 1, true, result, envelope, 35), dom(call.args, result));
+
+  // Arguments that were not JSON are kept as the model's text; a failure as what it says.
+  call.args_valid = false;
+  call.arguments_text = kAwkward;
+  ResultEnvelope failed = ResultEnvelope::Failure("no such city");
+  ExpectWrittenAs(ToolExecutedData(call, 2, 1, true, failed, EnvelopeText(failed), 35), dom(kAwkward, failed));
+}
+
+TEST(EventTextTest, AFinalReplyAndTheTurnsEndAreTheirDoms) {
+  ExpectWrittenAs(ReplyFinalData(kAwkward, std::nullopt), {{"text", kAwkward}});
+  ExpectWrittenAs(ReplyFinalData("Done.", size_t{3}), {{"text", "Done."}, {"streamed", 3}});
+  ExpectWrittenAs(TurnCompletedData(TurnStatus::kAwaitingApproval, TurnPhase::kAwaitingApproval),
+                  {{"status", "awaiting_approval"}, {"phase", TurnPhaseName(TurnPhase::kAwaitingApproval)}});
+}
+
+// The data a turn holds is text: an event made from a DOM holds its compact dump, and
+// reads back as the same value.
+TEST(EventTextTest, EventDataFromADomHoldsItsTextAndReadsBack) {
+  const Json dom = {{"b", {1, 2.5, nullptr}}, {"a", kAwkward}};
+  const EventData data = dom;
+  EXPECT_EQ(data.text(), JsonText(dom));
+  EXPECT_EQ(data.json(), ParseJsonOrDiscarded(JsonText(dom)));
+  EXPECT_TRUE(data.is_object());
+  EXPECT_TRUE(data.contains("b"));
+  EXPECT_FALSE(data.contains("c"));
+  EXPECT_EQ(data.value("missing", 7), 7);
+  EXPECT_EQ(EventData().text(), "{}");
+  // Equal values are equal data, whatever order their texts list the members in.
+  EXPECT_EQ(EventData::FromText(R"({"b":1,"a":2})"), EventData({{"a", 2}, {"b", 1}}));
+  EXPECT_FALSE(EventData::FromText(R"({"a":1})") == EventData({{"a", 2}}));
+}
+
+}  // namespace
+}  // namespace reins
