@@ -4,6 +4,28 @@
 
 namespace reins {
 
+EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, const Json& reply) {
+  std::string& out = EventTextBuffer();
+  JsonObjectText o(out);
+  {
+    JsonObjectText in(o.Key("input"));  // TurnInputToJson's members
+    if (input.approve) in.Bool("approve", *input.approve);
+    if (input.cancel) in.Bool("cancel", true);
+    if (!input.idempotency_key.empty()) in.String("idempotency_key", input.idempotency_key);
+    if (!input.page_context.is_null()) in.Value("page_context", input.page_context);
+    if (input.say) in.String("say", *input.say);
+    if (input.select) in.String("select", *input.select);
+    in.String("speaker", input.speaker);
+    if (!input.traceparent.empty()) in.String("traceparent", input.traceparent);
+    in.Close();
+  }
+  if (!reply.is_null()) o.Value("reply", reply);
+  o.String("speaker", input.speaker);
+  o.String("turn_id", turn_id);
+  o.Close();
+  return EventData::FromText(out);
+}
+
 EventData ModelCallData(std::string_view model, Purpose purpose, const ToolChoice& choice, std::string_view step,
                         std::string_view repeat) {
   std::string& out = EventTextBuffer();

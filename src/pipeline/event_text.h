@@ -1,5 +1,5 @@
-// The data of the events every turn writes (model.call, model.response, tool.executed,
-// reply.final, turn.completed), written straight to text: no DOM is built for an event
+// The data of the events every turn writes (turn.started, model.call, model.response,
+// tool.executed, reply.final, turn.completed), written straight to text: no DOM is built for an event
 // the store then writes out as text. Each writes its members in the order of their
 // keys, compact, as the DOM writes them (EnvelopeText does the same), so an event reads
 // and stores the same whichever way it was made; tests/core/event_text_test.cc holds
@@ -18,6 +18,10 @@
 #include "turn/turn_phase.h"
 
 namespace reins {
+
+// `reply`: how the reply will come, when the caller streams (TurnPipeline::OpenStream);
+// null otherwise.
+EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, const Json& reply);
 
 // `step`: the plan step the call serves; `repeat`: why the response before it is asked
 // for again (its finish reason). Empty: not part of the event.

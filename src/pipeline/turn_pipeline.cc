@@ -272,14 +272,15 @@ std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
 
 // A turn whose caller streams gets a reply stream: live when every judge of the reply
 // can judge it sentence by sentence, else held, and the first event says which.
-void TurnPipeline::OpenStream(TurnContext& ctx, Json& started) {
-  if (!ctx.send_reply_text) return;
+Json TurnPipeline::OpenStream(TurnContext& ctx) {
+  if (!ctx.send_reply_text) return nullptr;
   std::string held_by = reply_held_by_;
-  started["reply"] = held_by.empty() ? Json{{"stream", "sentences"}} : Json{{"stream", "whole"}, {"held_by", held_by}};
+  Json reply = held_by.empty() ? Json{{"stream", "sentences"}} : Json{{"stream", "whole"}, {"held_by", held_by}};
   ctx.reply_stream = std::make_unique<ReplyStream>(
       ctx.send_reply_text,
       [this, &ctx](const std::string& sent, std::string sentence) { return Judge(ctx, sent, std::move(sentence)); },
       std::move(held_by));
+  return reply;
 }
 
 std::string TurnPipeline::Judge(TurnContext& ctx, const std::string& sent, std::string sentence) {
@@ -403,9 +404,8 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason)
 std::optional<Status> TurnPipeline::Open(TurnContext& ctx, TurnPhaseMachine& phase,
                                          std::unique_ptr<Resumption>& resumption) {
   // Emitted first; if admission refuses the input, the whole turn is discarded.
-  Json started = JsonObject("turn_id", ctx.turn_id, "speaker", ctx.input.speaker, "input", TurnInputToJson(ctx.input));
-  OpenStream(ctx, started);
-  ctx.Emit("turn.started", std::move(started));
+  const Json reply = OpenStream(ctx);
+  ctx.Emit("turn.started", TurnStartedData(ctx.turn_id, ctx.input, reply));
   // A crisis message is answered before anything else may refuse or hold it (I6).
   if (std::optional<std::string> answer = Preempt(ctx)) {
     ctx.admitted = true;

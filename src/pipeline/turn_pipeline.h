@@ -87,8 +87,9 @@ class TurnPipeline {
   PolicyChain::RailFired RailsFiredIn(TurnContext& ctx) const;
   std::string WithNotices(TurnContext& ctx, std::string reply, bool into_history = true);
   // Streaming: the stream over the runtime's sender, live or held, and what it sends of
-  // one sentence (the rails' verdict, notices in front of the first).
-  void OpenStream(TurnContext& ctx, Json& started);
+  // one sentence (the rails' verdict, notices in front of the first). OpenStream returns
+  // how the reply will come, for turn.started; null when the caller does not stream.
+  Json OpenStream(TurnContext& ctx);
   std::string Judge(TurnContext& ctx, const std::string& sent, std::string sentence);
   // What the person is told in the end: a streamed reply's sent text, then `rest`.
   std::string Told(TurnContext& ctx, std::string rest);

@@ -17,6 +17,28 @@ void ExpectWrittenAs(const EventData& data, const Json& dom) {
   EXPECT_EQ(data.json(), ParseJsonOrDiscarded(JsonText(dom)));
 }
 
+TEST(EventTextTest, ATurnsStartIsItsDom) {
+  TurnInput in;
+  in.speaker = kAwkward;
+  in.say = kAwkward;
+  auto dom = [](const TurnInput& i, const Json& reply) {
+    Json j = {{"turn_id", "t_1"}, {"speaker", i.speaker}, {"input", TurnInputToJson(i)}};
+    if (!reply.is_null()) j["reply"] = reply;
+    return j;
+  };
+  ExpectWrittenAs(TurnStartedData("t_1", in, nullptr), dom(in, nullptr));
+
+  // Every member an input may have, and a streamed reply's announcement.
+  in.select = "u_doe";
+  in.approve = false;
+  in.cancel = true;
+  in.page_context = {{"page", "/contacts"}, {"ids", {1, 2}}};
+  in.idempotency_key = "k-1";
+  in.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const Json reply = {{"stream", "whole"}, {"held_by", "audit.enabled"}};
+  ExpectWrittenAs(TurnStartedData("t_1", in, reply), dom(in, reply));
+}
+
 TEST(EventTextTest, AModelCallIsItsDom) {
   const ToolChoice choice = ToolChoice::Named("lookup");
   ExpectWrittenAs(ModelCallData("openai", Purpose::kChat, choice),
