@@ -189,6 +189,17 @@ TEST(ParseJsonShaped, BuildsWhatTheShapeNamesOfEveryMutatedDocument) {
   ForEachOneByteChange(seed, ExpectShapedIsProjected);
 }
 
+// A number left out is not built but is still checked: one that overflows is refused
+// as ParseJson refuses it, wherever it is.
+TEST(ParseJsonShaped, ALeftOutNumberIsCheckedAsParseJsonChecksIt) {
+  for (const std::string& number : {std::string("123456789012345678901234567890"), std::string("-5"), std::string("1e400"),
+                                    std::string("-1e400"), std::string(299, '9'), std::string(310, '9')}) {
+    ExpectShapedIsProjected(R"({"skip":)" + number + R"(,"id":1})");
+    ExpectShapedIsProjected(R"({"o":{"c":[)" + number + R"(]},"id":1})");
+  }
+  EXPECT_FALSE(ParseJsonShaped(R"({"skip":)" + std::string(310, '9') + "}", kOuter).ok());
+}
+
 TEST(ParseJsonShaped, ALeftOutMemberStillCountsTowardsTheDepthLimit) {
   std::string deep = R"({"skip":)" + std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']') + "}";
   Result<Json> shaped = ParseJsonShaped(deep, kOuter);
