@@ -192,6 +192,68 @@ void AppendJsonText(std::string& out, const Json& value) {
   }
 }
 
+namespace {
+
+size_t SkipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
+  return i;
+}
+
+// `s[i]` opens a string: where it ends, past its closing quote.
+size_t SkipString(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') ++i;
+    else if (s[i] == '"') return i + 1;
+  }
+  return s.size();
+}
+
+// `s[i]` begins a value: where it ends.
+size_t SkipValue(std::string_view s, size_t i) {
+  if (i >= s.size()) return i;
+  if (s[i] == '"') return SkipString(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (c == '"') {
+        i = SkipString(s, i);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+      ++i;
+    }
+    return i;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' && s[i] != '\r' &&
+         s[i] != '\t') {
+    ++i;  // a number, true, false or null
+  }
+  return i;
+}
+
+}  // namespace
+
+std::optional<std::string_view> MemberText(std::string_view object, std::string_view key) {
+  size_t i = SkipSpace(object, 0);
+  if (i >= object.size() || object[i] != '{') return std::nullopt;
+  i = SkipSpace(object, i + 1);
+  while (i < object.size() && object[i] == '"') {
+    const size_t name_end = SkipString(object, i);
+    const std::string_view name = object.substr(i + 1, name_end - i - 2);
+    i = SkipSpace(object, name_end);
+    if (i >= object.size() || object[i] != ':') return std::nullopt;
+    i = SkipSpace(object, i + 1);
+    const size_t value_end = SkipValue(object, i);
+    if (name == key) return object.substr(i, value_end - i);
+    i = SkipSpace(object, value_end);
+    if (i >= object.size() || object[i] != ',') break;
+    i = SkipSpace(object, i + 1);
+  }
+  return std::nullopt;
+}
+
 std::string& EventTextBuffer() {
   thread_local std::string buffer;
   buffer.clear();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,13 @@ class JsonObjectText {
   std::string& out_;
   bool first_ = true;
 };
+
+// The text of member `key`'s value in `object`, a JSON object as reins writes it (valid
+// JSON: an event's data, a stored row), found without parsing the rest: the other
+// members' values are skipped over, not read. nullopt when `object` is not an object or
+// has no such member. `key` is compared with each member's name as written, so it must
+// be plain (no character JSON escapes); of two equal names, the first is found.
+std::optional<std::string_view> MemberText(std::string_view object, std::string_view key);
 
 // A string this thread reuses to write an event's data in, emptied: an event written
 // member by member (JsonObjectText) is kept by EventData::FromText, which copies it at

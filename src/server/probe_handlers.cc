@@ -1,6 +1,9 @@
 // GET /healthz, /readyz and /metrics, and the metrics the runtime's events feed.
+#include <list>
+
 #include "domain/detail_log.h"
 #include "domain/json_parse.h"
+#include "domain/json_text.h"
 #include "server/api_impl.h"
 
 namespace reins {
@@ -51,29 +54,17 @@ Task<void> Api::Impl::RenderMetrics(Exchange x) {
   co_await x.res.Respond(200, std::move(type), metrics.Render());
 }
 
-namespace {
-
-// The fields the counters read: an event's arguments and results are skipped, not built.
-const JsonShape kCountedFields{{{"status"}, {"purpose"}, {"model"}, {"name"}, {"success"}, {"rail"}, {"repair"}}};
-
-Json CountedFields(const EventData& data) {
-  Result<Json> fields = ParseJsonShaped(data.text(), kCountedFields, kMaxStoredJsonDepth);
-  return fields.ok() && fields->is_object() ? *std::move(fields) : Json::object();
-}
-
-}  // namespace
-
-// Metrics from the durable event stream of every session.
+// Metrics from the durable event stream of every session. The few fields a counter
+// reads are found in the event's text (MemberText), not parsed out of it.
 void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
-  Json d;  // read from the event's text when a counter first needs a field, then kept
-  auto fields = [&]() -> const Json& {
-    if (d.is_null()) d = CountedFields(e.data);
-    return d;
-  };
-  auto str = [&](const char* key) -> std::string_view {  // a view into `d`: label values are copied once, if new
-    const Json& f = fields();
-    auto it = f.find(key);
-    return it != f.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();
+  std::list<std::string> decoded;  // the rare label value written with escapes, decoded
+  auto str = [&](const char* key) -> std::string_view {  // a view into the event: label values are copied once, if new
+    const std::optional<std::string_view> value = MemberText(e.data.text(), key);
+    if (!value || value->size() < 2 || value->front() != '"') return {};
+    const std::string_view plain = value->substr(1, value->size() - 2);
+    if (plain.find('\\') == std::string_view::npos) return plain;
+    const Json text = ParseJsonOrDiscarded(*value);
+    return text.is_string() ? std::string_view(decoded.emplace_back(text.get<std::string>())) : std::string_view();
   };
   switch (e.type) {
     case EventType::kTurnCompleted:
@@ -98,7 +89,7 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
     }
     case EventType::kToolExecuted:
     case EventType::kDeferredExecuted: {
-      const bool ok = fields().value("success", false);
+      const bool ok = MemberText(e.data.text(), "success") == "true";
       metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
                                              {"deferred", e.type == EventType::kDeferredExecuted ? "true" : "false"}});
       break;

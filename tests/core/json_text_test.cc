@@ -45,6 +45,36 @@ TEST(JsonTextTest, MatchesTheLibrarysCompactDumpExactly) {
   }
 }
 
+// Each plain member of random objects is found as the text of its value, whatever the
+// members before it hold (quotes, escapes, nested brackets); absent names are not;
+// whitespace between the tokens changes nothing.
+TEST(MemberTextTest, FindsEachMembersValueWithoutParsingTheRest) {
+  std::mt19937 rng(2027);
+  for (int i = 0; i < 5000; ++i) {
+    Json object = Json::object();
+    for (const char* key : {"a", "plain", "b"}) {
+      if (rng() % 3 != 0) object[key] = RandomValue(rng, 1);
+    }
+    object["quote \" and \\ backslash"] = RandomValue(rng, 1);
+    object["z"] = RandomValue(rng, 1);
+    const std::string text = JsonText(object);
+    const std::string spaced = object.dump(2, ' ', false, Json::error_handler_t::replace);  // pretty-printed
+    for (const char* key : {"a", "plain", "b", "z", "missing"}) {
+      const std::optional<std::string_view> found = MemberText(text, key);
+      ASSERT_EQ(found.has_value(), object.contains(key)) << key << " in " << text;
+      if (!found) continue;
+      ASSERT_EQ(*found, JsonText(object[key])) << key << " in " << text;
+      const std::optional<std::string_view> in_spaced = MemberText(spaced, key);
+      ASSERT_TRUE(in_spaced.has_value()) << key << " in " << spaced;
+      ASSERT_EQ(ParseJsonOrDiscarded(*in_spaced), ParseJsonOrDiscarded(*found)) << key << " in " << spaced;
+    }
+  }
+  EXPECT_FALSE(MemberText("[1]", "a").has_value());
+  EXPECT_FALSE(MemberText("{}", "a").has_value());
+  EXPECT_FALSE(MemberText("", "a").has_value());
+  EXPECT_EQ(MemberText(R"({"a":{"a":1},"b":"}"})", "b"), R"("}")");
+}
+
 TEST(JsonTextTest, EdgeValues) {
   for (const Json& v : {Json(INT64_MIN), Json(INT64_MAX), Json(UINT64_MAX), Json(0), Json(-0.0), Json(1e300),
                         Json::object(), Json::array(), Json("")}) {
