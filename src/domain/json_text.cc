@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "domain/json_parse.h"
 #include "domain/text.h"
 
 namespace reins {
@@ -252,6 +253,25 @@ std::optional<std::string_view> MemberText(std::string_view object, std::string_
     i = SkipSpace(object, i + 1);
   }
   return std::nullopt;
+}
+
+std::optional<std::string> MemberString(std::string_view object, std::string_view key) {
+  const std::optional<std::string_view> value = MemberText(object, key);
+  if (!value || value->size() < 2 || value->front() != '"') return std::nullopt;
+  const std::string_view plain = value->substr(1, value->size() - 2);
+  if (plain.find('\\') == std::string_view::npos) return std::string(plain);
+  const Json text = ParseJsonOrDiscarded(*value);  // escapes: rare in what reins reads this way
+  if (!text.is_string()) return std::nullopt;
+  return text.get<std::string>();
+}
+
+std::optional<int64_t> MemberInt(std::string_view object, std::string_view key) {
+  const std::optional<std::string_view> value = MemberText(object, key);
+  if (!value) return std::nullopt;
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+  if (ec != std::errc() || end != value->data() + value->size()) return std::nullopt;
+  return n;
 }
 
 std::string& EventTextBuffer() {

@@ -62,6 +62,10 @@ class JsonObjectText {
 // has no such member. `key` is compared with each member's name as written, so it must
 // be plain (no character JSON escapes); of two equal names, the first is found.
 std::optional<std::string_view> MemberText(std::string_view object, std::string_view key);
+// MemberText's value read as a string (unescaped) or an integer; nullopt when the member
+// is absent or holds another type.
+std::optional<std::string> MemberString(std::string_view object, std::string_view key);
+std::optional<int64_t> MemberInt(std::string_view object, std::string_view key);
 
 // A string this thread reuses to write an event's data in, emptied: an event written
 // member by member (JsonObjectText) is kept by EventData::FromText, which copies it at

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "domain/json_parse.h"
 #include "domain/json_text.h"
 
 namespace reins::telemetry {
@@ -73,36 +74,48 @@ Span Child(const TurnIds& ids, std::string span_id, std::string name, SpanKind k
   return s;
 }
 
+// The fields a span reads are found in the events' text (MemberText and its readers):
+// only a response's tool calls, and content when it is captured, are parsed.
+
 // One model call: from model.call to the response (or the error) it got.
 Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const TraceEvent& call, const TraceEvent& end) {
-  const Json c = call.data.json(), d = end.data.json();
-  const std::string model = c.value("model", "");
+  const std::string_view c = call.data.text(), d = end.data.text();
+  const std::string model = MemberString(c, "model").value_or("");
   Span s = Child(ids, DerivedSpanId(ids.turn.span_id + "/chat/" + std::to_string(number)),
                  model.empty() ? "chat" : "chat " + model, SpanKind::kClient);
   s.start_ns = Ns(call.at_ms);
   s.end_ns = Ns(end.at_ms);
   s.attributes = {{"gen_ai.operation.name", "chat"}, {"gen_ai.provider.name", trace.provider}};
   if (!model.empty()) s.attributes.emplace_back("gen_ai.request.model", model);
-  if (c.contains("purpose")) s.attributes.emplace_back("reins.model.purpose", c["purpose"]);
+  if (std::optional<std::string> purpose = MemberString(c, "purpose")) s.attributes.emplace_back("reins.model.purpose", *purpose);
   if (end.type == EventType::kModelError) {
     s.error = true;
-    s.error_message = d.value("message", "");
+    s.error_message = MemberString(d, "message").value_or("");
     s.attributes.emplace_back("error.type", "model_error");
     return s;
   }
-  const Json usage = d.value("usage", Json::object());
-  if (usage.contains("input_tokens")) s.attributes.emplace_back("gen_ai.usage.input_tokens", usage["input_tokens"]);
-  if (usage.contains("output_tokens")) s.attributes.emplace_back("gen_ai.usage.output_tokens", usage["output_tokens"]);
-  s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({d.value("finish", "stop")}));
-  const Json calls = d.value("tool_calls", Json::array());
+  if (std::optional<std::string_view> usage = MemberText(d, "usage")) {
+    if (std::optional<int64_t> n = MemberInt(*usage, "input_tokens")) s.attributes.emplace_back("gen_ai.usage.input_tokens", *n);
+    if (std::optional<int64_t> n = MemberInt(*usage, "output_tokens")) s.attributes.emplace_back("gen_ai.usage.output_tokens", *n);
+  }
+  const std::string finish = MemberString(d, "finish").value_or("stop");
+  s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({finish}));
+  Json calls = ParseJsonOrDiscarded(MemberText(d, "tool_calls").value_or("[]"), kMaxStoredJsonDepth);
+  if (!calls.is_array()) calls = Json::array();
   s.attributes.emplace_back("reins.model.tool_calls", static_cast<int64_t>(calls.size()));
   if (trace.capture_content) {
     Json parts = Json::array();
-    if (const std::string text = d.value("text", ""); !text.empty()) parts.push_back({{"type", "text"}, {"content", text}});
-    for (const Json& c : calls) {
-      parts.push_back({{"type", "tool_call"}, {"id", c.value("id", "")}, {"name", c.value("name", "")}, {"arguments", c.value("args", Json())}});
+    if (const std::string text = MemberString(d, "text").value_or(""); !text.empty()) {
+      parts.push_back({{"type", "text"}, {"content", text}});
     }
-    Json message = {{"role", "assistant"}, {"parts", std::move(parts)}, {"finish_reason", d.value("finish", "stop")}};
+    for (const Json& c : calls) {
+      // The arguments as the model wrote them: their value when they are JSON, else the text.
+      const std::string written = c.value("arguments", "");
+      Json arguments = ParseJsonOrDiscarded(written);
+      if (arguments.is_discarded()) arguments = written;
+      parts.push_back({{"type", "tool_call"}, {"id", c.value("id", "")}, {"name", c.value("name", "")}, {"arguments", arguments}});
+    }
+    Json message = {{"role", "assistant"}, {"parts", std::move(parts)}, {"finish_reason", finish}};
     s.attributes.emplace_back("gen_ai.output.messages", JsonText(Json::array({std::move(message)})));
   }
   return s;
@@ -110,32 +123,33 @@ Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const Trac
 
 // A tool that ran: from its start (its latency before the event) to the event.
 Span ToolSpan(const TurnIds& ids, std::string span_id, const TraceEvent& e, bool capture_content, bool deferred) {
-  const Json d = e.data.json();
-  const std::string name = d.value("name", "");
+  const std::string_view d = e.data.text();
+  const std::string name = MemberString(d, "name").value_or("");
   Span s = Child(ids, std::move(span_id), "execute_tool " + name, SpanKind::kInternal);
-  const int64_t latency = std::max<int64_t>(0, d.value("latency_ms", int64_t{0}));
+  const int64_t latency = std::max<int64_t>(0, MemberInt(d, "latency_ms").value_or(0));
   s.start_ns = Ns(e.at_ms - latency);
   s.end_ns = Ns(e.at_ms);
   s.attributes = {{"gen_ai.operation.name", "execute_tool"}, {"gen_ai.tool.name", name}, {"gen_ai.tool.type", "function"}};
-  if (d.contains("call_id")) s.attributes.emplace_back("gen_ai.tool.call.id", d["call_id"]);
+  if (std::optional<std::string> id = MemberString(d, "call_id")) s.attributes.emplace_back("gen_ai.tool.call.id", *id);
   if (deferred) {
     s.attributes.emplace_back("reins.tool.deferred", true);
-    if (d.contains("idempotency_key")) s.attributes.emplace_back("reins.idempotency_key", d["idempotency_key"]);
-    if (d.contains("mode")) s.attributes.emplace_back("reins.deferred.mode", d["mode"]);
+    if (std::optional<std::string> key = MemberString(d, "idempotency_key")) s.attributes.emplace_back("reins.idempotency_key", *key);
+    if (std::optional<std::string> mode = MemberString(d, "mode")) s.attributes.emplace_back("reins.deferred.mode", *mode);
   }
-  const bool success = d.value("success", true);
+  const bool success = MemberText(d, "success") != "false";  // absent: a success
   s.attributes.emplace_back("reins.tool.success", success);
-  if (d.contains("next_action")) s.attributes.emplace_back("reins.tool.next_action", d["next_action"]);
+  if (std::optional<std::string> next = MemberString(d, "next_action")) s.attributes.emplace_back("reins.tool.next_action", *next);
+  const std::optional<std::string_view> result = MemberText(d, "result");
   if (capture_content) {
-    if (d.contains("args")) s.attributes.emplace_back("gen_ai.tool.call.arguments", JsonText(d["args"]));
-    if (d.contains("result")) s.attributes.emplace_back("gen_ai.tool.call.result", JsonText(d["result"]));
+    // An event's text is compact, as JsonText writes it: a member's text is its JsonText.
+    if (std::optional<std::string_view> args = MemberText(d, "args")) s.attributes.emplace_back("gen_ai.tool.call.arguments", std::string(*args));
+    if (result) s.attributes.emplace_back("gen_ai.tool.call.result", std::string(*result));
   }
   if (!success) {
     s.error = true;
     s.attributes.emplace_back("error.type", "tool_error");
-    const Json result = d.value("result", Json::object());
-    s.error_message = result.is_object() ? result.value("error", "the tool reported a failure") : "the tool reported a failure";
-    if (!capture_content) s.error_message = "the tool reported a failure";
+    s.error_message = "the tool reported a failure";
+    if (capture_content && result) s.error_message = MemberString(*result, "error").value_or(s.error_message);
   }
   return s;
 }
@@ -165,11 +179,8 @@ std::string DeferredSpanId(const TurnIds& turn, const std::string& idempotency_k
 }
 
 std::string TurnTraceparent(const TraceEvent& started) {
-  const Json d = started.data.json();
-  const auto input = d.find("input");
-  if (input == d.end() || !input->is_object()) return "";
-  const auto traceparent = input->find("traceparent");
-  return traceparent != input->end() && traceparent->is_string() ? traceparent->get<std::string>() : "";
+  const std::optional<std::string_view> input = MemberText(started.data.text(), "input");
+  return input ? MemberString(*input, "traceparent").value_or("") : "";
 }
 
 std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
@@ -189,9 +200,9 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
                      {"gen_ai.agent.name", trace.agent},
                      {"gen_ai.provider.name", trace.provider},
                      {"gen_ai.conversation.id", trace.session_id},
-                     {"reins.turn.id", started->data.value("turn_id", "")},
+                     {"reins.turn.id", MemberString(started->data.text(), "turn_id").value_or("")},
                      {"reins.turn.number", started->turn},
-                     {"reins.speaker", started->data.value("speaker", "")}};
+                     {"reins.speaker", MemberString(started->data.text(), "speaker").value_or("")}};
   std::vector<Span> children;
   int64_t input_tokens = 0, output_tokens = 0;
   const TraceEvent* open_call = nullptr;
@@ -205,26 +216,27 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
       case EventType::kModelError:
         if (open_call != nullptr) children.push_back(ChatSpan(ids, trace, ++calls, *open_call, e));
         open_call = nullptr;
-        if (const Json usage = e.data.value("usage", Json()); usage.is_object()) {
-          input_tokens += usage.value("input_tokens", int64_t{0});
-          output_tokens += usage.value("output_tokens", int64_t{0});
+        if (const std::optional<std::string_view> usage = MemberText(e.data.text(), "usage")) {
+          input_tokens += MemberInt(*usage, "input_tokens").value_or(0);
+          output_tokens += MemberInt(*usage, "output_tokens").value_or(0);
         }
         break;
       case EventType::kToolExecuted: {
-        const Json d = e.data.json();
-        children.push_back(ToolSpan(ids, ToolSpanId(ids, d.value("response", 0), d.value("position", 0)), e,
-                                    trace.capture_content, false));
+        const std::string_view d = e.data.text();
+        const int response = static_cast<int>(MemberInt(d, "response").value_or(0));
+        const int position = static_cast<int>(MemberInt(d, "position").value_or(0));
+        children.push_back(ToolSpan(ids, ToolSpanId(ids, response, position), e, trace.capture_content, false));
         break;
       }
       case EventType::kTurnCompleted: {
-        const std::string status = e.data.value("status", "");
+        const std::string status = MemberString(e.data.text(), "status").value_or("");
         turn.attributes.emplace_back("reins.turn.status", status);
         if (status == "failed") turn.error = true;
         break;
       }
       case EventType::kTurnFailed:
         turn.error = true;
-        turn.error_message = e.data.value("error", "");
+        turn.error_message = MemberString(e.data.text(), "error").value_or("");
         turn.events.push_back({"reins.turn.failed", Ns(e.at_ms), {}});
         break;
       default:
@@ -246,7 +258,8 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
 }
 
 Span SpanOfDeferredRun(const TurnIds& ids, const std::string& session_id, const TraceEvent& ran, bool capture_content) {
-  Span s = ToolSpan(ids, DeferredSpanId(ids, ran.data.value("idempotency_key", "")), ran, capture_content, true);
+  Span s = ToolSpan(ids, DeferredSpanId(ids, MemberString(ran.data.text(), "idempotency_key").value_or("")), ran,
+                    capture_content, true);
   s.attributes.emplace_back("gen_ai.conversation.id", session_id);
   return s;
 }

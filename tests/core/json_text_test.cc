@@ -75,6 +75,17 @@ TEST(MemberTextTest, FindsEachMembersValueWithoutParsingTheRest) {
   EXPECT_EQ(MemberText(R"({"a":{"a":1},"b":"}"})", "b"), R"("}")");
 }
 
+TEST(MemberTextTest, ReadsAStringOrAnIntegerMember) {
+  const std::string object = R"({"q":"say \"hi\" caf\u00e9","s":"plain","n":-12,"f":1.5,"b":true})";
+  EXPECT_EQ(MemberString(object, "q"), "say \"hi\" caf\xc3\xa9");
+  EXPECT_EQ(MemberString(object, "s"), "plain");
+  EXPECT_EQ(MemberString(object, "n"), std::nullopt);
+  EXPECT_EQ(MemberInt(object, "n"), -12);
+  EXPECT_EQ(MemberInt(object, "f"), std::nullopt);
+  EXPECT_EQ(MemberInt(object, "s"), std::nullopt);
+  EXPECT_EQ(MemberInt(object, "missing"), std::nullopt);
+}
+
 TEST(JsonTextTest, EdgeValues) {
   for (const Json& v : {Json(INT64_MIN), Json(INT64_MAX), Json(UINT64_MAX), Json(0), Json(-0.0), Json(1e300),
                         Json::object(), Json::array(), Json("")}) {

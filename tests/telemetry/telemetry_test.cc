@@ -24,7 +24,7 @@ std::vector<TraceEvent> ATurn(const std::string& traceparent = "") {
       Event(EventType::kTurnStarted, 1000, {{"turn_id", "t_9"}, {"speaker", "alice"}, {"input", input}}),
       Event(EventType::kModelCall, 1001, {{"purpose", "chat"}, {"model", "gpt-x"}}),
       Event(EventType::kModelResponse, 1201,
-            {{"response", 1}, {"text", "Let me look."}, {"tool_calls", Json::array({{{"id", "c1"}, {"name", "lookup"}, {"args", {{"id", "o_1"}}}}})},
+            {{"response", 1}, {"text", "Let me look."}, {"tool_calls", Json::array({{{"id", "c1"}, {"name", "lookup"}, {"arguments", R"({"id":"o_1"})"}}})},
              {"usage", {{"input_tokens", 120}, {"output_tokens", 30}}}}),
       Event(EventType::kToolExecuted, 1251,
             {{"call_id", "c1"}, {"name", "lookup"}, {"args", {{"id", "o_1"}}}, {"response", 1}, {"position", 0},
@@ -172,6 +172,8 @@ TEST(TurnSpans, ContentsAreLeftOutUnlessAskedFor) {
   EXPECT_TRUE(tool.contains("gen_ai.tool.call.result"));
   const Json output = Json::parse(Attrs(with[1].attributes)["gen_ai.output.messages"].get<std::string>());
   EXPECT_EQ(output[0]["parts"][0]["content"], "Let me look.");
+  // The call's arguments as the model wrote them (model.response keeps their text), parsed.
+  EXPECT_EQ(output[0]["parts"][1]["arguments"], Json({{"id", "o_1"}})) << output.dump();
   EXPECT_EQ(Attrs(FindEvent(with[0], "reins.rail.fired")->attributes)["reins.before"], "Done, Alice.");
 }
 
