@@ -1,9 +1,10 @@
 // The data of the events every turn writes (turn.started, model.call, model.response,
-// tool.executed, reply.final, turn.completed), written straight to text: no DOM is built for an event
-// the store then writes out as text. Each writes its members in the order of their
-// keys, compact, as the DOM writes them (EnvelopeText does the same), so an event reads
-// and stores the same whichever way it was made; tests/core/event_text_test.cc holds
-// each to the DOM it replaces. Events a turn writes rarely build a DOM (TurnContext::Emit).
+// tool.executed, reply.final, turn.completed), written straight to text: no DOM is
+// built for an event that is held and stored as text. Each writes its members in the
+// order of their keys, compact, as the DOM writes them (EnvelopeText does the same), so
+// an event reads and stores the same whichever way it was made;
+// tests/core/event_text_test.cc holds each to the DOM it replaces. The events a turn
+// writes rarely are built as a DOM and written out once (TurnContext::Emit).
 #pragma once
 
 #include <cstdint>

@@ -82,11 +82,6 @@ Status TurnTimeout(TurnContext& ctx) {
                           " ms");
 }
 
-EventData CallEvent(Purpose purpose, const ToolChoice& choice, const ModelProvider& model, std::string_view step = {},
-                    std::string_view repeat = {}) {
-  return ModelCallData(model.Name(), purpose, choice, step, repeat);
-}
-
 // The call of a provider that does not keep the turn's deadline itself, raced against
 // it. A coroutine of its own: the race's locals stay out of the frame of every other
 // model call while it waits.
@@ -162,7 +157,8 @@ Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice)
 
 Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                                 std::vector<Message> extra, std::optional<Json> schema) {
-  ctx.Emit("model.call", CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_, ctx.step_id));
+  const ModelProvider& called = purpose == Purpose::kAudit ? audit_model_ : model_;
+  ctx.Emit("model.call", ModelCallData(called.Name(), purpose, choice, ctx.step_id));
   ++ctx.result.model_calls;
   CallRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
   for (Message& m : extra) request.request.messages.push_back(std::move(m));
@@ -172,7 +168,8 @@ Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpos
 Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
                                                 std::vector<Message> messages, std::optional<Json> schema,
                                                 std::shared_ptr<const std::vector<ToolSpec>> tools) {
-  ctx.Emit("model.call", CallEvent(purpose, choice, purpose == Purpose::kAudit ? audit_model_ : model_));
+  const ModelProvider& called = purpose == Purpose::kAudit ? audit_model_ : model_;
+  ctx.Emit("model.call", ModelCallData(called.Name(), purpose, choice));
   ++ctx.result.model_calls;
   CallRequest request(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
   request.request.messages = std::move(messages);
@@ -242,7 +239,8 @@ Task<void> ModelLoop::Repeat(TurnContext& ctx, ModelProvider& model, ModelReques
     stream->BeginResponse(true);
   }
   if (!so_far.empty()) request.messages.push_back(Message::Assistant(so_far));
-  ctx.Emit("model.call", CallEvent(request.purpose, request.tool_choice, model, {}, FinishReasonName(response->finish)));
+  ctx.Emit("model.call",
+           ModelCallData(model.Name(), request.purpose, request.tool_choice, {}, FinishReasonName(response->finish)));
   ++ctx.result.model_calls;
   response = co_await Exchange(ctx, model, request);
   Record(ctx, response);

@@ -87,7 +87,9 @@ Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const Trac
   s.end_ns = Ns(end.at_ms);
   s.attributes = {{"gen_ai.operation.name", "chat"}, {"gen_ai.provider.name", trace.provider}};
   if (!model.empty()) s.attributes.emplace_back("gen_ai.request.model", model);
-  if (std::optional<std::string> purpose = MemberString(c, "purpose")) s.attributes.emplace_back("reins.model.purpose", *purpose);
+  if (std::optional<std::string> purpose = MemberString(c, "purpose")) {
+    s.attributes.emplace_back("reins.model.purpose", *purpose);
+  }
   if (end.type == EventType::kModelError) {
     s.error = true;
     s.error_message = MemberString(d, "message").value_or("");
@@ -95,8 +97,10 @@ Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const Trac
     return s;
   }
   if (std::optional<std::string_view> usage = MemberText(d, "usage")) {
-    if (std::optional<int64_t> n = MemberInt(*usage, "input_tokens")) s.attributes.emplace_back("gen_ai.usage.input_tokens", *n);
-    if (std::optional<int64_t> n = MemberInt(*usage, "output_tokens")) s.attributes.emplace_back("gen_ai.usage.output_tokens", *n);
+    std::optional<int64_t> n = MemberInt(*usage, "input_tokens");
+    if (n) s.attributes.emplace_back("gen_ai.usage.input_tokens", *n);
+    n = MemberInt(*usage, "output_tokens");
+    if (n) s.attributes.emplace_back("gen_ai.usage.output_tokens", *n);
   }
   const std::string finish = MemberString(d, "finish").value_or("stop");
   s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({finish}));
@@ -113,7 +117,8 @@ Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const Trac
       const std::string written = c.value("arguments", "");
       Json arguments = ParseJsonOrDiscarded(written);
       if (arguments.is_discarded()) arguments = written;
-      parts.push_back({{"type", "tool_call"}, {"id", c.value("id", "")}, {"name", c.value("name", "")}, {"arguments", arguments}});
+      parts.push_back(
+          {{"type", "tool_call"}, {"id", c.value("id", "")}, {"name", c.value("name", "")}, {"arguments", arguments}});
     }
     Json message = {{"role", "assistant"}, {"parts", std::move(parts)}, {"finish_reason", finish}};
     s.attributes.emplace_back("gen_ai.output.messages", JsonText(Json::array({std::move(message)})));
@@ -133,16 +138,22 @@ Span ToolSpan(const TurnIds& ids, std::string span_id, const TraceEvent& e, bool
   if (std::optional<std::string> id = MemberString(d, "call_id")) s.attributes.emplace_back("gen_ai.tool.call.id", *id);
   if (deferred) {
     s.attributes.emplace_back("reins.tool.deferred", true);
-    if (std::optional<std::string> key = MemberString(d, "idempotency_key")) s.attributes.emplace_back("reins.idempotency_key", *key);
+    if (std::optional<std::string> key = MemberString(d, "idempotency_key")) {
+      s.attributes.emplace_back("reins.idempotency_key", *key);
+    }
     if (std::optional<std::string> mode = MemberString(d, "mode")) s.attributes.emplace_back("reins.deferred.mode", *mode);
   }
   const bool success = MemberText(d, "success") != "false";  // absent: a success
   s.attributes.emplace_back("reins.tool.success", success);
-  if (std::optional<std::string> next = MemberString(d, "next_action")) s.attributes.emplace_back("reins.tool.next_action", *next);
+  if (std::optional<std::string> next = MemberString(d, "next_action")) {
+    s.attributes.emplace_back("reins.tool.next_action", *next);
+  }
   const std::optional<std::string_view> result = MemberText(d, "result");
   if (capture_content) {
     // An event's text is compact, as JsonText writes it: a member's text is its JsonText.
-    if (std::optional<std::string_view> args = MemberText(d, "args")) s.attributes.emplace_back("gen_ai.tool.call.arguments", std::string(*args));
+    if (std::optional<std::string_view> args = MemberText(d, "args")) {
+      s.attributes.emplace_back("gen_ai.tool.call.arguments", std::string(*args));
+    }
     if (result) s.attributes.emplace_back("gen_ai.tool.call.result", std::string(*result));
   }
   if (!success) {
