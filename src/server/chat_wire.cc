@@ -1,6 +1,7 @@
 #include "server/chat_wire.h"
 
 #include "domain/json_parse.h"
+#include "domain/json_text.h"
 #include "domain/text.h"
 #include "server/keys.h"
 
@@ -194,10 +195,11 @@ std::string AssistantText(const Json& result) {
 ChatUsage UsageOf(const std::vector<TraceEvent>& events) {
   ChatUsage u;
   for (const TraceEvent& e : events) {
-    if (e.type != EventType::kModelResponse || !e.data.is_object()) continue;
-    const Json usage = e.data.value("usage", Json::object());
-    u.prompt_tokens += usage.value("input_tokens", int64_t{0});
-    u.completion_tokens += usage.value("output_tokens", int64_t{0});
+    if (e.type != EventType::kModelResponse) continue;
+    const std::optional<std::string_view> usage = MemberText(e.data.text(), "usage");  // found, not parsed
+    if (!usage) continue;
+    u.prompt_tokens += MemberInt(*usage, "input_tokens").value_or(0);
+    u.completion_tokens += MemberInt(*usage, "output_tokens").value_or(0);
   }
   return u;
 }

@@ -115,8 +115,11 @@ TEST(ChatWire, BodiesHaveTheShapesTheSdksParse) {
   TraceEvent call;
   call.type = EventType::kModelResponse;
   call.data = {{"usage", {{"input_tokens", 10}, {"output_tokens", 3}}}};
-  const ChatUsage usage = UsageOf({call, call});
+  TraceEvent scripted = call;  // the scripted model reports no usage
+  scripted.data = {{"response", 2}, {"text", "Hi."}, {"tool_calls", Json::array()}};
+  const ChatUsage usage = UsageOf({call, scripted, call});
   EXPECT_EQ(usage.prompt_tokens, 20);
+  EXPECT_EQ(usage.completion_tokens, 6);
   EXPECT_EQ(UsageJson(usage)["total_tokens"], 26);
   const CompletionHead head{"chatcmpl-t_1", "care", 7};
   const Json reins = ReinsExtension("s_1", Json::parse(R"({"turn_id":"t_1","status":"awaiting_clarification",
