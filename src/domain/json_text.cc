@@ -255,11 +255,17 @@ std::optional<std::string_view> MemberText(std::string_view object, std::string_
   return std::nullopt;
 }
 
+std::optional<std::string_view> UnescapedString(std::string_view json_text) {
+  if (json_text.size() < 2 || json_text.front() != '"') return std::nullopt;
+  const std::string_view inner = json_text.substr(1, json_text.size() - 2);
+  if (inner.find('\\') != std::string_view::npos) return std::nullopt;
+  return inner;
+}
+
 std::optional<std::string> MemberString(std::string_view object, std::string_view key) {
   const std::optional<std::string_view> value = MemberText(object, key);
-  if (!value || value->size() < 2 || value->front() != '"') return std::nullopt;
-  const std::string_view plain = value->substr(1, value->size() - 2);
-  if (plain.find('\\') == std::string_view::npos) return std::string(plain);
+  if (!value) return std::nullopt;
+  if (std::optional<std::string_view> plain = UnescapedString(*value)) return std::string(*plain);
   const Json text = ParseJsonOrDiscarded(*value);  // escapes: rare in what reins reads this way
   if (!text.is_string()) return std::nullopt;
   return text.get<std::string>();

@@ -62,6 +62,9 @@ class JsonObjectText {
 // has no such member. `key` is compared with each member's name as written, so it must
 // be plain (no character JSON escapes); of two equal names, the first is found.
 std::optional<std::string_view> MemberText(std::string_view object, std::string_view key);
+// A string's JSON text (`"..."`, as MemberText gives it) when nothing in it is escaped:
+// the view between the quotes, which is its value. nullopt for any other text.
+std::optional<std::string_view> UnescapedString(std::string_view json_text);
 // MemberText's value read as a string (unescaped) or an integer; nullopt when the member
 // is absent or holds another type.
 std::optional<std::string> MemberString(std::string_view object, std::string_view key);

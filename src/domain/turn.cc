@@ -167,8 +167,7 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
 }
 
 EventData::EventData(const Json& value) {
-  thread_local std::string scratch;  // written here, then copied once at its size
-  scratch.clear();
+  std::string& scratch = EventTextBuffer();  // written there, then copied once at its size
   AppendJsonText(scratch, value);
   text_ = std::string(scratch);
 }

@@ -2,7 +2,6 @@
 #include <list>
 
 #include "domain/detail_log.h"
-#include "domain/json_parse.h"
 #include "domain/json_text.h"
 #include "server/api_impl.h"
 
@@ -60,11 +59,10 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
   std::list<std::string> decoded;  // the rare label value written with escapes, decoded
   auto str = [&](const char* key) -> std::string_view {  // a view into the event: label values are copied once, if new
     const std::optional<std::string_view> value = MemberText(e.data.text(), key);
-    if (!value || value->size() < 2 || value->front() != '"') return {};
-    const std::string_view plain = value->substr(1, value->size() - 2);
-    if (plain.find('\\') == std::string_view::npos) return plain;
-    const Json text = ParseJsonOrDiscarded(*value);
-    return text.is_string() ? std::string_view(decoded.emplace_back(text.get<std::string>())) : std::string_view();
+    if (!value) return {};
+    if (std::optional<std::string_view> plain = UnescapedString(*value)) return *plain;
+    std::optional<std::string> text = MemberString(e.data.text(), key);
+    return text ? std::string_view(decoded.emplace_back(std::move(*text))) : std::string_view();
   };
   switch (e.type) {
     case EventType::kTurnCompleted:

@@ -84,6 +84,10 @@ TEST(MemberTextTest, ReadsAStringOrAnIntegerMember) {
   EXPECT_EQ(MemberInt(object, "f"), std::nullopt);
   EXPECT_EQ(MemberInt(object, "s"), std::nullopt);
   EXPECT_EQ(MemberInt(object, "missing"), std::nullopt);
+  // A string's text is its value only when nothing in it is escaped.
+  EXPECT_EQ(UnescapedString(*MemberText(object, "s")), "plain");
+  EXPECT_EQ(UnescapedString(*MemberText(object, "q")), std::nullopt);
+  EXPECT_EQ(UnescapedString(*MemberText(object, "n")), std::nullopt);
 }
 
 TEST(JsonTextTest, EdgeValues) {
