@@ -194,6 +194,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
     // served turn's instructions by 5 % (docs/PERFORMANCE.md, round 6); 2 KB and
     // 512-byte pages saved less.
     db->exec("PRAGMA page_size = 1024");
+    // The page cache is bounded at 1 MiB, half SQLite's default. A turn's commit works on
+    // a few dozen pages at the b-trees' right edges, and a session is read from the store
+    // only when it is not in the runtime's own cache; older pages come from the kernel's
+    // page cache when read again. Up to the bound the cache grows with the file, so in a
+    // server a few minutes old that growth showed as 0.9 KiB of every waiting turn's
+    // memory (docs/PERFORMANCE.md, round 21).
+    db->exec("PRAGMA cache_size = -1024");
     if (path != ":memory:") {
       // WAL lets readers run beside the writer. A filesystem without shared memory
       // support answers with another mode; that is slower, not wrong, so accept it.
