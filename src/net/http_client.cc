@@ -16,6 +16,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -28,6 +29,8 @@
 #include <openssl/ssl.h>
 
 #include "domain/text.h"
+#include "net/exact_allocator.h"
+#include "net/socket_deadline.h"
 #include "net/url.h"
 #include "net/write_now.h"
 
@@ -42,21 +45,7 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
-// For an operation that stays pending while a model thinks: allocated at its own size.
-// Asio's default (also for std::allocator) recycles the last blocks its thread freed,
-// and handed an 800-byte block of a finished write to a wait of 100 (docs/PERFORMANCE.md,
-// round 15).
-template <typename T>
-struct ExactAllocator {
-  using value_type = T;
-  ExactAllocator() = default;
-  template <typename U>
-  ExactAllocator(const ExactAllocator<U>& /*other*/) {}  // NOLINT: converting, as allocators are
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
-  void deallocate(T* p, size_t /*n*/) { ::operator delete(p); }
-  template <typename U>
-  bool operator==(const ExactAllocator<U>& /*other*/) const { return true; }
-};
+// For an operation that stays pending while a model thinks (net/exact_allocator.h).
 constexpr ExactAllocator<void> kExactSize;
 
 // The endpoint of a URL whose host is an address ("127.0.0.1", "::1"), none for a name.
@@ -75,8 +64,8 @@ std::optional<tcp::endpoint> LiteralEndpoint(const Url& url) {
 // One open connection, plain or TLS.
 struct Connection {
   std::string key;
-  std::unique_ptr<beast::tcp_stream> plain;
-  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  std::optional<tcp::socket> plain;
+  std::unique_ptr<beast::ssl_stream<tcp::socket>> tls;
   beast::flat_buffer buffer;
   // How many bytes the largest response on this connection took (up to 16 KB), so that
   // the next one is read in one call: left alone, the buffer stays at Beast's first read
@@ -86,7 +75,7 @@ struct Connection {
   size_t read_hint = 0;
   Clock::time_point keep_until;  // while pooled: reused only before this
 
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  tcp::socket& socket() { return tls ? tls->next_layer() : *plain; }
 };
 
 // The deadline arithmetic of one exchange: each phase waits for its own timeout or
@@ -94,9 +83,7 @@ struct Connection {
 class Deadlines {
  public:
   explicit Deadlines(const HttpTimeouts& t) : t_(t), end_(Clock::now() + std::chrono::milliseconds(t.total_ms)) {}
-  // Sets the stream's deadline for the phase.
-  void Arm(beast::tcp_stream& s, int phase_ms, const char* phase) { s.expires_at(Begin(phase_ms, phase)); }
-  // The deadline of a phase whose timer is the caller's.
+  // The deadline of a phase.
   Clock::time_point Begin(int phase_ms, const char* phase) {
     auto phase_end = Clock::now() + std::chrono::milliseconds(phase_ms);
     total_is_shorter_ = end_ < phase_end;
@@ -134,8 +121,6 @@ struct WireRequest {
   std::array<asio::const_buffer, 2> Buffers() const { return {asio::buffer(head), asio::buffer(body)}; }
 };
 
-struct FirstByteTimer;
-
 // What an exchange sends, and to whom: built before it starts (HttpClient::Send, not a
 // coroutine) and kept on the heap, so that the frame of an exchange waiting on its
 // response holds a pointer (GCC keeps every local and temporary of a coroutine, those of
@@ -145,7 +130,7 @@ struct Outgoing {
   std::string what;  // "POST https://...", for errors
   std::string key;   // the pool's: origin and io_context, set when the exchange starts
   asio::any_io_executor executor;  // the exchange's, set when it starts
-  std::shared_ptr<FirstByteTimer> first_byte;  // from the request's last byte to the answer's head
+  SocketDeadline first_byte;       // from the request's last byte to the answer's head
   // What a retry on a fresh connection sends again: the body is freed once written when
   // body_again can build it again (body_bytes long, or the retry is given up).
   WireRequest wire;
@@ -291,12 +276,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   Task<Status> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines);
   // `got_bytes`: the answer's head came (the server had the request). `reusable`: the
   // connection may serve another request.
-  Task<Result<HttpResponse>> ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines, bool* got_bytes,
+  Task<Result<HttpResponse>> ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
                                     bool* reusable);
   template <typename AsyncStream>
   Task<Status> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines);
   template <typename AsyncStream>
-  Task<Result<HttpResponse>> ReadResponse(AsyncStream& stream, Connection& c, const Outgoing& out, Deadlines& deadlines,
+  Task<Result<HttpResponse>> ReadResponse(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines,
                                           bool* got_bytes, bool* reusable);
 };
 
@@ -360,25 +345,28 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   auto c = std::make_unique<Connection>();
   c->key = key;
   if (url.tls()) {
-    c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, Tls());
+    c->tls = std::make_unique<beast::ssl_stream<tcp::socket>>(executor, Tls());
   } else {
-    c->plain = std::make_unique<beast::tcp_stream>(executor);
+    c->plain.emplace(executor);
   }
+  // Under the connect timeout: the connection, then a TLS handshake. Declared after `c`,
+  // so that it ends before the socket goes.
+  SocketDeadline deadline;
   boost::system::error_code cec;
   if (std::optional<tcp::endpoint> literal = LiteralEndpoint(url)) {
-    deadlines.Arm(c->lowest(), deadlines.timeouts().connect_ms, "connect");
-    std::tie(cec) = co_await c->lowest().async_connect(*literal, kNoThrow);
+    deadline = SocketDeadline(executor, c->socket(), deadlines.Begin(deadlines.timeouts().connect_ms, "connect"));
+    std::tie(cec) = co_await c->socket().async_connect(*literal, kNoThrow);
   } else {
     tcp::resolver resolver(executor);
     auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
     if (rec) co_return Unavailable("cannot resolve " + url.Origin() + ": " + rec.message());
-    deadlines.Arm(c->lowest(), deadlines.timeouts().connect_ms, "connect");
-    std::tie(cec, std::ignore) = co_await c->lowest().async_connect(endpoints, kNoThrow);
+    deadline = SocketDeadline(executor, c->socket(), deadlines.Begin(deadlines.timeouts().connect_ms, "connect"));
+    std::tie(cec, std::ignore) = co_await asio::async_connect(c->socket(), endpoints, kNoThrow);
   }
-  if (cec == beast::error::timeout) co_return DeadlineExceeded("connect to " + url.Origin() + ": " + deadlines.Describe());
+  if (deadline.passed()) co_return DeadlineExceeded("connect to " + url.Origin() + ": " + deadlines.Describe());
   if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
   // A read that would wait returns at once instead (ReadResponse reads what has come).
-  if (c->plain) c->plain->socket().non_blocking(true, cec);
+  if (c->plain) c->plain->non_blocking(true, cec);
   if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
   if (c->tls) {
     // SNI, and verification that the certificate names this host.
@@ -387,9 +375,10 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
     }
     c->tls->set_verify_callback(ssl::host_name_verification(url.host));
     auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
-    if (hec == beast::error::timeout) co_return DeadlineExceeded("TLS handshake with " + url.Origin() + ": " + deadlines.Describe());
+    if (deadline.End()) co_return DeadlineExceeded("TLS handshake with " + url.Origin() + ": " + deadlines.Describe());
     if (hec) co_return Unavailable("TLS handshake with " + url.Origin() + ": " + hec.message());
   }
+  deadline.End();
   {
     std::lock_guard lock(mu);
     ++opened;
@@ -399,59 +388,28 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
 
 namespace {
 
-// The first-byte deadline (SendRequest to ReadResponse's head): on the heap, shared
-// with the timer's handler, which may run after the deadline is over (it and the bytes
-// at once, the bytes' handler first).
-struct FirstByteTimer {
-  explicit FirstByteTimer(const asio::any_io_executor& executor) : timer(executor) {}
-  asio::steady_timer timer;
-  bool waiting = true;
-  bool timed_out = false;
-};
-
-// At `deadline`, cancels what waits on `socket` unless the wait is over. `executor` is
-// the waiting coroutine's, so that the handler never runs beside it.
-std::shared_ptr<FirstByteTimer> StartFirstByteTimer(const asio::any_io_executor& executor, tcp::socket& socket,
-                                                    Clock::time_point deadline) {
-  auto t = std::make_shared<FirstByteTimer>(executor);
-  t->timer.expires_at(deadline);
-  // The socket is touched only while the wait on it is on, so it is alive.
-  t->timer.async_wait(asio::bind_allocator(kExactSize, [t, &socket](boost::system::error_code ec) {
-    if (ec || !t->waiting) return;
-    t->timed_out = true;
-    boost::system::error_code ignored;
-    socket.cancel(ignored);
-  }));
-  return t;
-}
-
 // Ends the first-byte deadline: how the wait for the answer (or its head) went. Not in
 // a coroutine: the messages' temporaries would be in its frame.
-Status EndFirstByteWait(FirstByteTimer& t, boost::system::error_code waited, const Outgoing& out,
+Status EndFirstByteWait(SocketDeadline& first_byte, boost::system::error_code waited, const Outgoing& out,
                         const Deadlines& deadlines) {
-  t.waiting = false;
-  t.timer.cancel();
-  if (t.timed_out) return DeadlineExceeded(out.what + ": no response within the " + deadlines.Describe());
+  if (first_byte.End()) return DeadlineExceeded(out.what + ": no response within the " + deadlines.Describe());
   if (waited) return Unavailable(out.what + ": the connection closed before a response: " + waited.message());
   return OkStatus();
 }
 
-Status SendFailed(boost::system::error_code ec, const Outgoing& out, const Deadlines& deadlines) {
-  if (ec == beast::error::timeout) return DeadlineExceeded(out.what + ": " + deadlines.Describe());
-  return Unavailable(out.what + ": sending the request failed: " + ec.message());
-}
 
 // What the socket did not take at once (WriteNow; all of it on a TLS connection),
 // under the send timeout. A coroutine of its own: its buffers are not kept in the frame
 // of the exchange, which waits on the model.
 template <typename AsyncStream>
-Task<Status> WriteRest(AsyncStream& stream, beast::tcp_stream& lowest, const Outgoing& out, Deadlines& deadlines,
+Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing& out, Deadlines& deadlines,
                        size_t sent) {
-  deadlines.Arm(lowest, deadlines.timeouts().idle_ms, "send");
+  SocketDeadline deadline(out.executor, socket, deadlines.Begin(deadlines.timeouts().idle_ms, "send"));
   beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(out.wire.Buffers());
   rest.consume(sent);
   auto [ec, written] = co_await asio::async_write(stream, rest, kNoThrow);
-  if (ec) co_return SendFailed(ec, out, deadlines);
+  if (deadline.End()) co_return DeadlineExceeded(out.what + ": " + deadlines.Describe());
+  if (ec) co_return Unavailable(out.what + ": sending the request failed: " + ec.message());
   co_return OkStatus();
 }
 
@@ -461,35 +419,34 @@ Task<Status> WriteRest(AsyncStream& stream, beast::tcp_stream& lowest, const Out
 // reading it: a model takes seconds to answer, and each of a thousand turns waiting on
 // one held a response parser, Beast's read operation, the connection's read buffer and
 // the request's body meanwhile (docs/PERFORMANCE.md, round 15). ReadResponse, a
-// coroutine of its own, reads the answer once it comes. One timer of the exchange's own
-// keeps the first-byte deadline over both (Beast's would be armed a second time).
+// coroutine of its own, reads the answer once it comes. One deadline (Outgoing's
+// first_byte) covers both.
 template <typename AsyncStream>
 Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines) {
   // A plain connection's socket never blocks: the request usually goes whole here.
   size_t sent = 0;
-  if constexpr (std::is_same_v<AsyncStream, beast::tcp_stream>) sent = WriteNow(c.lowest().socket(), out.wire.Buffers());
+  if constexpr (std::is_same_v<AsyncStream, tcp::socket>) sent = WriteNow(stream, out.wire.Buffers());
   if (sent < out.wire.head.size() + out.wire.body.size()) {
-    if (Status rest = co_await WriteRest(stream, c.lowest(), out, deadlines, sent); !rest.ok()) co_return rest;
+    if (Status rest = co_await WriteRest(stream, c.socket(), out, deadlines, sent); !rest.ok()) co_return rest;
   }
   if (out.body_again) {
     out.wire.body.clear();
     out.wire.body.shrink_to_fit();
   }
 
-  c.lowest().expires_never();
   const Clock::time_point first_byte_by = deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte");
-  out.first_byte = StartFirstByteTimer(out.executor, c.lowest().socket(), first_byte_by);
+  out.first_byte = SocketDeadline(out.executor, c.socket(), first_byte_by);
   if (c.buffer.size() > 0) co_return OkStatus();  // bytes of the answer are here already
   c.buffer.shrink_to_fit();                        // ReadResponse allocates it again, sized by read_hint
-  auto [waited] = co_await c.lowest().socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
-  if (!waited && !out.first_byte->timed_out) co_return OkStatus();
-  co_return EndFirstByteWait(*out.first_byte, waited, out, deadlines);
+  auto [waited] = co_await c.socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
+  if (!waited && !out.first_byte.passed()) co_return OkStatus();
+  co_return EndFirstByteWait(out.first_byte, waited, out, deadlines);
 }
 
 // Reads the answer whose first bytes have come (SendRequest): its head under the
 // first-byte deadline started there, then the body under the idle one between reads.
 template <typename AsyncStream>
-Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, Connection& c, const Outgoing& out,
+Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, Connection& c, Outgoing& out,
                                                           Deadlines& deadlines, bool* got_bytes, bool* reusable) {
   const HttpTimeouts& t = deadlines.timeouts();
   const std::string& what = out.what;
@@ -501,13 +458,13 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
   // asynchronous read whose completion is one more pass through the io_context.
   boost::system::error_code hec = asio::error::would_block;
   size_t hn = 0;
-  if constexpr (std::is_same_v<AsyncStream, beast::tcp_stream>) hn = http::read_header(stream, c.buffer, parser, hec);
+  if constexpr (std::is_same_v<AsyncStream, tcp::socket>) hn = http::read_header(stream, c.buffer, parser, hec);
   if (hec == asio::error::would_block) {
     auto [rest_ec, rest_n] = co_await http::async_read_header(stream, c.buffer, parser, kNoThrow);
     hec = rest_ec;
     hn += rest_n;
   }
-  if (Status head = EndFirstByteWait(*out.first_byte, hec, out, deadlines); !head.ok()) co_return head;
+  if (Status head = EndFirstByteWait(out.first_byte, hec, out, deadlines); !head.ok()) co_return head;
   *got_bytes = true;
 
   HttpResponse response;
@@ -533,11 +490,11 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
     // As the head: what has come is read here, and only a wait goes through the io_context.
     boost::system::error_code rec = asio::error::would_block;
     size_t rn = 0;
-    if constexpr (std::is_same_v<AsyncStream, beast::tcp_stream>) rn = http::read_some(stream, c.buffer, parser, rec);
+    if constexpr (std::is_same_v<AsyncStream, tcp::socket>) rn = http::read_some(stream, c.buffer, parser, rec);
     if (rec == asio::error::would_block) {
-      deadlines.Arm(c.lowest(), t.idle_ms, "idle");
+      SocketDeadline idle(out.executor, c.socket(), deadlines.Begin(t.idle_ms, "idle"));
       auto [aec, an] = co_await http::async_read_some(stream, c.buffer, parser, kNoThrow);
-      rec = aec;
+      rec = idle.End() ? beast::error::timeout : aec;
       rn += an;
     }
     consumed += rn;
@@ -597,7 +554,7 @@ Task<Status> HttpClient::Impl::SendOn(Connection& c, Outgoing& out, Deadlines& d
   return SendRequest(*c.plain, c, out, deadlines);
 }
 
-Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, const Outgoing& out, Deadlines& deadlines,
+Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines,
                                                     bool* got_bytes, bool* reusable) {
   if (c.tls) return ReadResponse(*c.tls, c, out, deadlines, got_bytes, reusable);
   return ReadResponse(*c.plain, c, out, deadlines, got_bytes, reusable);
@@ -625,6 +582,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
       exchanged.emplace(std::move(sent));
     }
     Result<HttpResponse>& r = *exchanged;
+    out->first_byte.End();  // already, unless the exchange failed first: `c` may go now
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
     if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -28,6 +29,7 @@
 
 #include "domain/text.h"
 #include "net/io_threads.h"
+#include "net/socket_deadline.h"
 #include "net/write_now.h"
 #include "reins/json.h"
 #include "server/request_head.h"
@@ -42,6 +44,8 @@ using tcp = asio::ip::tcp;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr int kWriteTimeoutMs = 30000;
+
+SocketDeadline::Clock::time_point After(int ms) { return SocketDeadline::Clock::now() + std::chrono::milliseconds(ms); }
 
 std::string ErrorBody(const std::string& code, const std::string& message) {
   Json body = {{"error", {{"code", code}, {"message", message}}}};
@@ -116,7 +120,7 @@ std::string ResponseHead(int status, std::string_view content_type, const std::m
 // Writes to one connection: a whole response, or an SSE stream.
 class ConnectionResponse final : public ServerResponse {
  public:
-  ConnectionResponse(beast::tcp_stream& stream, bool keep_alive) : stream_(stream), keep_alive_(keep_alive) {}
+  ConnectionResponse(tcp::socket& socket, bool keep_alive) : socket_(socket), keep_alive_(keep_alive) {}
 
   Task<void> Respond(int status, std::string content_type, std::string body,
                      std::map<std::string, std::string> headers) override {
@@ -124,11 +128,11 @@ class ConnectionResponse final : public ServerResponse {
     const std::array<asio::const_buffer, 2> whole = {asio::buffer(head), asio::buffer(body)};
     status_ = status;
     beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(whole);
-    rest.consume(WriteNow(stream_.socket(), whole));
+    rest.consume(WriteNow(socket_, whole));
     if (beast::buffer_bytes(rest) == 0) co_return;
-    stream_.expires_after(std::chrono::milliseconds(kWriteTimeoutMs));
-    auto [ec, n] = co_await asio::async_write(stream_, rest, kNoThrow);
-    if (ec) keep_alive_ = false;
+    SocketDeadline deadline(socket_.get_executor(), socket_, After(kWriteTimeoutMs));
+    auto [ec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
+    if (deadline.End() || ec) keep_alive_ = false;
   }
 
   Task<Status> StartStream(std::map<std::string, std::string> headers) override {
@@ -179,10 +183,11 @@ class ConnectionResponse final : public ServerResponse {
  private:
   Task<Status> Write(std::string bytes) {
     if (gone_) co_return Unavailable("the client went away");
-    const size_t sent = WriteNow(stream_.socket(), asio::buffer(bytes));
+    const size_t sent = WriteNow(socket_, asio::buffer(bytes));
     if (sent == bytes.size()) co_return OkStatus();
-    stream_.expires_after(std::chrono::milliseconds(kWriteTimeoutMs));
-    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(bytes) + sent, kNoThrow);
+    SocketDeadline deadline(socket_.get_executor(), socket_, After(kWriteTimeoutMs));
+    auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(bytes) + sent, kNoThrow);
+    if (deadline.End()) ec = beast::error::timeout;
     if (ec) {
       gone_ = true;
       co_return Unavailable("the client went away: " + ec.message());
@@ -190,7 +195,7 @@ class ConnectionResponse final : public ServerResponse {
     co_return OkStatus();
   }
 
-  beast::tcp_stream& stream_;
+  tcp::socket& socket_;
   bool keep_alive_;
   bool streaming_ = false;
   bool gone_ = false;
@@ -257,20 +262,20 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // Connections waiting for their next request, closed at once by Stop().
   std::mutex mu;
   uint64_t next_id = 0;
-  std::map<uint64_t, beast::tcp_stream*> idle;
+  std::map<uint64_t, tcp::socket*> idle;
 
   Task<void> Accept();
   void ShedOneWaitingClient();
   Task<void> Serve(tcp::socket socket, tcp::endpoint peer);
-  Task<bool> ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
+  Task<bool> ServeOne(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
   Task<void> RespondNothing(ServerResponse& answer);
-  Task<bool> ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id, const std::string& remote,
+  Task<bool> ReadRequest(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id, const std::string& remote,
                          ServerRequest& req, bool* keep_alive);
   static std::optional<ReadRefusal> ScreenHead(const http::request_header<>& head, ServerRequest& req);
-  static Task<bool> Refuse(beast::tcp_stream& stream, std::optional<ReadRefusal> refused);
-  void SetIdle(uint64_t id, beast::tcp_stream* stream) {
+  static Task<bool> Refuse(tcp::socket& socket, std::optional<ReadRefusal> refused);
+  void SetIdle(uint64_t id, tcp::socket* socket) {
     std::lock_guard lock(mu);
-    if (stream) idle[id] = stream; else idle.erase(id);
+    if (socket) idle[id] = socket; else idle.erase(id);
   }
 };
 
@@ -332,26 +337,26 @@ Task<void> HttpServer::Impl::Serve(tcp::socket socket, tcp::endpoint peer) {
   // Non-blocking: an answer goes into the socket at once where it fits (WriteNow), and a
   // body that came with its head is read at once (ReadRequest), without a wait.
   socket.non_blocking(true, ignored);
-  beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
-  while (!stopping && co_await ServeOne(stream, buffer, id, remote)) {
+  while (!stopping && co_await ServeOne(socket, buffer, id, remote)) {
   }
   SetIdle(id, nullptr);
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream.close();
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
   --open;
 }
 
 // Reads and answers one request. False when the connection should close.
-Task<bool> HttpServer::Impl::ServeOne(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
+Task<bool> HttpServer::Impl::ServeOne(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id,
                                       const std::string& remote) {
   // Read in a coroutine of its own: its frame (the parser, the refusals) is gone by
   // the time the handler runs, and a turn can wait on its model for seconds.
   bool keep_alive = false;
   ServerRequest req;
-  if (!co_await ReadRequest(stream, buffer, id, remote, req, &keep_alive)) co_return false;
-  stream.expires_never();  // a turn may take as long as its own timeouts allow
-  ConnectionResponse answer(stream, keep_alive && !stopping);
+  // No deadline while the request is handled: a turn may take as long as its own
+  // timeouts allow.
+  if (!co_await ReadRequest(socket, buffer, id, remote, req, &keep_alive)) co_return false;
+  ConnectionResponse answer(socket, keep_alive && !stopping);
   co_await handler(req, answer);
   if (!answer.responded()) co_await RespondNothing(answer);
   co_return answer.keep_alive();
@@ -368,31 +373,40 @@ Task<void> HttpServer::Impl::RespondNothing(ServerResponse& answer) {
 // connection). The parser is on the heap and the refusals are answered in a coroutine of
 // their own: this frame stays under the 1 KB from which glibc serves a block only after
 // merging every small one freed since its last such request (docs/PERFORMANCE.md, round 12).
-Task<bool> HttpServer::Impl::ReadRequest(beast::tcp_stream& stream, beast::flat_buffer& buffer, uint64_t id,
+Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id,
                                          const std::string& remote, ServerRequest& req, bool* keep_alive) {
   auto parser = std::make_unique<RequestParser>();
   ConfigureRequestParser(*parser, options.max_body_bytes);
-  stream.expires_after(std::chrono::milliseconds(options.idle_timeout_ms));
-  SetIdle(id, &stream);
-  auto [ec, n] = co_await http::async_read_header(stream, buffer, *parser, kNoThrow);
+  // The whole request, head and body, comes within the idle timeout; a deadline is
+  // started for each wait on the socket, of which there is usually one.
+  const SocketDeadline::Clock::time_point by = After(options.idle_timeout_ms);
+  SocketDeadline deadline(socket.get_executor(), socket, by);
+  SetIdle(id, &socket);
+  auto [ec, n] = co_await http::async_read_header(socket, buffer, *parser, kNoThrow);
   SetIdle(id, nullptr);
-  if (ec) co_return co_await Refuse(stream, RefusalOfRead(ec, options.max_body_bytes, /*body=*/false));
+  if (deadline.End()) ec = beast::error::timeout;
+  if (ec) co_return co_await Refuse(socket, RefusalOfRead(ec, options.max_body_bytes, /*body=*/false));
   // The head decides whether the body can be read safely at all, and what path the
   // request names, before a byte of the body is read.
   if (std::optional<ReadRefusal> refused = ScreenHead(parser->get(), req)) {
-    co_return co_await Refuse(stream, std::move(refused));
+    co_return co_await Refuse(socket, std::move(refused));
   }
   if (beast::iequals(parser->get()[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
-    auto [wec, wn] = co_await asio::async_write(stream, interim, kNoThrow);
-    if (wec) co_return false;
+    deadline = SocketDeadline(socket.get_executor(), socket, by);
+    auto [wec, wn] = co_await asio::async_write(socket, interim, kNoThrow);
+    if (deadline.End() || wec) co_return false;
   }
   // The body has usually come with the head: read here (the socket never blocks), and
   // only a wait for the rest goes through the io_context.
   beast::error_code bec;
-  http::read(stream, buffer, *parser, bec);
-  if (bec == asio::error::would_block) std::tie(bec, std::ignore) = co_await http::async_read(stream, buffer, *parser, kNoThrow);
-  if (bec) co_return co_await Refuse(stream, RefusalOfRead(bec, options.max_body_bytes, /*body=*/true));
+  http::read(socket, buffer, *parser, bec);
+  if (bec == asio::error::would_block) {
+    deadline = SocketDeadline(socket.get_executor(), socket, by);
+    std::tie(bec, std::ignore) = co_await http::async_read(socket, buffer, *parser, kNoThrow);
+    if (deadline.End()) bec = beast::error::timeout;
+  }
+  if (bec) co_return co_await Refuse(socket, RefusalOfRead(bec, options.max_body_bytes, /*body=*/true));
   // The connection's read buffer is freed while the request is handled (a turn waits on
   // its model for seconds); the next request's read allocates it again. Bytes of a
   // pipelined next request stay.
@@ -413,9 +427,9 @@ std::optional<ReadRefusal> HttpServer::Impl::ScreenHead(const http::request_head
 
 // Answers a request that could not be read (when there is anything to answer); always
 // false: the connection closes after it.
-Task<bool> HttpServer::Impl::Refuse(beast::tcp_stream& stream, std::optional<ReadRefusal> refused) {
+Task<bool> HttpServer::Impl::Refuse(tcp::socket& socket, std::optional<ReadRefusal> refused) {
   if (refused) {
-    ConnectionResponse response(stream, false);
+    ConnectionResponse response(socket, false);
     co_await response.Respond(refused->status, std::string(kJson), std::move(refused->body), {});
   }
   co_return false;
@@ -461,8 +475,8 @@ void HttpServer::Stop() {
     impl->acceptor.close(ignored);
   });
   std::lock_guard lock(impl->mu);
-  for (auto& [id, stream] : impl->idle) {
-    asio::post(stream->get_executor(), [impl, id = id] {
+  for (auto& [id, socket] : impl->idle) {
+    asio::post(socket->get_executor(), [impl, id = id] {
       std::lock_guard inner(impl->mu);
       if (auto it = impl->idle.find(id); it != impl->idle.end()) it->second->cancel();
     });

@@ -430,6 +430,29 @@ TEST(HttpClient, AnEndlessStreamStopsAtTheTotalTimeout) {
   EXPECT_GT(pieces, 1);
 }
 
+TEST(HttpClient, ABodyThatStallsStopsAtTheIdleTimeout) {
+  MockUpstream up;
+  MockReply stalls = MockUpstream::Sse({"data: start\n\n"});
+  stalls.endless = true;
+  stalls.chunk_delay_ms = 1000;  // the first event at once, then nothing for longer than the idle timeout
+  up.Enqueue(stalls);
+  HttpClient client;
+  HttpRequest req = Post(up, "/s");
+  req.timeouts.idle_ms = 150;
+  int pieces = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto r = RunSync(client.Stream(req, [&](std::string_view) {
+    ++pieces;
+    return OkStatus();
+  }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("the response stalled: idle timeout of 150 ms"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(pieces, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+}
+
 TEST(HttpClient, AnEndlessStreamStopsAtTheResponseCap) {
   MockUpstream up;
   MockReply endless = MockUpstream::Sse({"data: start\n\n"});
