@@ -19,7 +19,6 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -396,7 +395,6 @@ Status EndFirstByteWait(SocketDeadline& first_byte, boost::system::error_code wa
   if (waited) return Unavailable(out.what + ": the connection closed before a response: " + waited.message());
   return OkStatus();
 }
-
 
 // What the socket did not take at once (WriteNow; all of it on a TLS connection),
 // under the send timeout. A coroutine of its own: its buffers are not kept in the frame
