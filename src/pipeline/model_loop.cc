@@ -209,7 +209,7 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call, 
   if (stream != nullptr) {
     // On failure `call` gives the history back as it is destroyed with this frame,
     // which the caller's co_await does before the caller goes on.
-    if (ctx.stage_writes) REINS_CO_RETURN_IF_ERROR(co_await ctx.stage_writes(ctx));
+    if (ctx.streamed->stage_writes) REINS_CO_RETURN_IF_ERROR(co_await ctx.streamed->stage_writes(ctx));
     stream->BeginResponse(false);
     request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
   }

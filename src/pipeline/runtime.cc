@@ -566,7 +566,8 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   if (run->stream) {
     // Progress streams live, but only once the input is accepted: a refused turn (409,
     // 422...) must not have begun a stream (docs/http-api.md).
-    ctx.on_emit = [r = run.get()](const TraceEvent& e) {
+    ctx.streamed = std::make_unique<TurnContext::Streamed>();
+    ctx.streamed->on_emit = [r = run.get()](const TraceEvent& e) {
       if (!IsProgressEvent(e.type)) return;
       if (!r->ctx.admitted) {
         r->held.push_back(e);
@@ -576,11 +577,11 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
       r->stream(e);
     };
     // The reply streams as it is written; each sentence waits for the writes before it.
-    ctx.send_reply_text = [r = run.get()](std::string_view text) {
+    ctx.streamed->send_reply_text = [r = run.get()](std::string_view text) {
       const TraceEvent delta{EventType::kReplyDelta, r->ctx.result.turn_number, r->ctx.clock.NowMs(), Json{{"text", text}}};
       r->stream(delta);
     };
-    ctx.stage_writes = [this](TurnContext& c) { return StageWrites(c); };
+    ctx.streamed->stage_writes = [this](TurnContext& c) { return StageWrites(c); };
   }
   ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
@@ -619,7 +620,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   record.new_messages.assign(session.history.begin() + static_cast<std::ptrdiff_t>(ctx.history_base),
                              session.history.end());
   record.session_state = session.state.ToJson();
-  const PendingDecisions& decided = ctx.decisions;
+  const PendingDecisions& decided = ctx.decisions();
   if (decided.answered) {
     record.answered_clarification_id = decided.answered->id;
     record.chosen_option_id = decided.chosen_option_id;

@@ -79,12 +79,12 @@ void TurnPipeline::Cancel(TurnContext& ctx, TurnPhaseMachine& phase) {
   phase.Enter(TurnPhase::kCancelled);
   if (ctx.session.pending_clarification) {
     ctx.Emit("clarification.cancelled", {{"id", ctx.session.pending_clarification->id}});
-    ctx.decisions.withdrawn_clarification_id = ctx.session.pending_clarification->id;
+    ctx.decide().withdrawn_clarification_id = ctx.session.pending_clarification->id;
     ctx.session.pending_clarification.reset();
   }
   if (ctx.session.pending_approval) {
     ctx.Emit("approval.cancelled", {{"id", ctx.session.pending_approval->id}});
-    ctx.decisions.cancelled_approval_id = ctx.session.pending_approval->id;
+    ctx.decide().cancelled_approval_id = ctx.session.pending_approval->id;
     ctx.session.pending_approval.reset();
   }
   ctx.session.pending_plan.clear();
@@ -116,9 +116,9 @@ void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
 Status TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;  // well formed: Runtime::RunTurn checked it
   HeapOptional<PendingApproval>& approval = ctx.session.pending_approval;
-  PendingDecisions& d = ctx.decisions;
   if (in.approve) {
     if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
+    PendingDecisions& d = ctx.decide();
     d.decided_approval = std::make_unique<PendingApproval>(std::move(*approval));
     approval.reset();
     d.approval_granted = *in.approve;
@@ -147,6 +147,7 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     if (chosen == nullptr) {
       return InvalidArgument("'" + *in.select + "' is not one of the pending options (" + ids + ")");
     }
+    PendingDecisions& d = ctx.decide();
     d.chosen_option_id = chosen->id;
     d.answered = std::make_unique<PendingClarification>(std::move(*pending));
     pending.reset();
@@ -167,7 +168,7 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
   if (pending) {
     // A new request instead of an answer: the old question no longer applies.
     ctx.Emit("clarification.superseded", {{"id", pending->id}});
-    d.withdrawn_clarification_id = pending->id;
+    ctx.decide().withdrawn_clarification_id = pending->id;
     pending.reset();
   }
   ctx.user_text = *in.say;
@@ -273,11 +274,11 @@ std::string TurnPipeline::Review(TurnContext& ctx, std::string reply) {
 // A turn whose caller streams gets a reply stream: live when every judge of the reply
 // can judge it sentence by sentence, else held, and the first event says which.
 Json TurnPipeline::OpenStream(TurnContext& ctx) {
-  if (!ctx.send_reply_text) return nullptr;
+  if (!ctx.streamed || !ctx.streamed->send_reply_text) return nullptr;
   std::string held_by = reply_held_by_;
   Json reply = held_by.empty() ? Json{{"stream", "sentences"}} : Json{{"stream", "whole"}, {"held_by", held_by}};
-  ctx.reply_stream = std::make_unique<ReplyStream>(
-      ctx.send_reply_text,
+  ctx.streamed->reply_stream = std::make_unique<ReplyStream>(
+      ctx.streamed->send_reply_text,
       [this, &ctx](const std::string& sent, std::string sentence) { return Judge(ctx, sent, std::move(sentence)); },
       std::move(held_by));
   return reply;

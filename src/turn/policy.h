@@ -93,7 +93,7 @@ class Policy {
   virtual void Observe(TurnContext&, const ProposedCall&, const ResultEnvelope&) const {}
   // When the user answers a pending clarification by choosing `option_id`.
   virtual void OnClarificationAnswered(TurnContext&, const PendingClarification&, const std::string& /*option_id*/) const {}
-  // The turn answers what this policy paused (ctx.decisions): how it resumes. First wins;
+  // The turn answers what this policy paused (ctx.decisions()): how it resumes. First wins;
   // with none, the turn's history gets the person's words.
   virtual std::optional<Resumption> Resume(TurnContext&) const { return std::nullopt; }
   // First of all: may this speaker's turn enter at all? The first non-admit wins.

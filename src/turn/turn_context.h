@@ -26,8 +26,8 @@
 namespace reins {
 
 // What a turn's input did to the clarification or approval its session had pending.
-// The two decided items are on the heap: most turns decide nothing, and the turn's
-// context lives in a frame for as long as the turn waits on its model.
+// On the heap only when the turn decides something (TurnContext::decide()): most turns
+// decide nothing, and the turn's context lives as long as the turn waits on its model.
 struct PendingDecisions {
   std::unique_ptr<PendingClarification> answered;  // `select` answered it ...
   std::string chosen_option_id;                  // ... with this option
@@ -96,8 +96,12 @@ struct TurnContext {
   std::vector<std::pair<int64_t, std::string>> pending_notices;
   std::vector<int64_t> delivered_notices;
   // What this turn's input did to what the session had pending; the turn's record
-  // carries it to the store.
-  PendingDecisions decisions;
+  // carries it to the store. decide() makes it on the turn's first decision.
+  const PendingDecisions& decisions() const { return decisions_ ? *decisions_ : kNoDecisions; }
+  PendingDecisions& decide() {
+    if (!decisions_) decisions_ = std::make_unique<PendingDecisions>();
+    return *decisions_;
+  }
   // Whether `tool`'s backend holds a call open across a question it asked mid-call (an
   // MCP elicitation): only such a call can resume with the person's answer. Set by the
   // pipeline from its tool router.
@@ -131,25 +135,35 @@ struct TurnContext {
     return *static_cast<T*>(slots_.back().second.get());
   }
 
-  // Set by the runtime when the caller streams the turn (TurnInput.on_event).
-  std::function<void(const TraceEvent&)> on_emit;
-  // Set by the runtime when the caller streams the turn: reply text, sent to the caller
-  // at once, and the store write that must come before it (I12): the deferred calls
-  // queued so far, staged (Store::StageOutbox). The pipeline makes `reply_stream` over them.
-  std::function<void(std::string_view)> send_reply_text;
-  std::function<Task<Status>(TurnContext&)> stage_writes;
-  std::unique_ptr<ReplyStream> reply_stream;
+  // What a turn whose caller streams it (TurnInput.on_event) has besides, set by the
+  // runtime; null for the others (most turns: the four take 104 bytes of a context that
+  // lives as long as its turn waits on the model).
+  struct Streamed {
+    std::function<void(const TraceEvent&)> on_emit;  // each event as it is emitted
+    // Reply text, sent to the caller at once, and the store write that must come before
+    // it (I12): the deferred calls queued so far, staged (Store::StageOutbox). The
+    // pipeline makes `reply_stream` over them.
+    std::function<void(std::string_view)> send_reply_text;
+    std::function<Task<Status>(TurnContext&)> stage_writes;
+    std::unique_ptr<ReplyStream> reply_stream;
+  };
+  std::unique_ptr<Streamed> streamed;
   // A stream that is live: the model's text goes out sentence by sentence.
-  ReplyStream* live_stream() const { return reply_stream && reply_stream->live() ? reply_stream.get() : nullptr; }
+  ReplyStream* live_stream() const {
+    if (!streamed || !streamed->reply_stream || !streamed->reply_stream->live()) return nullptr;
+    return streamed->reply_stream.get();
+  }
 
   void Emit(EventType type, EventData data = {}) {
     result.events.push_back({type, result.turn_number, clock.NowMs(), std::move(data)});
-    if (on_emit) on_emit(result.events.back());
+    if (streamed && streamed->on_emit) streamed->on_emit(result.events.back());
   }
   void Emit(EventName name, EventData data = {}) { Emit(name.type, std::move(data)); }
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
 
  private:
+  static inline const PendingDecisions kNoDecisions{};
+  std::unique_ptr<PendingDecisions> decisions_;
   std::vector<std::pair<const void*, std::shared_ptr<void>>> slots_;
 };
 

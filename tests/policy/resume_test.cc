@@ -22,9 +22,9 @@ ToolDef SendTool() {
 TEST(ApprovalResumeTest, AGrantedApprovalRunsExactlyTheDecidedCall) {
   testing::PolicyContext p({SendTool()});
   ApprovalPolicy approval;
-  p.ctx.decisions.decided_approval =
+  p.ctx.decide().decided_approval =
       std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}});
-  p.ctx.decisions.approval_granted = true;
+  p.ctx.decide().approval_granted = true;
   std::optional<Resumption> r = approval.Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
   EXPECT_FALSE(r->denied);
@@ -42,7 +42,7 @@ TEST(ApprovalResumeTest, AGrantedApprovalRunsExactlyTheDecidedCall) {
 TEST(ApprovalResumeTest, ADeniedApprovalRefusesTheCallAndLetsNothingThrough) {
   testing::PolicyContext p({SendTool()});
   ApprovalPolicy approval;
-  p.ctx.decisions.decided_approval =
+  p.ctx.decide().decided_approval =
       std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}});
   std::optional<Resumption> r = approval.Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
@@ -73,8 +73,8 @@ PendingClarification Question(const std::string& type) {
 
 TEST(ClarificationResumeTest, AChoiceBecomesANoteNamingTheOption) {
   testing::PolicyContext p;
-  p.ctx.decisions.answered = std::make_unique<PendingClarification>(Question("select_one"));
-  p.ctx.decisions.chosen_option_id = "r2";
+  p.ctx.decide().answered = std::make_unique<PendingClarification>(Question("select_one"));
+  p.ctx.decide().chosen_option_id = "r2";
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->call);
@@ -83,8 +83,8 @@ TEST(ClarificationResumeTest, AChoiceBecomesANoteNamingTheOption) {
 
 TEST(ClarificationResumeTest, AQuestionAskedMidCallResumesThatCallWithTheAnswer) {
   testing::PolicyContext p;
-  p.ctx.decisions.answered = std::make_unique<PendingClarification>(Question("elicitation"));
-  p.ctx.decisions.chosen_option_id = "r2";
+  p.ctx.decide().answered = std::make_unique<PendingClarification>(Question("elicitation"));
+  p.ctx.decide().chosen_option_id = "r2";
   p.ctx.resumes_questions = [](const std::string& tool) { return tool == "book_room"; };
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
@@ -96,8 +96,8 @@ TEST(ClarificationResumeTest, AQuestionAskedMidCallResumesThatCallWithTheAnswer)
 
 TEST(ClarificationResumeTest, ABackendThatCannotHoldTheCallGetsTheModelAskedAgain) {
   testing::PolicyContext p;
-  p.ctx.decisions.answered = std::make_unique<PendingClarification>(Question("elicitation"));
-  p.ctx.decisions.chosen_option_id = "r2";
+  p.ctx.decide().answered = std::make_unique<PendingClarification>(Question("elicitation"));
+  p.ctx.decide().chosen_option_id = "r2";
   p.ctx.resumes_questions = [](const std::string&) { return false; };
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
   ASSERT_TRUE(r);

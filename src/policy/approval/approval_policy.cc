@@ -20,7 +20,7 @@ CallVerdict ApprovalPolicy::Guard(TurnContext& ctx, const ProposedCall& proposed
 // The decided call re-enters history as its own call/result pair, so every call still
 // has exactly one result (I10) and the model sees what happened.
 std::optional<Resumption> ApprovalPolicy::Resume(TurnContext& ctx) const {
-  const PendingDecisions& d = ctx.decisions;
+  const PendingDecisions& d = ctx.decisions();
   if (!d.decided_approval) return std::nullopt;
   const PendingApproval& a = *d.decided_approval;
   Resumption r;

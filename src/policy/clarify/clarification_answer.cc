@@ -19,7 +19,7 @@ bool ResumesTheCall(const TurnContext& ctx, const PendingClarification& asked, c
 }  // namespace
 
 std::optional<Resumption> ClarificationAnswer::Resume(TurnContext& ctx) const {
-  const PendingDecisions& d = ctx.decisions;
+  const PendingDecisions& d = ctx.decisions();
   const ClarificationOption* chosen = d.ChosenOption();
   if (chosen == nullptr) return std::nullopt;
   const PendingClarification& asked = *d.answered;
