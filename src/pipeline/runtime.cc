@@ -597,7 +597,8 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   }
   if (config.floor.enabled) {
     std::function<Result<Lease>(Store&)> lease = [&session_id](Store& store) { return store.LoadLease(session_id); };
-    REINS_CO_ASSIGN_OR_RETURN(ctx.lease, co_await calls->Run(std::move(lease)));
+    REINS_CO_ASSIGN_OR_RETURN(Lease held, co_await calls->Run(std::move(lease)));
+    ctx.SetLease(std::move(held));
   }
   ctx.waited_ms = parts.clock->NowMs() - arrived_ms;  // the floor policy refuses a stale turn
   co_return std::move(run);
@@ -632,9 +633,9 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   }
   record.cancelled_approval_id = decided.cancelled_approval_id;
   record.delivered_notices = ctx.delivered_notices;
-  record.lease_change = ctx.lease_change;
-  record.lease_expected_version = ctx.lease.version;
-  const Lease& after = ctx.lease_change ? *ctx.lease_change : ctx.lease;
+  record.lease_change = ctx.lease_change();
+  record.lease_expected_version = ctx.lease().version;
+  const Lease& after = ctx.lease_change() ? *ctx.lease_change() : ctx.lease();
   if (after.ActiveAt(parts.clock->NowMs())) record.result.lease = after;
   record.deferred_mode = catalog.config.deferred.mode;
   record.created_at_ms = parts.clock->NowMs();

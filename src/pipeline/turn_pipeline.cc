@@ -89,8 +89,8 @@ void TurnPipeline::Cancel(TurnContext& ctx, TurnPhaseMachine& phase) {
   }
   ctx.session.pending_plan.clear();
   if (ctx.config.floor.enabled) {
-    ctx.lease_change = Lease{};
-    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "cancelled"}});
+    ctx.ChangeLease(Lease{});
+    ctx.Emit("lease.released", {{"owner", ctx.lease().owner}, {"domain", ctx.lease().domain}, {"reason", "cancelled"}});
   }
   ctx.result.reply = "Okay, I've stopped that.";
   if (ctx.input.say) {  // a spoken "stop" belongs to the conversation; an API cancel does not
@@ -246,8 +246,8 @@ std::optional<std::string> TurnPipeline::Preempt(TurnContext& ctx) {
 // the session's people are reading.
 void TurnPipeline::AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseMachine& phase) {
   executor_.Queue(ctx);
-  const bool outsider = ctx.config.floor.enabled && ctx.lease.ActiveAt(ctx.clock.NowMs()) &&
-                        ctx.lease.owner != ctx.input.speaker;
+  const bool outsider = ctx.config.floor.enabled && ctx.lease().ActiveAt(ctx.clock.NowMs()) &&
+                        ctx.lease().owner != ctx.input.speaker;
   if (!outsider) {
     ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
     ctx.history.push_back(Message::Assistant(answer));

@@ -98,7 +98,7 @@ class Policy {
   virtual std::optional<Resumption> Resume(TurnContext&) const { return std::nullopt; }
   // First of all: may this speaker's turn enter at all? The first non-admit wins.
   virtual AdmitVerdict Admit(TurnContext&) const { return AdmitVerdict::Admit(); }
-  // At the end of a turn that ran: may open or release a lease (ctx.lease_change).
+  // At the end of a turn that ran: may open or release a lease (ctx.ChangeLease).
   virtual void OnTurnEnd(TurnContext&) const {}
   // Before any model call: a policy may answer the turn itself (safety override) by
   // returning the reply; it may add deferred calls to ctx.result.tools. First wins.

@@ -80,9 +80,13 @@ struct TurnContext {
   int loop_rounds = 0;     // model calls of the governed loop so far (limits.max_rounds)
   Purpose purpose = Purpose::kChat;  // what the loop's model calls are for right now
   std::string step_id;               // plan mode: the step being run
-  // The floor lease as stored when the turn began, and the change this turn makes.
-  Lease lease;
-  std::optional<Lease> lease_change;
+  // The floor lease as stored when the turn began (SetLease), and the change this turn
+  // makes (ChangeLease): on the heap once set, for an agent with floor control; none for
+  // the others.
+  const Lease& lease() const { return floor_ ? floor_->lease : kNoLease; }
+  const std::optional<Lease>& lease_change() const { return floor_ ? floor_->change : kNoLeaseChange; }
+  void SetLease(Lease held) { Floor().lease = std::move(held); }
+  void ChangeLease(Lease to) { Floor().change = std::move(to); }
   // When not empty, only these tools may run (an audit's gather round).
   std::set<std::string> allowed_tools;
   // Calls the runtime proposes itself (the safety override's flag tool): guarded like the
@@ -162,6 +166,17 @@ struct TurnContext {
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
 
  private:
+  struct FloorLease {
+    Lease lease;
+    std::optional<Lease> change;
+  };
+  FloorLease& Floor() {
+    if (!floor_) floor_ = std::make_unique<FloorLease>();
+    return *floor_;
+  }
+  static inline const Lease kNoLease{};
+  static inline const std::optional<Lease> kNoLeaseChange{};
+  std::unique_ptr<FloorLease> floor_;
   static inline const PendingDecisions kNoDecisions{};
   std::unique_ptr<PendingDecisions> decisions_;
   std::vector<std::pair<const void*, std::shared_ptr<void>>> slots_;

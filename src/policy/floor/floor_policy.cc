@@ -29,14 +29,14 @@ AdmitVerdict FloorPolicy::Admit(TurnContext& ctx) const {
                                std::to_string(config_.floor.max_queue_age_ms) + " ms)");
   }
   int64_t now = ctx.clock.NowMs();
-  if (!ctx.lease.owner.empty() && !ctx.lease.ActiveAt(now)) {
-    ctx.Emit("lease.expired", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}});
+  const Lease& lease = ctx.lease();
+  if (!lease.owner.empty() && !lease.ActiveAt(now)) {
+    ctx.Emit("lease.expired", {{"owner", lease.owner}, {"domain", lease.domain}});
   }
-  AdmitVerdict verdict =
-      DecideAdmission(ctx.lease, ctx.input.speaker, ctx.input.say.value_or(""), now, cancel_patterns_);
-  if (verdict.kind == AdmitVerdict::Kind::kAdmit && ctx.lease.ActiveAt(now) && config_.floor.owner_note) {
-    ctx.system_notes.push_back("Floor: " + ctx.lease.owner + " holds the floor for " + ctx.lease.domain + " until " +
-                               FormatIsoTime(ctx.lease.expires_at_ms) + "; you are answering " + ctx.lease.owner +
+  AdmitVerdict verdict = DecideAdmission(lease, ctx.input.speaker, ctx.input.say.value_or(""), now, cancel_patterns_);
+  if (verdict.kind == AdmitVerdict::Kind::kAdmit && lease.ActiveAt(now) && config_.floor.owner_note) {
+    ctx.system_notes.push_back("Floor: " + lease.owner + " holds the floor for " + lease.domain + " until " +
+                               FormatIsoTime(lease.expires_at_ms) + "; you are answering " + lease.owner +
                                "'s follow-up.");
   }
   return verdict;
@@ -54,16 +54,17 @@ void FloorPolicy::OnTurnEnd(TurnContext& ctx) const {
   int64_t now = ctx.clock.NowMs();
   if (const std::optional<LeaseRequest>& request = ctx.Slot<FloorTurn>().request) {
     int ttl_s = request->ttl_s > 0 ? request->ttl_s : config_.floor.default_ttl_s;
-    ctx.lease_change = Lease{ctx.input.speaker, request->domain, now + int64_t{ttl_s} * 1000, 0};
+    ctx.ChangeLease(Lease{ctx.input.speaker, request->domain, now + int64_t{ttl_s} * 1000, 0});
     ctx.Emit("lease.opened", {{"owner", ctx.input.speaker},
                               {"domain", request->domain},
-                              {"expires_at", FormatIsoTime(ctx.lease_change->expires_at_ms)}});
+                              {"expires_at", FormatIsoTime(ctx.lease_change()->expires_at_ms)}});
     return;
   }
   // The owner's follow-up completed: the floor is free again.
-  if (ctx.lease.ActiveAt(now) && ctx.lease.owner == ctx.input.speaker && ctx.result.status == TurnStatus::kCompleted) {
-    ctx.lease_change = Lease{};
-    ctx.Emit("lease.released", {{"owner", ctx.lease.owner}, {"domain", ctx.lease.domain}, {"reason", "resolved"}});
+  const Lease& lease = ctx.lease();
+  if (lease.ActiveAt(now) && lease.owner == ctx.input.speaker && ctx.result.status == TurnStatus::kCompleted) {
+    ctx.ChangeLease(Lease{});  // (`lease` is still the one held when the turn began)
+    ctx.Emit("lease.released", {{"owner", lease.owner}, {"domain", lease.domain}, {"reason", "resolved"}});
   }
 }
 
