@@ -374,10 +374,10 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
     }
     c->tls->set_verify_callback(ssl::host_name_verification(url.host));
     auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
-    if (deadline.End()) co_return DeadlineExceeded("TLS handshake with " + url.Origin() + ": " + deadlines.Describe());
+    if (deadline.passed()) co_return DeadlineExceeded("TLS handshake with " + url.Origin() + ": " + deadlines.Describe());
     if (hec) co_return Unavailable("TLS handshake with " + url.Origin() + ": " + hec.message());
   }
-  deadline.End();
+  deadline.End();  // (and on every return above, as `deadline` goes)
   {
     std::lock_guard lock(mu);
     ++opened;
