@@ -66,12 +66,14 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   // its own, whose frame a turn would hold while it waits on its model.
   const HandlerEntry* entry = FindHandler(route.endpoint);
   if (co_await impl->Admitted(req, res, route, &tenant)) {
-    const Exchange x{req, res, route.session_id, tenant};  // named: see responses.h on GCC 12
+    const Exchange x{req, res, route.session_id, tenant, route.label, start};  // named: see responses.h on GCC 12
     if (co_await impl->Routed(x, entry != nullptr && entry->per_session, entry != nullptr, route.endpoint, route.method)) {
       co_await (impl.get()->*(entry->handler))(x);
     }
   }
-  impl->Record(req, route.label, res.status(), tenant, std::chrono::steady_clock::now() - start);
+  // A held response is recorded when it is answered (Recorder).
+  if (res.held()) co_return;
+  impl->Record(req.method, req.path, req.remote, route.label, res.status(), tenant, std::chrono::steady_clock::now() - start);
 }
 
 // The frames of the request's path stay alive as long as its turn waits on the model:
@@ -129,13 +131,20 @@ std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, const Route& 
   return std::nullopt;
 }
 
-void Api::Impl::Record(const ServerRequest& req, std::string_view route, int status, const std::string& tenant,
-                       std::chrono::steady_clock::duration took) {
+void Api::Impl::Record(std::string_view method, std::string_view path, std::string_view remote, std::string_view route,
+                       int status, const std::string& tenant, std::chrono::steady_clock::duration took) {
   double seconds = std::chrono::duration<double>(took).count();
   metrics.Inc("reins_http_requests_total", {{"route", route}, {"status", std::to_string(status)}});
   metrics.Observe("reins_http_request_duration_seconds", {{"route", route}}, seconds);
   if (route == "/healthz" || route == "/metrics") return;
-  LogRequest(req, route, status, static_cast<int64_t>(seconds * 1000), tenant, NowMs());
+  LogRequest(method, path, remote, route, status, static_cast<int64_t>(seconds * 1000), tenant, NowMs());
+}
+
+std::function<void(int)> Api::Impl::Recorder(const Exchange& x) {
+  return [self = shared_from_this(), method = x.req.method, path = x.req.path, remote = x.req.remote, route = x.route,
+          tenant = x.tenant, start = x.start](int status) {
+    self->Record(method, path, remote, route, status, tenant, std::chrono::steady_clock::now() - start);
+  };
 }
 
 // Whether the request reaches its endpoint's handler (`found`: there is one); the

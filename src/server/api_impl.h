@@ -30,13 +30,17 @@
 
 namespace reins {
 
-// One request on its way through a handler: what was asked, where to answer, and the
-// session and tenant the route and the key named ("" where none).
+// One request on its way through a handler: what was asked, where to answer, the
+// session and tenant the route and the key named ("" where none), and the route's
+// metrics label and when the request came (for a handler that holds its response:
+// Api::Impl::Recorder).
 struct Exchange {
   const ServerRequest& req;
   ServerResponse& res;
   const std::string& session_id;
   const std::string& tenant;
+  std::string_view route;
+  std::chrono::steady_clock::time_point start;
 };
 
 // What GET .../trace shows of each turn (its events), and GET .../timeline (the
@@ -155,8 +159,11 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
 
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);
-  void Record(const ServerRequest& req, std::string_view route, int status, const std::string& tenant,
-              std::chrono::steady_clock::duration took);
+  void Record(std::string_view method, std::string_view path, std::string_view remote, std::string_view route,
+              int status, const std::string& tenant, std::chrono::steady_clock::duration took);
+  // Records the exchange's request once its held response is answered (`answered` of
+  // ServerResponse::Hold): the request is gone by then, and Handle returned.
+  std::function<void(int status)> Recorder(const Exchange& x);
   Task<bool> Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant);
   Task<bool> Routed(Exchange x, bool per_session, bool found, Endpoint endpoint, const char* method);
 
@@ -169,7 +176,14 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // turn_handlers.cc
   Task<void> PostTurn(Exchange x);
   Task<bool> AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot);
-  Task<void> AnswerTurn(Exchange x, std::string key, TurnOutcome outcome);
+  // A turn whose response is held (ServerResponse::Hold): spawned on the runtime strand
+  // with nothing of the request's path waiting with it; answered on `here`, the
+  // connection's executor, when it ends. `slot` is held until then.
+  void SpawnHeldTurn(boost::asio::any_io_executor here, const std::string& id, std::unique_ptr<TurnInput> in,
+                     std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot);
+  Task<void> AnswerHeld(std::shared_ptr<ServerResponse> held, std::string id, std::string key, TurnOutcome outcome,
+                        std::shared_ptr<void> slot);
+  Task<void> AnswerTurn(ServerResponse& res, const std::string& id, std::string key, TurnOutcome outcome);
   Task<void> CancelLease(Exchange x);
   Task<void> StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in, std::shared_ptr<void> slot);
   Task<void> AnswerUnstarted(ServerResponse& res, const std::string& id, const std::string& key,
@@ -207,6 +221,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // `turn` and `tenant` are the caller's (ChatCompletions' call, its exchange), which
   // outlive these: taken by value, each would also be a temporary in the caller's frame.
   Task<void> AnswerChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant);
+  // AnswerChat on a held response (ServerResponse::Hold), spawned on the connection's
+  // executor: what waits with the turn is this frame and AnswerChat's.
+  Task<void> AnswerHeldChat(std::shared_ptr<ServerResponse> held, std::unique_ptr<ChatCall> call, std::string tenant);
   Task<void> SendChatOutcome(ServerResponse& res, const ChatRequest& chat, const std::string& id, std::string tenant,
                              ChatOutcome outcome, Headers headers);
   Task<void> StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant,

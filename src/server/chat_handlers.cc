@@ -5,6 +5,8 @@
 // of that session, answered as a completion or as a stream of chunks. Once answered,
 // the conversation including the answer is linked to the session, so that the next
 // request, carrying it as history, finds the session again on any replica.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include "domain/json_parse.h"
@@ -145,7 +147,19 @@ Task<void> Api::Impl::ChatCompletions(Exchange x) {
   if (call->chat.stream) {
     co_return co_await StreamChat(x.res, call->chat, call->turn, x.tenant, std::move(call->slot));
   }
+  // Held, as POST .../turns holds its: the request's path waits with the turn no longer.
+  if (std::shared_ptr<ServerResponse> held = x.res.Hold(Recorder(x))) {
+    const auto here = co_await boost::asio::this_coro::executor;
+    Task<void> answer = AnswerHeldChat(std::move(held), std::move(call), x.tenant);
+    boost::asio::co_spawn(here, std::move(answer), boost::asio::detached);
+    co_return;
+  }
   co_await AnswerChat(x.res, call->chat, call->turn, x.tenant);
+}
+
+Task<void> Api::Impl::AnswerHeldChat(std::shared_ptr<ServerResponse> held, std::unique_ptr<ChatCall> call,
+                                     std::string tenant) {
+  co_await AnswerChat(*held, call->chat, call->turn, tenant);
 }
 
 Task<std::unique_ptr<Api::Impl::ChatCall>> Api::Impl::PrepareChat(Exchange x) {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -180,6 +181,16 @@ class ConnectionResponse final : public ServerResponse {
   bool responded() const { return status_ != 0; }
   bool keep_alive() const { return keep_alive_ && !streaming_ && !gone_; }
 
+  // Where Hold takes the connection (HttpServer::Impl::ServeOne); unset: not holdable.
+  using Holder = std::function<std::shared_ptr<ServerResponse>(bool keep_alive, std::function<void(int)> answered)>;
+  void set_holder(Holder holder) { holder_ = std::move(holder); }
+  std::shared_ptr<ServerResponse> Hold(std::function<void(int status)> answered) override {
+    if (!holder_ || held_ || responded()) return nullptr;
+    held_ = true;
+    return holder_(keep_alive(), std::move(answered));
+  }
+  bool held() const override { return held_; }
+
  private:
   Task<Status> Write(std::string bytes) {
     if (gone_) co_return Unavailable("the client went away");
@@ -196,9 +207,11 @@ class ConnectionResponse final : public ServerResponse {
   }
 
   tcp::socket& socket_;
+  Holder holder_;
   bool keep_alive_;
   bool streaming_ = false;
   bool gone_ = false;
+  bool held_ = false;
   int status_ = 0;
 };
 
@@ -264,10 +277,32 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   uint64_t next_id = 0;
   std::map<uint64_t, tcp::socket*> idle;
 
+  // One client's connection, on the heap: a held response takes it along.
+  struct Connection {
+    Connection(tcp::socket s, uint64_t i, std::string r) : socket(std::move(s)), id(i), remote(std::move(r)) {}
+    tcp::socket socket;
+    beast::flat_buffer buffer;
+    uint64_t id;
+    std::string remote;
+  };
+  // How a held response ended, for the connection to go on from (Serve); `answered`
+  // still to be told when nothing was.
+  struct HeldEnd {
+    bool responded = false;
+    bool keep_alive = false;
+    std::function<void(int)> answered;
+  };
+  class HeldResponse;
+  enum class Next { kRead, kClose, kHeld };
+
   Task<void> Accept();
   void ShedOneWaitingClient();
-  Task<void> Serve(tcp::socket socket, tcp::endpoint peer);
-  Task<bool> ServeOne(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id, const std::string& remote);
+  // Serves the connection's requests until it closes or a response is held; `held`: a
+  // held response that ended, to finish first.
+  Task<void> Serve(std::unique_ptr<Connection> conn, std::optional<HeldEnd> held);
+  Task<Next> ServeOne(std::unique_ptr<Connection>& conn);
+  Task<bool> FinishHeld(Connection& conn, HeldEnd& held);
+  void Close(Connection& conn);
   Task<void> RespondNothing(ServerResponse& answer);
   Task<bool> ReadRequest(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id, const std::string& remote,
                          ServerRequest& req, bool* keep_alive);
@@ -308,7 +343,19 @@ Task<void> HttpServer::Impl::Accept() {
       continue;
     }
     ++open;
-    asio::co_spawn(socket.get_executor(), Serve(std::move(socket), peer), asio::detached);
+    uint64_t id;
+    {
+      std::lock_guard lock(mu);
+      id = next_id++;
+    }
+    // Non-blocking: an answer goes into the socket at once where it fits (WriteNow), and
+    // a body that came with its head is read at once (ReadRequest), without a wait.
+    beast::error_code ignored;
+    socket.non_blocking(true, ignored);
+    const asio::any_io_executor executor = socket.get_executor();
+    auto conn = std::make_unique<Connection>(std::move(socket), id,
+                                             peer.address().to_string() + ":" + std::to_string(peer.port()));
+    asio::co_spawn(executor, Serve(std::move(conn), std::nullopt), asio::detached);
   }
 }
 
@@ -325,41 +372,94 @@ void HttpServer::Impl::ShedOneWaitingClient() {
   reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-Task<void> HttpServer::Impl::Serve(tcp::socket socket, tcp::endpoint peer) {
+// A response held by its handler (ServerResponse::Hold): the connection, which waits
+// with it as data; once let go, a coroutine of the server's goes on with the connection.
+class HttpServer::Impl::HeldResponse final : public ServerResponse {
+ public:
+  HeldResponse(std::shared_ptr<Impl> server, std::unique_ptr<Connection> conn, bool keep_alive,
+               std::function<void(int)> answered)
+      : server_(std::move(server)), conn_(std::move(conn)), answer_(conn_->socket, keep_alive),
+        answered_(std::move(answered)) {}
+  HeldResponse(const HeldResponse&) = delete;
+  HeldResponse& operator=(const HeldResponse&) = delete;
+  ~HeldResponse() override {
+    // Told at once, as a handler that answers is followed at once by its caller: the
+    // connection goes on in a coroutine posted from here.
+    if (answer_.responded() && answered_) std::exchange(answered_, nullptr)(answer_.status());
+    HeldEnd end{answer_.responded(), answer_.keep_alive(), std::move(answered_)};
+    const asio::any_io_executor executor = conn_->socket.get_executor();
+    asio::co_spawn(executor, server_->Serve(std::move(conn_), std::move(end)), asio::detached);
+  }
+
+  Task<void> Respond(int status, std::string content_type, std::string body,
+                     std::map<std::string, std::string> headers) override {
+    return answer_.Respond(status, std::move(content_type), std::move(body), std::move(headers));
+  }
+  Task<Status> StartBody(std::string content_type) override { return answer_.StartBody(std::move(content_type)); }
+  Task<Status> SendChunk(std::string bytes) override { return answer_.SendChunk(std::move(bytes)); }
+  Task<Status> EndBody() override { return answer_.EndBody(); }
+  Task<Status> StartStream(std::map<std::string, std::string> headers) override {
+    return answer_.StartStream(std::move(headers));
+  }
+  Task<Status> Send(std::string_view event, std::string_view data) override { return answer_.Send(event, data); }
+  Task<Status> Heartbeat() override { return answer_.Heartbeat(); }
+  int status() const override { return answer_.status(); }
+
+ private:
+  std::shared_ptr<Impl> server_;
+  std::unique_ptr<Connection> conn_;
+  ConnectionResponse answer_;
+  std::function<void(int)> answered_;
+};
+
+Task<void> HttpServer::Impl::Serve(std::unique_ptr<Connection> conn, std::optional<HeldEnd> held) {
   auto self = shared_from_this();
-  uint64_t id;
-  {
-    std::lock_guard lock(mu);
-    id = next_id++;
+  bool next = !held || co_await FinishHeld(*conn, *held);
+  held.reset();
+  while (next && !stopping) {
+    const Next after = co_await ServeOne(conn);
+    if (after == Next::kHeld) co_return;  // the held response has the connection now
+    next = after == Next::kRead;
   }
+  Close(*conn);
+}
+
+// The end of a held response: the 500 of a handler that answered nothing, then its
+// `answered`. True when the connection stays open.
+Task<bool> HttpServer::Impl::FinishHeld(Connection& conn, HeldEnd& held) {
+  if (held.responded) co_return held.keep_alive;
+  ConnectionResponse answer(conn.socket, held.keep_alive && !stopping);
+  co_await RespondNothing(answer);
+  if (held.answered) held.answered(answer.status());
+  co_return answer.keep_alive();
+}
+
+void HttpServer::Impl::Close(Connection& conn) {
   beast::error_code ignored;
-  std::string remote = peer.address().to_string() + ":" + std::to_string(peer.port());
-  // Non-blocking: an answer goes into the socket at once where it fits (WriteNow), and a
-  // body that came with its head is read at once (ReadRequest), without a wait.
-  socket.non_blocking(true, ignored);
-  beast::flat_buffer buffer;
-  while (!stopping && co_await ServeOne(socket, buffer, id, remote)) {
-  }
-  SetIdle(id, nullptr);
-  socket.shutdown(tcp::socket::shutdown_both, ignored);
-  socket.close(ignored);
+  SetIdle(conn.id, nullptr);
+  conn.socket.shutdown(tcp::socket::shutdown_both, ignored);
+  conn.socket.close(ignored);
   --open;
 }
 
-// Reads and answers one request. False when the connection should close.
-Task<bool> HttpServer::Impl::ServeOne(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id,
-                                      const std::string& remote) {
+// Reads and answers one request; whether the connection reads the next one, closes, or
+// went with a response the handler held.
+Task<HttpServer::Impl::Next> HttpServer::Impl::ServeOne(std::unique_ptr<Connection>& conn) {
   // Read in a coroutine of its own: its frame (the parser, the refusals) is gone by
-  // the time the handler runs, and a turn can wait on its model for seconds.
+  // the time the handler runs.
   bool keep_alive = false;
   ServerRequest req;
   // No deadline while the request is handled: a turn may take as long as its own
   // timeouts allow.
-  if (!co_await ReadRequest(socket, buffer, id, remote, req, &keep_alive)) co_return false;
-  ConnectionResponse answer(socket, keep_alive && !stopping);
+  if (!co_await ReadRequest(conn->socket, conn->buffer, conn->id, conn->remote, req, &keep_alive)) co_return Next::kClose;
+  ConnectionResponse answer(conn->socket, keep_alive && !stopping);
+  answer.set_holder([this, &conn](bool keep, std::function<void(int)> answered) -> std::shared_ptr<ServerResponse> {
+    return std::make_shared<HeldResponse>(shared_from_this(), std::move(conn), keep, std::move(answered));
+  });
   co_await handler(req, answer);
+  if (answer.held()) co_return Next::kHeld;
   if (!answer.responded()) co_await RespondNothing(answer);
-  co_return answer.keep_alive();
+  co_return answer.keep_alive() ? Next::kRead : Next::kClose;
 }
 
 // A handler that answered nothing: a 500. A coroutine of its own, so that ServeOne's

@@ -68,6 +68,22 @@ class ServerResponse {
   // A comment line, to keep idle streams (and proxies) alive.
   virtual Task<Status> Heartbeat() = 0;
   virtual int status() const = 0;
+
+  // Lets the handler return before it answers, for an answer that takes long (a turn
+  // waiting seconds on its model): the connection then waits as data on the heap (its
+  // socket, its read buffer, whether it stays open), not as the frames of the coroutines
+  // that read, routed and handled the request. The response returned is answered later,
+  // on the connection's executor (the handler's); once its last owner lets go, the
+  // connection goes on to its next request (or closes), after a 500 when nothing was
+  // answered, as for a handler that returns without answering. `answered` then runs
+  // with the status sent. Null when this response cannot be held or was written to
+  // already: the handler answers this one as usual.
+  virtual std::shared_ptr<ServerResponse> Hold(std::function<void(int status)> answered) {
+    (void)answered;
+    return nullptr;
+  }
+  // True once Hold gave the response away: this one is not to be written to.
+  virtual bool held() const { return false; }
 };
 
 using RequestHandler = std::function<Task<void>(const ServerRequest&, ServerResponse&)>;

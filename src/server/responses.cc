@@ -95,17 +95,17 @@ void Log(Json line, int64_t now_ms) {
   WriteLine(text);
 }
 
-void LogRequest(const ServerRequest& req, std::string_view route, int status, int64_t ms, std::string_view tenant,
-                int64_t now_ms) {
+void LogRequest(std::string_view method, std::string_view path, std::string_view remote, std::string_view route,
+                int status, int64_t ms, std::string_view tenant, int64_t now_ms) {
   std::string line;
   line.reserve(256);
   JsonObjectText o(line);
   o.String("level", "info");
-  o.String("method", req.method);
+  o.String("method", method);
   o.Int("ms", ms);
   o.String("msg", "request");
-  o.String("path", req.path);
-  o.String("remote", req.remote);
+  o.String("path", path);
+  o.String("remote", remote);
   o.String("route", route);
   o.Int("status", status);
   o.String("tenant", tenant);

@@ -53,8 +53,12 @@ std::string TraceparentOf(const ServerRequest& req);
 void Log(Json line, int64_t now_ms);
 // The two lines written on every turn, as Log would write them (keys in order), straight
 // to text: one per request answered, one per turn.
-void LogRequest(const ServerRequest& req, std::string_view route, int status, int64_t ms, std::string_view tenant,
-                int64_t now_ms);
+void LogRequest(std::string_view method, std::string_view path, std::string_view remote, std::string_view route,
+                int status, int64_t ms, std::string_view tenant, int64_t now_ms);
+inline void LogRequest(const ServerRequest& req, std::string_view route, int status, int64_t ms, std::string_view tenant,
+                       int64_t now_ms) {
+  LogRequest(req.method, req.path, req.remote, route, status, ms, tenant, now_ms);
+}
 void LogTurn(const std::string& session_id, const TurnResult& r, int64_t now_ms);
 
 }  // namespace reins

@@ -1,6 +1,7 @@
 // POST .../turns (a JSON answer or an SSE stream) and DELETE .../lease (a cancel turn).
 // Turns run on the runtime strand; a retried request with a used idempotency key gets
 // the first try's stored result.
+#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include "domain/json_text.h"
@@ -73,7 +74,10 @@ Task<std::optional<Json>> Api::Impl::Replay(std::string id, std::string key) {
   co_return co_await OnStore<std::optional<Json>>(std::move(read));
 }
 
-// This frame lives as long as the turn waits on its model: reading the request and
+// The response is held (ServerResponse::Hold) and the turn spawned: this frame, and
+// those of the request's path, are gone while the turn waits on its model (a thousand
+// waiting turns held about 1.6 KB each in them: docs/PERFORMANCE.md, round 22). Where the
+// response cannot be held, this frame waits with the turn; reading the request and
 // answering the result (the refusals, a replay, the text) run in coroutines of their own.
 Task<void> Api::Impl::PostTurn(Exchange x) {
   auto in = std::make_unique<TurnInput>();
@@ -81,11 +85,35 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
   if (!co_await AcceptTurn(x, in.get(), &slot)) co_return;
   // (x.session_id lives in the caller's frame, as long as this one.)
   if (WantsEventStream(x.req)) co_return co_await StreamTurn(x.res, x.session_id, std::move(in), std::move(slot));
-  std::string key = in->idempotency_key;
   const auto here = co_await boost::asio::this_coro::executor;
+  if (std::shared_ptr<ServerResponse> held = x.res.Hold(Recorder(x))) {
+    SpawnHeldTurn(here, x.session_id, std::move(in), std::move(held), std::move(slot));
+    co_return;
+  }
+  std::string key = in->idempotency_key;
   Task<TurnResultBox> turn = RunTurn(here, x.session_id, std::move(in));
   TurnResultBox ran = co_await std::move(turn);
-  co_await AnswerTurn(x, std::move(key), std::move(ran.result));
+  co_await AnswerTurn(x.res, x.session_id, std::move(key), std::move(ran.result));
+}
+
+void Api::Impl::SpawnHeldTurn(boost::asio::any_io_executor here, const std::string& id, std::unique_ptr<TurnInput> in,
+                              std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot) {
+  std::string key = in->idempotency_key;
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));
+  auto answer = [self = shared_from_this(), here = std::move(here), id, key = std::move(key), held = std::move(held),
+                 slot = std::move(slot)](std::exception_ptr thrown, TurnResultBox ran) mutable {
+    TurnOutcome outcome = std::move(ran.result);
+    if (thrown || !outcome) outcome = std::make_unique<Result<TurnResult>>(Internal("the turn failed unexpectedly"));
+    Task<void> answering = self->AnswerHeld(std::move(held), std::move(id), std::move(key), std::move(outcome), std::move(slot));
+    boost::asio::co_spawn(here, std::move(answering), boost::asio::detached);
+  };
+  boost::asio::co_spawn(strand, std::move(turn), std::move(answer));
+}
+
+// The connection goes on once `held` is let go, with this frame.
+Task<void> Api::Impl::AnswerHeld(std::shared_ptr<ServerResponse> held, std::string id, std::string key,
+                                 TurnOutcome outcome, std::shared_ptr<void> /*slot*/) {
+  co_await AnswerTurn(*held, id, std::move(key), std::move(outcome));
 }
 
 // Reads a turn's request and takes it a place among the turns in flight; false when
@@ -106,15 +134,14 @@ Task<bool> Api::Impl::AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void
 }
 
 // A turn that ran: its result, the first try's for a retried key, or the refusal.
-Task<void> Api::Impl::AnswerTurn(Exchange x, std::string key, TurnOutcome outcome) {
-  const std::string& id = x.session_id;
+Task<void> Api::Impl::AnswerTurn(ServerResponse& res, const std::string& id, std::string key, TurnOutcome outcome) {
   const Result<TurnResult>& r = *outcome;
   if (!r.ok() && IsReplay(r.status(), key)) {
-    if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(x.res, 200, *first, ReplayHeader());
+    if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
   }
-  if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
+  if (!r.ok()) co_return co_await SendError(res, FromStatus(r.status()));
   LogTurn(id, *r, NowMs());
-  co_await SendJsonText(x.res, 200, TurnResultText(*r, true));
+  co_await SendJsonText(res, 200, TurnResultText(*r, true));
 }
 
 Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in,

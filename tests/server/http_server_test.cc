@@ -1,6 +1,8 @@
 // HttpServer's deadlines on its connections (net/socket_deadline.h): a request that does
 // not come whole within the idle timeout, and a kept-alive connection with no next
-// request, are closed; a request that comes in time is answered.
+// request, are closed; a request that comes in time is answered. And responses held by
+// their handler (ServerResponse::Hold): answered later, or with a 500 when let go
+// unanswered, the connection going on after either; a stopping server answers them.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -11,11 +13,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <gtest/gtest.h>
 
 #include "server/http_server.h"
@@ -25,18 +35,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+Task<void> AnswerOk(const ServerRequest&, ServerResponse& answer) { co_await answer.Respond(200, "text/plain", "ok", {}); }
+
 // A server on a free port whose connections wait `idle_timeout_ms` for a request; it
-// answers every request with 200 "ok".
+// answers every request with `handler` (200 "ok" unless told otherwise), on one thread.
 class Served {
  public:
-  explicit Served(int idle_timeout_ms)
-      : server_(io_, HttpServer::Options{.port = 0, .idle_timeout_ms = idle_timeout_ms},
-                [](const ServerRequest&, ServerResponse& answer) -> Task<void> {
-                  co_await answer.Respond(200, "text/plain", "ok", {});
-                }) {
+  explicit Served(int idle_timeout_ms, RequestHandler handler = AnswerOk)
+      : server_(io_, HttpServer::Options{.port = 0, .idle_timeout_ms = idle_timeout_ms}, std::move(handler)) {
     EXPECT_TRUE(server_.Start().ok());
     thread_ = std::thread([this] { io_.run(); });
   }
+  boost::asio::io_context& io() { return io_; }
+  HttpServer& server() { return server_; }
   ~Served() {
     server_.Stop();
     work_.reset();
@@ -111,6 +122,105 @@ TEST(HttpServerDeadlines, AKeptAliveConnectionIsAnsweredThenClosedWhenIdle) {
   EXPECT_TRUE(ClosedWithin(fd, 3000, got));
   EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
   EXPECT_NE(got.find("\r\n\r\nok"), std::string::npos) << got;
+  close(fd);
+}
+
+// Reads until `needle` has come (true) or `within_ms` pass or the connection closes.
+bool ReadUntil(int fd, const std::string& needle, int within_ms, std::string& got) {
+  const auto end = Clock::now() + std::chrono::milliseconds(within_ms);
+  char buf[512];
+  while (got.find(needle) == std::string::npos && Clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 20) <= 0) continue;
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got.find(needle) != std::string::npos;
+}
+
+void SendAll(int fd, const std::string& bytes) {
+  ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+}
+
+// Handlers that hold their response (ServerResponse::Hold): GET /held is answered 150 ms
+// after its handler returned, by a coroutine of its own; GET /dropped is let go
+// unanswered; anything else gets 200 "ok" at once. `answered` collects the statuses
+// the held responses were answered with.
+class Holding {
+ public:
+  Holding() : served_(60000, [this](const ServerRequest& req, ServerResponse& answer) { return Handle(req, answer); }) {}
+  int port() { return served_.port(); }
+  HttpServer& server() { return served_.server(); }
+  std::vector<int> answered() {
+    std::lock_guard lock(mu_);
+    return answered_;
+  }
+
+ private:
+  Task<void> Handle(const ServerRequest& req, ServerResponse& answer) {
+    if (req.path != "/held" && req.path != "/dropped") co_return co_await answer.Respond(200, "text/plain", "ok", {});
+    std::shared_ptr<ServerResponse> held = answer.Hold([this](int status) {
+      std::lock_guard lock(mu_);
+      answered_.push_back(status);
+    });
+    EXPECT_NE(held, nullptr);
+    EXPECT_TRUE(answer.held());
+    EXPECT_EQ(answer.Hold(nullptr), nullptr) << "held twice";
+    if (req.path == "/held") boost::asio::co_spawn(served_.io(), AnswerLater(std::move(held)), boost::asio::detached);
+  }
+  static Task<void> AnswerLater(std::shared_ptr<ServerResponse> held) {
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(150));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+    co_await held->Respond(200, "text/plain", "later", {});
+  }
+
+  Served served_;
+  std::mutex mu_;
+  std::vector<int> answered_;
+};
+
+TEST(HeldResponses, AreAnsweredAfterTheHandlerReturnedAndTheConnectionGoesOn) {
+  Holding holding;
+  const int fd = Connect(holding.port());
+  SendAll(fd, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string got;
+  EXPECT_FALSE(ReadUntil(fd, "later", 60, got)) << "answered before it was: " << got;
+  EXPECT_EQ(holding.server().open_connections(), 1) << "a held connection is open";
+  ASSERT_TRUE(ReadUntil(fd, "later", 3000, got)) << got;
+  EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+  // The same kept-alive connection reads its next request.
+  got.clear();
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(ReadUntil(fd, "\r\n\r\nok", 3000, got)) << got;
+  EXPECT_EQ(holding.answered(), std::vector<int>{200});
+  close(fd);
+}
+
+TEST(HeldResponses, OneLetGoUnansweredGetsA500AndTheConnectionGoesOn) {
+  Holding holding;
+  const int fd = Connect(holding.port());
+  SendAll(fd, "GET /dropped HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string got;
+  ASSERT_TRUE(ReadUntil(fd, "the handler wrote no response", 3000, got)) << got;
+  EXPECT_EQ(got.rfind("HTTP/1.1 500 ", 0), 0u) << got;
+  got.clear();
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(ReadUntil(fd, "\r\n\r\nok", 3000, got)) << got;
+  EXPECT_EQ(holding.answered(), std::vector<int>{500});
+  close(fd);
+}
+
+TEST(HeldResponses, AStoppingServerAnswersThemThenCloses) {
+  Holding holding;
+  const int fd = Connect(holding.port());
+  SendAll(fd, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string got;
+  EXPECT_FALSE(ReadUntil(fd, "later", 60, got));
+  holding.server().Stop();
+  EXPECT_TRUE(ClosedWithin(fd, 3000, got)) << "still open after its answer";
+  EXPECT_NE(got.find("\r\n\r\nlater"), std::string::npos) << "the request in hand is answered: " << got;
+  EXPECT_EQ(holding.server().open_connections(), 0);
   close(fd);
 }
 

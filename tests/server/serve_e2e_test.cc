@@ -94,6 +94,9 @@ TEST_F(ServeTest, HealthReadinessAndMetrics) {
   EXPECT_NE(metrics.raw.Header("content-type").find("text/plain"), std::string::npos);
   EXPECT_NE(text.find("reins_turns_total{status=\"completed\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find("reins_http_requests_total{route=\"/v1/sessions\",status=\"201\"} 1"), std::string::npos) << text;
+  // A turn's response is held while it runs (ServerResponse::Hold): recorded when answered.
+  EXPECT_NE(text.find("reins_http_requests_total{route=\"/v1/sessions/{id}/turns\",status=\"200\"} 1"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("reins_model_calls_total{"), std::string::npos) << text;
   EXPECT_NE(text.find("reins_tool_calls_total{deferred=\"true\",status=\"success\",tool=\"save_prayer\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find("reins_outbox_depth 0"), std::string::npos) << text;
