@@ -6,8 +6,10 @@
 // is not canonical, ambiguous framing, no Host), then reads the body up to
 // `max_body_bytes` (else 413), hands the request to the handler, and writes what the
 // handler answers: a whole response, a chunked body (StartBody / SendChunk / EndBody),
-// or an SSE stream (StartStream / Send) that ends when the handler returns. Malformed
-// HTTP gets a 400 and the connection is closed.
+// or an SSE stream (StartStream / Send) that ends when the handler returns; or it holds
+// the response (ServerResponse::Hold) and answers it after it returned, the connection
+// waiting meanwhile without a coroutine of its own. Malformed HTTP gets a 400 and the
+// connection is closed.
 //
 // Resources: at most `max_connections` are open at once; one more is answered 503 and
 // closed (`on_refused("max_connections")`). When the process runs out of file
