@@ -277,6 +277,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   // connection may serve another request.
   Task<Result<HttpResponse>> ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
                                     bool* reusable);
+  // ReadOn's answer put into `into`: a coroutine of its own, alive only while the answer
+  // is read, so that the exchange's frame, which waits on the model, keeps no second
+  // result of its own (GCC keeps each awaited result in the awaiting frame).
+  Task<void> ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes, bool* reusable,
+                      std::optional<Result<HttpResponse>>* into);
   template <typename AsyncStream>
   Task<Status> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines);
   template <typename AsyncStream>
@@ -558,6 +563,11 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, Outgoing& out
   return ReadResponse(*c.plain, c, out, deadlines, got_bytes, reusable);
 }
 
+Task<void> HttpClient::Impl::ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
+                                      bool* reusable, std::optional<Result<HttpResponse>>* into) {
+  into->emplace(co_await ReadOn(c, out, deadlines, got_bytes, reusable));
+}
+
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
                                                       HttpTimeouts timeouts) {
   // Connections belong to the io_context they were opened on.
@@ -575,7 +585,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     std::optional<Result<HttpResponse>> exchanged;
     bool got_bytes = false, reusable = false;
     if (Status sent = co_await SendOn(*c, *out, deadlines); sent.ok()) {
-      exchanged.emplace(co_await ReadOn(*c, *out, deadlines, &got_bytes, &reusable));
+      co_await ReadInto(*c, *out, deadlines, &got_bytes, &reusable, &exchanged);
     } else {
       exchanged.emplace(std::move(sent));
     }
