@@ -220,6 +220,9 @@ TEST(HeldResponses, AStoppingServerAnswersThemThenCloses) {
   holding.server().Stop();
   EXPECT_TRUE(ClosedWithin(fd, 3000, got)) << "still open after its answer";
   EXPECT_NE(got.find("\r\n\r\nlater"), std::string::npos) << "the request in hand is answered: " << got;
+  // Counted closed just after the socket closes, on the server's thread.
+  const auto by = Clock::now() + std::chrono::seconds(1);
+  while (holding.server().open_connections() != 0 && Clock::now() < by) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(holding.server().open_connections(), 0);
   close(fd);
 }
