@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -73,12 +74,12 @@ int Connect(int port) {
   return fd;
 }
 
-// Reads until the server closes the connection (true) or `within_ms` pass (false);
-// what came is appended to `got`.
-bool ClosedWithin(int fd, int within_ms, std::string& got) {
+// Appends what comes to `got` until the server closes the connection (true), `needle`
+// (when not empty) has come, or `within_ms` pass (false).
+bool Receive(int fd, int within_ms, std::string& got, std::string_view needle = {}) {
   const auto end = Clock::now() + std::chrono::milliseconds(within_ms);
   char buf[512];
-  while (Clock::now() < end) {
+  while (Clock::now() < end && (needle.empty() || got.find(needle) == std::string::npos)) {
     pollfd p{fd, POLLIN, 0};
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count();
     if (poll(&p, 1, static_cast<int>(std::max<int64_t>(left, 1))) <= 0) continue;
@@ -88,6 +89,8 @@ bool ClosedWithin(int fd, int within_ms, std::string& got) {
   }
   return false;
 }
+
+bool ClosedWithin(int fd, int within_ms, std::string& got) { return Receive(fd, within_ms, got); }
 
 TEST(HttpServerDeadlines, AHalfSentRequestIsClosedAtTheIdleTimeout) {
   Served served(150);
@@ -125,22 +128,21 @@ TEST(HttpServerDeadlines, AKeptAliveConnectionIsAnsweredThenClosedWhenIdle) {
   close(fd);
 }
 
-// Reads until `needle` has come (true) or `within_ms` pass or the connection closes.
+// Reads until `needle` has come (true), `within_ms` pass or the connection closes.
 bool ReadUntil(int fd, const std::string& needle, int within_ms, std::string& got) {
-  const auto end = Clock::now() + std::chrono::milliseconds(within_ms);
-  char buf[512];
-  while (got.find(needle) == std::string::npos && Clock::now() < end) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 20) <= 0) continue;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    got.append(buf, static_cast<size_t>(n));
-  }
+  Receive(fd, within_ms, got, needle);
   return got.find(needle) != std::string::npos;
 }
 
 void SendAll(int fd, const std::string& bytes) {
   ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+}
+
+// The kept-alive connection `fd` reads and answers its next request.
+void ExpectsItsNextRequest(int fd) {
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string got;
+  EXPECT_TRUE(ReadUntil(fd, "\r\n\r\nok", 3000, got)) << got;
 }
 
 // Handlers that hold their response (ServerResponse::Hold): GET /held is answered 150 ms
@@ -189,10 +191,7 @@ TEST(HeldResponses, AreAnsweredAfterTheHandlerReturnedAndTheConnectionGoesOn) {
   EXPECT_EQ(holding.server().open_connections(), 1) << "a held connection is open";
   ASSERT_TRUE(ReadUntil(fd, "later", 3000, got)) << got;
   EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
-  // The same kept-alive connection reads its next request.
-  got.clear();
-  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_TRUE(ReadUntil(fd, "\r\n\r\nok", 3000, got)) << got;
+  ExpectsItsNextRequest(fd);
   EXPECT_EQ(holding.answered(), std::vector<int>{200});
   close(fd);
 }
@@ -204,9 +203,7 @@ TEST(HeldResponses, OneLetGoUnansweredGetsA500AndTheConnectionGoesOn) {
   std::string got;
   ASSERT_TRUE(ReadUntil(fd, "the handler wrote no response", 3000, got)) << got;
   EXPECT_EQ(got.rfind("HTTP/1.1 500 ", 0), 0u) << got;
-  got.clear();
-  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_TRUE(ReadUntil(fd, "\r\n\r\nok", 3000, got)) << got;
+  ExpectsItsNextRequest(fd);
   EXPECT_EQ(holding.answered(), std::vector<int>{500});
   close(fd);
 }
