@@ -132,20 +132,25 @@ HttpModel::HttpModel(ModelConfig config, std::unique_ptr<WireFormat> wire, std::
 }
 
 HttpRequest HttpModel::NewHttpRequest(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts) const {
-  HttpRequest http;
+  HttpRequest http = WireBytes(request, streaming);
   http.url = url_;
   http.timeouts = timeouts;
+  // The request outlives the exchange (Complete awaits it), and the same request gives
+  // the same bytes: the client frees them once sent and asks for them again only to
+  // send them once more. Two captures, so that std::function holds them without allocating.
+  if (streaming) {
+    http.again = [this, &request] { return WireBytes(request, true); };
+  } else {
+    http.again = [this, &request] { return WireBytes(request, false); };
+  }
+  return http;
+}
+
+HttpRequest HttpModel::WireBytes(const ModelRequest& request, bool streaming) const {
+  HttpRequest http;
   for (HttpHeader& h : wire_->Headers(config_)) http.headers.push_back({std::move(h.name), std::move(h.value)});
   if (streaming) http.headers.push_back({"Accept", "text/event-stream"});
   http.body = wire_->BuildBody(config_, request, streaming);
-  // The request outlives the exchange (Complete awaits it), and the same request gives
-  // the same bytes: the client frees the body once sent and asks for it again only to
-  // send it once more. Two captures, so that std::function holds them without allocating.
-  if (streaming) {
-    http.body_again = [this, &request] { return wire_->BuildBody(config_, request, true); };
-  } else {
-    http.body_again = [this, &request] { return wire_->BuildBody(config_, request, false); };
-  }
   return http;
 }
 

@@ -48,6 +48,9 @@ class HttpModel final : public ModelProvider {
  private:
   struct Attempt;
   HttpRequest NewHttpRequest(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts) const;
+  // What goes on the wire for `request`: its header fields and body (NewHttpRequest's,
+  // and again for a retry).
+  HttpRequest WireBytes(const ModelRequest& request, bool streaming) const;
   // One try of a call. Not a coroutine: the request it builds would otherwise be a
   // temporary in Complete's frame, held while the call waits.
   Task<Result<HttpResponse>> Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts,

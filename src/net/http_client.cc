@@ -62,7 +62,6 @@ std::optional<tcp::endpoint> LiteralEndpoint(const Url& url) {
 
 // One open connection, plain or TLS.
 struct Connection {
-  std::string key;
   std::optional<tcp::socket> plain;
   std::unique_ptr<beast::ssl_stream<tcp::socket>> tls;
   beast::flat_buffer buffer;
@@ -109,8 +108,8 @@ http::verb Verb(const std::string& method) {
   return v == http::verb::unknown ? http::verb::post : v;
 }
 
-// A request as it goes on the wire: the head formatted once (a retry sends the same
-// bytes) and the body taken from the caller, written together in one call. Formatted
+// A request as it goes on the wire: the head formatted once and the body taken from the
+// caller, written together in one call. Formatted
 // here rather than by Beast's serializer, whose buffer sequences cost about 17 k
 // instructions per message (docs/PERFORMANCE.md, round 7).
 struct WireRequest {
@@ -118,6 +117,11 @@ struct WireRequest {
   std::string body;
 
   std::array<asio::const_buffer, 2> Buffers() const { return {asio::buffer(head), asio::buffer(body)}; }
+  // Gives their memory back: an empty string assigned would leave it allocated.
+  void Free() {
+    std::string().swap(head);
+    std::string().swap(body);
+  }
 };
 
 // What an exchange sends, and to whom: built before it starts (HttpClient::Send, not a
@@ -126,19 +130,35 @@ struct WireRequest {
 // this preparation included, in its frame for the coroutine's whole life).
 struct Outgoing {
   Url url;
-  std::string what;  // "POST https://...", for errors
-  std::string key;   // the pool's: origin and io_context, set when the exchange starts
+  http::verb verb = http::verb::post;
   asio::any_io_executor executor;  // the exchange's, set when it starts
   SocketDeadline first_byte;       // from the request's last byte to the answer's head
-  // What a retry on a fresh connection sends again: the body is freed once written when
-  // body_again can build it again (body_bytes long, or the retry is given up).
+  // What a retry on a fresh connection sends again. Where `again` can build it again (a
+  // model provider's request), the head and the body are freed once written, so that a
+  // turn waiting on its model holds neither (docs/PERFORMANCE.md, round 23); a retry
+  // whose request comes back a different length is given up.
   WireRequest wire;
-  std::function<std::string()> body_again;
+  std::function<HttpRequest()> again;
+  size_t head_bytes = 0;
   size_t body_bytes = 0;
-  // A streamed exchange's callbacks (HttpClient::Stream); empty for HttpClient::Send.
-  BodyChunkFn on_chunk;
-  HeadersFn on_headers;
+  // A streamed exchange's callbacks (HttpClient::Stream); none for HttpClient::Send.
+  struct Streamed {
+    BodyChunkFn on_chunk;
+    HeadersFn on_headers;
+  };
+  std::unique_ptr<Streamed> streamed;
 };
+
+// "POST http://host:port/path", for errors: built when one is, not kept by every
+// exchange while it waits.
+std::string What(const Outgoing& out) {
+  return std::string(http::to_string(out.verb)) + " " + out.url.Origin() + out.url.target;
+}
+
+// The pool's key: origin and io_context (a connection belongs to the one it was opened on).
+std::string PoolKey(const Url& url, const asio::execution_context& context) {
+  return url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
+}
 
 // The header fields a request sends: Host and User-Agent, then the caller's, each
 // replacing a field of the same name as Beast's `set` did; Content-Type when there is
@@ -168,8 +188,8 @@ Result<WireRequest> BuildRequest(HttpRequest& r, const Url& url) {
   if (!r.body.empty() || verb == http::verb::post || verb == http::verb::put || verb == http::verb::options) {
     fields.push_back({"Content-Length", std::to_string(r.body.size())});
   }
-  // Its exact size: the head is kept as long as the answer is awaited (a retry sends it
-  // again), by every turn waiting on its model.
+  // Its exact size: where the caller cannot build the request again, the head is kept as
+  // long as the answer is awaited (a retry sends it again).
   const std::string_view method = http::to_string(verb);
   size_t head_bytes = method.size() + 1 + url.target.size() + sizeof(" HTTP/1.1\r\n") - 1 + 2;
   for (const HttpHeaderField& f : fields) head_bytes += f.name.size() + 2 + f.value.size() + 2;
@@ -250,7 +270,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     return c;
   }
 
-  void GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c, const HttpResponse& response);
+  void GiveBack(asio::execution_context* context, const std::string& key, std::unique_ptr<Connection> c,
+                const HttpResponse& response);
 
   // Pooled sockets must not outlive their io_context: drop them when it shuts down.
   void DropContext(asio::execution_context* context) {
@@ -269,7 +290,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
   std::set<asio::execution_context*> watched;
 
-  Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, const std::string& key, Deadlines& deadlines);
+  Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, Deadlines& deadlines);
   // `self` keeps the pool alive while the exchange runs.
   Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
   Task<Status> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines);
@@ -318,8 +339,8 @@ asio::execution_context::id PoolWatch::id;
 
 }  // namespace
 
-void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_ptr<Connection> c,
-                                const HttpResponse& response) {
+void HttpClient::Impl::GiveBack(asio::execution_context* context, const std::string& key,
+                                std::unique_ptr<Connection> c, const HttpResponse& response) {
   const auto now = Clock::now();
   const int keep_ms = KeepAliveMs(response.Header("keep-alive"), options.idle_keep_ms);
   if (keep_ms <= 0 || options.max_idle_per_origin == 0) return;  // closed now, not pooled
@@ -328,7 +349,7 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_pt
   bool watch = false;
   {
     std::lock_guard lock(mu);
-    auto& list = idle[c->key];
+    auto& list = idle[key];
     while (!list.empty() && (list.front()->keep_until <= now || list.size() >= options.max_idle_per_origin)) {
       expired.push_back(std::move(list.front()));
       list.pop_front();
@@ -344,10 +365,9 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, std::unique_pt
   }
 }
 
-Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url, const std::string& key, Deadlines& deadlines) {
+Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url, Deadlines& deadlines) {
   auto executor = co_await asio::this_coro::executor;
   auto c = std::make_unique<Connection>();
-  c->key = key;
   if (url.tls()) {
     c->tls = std::make_unique<beast::ssl_stream<tcp::socket>>(executor, Tls());
   } else {
@@ -396,8 +416,8 @@ namespace {
 // a coroutine: the messages' temporaries would be in its frame.
 Status EndFirstByteWait(SocketDeadline& first_byte, boost::system::error_code waited, const Outgoing& out,
                         const Deadlines& deadlines) {
-  if (first_byte.End()) return DeadlineExceeded(out.what + ": no response within the " + deadlines.Describe());
-  if (waited) return Unavailable(out.what + ": the connection closed before a response: " + waited.message());
+  if (first_byte.End()) return DeadlineExceeded(What(out) + ": no response within the " + deadlines.Describe());
+  if (waited) return Unavailable(What(out) + ": the connection closed before a response: " + waited.message());
   return OkStatus();
 }
 
@@ -411,8 +431,8 @@ Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing&
   beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(out.wire.Buffers());
   rest.consume(sent);
   auto [ec, written] = co_await asio::async_write(stream, rest, kNoThrow);
-  if (deadline.End()) co_return DeadlineExceeded(out.what + ": " + deadlines.Describe());
-  if (ec) co_return Unavailable(out.what + ": sending the request failed: " + ec.message());
+  if (deadline.End()) co_return DeadlineExceeded(What(out) + ": " + deadlines.Describe());
+  if (ec) co_return Unavailable(What(out) + ": sending the request failed: " + ec.message());
   co_return OkStatus();
 }
 
@@ -432,10 +452,7 @@ Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, O
   if (sent < out.wire.head.size() + out.wire.body.size()) {
     if (Status rest = co_await WriteRest(stream, c.socket(), out, deadlines, sent); !rest.ok()) co_return rest;
   }
-  if (out.body_again) {
-    out.wire.body.clear();
-    out.wire.body.shrink_to_fit();
-  }
+  if (out.again) out.wire.Free();
 
   const Clock::time_point first_byte_by = deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte");
   out.first_byte = SocketDeadline(out.executor, c.socket(), first_byte_by);
@@ -452,7 +469,6 @@ template <typename AsyncStream>
 Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, Connection& c, Outgoing& out,
                                                           Deadlines& deadlines, bool* got_bytes, bool* reusable) {
   const HttpTimeouts& t = deadlines.timeouts();
-  const std::string& what = out.what;
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(options.max_response_bytes);
   c.buffer.reserve(c.buffer.size() + c.read_hint);
@@ -476,8 +492,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
   for (const auto& field : parser.get()) head_bytes += field.name_string().size() + field.value().size() + 4;
   response.headers.reserve(head_bytes);
   for (const auto& field : parser.get()) response.AddHeader(field.name_string(), field.value());
-  bool streaming = out.on_chunk && response.status >= 200 && response.status < 300;
-  if (streaming && out.on_headers) out.on_headers(response);
+  const bool streaming = out.streamed && response.status >= 200 && response.status < 300;
+  if (streaming && out.streamed->on_headers) out.streamed->on_headers(response);
   // The body arrives through a chunk buffer sized to it when its length is known (a model's
   // answer is usually under 1 KB), left uninitialised: zeroing and freeing 16 KB per
   // response (which also made malloc consolidate its free lists) showed in the profile.
@@ -506,16 +522,16 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
     if (got > 0) {
       std::string_view piece(buf.get(), got);
       if (streaming) {
-        if (Status s = out.on_chunk(piece); !s.ok()) co_return s;
+        if (Status s = out.streamed->on_chunk(piece); !s.ok()) co_return s;
       } else {
         response.body.append(piece);
       }
     }
     if (rec == http::error::body_limit) {
-      co_return ResourceExhausted(what + ": the response is larger than " + std::to_string(options.max_response_bytes) + " bytes");
+      co_return ResourceExhausted(What(out) + ": the response is larger than " + std::to_string(options.max_response_bytes) + " bytes");
     }
-    if (rec == beast::error::timeout) co_return DeadlineExceeded(what + ": the response stalled: " + deadlines.Describe());
-    if (rec) co_return Aborted(what + ": the connection failed mid-response: " + rec.message());
+    if (rec == beast::error::timeout) co_return DeadlineExceeded(What(out) + ": the response stalled: " + deadlines.Describe());
+    if (rec) co_return Aborted(What(out) + ": the connection failed mid-response: " + rec.message());
   }
   *reusable = parser.keep_alive();
   c.read_hint = std::max(c.read_hint, std::min(consumed, kChunkBytes));
@@ -527,25 +543,30 @@ namespace {
 Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_request_bytes) {
   auto out = std::make_unique<Outgoing>();
   REINS_ASSIGN_OR_RETURN(out->url, ParseUrl(request.url));
-  out->what = request.method + " " + request.url;
+  out->verb = Verb(request.method);
   if (request.body.size() > max_request_bytes) {
-    return ResourceExhausted(out->what + ": the request body (" + std::to_string(request.body.size()) +
-                             " bytes) is larger than the cap of " + std::to_string(max_request_bytes));
+    return ResourceExhausted(request.method + " " + request.url + ": the request body (" +
+                             std::to_string(request.body.size()) + " bytes) is larger than the cap of " +
+                             std::to_string(max_request_bytes));
   }
   REINS_ASSIGN_OR_RETURN(out->wire, BuildRequest(request, out->url));
-  out->body_again = std::move(request.body_again);
+  out->again = std::move(request.again);
+  out->head_bytes = out->wire.head.size();
   out->body_bytes = out->wire.body.size();
   return out;
 }
 
 Task<Result<HttpResponse>> Refused(Status why) { co_return why; }
 
-// The request's body again for a retry, when it was freed once written; false when it
-// cannot be had byte for byte (the retry is then given up).
+// The request again for a retry, when it was freed once written; false when it cannot be
+// had byte for byte (the retry is then given up).
 bool WholeAgain(Outgoing& out) {
-  if (out.wire.body.size() == out.body_bytes) return true;
-  out.wire.body = out.body_again();
-  return out.wire.body.size() == out.body_bytes;
+  if (out.wire.head.size() == out.head_bytes && out.wire.body.size() == out.body_bytes) return true;
+  HttpRequest request = out.again();
+  Result<WireRequest> wire = BuildRequest(request, out.url);
+  if (!wire.ok() || wire->head.size() != out.head_bytes || wire->body.size() != out.body_bytes) return false;
+  out.wire = std::move(*wire);
+  return true;
 }
 
 }  // namespace
@@ -573,14 +594,13 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
   // Connections belong to the io_context they were opened on.
   out->executor = co_await asio::this_coro::executor;
   auto& context = asio::query(out->executor, asio::execution::context);
-  out->key = out->url.Origin() + "@" + std::to_string(reinterpret_cast<uintptr_t>(&context));
   Deadlines deadlines(timeouts);
 
   for (int attempt = 0;; ++attempt) {
-    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(out->key) : nullptr;
+    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(PoolKey(out->url, context)) : nullptr;
     bool pooled = c != nullptr;
     if (!c) {
-      REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(out->url, out->key, deadlines));
+      REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(out->url, deadlines));
     }
     std::optional<Result<HttpResponse>> exchanged;
     bool got_bytes = false, reusable = false;
@@ -594,7 +614,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
     if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;
-    if (r.ok() && reusable) GiveBack(&context, std::move(c), *r);
+    if (r.ok() && reusable) GiveBack(&context, PoolKey(out->url, context), std::move(c), *r);
     co_return std::move(r);
   }
 }
@@ -624,8 +644,7 @@ Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
   Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
-  (*out)->on_chunk = std::move(on_chunk);
-  (*out)->on_headers = std::move(on_headers);
+  (*out)->streamed = std::make_unique<Outgoing::Streamed>(Outgoing::Streamed{std::move(on_chunk), std::move(on_headers)});
   return impl_->Exchange(impl_, std::move(*out), request.timeouts);
 }
 

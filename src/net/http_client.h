@@ -12,8 +12,8 @@
 // - Timeouts: connect (resolve + TCP + TLS), first byte (request written → response
 //   headers), idle (between body reads), total (the whole exchange).
 // - While the server thinks, an exchange holds its connection, a timer and the request's
-//   head: the parser and the read buffer come with the answer's first bytes, and the
-//   body is freed once written when the caller can build it again (`body_again`).
+//   URL: the parser and the read buffer come with the answer's first bytes, and the head
+//   and body are freed once written when the caller can build them again (`again`).
 // - Caps: a request body over `max_request_bytes` is refused before anything is sent;
 //   a response over `max_response_bytes` is cut and reported.
 // - Cancellation: every operation honours Asio per-operation cancellation, so
@@ -59,12 +59,13 @@ struct HttpRequest {
   std::vector<HttpHeaderField> headers;
   std::string body;  // sent with Content-Type: application/json unless a header says otherwise
   HttpTimeouts timeouts;
-  // Builds `body` again, byte for byte, for a caller that can (the model providers).
-  // The client then frees the body once it is written, instead of keeping it while the
-  // server thinks in case a reused connection turns out closed and the request must go
-  // out once more on a fresh one (docs/PERFORMANCE.md, round 15). Called at most once,
-  // while the exchange runs.
-  std::function<std::string()> body_again;
+  // Builds the request again, byte for byte (its method, header fields and body), for a
+  // caller that can (the model providers). The client then frees the head and the body
+  // once they are written, instead of keeping them while the server thinks in case a
+  // reused connection turns out closed and the request must go out once more on a fresh
+  // one (docs/PERFORMANCE.md, rounds 15 and 23). Called at most once, while the exchange
+  // runs; its URL and timeouts are not read.
+  std::function<HttpRequest()> again;
 };
 
 struct HttpResponse {

@@ -273,10 +273,10 @@ TEST(HttpClient, ReplacesAPooledConnectionTheServerDropped) {
   EXPECT_EQ(client.connections_opened(), 2);
 }
 
-// A caller that can build its body again lets the client free it once written; the
-// retry on a fresh connection then sends the body built again, and gives up (the
-// request is Unavailable) when that is not the same length as what was sent.
-TEST(HttpClient, ARetryAfterTheBodyWasFreedSendsItBuiltAgain) {
+// A caller that can build its request again lets the client free its head and body once
+// written; the retry on a fresh connection then sends the request built again, and gives
+// up (the request is Unavailable) when that is not the same length as what was sent.
+TEST(HttpClient, ARetryAfterTheRequestWasFreedSendsItBuiltAgain) {
   MockUpstream up;
   EnqueueAnAnswerADropAndAnAnswer(up);
   MockReply drop;
@@ -287,12 +287,17 @@ TEST(HttpClient, ARetryAfterTheBodyWasFreedSendsItBuiltAgain) {
   std::string second, third;
   auto three = [&]() -> Task<void> {
     (void)co_await client.Send(Post(up, "/x"));
-    HttpRequest again = Post(up, "/x", "{\"q\":2}");
-    again.body_again = [&] { return ++built, std::string("{\"q\":2}"); };
-    auto r = co_await client.Send(std::move(again));
+    auto second_request = [&] {
+      HttpRequest r = Post(up, "/x", "{\"q\":2}");
+      r.headers.push_back({"X-Try", "two"});
+      return r;
+    };
+    HttpRequest same = second_request();
+    same.again = [&] { return ++built, second_request(); };
+    auto r = co_await client.Send(std::move(same));
     second = r.ok() ? r->body : r.status().message();
     HttpRequest changed = Post(up, "/x", "{\"q\":3}");
-    changed.body_again = [&] { return ++built, std::string("{\"q\":33}"); };
+    changed.again = [&] { return ++built, Post(up, "/x", "{\"q\":33}"); };
     auto s = co_await client.Send(std::move(changed));
     third = s.ok() ? s->body : StatusCodeName(s.status().code());
   };
@@ -303,7 +308,11 @@ TEST(HttpClient, ARetryAfterTheBodyWasFreedSendsItBuiltAgain) {
   std::vector<testing::RecordedRequest> seen = up.requests();
   ASSERT_EQ(seen.size(), 4u);
   EXPECT_EQ(seen[1].body, "{\"q\":2}");
-  EXPECT_EQ(seen[2].body, "{\"q\":2}");  // the retry, on a fresh connection
+  EXPECT_EQ(seen[2].body, "{\"q\":2}");  // the retry, on a fresh connection, head and body
+  EXPECT_EQ(seen[2].method, "POST");
+  EXPECT_EQ(seen[2].target, "/x");
+  EXPECT_EQ(seen[2].headers["x-try"], "two");
+  EXPECT_EQ(seen[2].headers["content-length"], "7");
   EXPECT_EQ(seen[3].body, "{\"q\":3}");
 }
 
