@@ -72,6 +72,9 @@ struct Connection {
   // tool call and the answer after it differ in length.
   size_t read_hint = 0;
   Clock::time_point keep_until;  // while pooled: reused only before this
+  // From a request's last byte to its answer's head. Declared last: it ends before the
+  // socket closes, also when an exchange is abandoned with its connection.
+  SocketDeadline first_byte;
 
   tcp::socket& socket() { return tls ? tls->next_layer() : *plain; }
 };
@@ -132,7 +135,6 @@ struct Outgoing {
   Url url;
   http::verb verb = http::verb::post;
   asio::any_io_executor executor;  // the exchange's, set when it starts
-  SocketDeadline first_byte;       // from the request's last byte to the answer's head
   // What a retry on a fresh connection sends again. Where `again` can build it again (a
   // model provider's request), the head and the body are freed once written, so that a
   // turn waiting on its model holds neither (docs/PERFORMANCE.md, round 23); a retry
@@ -365,6 +367,22 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, const std::str
   }
 }
 
+namespace {
+
+// `socket` opened afresh for `to` (what it had open closed) and `deadline` started on it,
+// in that order: a deadline shuts down the socket it was started on.
+boost::system::error_code OpenFor(tcp::socket& socket, const tcp::endpoint& to, SocketDeadline& deadline,
+                                  const asio::any_io_executor& executor, Clock::time_point by) {
+  deadline.End();
+  boost::system::error_code ec;
+  if (socket.is_open()) socket.close(ec);
+  socket.open(to.protocol(), ec);
+  if (!ec) deadline.Start(executor, socket, by);
+  return ec;
+}
+
+}  // namespace
+
 Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url, Deadlines& deadlines) {
   auto executor = co_await asio::this_coro::executor;
   auto c = std::make_unique<Connection>();
@@ -378,14 +396,22 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   SocketDeadline deadline;
   boost::system::error_code cec;
   if (std::optional<tcp::endpoint> literal = LiteralEndpoint(url)) {
-    deadline = SocketDeadline(executor, c->socket(), deadlines.Begin(deadlines.timeouts().connect_ms, "connect"));
-    std::tie(cec) = co_await c->socket().async_connect(*literal, kNoThrow);
+    const Clock::time_point by = deadlines.Begin(deadlines.timeouts().connect_ms, "connect");
+    cec = OpenFor(c->socket(), *literal, deadline, executor, by);
+    if (!cec) std::tie(cec) = co_await c->socket().async_connect(*literal, kNoThrow);
   } else {
     tcp::resolver resolver(executor);
     auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
     if (rec) co_return Unavailable("cannot resolve " + url.Origin() + ": " + rec.message());
-    deadline = SocketDeadline(executor, c->socket(), deadlines.Begin(deadlines.timeouts().connect_ms, "connect"));
-    std::tie(cec, std::ignore) = co_await asio::async_connect(c->socket(), endpoints, kNoThrow);
+    const Clock::time_point by = deadlines.Begin(deadlines.timeouts().connect_ms, "connect");
+    // Each address in turn, as asio::async_connect would try them, each on a socket of
+    // its own opened before the deadline starts on it.
+    cec = asio::error::host_not_found;
+    for (const auto& entry : endpoints) {
+      cec = OpenFor(c->socket(), entry.endpoint(), deadline, executor, by);
+      if (!cec) std::tie(cec) = co_await c->socket().async_connect(entry.endpoint(), kNoThrow);
+      if (!cec || deadline.passed()) break;
+    }
   }
   if (deadline.passed()) co_return DeadlineExceeded("connect to " + url.Origin() + ": " + deadlines.Describe());
   if (cec) co_return Unavailable("connect to " + url.Origin() + ": " + cec.message());
@@ -442,8 +468,8 @@ Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing&
 // reading it: a model takes seconds to answer, and each of a thousand turns waiting on
 // one held a response parser, Beast's read operation, the connection's read buffer and
 // the request's body meanwhile (docs/PERFORMANCE.md, round 15). ReadResponse, a
-// coroutine of its own, reads the answer once it comes. One deadline (Outgoing's
-// first_byte) covers both.
+// coroutine of its own, reads the answer once it comes. One deadline (the
+// connection's first_byte) covers both.
 template <typename AsyncStream>
 Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines) {
   // A plain connection's socket never blocks: the request usually goes whole here.
@@ -454,13 +480,12 @@ Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, O
   }
   if (out.again) out.wire.Free();
 
-  const Clock::time_point first_byte_by = deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte");
-  out.first_byte = SocketDeadline(out.executor, c.socket(), first_byte_by);
+  c.first_byte.Start(out.executor, c.socket(), deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte"));
   if (c.buffer.size() > 0) co_return OkStatus();  // bytes of the answer are here already
   c.buffer.shrink_to_fit();                        // ReadResponse allocates it again, sized by read_hint
   auto [waited] = co_await c.socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
-  if (!waited && !out.first_byte.passed()) co_return OkStatus();
-  co_return EndFirstByteWait(out.first_byte, waited, out, deadlines);
+  if (!waited && !c.first_byte.passed()) co_return OkStatus();
+  co_return EndFirstByteWait(c.first_byte, waited, out, deadlines);
 }
 
 // Reads the answer whose first bytes have come (SendRequest): its head under the
@@ -483,7 +508,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
     hec = rest_ec;
     hn += rest_n;
   }
-  if (Status head = EndFirstByteWait(out.first_byte, hec, out, deadlines); !head.ok()) co_return head;
+  if (Status head = EndFirstByteWait(c.first_byte, hec, out, deadlines); !head.ok()) co_return head;
   *got_bytes = true;
 
   HttpResponse response;
@@ -610,7 +635,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
       exchanged.emplace(std::move(sent));
     }
     Result<HttpResponse>& r = *exchanged;
-    out->first_byte.End();  // already, unless the exchange failed first: `c` may go now
+    c->first_byte.End();  // already, unless the exchange failed first
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
     if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;

@@ -2,44 +2,65 @@
 // connections are plain sockets (or TLS over one) rather than Beast's basic_stream,
 // whose two timers and shared state took about 540 bytes of every connection, held by
 // every turn waiting on its model on each of its two connections (docs/PERFORMANCE.md,
-// round 21). A deadline lives as long as one wait: its timer is on the heap, shared
-// with the timer's handler, which may run after the wait is over.
+// round 21).
 //
-// At the deadline the socket is closed, as basic_stream did, so whatever waits on it
-// ends with an error; passed() says whether the deadline was what ended it.
+// The deadlines of an io_context wait in one queue (a heap, in socket_deadline.cc)
+// under one timer, set for the earliest; a deadline is a node of it, inline where it is
+// declared. Starting one allocates nothing, and ending one before it passes (as nearly
+// every one ends) is taken off the queue under a lock: no timer and no operation of its
+// own, no cancelled completion to run through the event loop. A timer per deadline held
+// 350 bytes of every turn waiting on its model (docs/PERFORMANCE.md, round 23).
+//
+// At the deadline the socket is shut down (both ways), so whatever waits on it ends: a
+// read at its end, a write with an error, a connect still under way aborted. The queue
+// does it from whichever thread runs its timer, which a shutdown allows (a close would
+// race with the thread that uses the socket); passed() says whether the deadline was
+// what ended the wait. The socket must stay open until the deadline ends (End(), or
+// its destructor).
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <memory>
+#include <cstddef>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 namespace reins {
 
+class DeadlineQueue;
+
 class SocketDeadline {
  public:
   using Clock = std::chrono::steady_clock;
 
   SocketDeadline() = default;  // none
-  // Starts the deadline. `executor` is the waiting coroutine's, so that the timer's
-  // handler never runs beside it; `socket` must outlive this deadline or its End().
   SocketDeadline(const boost::asio::any_io_executor& executor, boost::asio::ip::tcp::socket& socket,
-                 Clock::time_point at);
-  SocketDeadline(SocketDeadline&&) noexcept = default;
-  SocketDeadline& operator=(SocketDeadline&& other) noexcept;
+                 Clock::time_point at) {
+    Start(executor, socket, at);
+  }
+  // A node of its queue, where it is: not copied, not moved.
   SocketDeadline(const SocketDeadline&) = delete;
   SocketDeadline& operator=(const SocketDeadline&) = delete;
   ~SocketDeadline() { End(); }
 
+  // Starts the deadline for `socket`, in the queue of `executor`'s io_context; one
+  // started before is ended first.
+  void Start(const boost::asio::any_io_executor& executor, boost::asio::ip::tcp::socket& socket, Clock::time_point at);
   // The wait is over: the socket is not touched after this. True when the deadline
-  // came first (the socket is then closed). Again, or on none: what it said before.
+  // came first (the socket was then shut down). Again, or on none: what it said before.
   bool End();
-  bool passed() const;
+  bool passed() const { return passed_.load(std::memory_order_acquire); }
 
  private:
-  struct Timer;
-  std::shared_ptr<Timer> timer_;
+  friend class DeadlineQueue;
+  static constexpr size_t kNotQueued = static_cast<size_t>(-1);
+
+  DeadlineQueue* queue_ = nullptr;  // while queued (or until End() after it passed)
+  Clock::time_point at_{};
+  int fd_ = -1;
+  size_t index_ = kNotQueued;  // in the queue's heap
+  std::atomic<bool> passed_{false};
 };
 
 }  // namespace reins

@@ -493,7 +493,7 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   }
   if (beast::iequals(parser->get()[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
-    deadline = SocketDeadline(socket.get_executor(), socket, by);
+    deadline.Start(socket.get_executor(), socket, by);
     auto [wec, wn] = co_await asio::async_write(socket, interim, kNoThrow);
     if (deadline.End() || wec) co_return false;
   }
@@ -502,7 +502,7 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   beast::error_code bec;
   http::read(socket, buffer, *parser, bec);
   if (bec == asio::error::would_block) {
-    deadline = SocketDeadline(socket.get_executor(), socket, by);
+    deadline.Start(socket.get_executor(), socket, by);
     std::tie(bec, std::ignore) = co_await http::async_read(socket, buffer, *parser, kNoThrow);
     if (deadline.End()) bec = beast::error::timeout;
   }
