@@ -464,12 +464,8 @@ Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing&
 
 }  // namespace
 
-// Sends the request, then waits for the answer's first bytes with nothing allocated for
-// reading it: a model takes seconds to answer, and each of a thousand turns waiting on
-// one held a response parser, Beast's read operation, the connection's read buffer and
-// the request's body meanwhile (docs/PERFORMANCE.md, round 15). ReadResponse, a
-// coroutine of its own, reads the answer once it comes. One deadline (the
-// connection's first_byte) covers both.
+// Sends the request, frees what `again` can build again, and starts the first-byte
+// deadline. The wait for the answer's first bytes is the exchange's own (Exchange).
 template <typename AsyncStream>
 Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines) {
   // A plain connection's socket never blocks: the request usually goes whole here.
@@ -479,17 +475,13 @@ Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, O
     if (Status rest = co_await WriteRest(stream, c.socket(), out, deadlines, sent); !rest.ok()) co_return rest;
   }
   if (out.again) out.wire.Free();
-
   c.first_byte.Start(out.executor, c.socket(), deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte"));
-  if (c.buffer.size() > 0) co_return OkStatus();  // bytes of the answer are here already
-  c.buffer.shrink_to_fit();                        // ReadResponse allocates it again, sized by read_hint
-  auto [waited] = co_await c.socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
-  if (!waited && !c.first_byte.passed()) co_return OkStatus();
-  co_return EndFirstByteWait(c.first_byte, waited, out, deadlines);
+  co_return OkStatus();
 }
 
-// Reads the answer whose first bytes have come (SendRequest): its head under the
-// first-byte deadline started there, then the body under the idle one between reads.
+// Reads the answer whose first bytes have come (Exchange waited for them): its head under
+// the first-byte deadline SendRequest started, then the body under the idle one between
+// reads.
 template <typename AsyncStream>
 Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, Connection& c, Outgoing& out,
                                                           Deadlines& deadlines, bool* got_bytes, bool* reusable) {
@@ -497,7 +489,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(options.max_response_bytes);
   c.buffer.reserve(c.buffer.size() + c.read_hint);
-  // The head has come (SendRequest waited for it) and is usually whole: on a plain
+  // The head has come (Exchange waited for it) and is usually whole: on a plain
   // connection, whose socket never blocks, it is read and parsed here, without an
   // asynchronous read whose completion is one more pass through the io_context.
   boost::system::error_code hec = asio::error::would_block;
@@ -629,7 +621,18 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     }
     std::optional<Result<HttpResponse>> exchanged;
     bool got_bytes = false, reusable = false;
-    if (Status sent = co_await SendOn(*c, *out, deadlines); sent.ok()) {
+    Status sent = co_await SendOn(*c, *out, deadlines);
+    if (sent.ok() && c->buffer.size() == 0) {
+      // While the server thinks (a model takes seconds), nothing is allocated for reading
+      // its answer: a thousand turns waiting on one each held a response parser, Beast's
+      // read operation, the connection's read buffer and the request's body
+      // (docs/PERFORMANCE.md, round 15). The wait is in this frame, which waits anyway:
+      // in SendRequest's, its 290 bytes waited too (round 23).
+      c->buffer.shrink_to_fit();  // ReadResponse allocates it again, sized by read_hint
+      auto [waited] = co_await c->socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
+      if (waited || c->first_byte.passed()) sent = EndFirstByteWait(c->first_byte, waited, *out, deadlines);
+    }
+    if (sent.ok()) {
       co_await ReadInto(*c, *out, deadlines, &got_bytes, &reusable, &exchanged);
     } else {
       exchanged.emplace(std::move(sent));
