@@ -4,7 +4,6 @@
 
 #include <mutex>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
