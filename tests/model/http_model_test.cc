@@ -242,9 +242,10 @@ TEST_P(HttpModelTest, RetriesAConnectionResetBeforeAnyByte) {
   EXPECT_EQ(r->text, "after reset");
 }
 
-// The client frees a request's body once written (the provider can build it again): a
-// kept-alive connection the server drops unanswered gets the same bytes on a fresh one.
-TEST_P(HttpModelTest, ResendsTheSameBodyWhenAReusedConnectionWasDropped) {
+// The client frees a request's head and body once written (the provider can build them
+// again): a kept-alive connection the server drops unanswered gets the same bytes on a
+// fresh one.
+TEST_P(HttpModelTest, ResendsTheSameRequestWhenAReusedConnectionWasDropped) {
   MockReply drop;
   drop.close_without_reply = true;
   up_.Enqueue(Whole({"first", {}}));
@@ -260,6 +261,10 @@ TEST_P(HttpModelTest, ResendsTheSameBodyWhenAReusedConnectionWasDropped) {
   EXPECT_FALSE(seen[1].body.empty());
   EXPECT_EQ(seen[2].body, seen[1].body);
   EXPECT_EQ(seen[2].body, seen[0].body);
+  EXPECT_EQ(seen[2].method, seen[1].method);
+  EXPECT_EQ(seen[2].target, seen[1].target);
+  EXPECT_EQ(seen[2].headers, seen[1].headers);  // the head built again, field for field
+  EXPECT_FALSE(seen[2].headers.empty());
 }
 
 TEST_P(HttpModelTest, AStreamCutMidwayFailsWithoutRetrying) {
