@@ -7,7 +7,7 @@
 // The deadlines of an io_context wait in one queue (a heap, in socket_deadline.cc)
 // under one timer, set for the earliest; a deadline is a node of it, inline where it is
 // declared. Starting one allocates nothing, and ending one before it passes (as nearly
-// every one ends) is taken off the queue under a lock: no timer and no operation of its
+// every one ends) takes it off the queue under a lock: no timer and no operation of its
 // own, no cancelled completion to run through the event loop. A timer per deadline held
 // 350 bytes of every turn waiting on its model (docs/PERFORMANCE.md, round 23).
 //
