@@ -158,18 +158,14 @@ TEST(SocketDeadline, OnePassedAbortsAConnectUnderWay) {
   // The hanging kind of connect, made asynchronously under a deadline.
   hanging.open(tcp::v4());
   SocketDeadline deadline(io.get_executor(), hanging, Clock::now() + milliseconds(100));
-  bool connected = false;
   const Clock::time_point start = Clock::now();
   Clock::time_point ended;
-  hanging.async_connect(listener.local_endpoint(), [&](boost::system::error_code ec) {
-    connected = !ec;
-    ended = Clock::now();
-  });
+  // What the kernel reports for an aborted connect varies; passed() is the answer.
+  hanging.async_connect(listener.local_endpoint(), [&](boost::system::error_code) { ended = Clock::now(); });
   RunUntil(io, [&] { return ended != Clock::time_point{}; });
   ASSERT_NE(ended, Clock::time_point{}) << "the connect did not end";
   EXPECT_LT(ended - start, std::chrono::seconds(2));
   EXPECT_TRUE(deadline.End());
-  (void)connected;  // what the kernel reports for the aborted connect varies; passed() is the answer
 }
 
 // Deadlines at random times, half of them ended before they pass, with `threads`
