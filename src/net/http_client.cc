@@ -134,7 +134,6 @@ struct WireRequest {
 struct Outgoing {
   Url url;
   http::verb verb = http::verb::post;
-  asio::any_io_executor executor;  // the exchange's, set when it starts
   // What a retry on a fresh connection sends again. Where `again` can build it again (a
   // model provider's request), the head and the body are freed once written, so that a
   // turn waiting on its model holds neither (docs/PERFORMANCE.md, round 23); a retry
@@ -372,12 +371,12 @@ namespace {
 // `socket` opened afresh for `to` (what it had open closed) and `deadline` started on it,
 // in that order: a deadline shuts down the socket it was started on.
 boost::system::error_code OpenFor(tcp::socket& socket, const tcp::endpoint& to, SocketDeadline& deadline,
-                                  const asio::any_io_executor& executor, Clock::time_point by) {
+                                  Clock::time_point by) {
   deadline.End();
   boost::system::error_code ec;
   if (socket.is_open()) socket.close(ec);
   socket.open(to.protocol(), ec);
-  if (!ec) deadline.Start(executor, socket, by);
+  if (!ec) deadline.Start(socket, by);
   return ec;
 }
 
@@ -397,7 +396,7 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   boost::system::error_code cec;
   if (std::optional<tcp::endpoint> literal = LiteralEndpoint(url)) {
     const Clock::time_point by = deadlines.Begin(deadlines.timeouts().connect_ms, "connect");
-    cec = OpenFor(c->socket(), *literal, deadline, executor, by);
+    cec = OpenFor(c->socket(), *literal, deadline, by);
     if (!cec) std::tie(cec) = co_await c->socket().async_connect(*literal, kNoThrow);
   } else {
     tcp::resolver resolver(executor);
@@ -408,7 +407,7 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
     // its own opened before the deadline starts on it.
     cec = asio::error::host_not_found;
     for (const auto& entry : endpoints) {
-      cec = OpenFor(c->socket(), entry.endpoint(), deadline, executor, by);
+      cec = OpenFor(c->socket(), entry.endpoint(), deadline, by);
       if (!cec) std::tie(cec) = co_await c->socket().async_connect(entry.endpoint(), kNoThrow);
       if (!cec || deadline.passed()) break;
     }
@@ -453,7 +452,7 @@ Status EndFirstByteWait(SocketDeadline& first_byte, boost::system::error_code wa
 template <typename AsyncStream>
 Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing& out, Deadlines& deadlines,
                        size_t sent) {
-  SocketDeadline deadline(out.executor, socket, deadlines.Begin(deadlines.timeouts().idle_ms, "send"));
+  SocketDeadline deadline(socket, deadlines.Begin(deadlines.timeouts().idle_ms, "send"));
   beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(out.wire.Buffers());
   rest.consume(sent);
   auto [ec, written] = co_await asio::async_write(stream, rest, kNoThrow);
@@ -475,7 +474,7 @@ Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, O
     if (Status rest = co_await WriteRest(stream, c.socket(), out, deadlines, sent); !rest.ok()) co_return rest;
   }
   if (out.again) out.wire.Free();
-  c.first_byte.Start(out.executor, c.socket(), deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte"));
+  c.first_byte.Start(c.socket(), deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte"));
   co_return OkStatus();
 }
 
@@ -528,7 +527,7 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
     size_t rn = 0;
     if constexpr (std::is_same_v<AsyncStream, tcp::socket>) rn = http::read_some(stream, c.buffer, parser, rec);
     if (rec == asio::error::would_block) {
-      SocketDeadline idle(out.executor, c.socket(), deadlines.Begin(t.idle_ms, "idle"));
+      SocketDeadline idle(c.socket(), deadlines.Begin(t.idle_ms, "idle"));
       auto [aec, an] = co_await http::async_read_some(stream, c.buffer, parser, kNoThrow);
       rec = idle.End() ? beast::error::timeout : aec;
       rn += an;
@@ -609,8 +608,7 @@ Task<void> HttpClient::Impl::ReadInto(Connection& c, Outgoing& out, Deadlines& d
 Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
                                                       HttpTimeouts timeouts) {
   // Connections belong to the io_context they were opened on.
-  out->executor = co_await asio::this_coro::executor;
-  auto& context = asio::query(out->executor, asio::execution::context);
+  auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
   Deadlines deadlines(timeouts);
 
   for (int attempt = 0;; ++attempt) {

@@ -160,9 +160,9 @@ asio::io_context& IoContextOf(const asio::any_io_executor& executor) {
 
 }  // namespace
 
-void SocketDeadline::Start(const asio::any_io_executor& executor, asio::ip::tcp::socket& socket, Clock::time_point at) {
+void SocketDeadline::Start(asio::ip::tcp::socket& socket, Clock::time_point at) {
   End();
-  queue_ = &asio::use_service<DeadlineQueue>(IoContextOf(executor));
+  queue_ = &asio::use_service<DeadlineQueue>(IoContextOf(socket.get_executor()));
   at_ = at;
   fd_ = socket.native_handle();
   passed_.store(false, std::memory_order_relaxed);

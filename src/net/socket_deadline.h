@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstddef>
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 namespace reins {
@@ -35,18 +34,15 @@ class SocketDeadline {
   using Clock = std::chrono::steady_clock;
 
   SocketDeadline() = default;  // none
-  SocketDeadline(const boost::asio::any_io_executor& executor, boost::asio::ip::tcp::socket& socket,
-                 Clock::time_point at) {
-    Start(executor, socket, at);
-  }
+  SocketDeadline(boost::asio::ip::tcp::socket& socket, Clock::time_point at) { Start(socket, at); }
   // A node of its queue, where it is: not copied, not moved.
   SocketDeadline(const SocketDeadline&) = delete;
   SocketDeadline& operator=(const SocketDeadline&) = delete;
   ~SocketDeadline() { End(); }
 
-  // Starts the deadline for `socket`, in the queue of `executor`'s io_context; one
+  // Starts the deadline for `socket`, in the queue of the socket's io_context; one
   // started before is ended first.
-  void Start(const boost::asio::any_io_executor& executor, boost::asio::ip::tcp::socket& socket, Clock::time_point at);
+  void Start(boost::asio::ip::tcp::socket& socket, Clock::time_point at);
   // The wait is over: the socket is not touched after this. True when the deadline
   // came first (the socket was then shut down). Again, or on none: what it said before.
   bool End();

@@ -131,7 +131,7 @@ class ConnectionResponse final : public ServerResponse {
     beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(whole);
     rest.consume(WriteNow(socket_, whole));
     if (beast::buffer_bytes(rest) == 0) co_return;
-    SocketDeadline deadline(socket_.get_executor(), socket_, After(kWriteTimeoutMs));
+    SocketDeadline deadline(socket_, After(kWriteTimeoutMs));
     auto [ec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
     if (deadline.End() || ec) keep_alive_ = false;
   }
@@ -196,7 +196,7 @@ class ConnectionResponse final : public ServerResponse {
     if (gone_) co_return Unavailable("the client went away");
     const size_t sent = WriteNow(socket_, asio::buffer(bytes));
     if (sent == bytes.size()) co_return OkStatus();
-    SocketDeadline deadline(socket_.get_executor(), socket_, After(kWriteTimeoutMs));
+    SocketDeadline deadline(socket_, After(kWriteTimeoutMs));
     auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(bytes) + sent, kNoThrow);
     if (deadline.End()) ec = beast::error::timeout;
     if (ec) {
@@ -480,7 +480,7 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   // The whole request, head and body, comes within the idle timeout; a deadline is
   // started for each wait on the socket, of which there is usually one.
   const SocketDeadline::Clock::time_point by = After(options.idle_timeout_ms);
-  SocketDeadline deadline(socket.get_executor(), socket, by);
+  SocketDeadline deadline(socket, by);
   SetIdle(id, &socket);
   auto [ec, n] = co_await http::async_read_header(socket, buffer, *parser, kNoThrow);
   SetIdle(id, nullptr);
@@ -493,7 +493,7 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   }
   if (beast::iequals(parser->get()[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
-    deadline.Start(socket.get_executor(), socket, by);
+    deadline.Start(socket, by);
     auto [wec, wn] = co_await asio::async_write(socket, interim, kNoThrow);
     if (deadline.End() || wec) co_return false;
   }
@@ -502,7 +502,7 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   beast::error_code bec;
   http::read(socket, buffer, *parser, bec);
   if (bec == asio::error::would_block) {
-    deadline.Start(socket.get_executor(), socket, by);
+    deadline.Start(socket, by);
     std::tie(bec, std::ignore) = co_await http::async_read(socket, buffer, *parser, kNoThrow);
     if (deadline.End()) bec = beast::error::timeout;
   }

@@ -76,7 +76,7 @@ TEST(SocketDeadline, OnePassedEndsTheReadOnItsSocketAndSaysSo) {
   std::array<char, 16> buffer{};
   ReadEnd read;
   const Clock::time_point start = Clock::now();
-  SocketDeadline deadline(io.get_executor(), pair.near, start + milliseconds(50));
+  SocketDeadline deadline(pair.near, start + milliseconds(50));
   StartRead(pair.near, buffer, read);
   RunUntil(io, [&] { return read.done; });
   ASSERT_TRUE(read.done);
@@ -93,11 +93,11 @@ TEST(SocketDeadline, OneEndedFirstLeavesItsSocketAlone) {
   tcp::acceptor listener = Listener(io);
   Pair pair(io, listener);
   {
-    SocketDeadline deadline(io.get_executor(), pair.near, Clock::now() + milliseconds(20));
+    SocketDeadline deadline(pair.near, Clock::now() + milliseconds(20));
     EXPECT_FALSE(deadline.End());
   }
-  SocketDeadline restarted(io.get_executor(), pair.near, Clock::now() + milliseconds(20));
-  restarted.Start(io.get_executor(), pair.near, Clock::now() + std::chrono::hours(1));  // the first is ended
+  SocketDeadline restarted(pair.near, Clock::now() + milliseconds(20));
+  restarted.Start(pair.near, Clock::now() + std::chrono::hours(1));  // the first is ended
   asio::steady_timer later(io, milliseconds(150));
   std::array<char, 16> buffer{};
   ReadEnd read;
@@ -118,8 +118,8 @@ TEST(SocketDeadline, NoneLeftLetsTheIoContextsRunReturn) {
   asio::io_context io;
   tcp::acceptor listener = Listener(io);
   Pair pair(io, listener);
-  SocketDeadline first(io.get_executor(), pair.near, Clock::now() + std::chrono::hours(1));
-  SocketDeadline second(io.get_executor(), pair.near, Clock::now() + std::chrono::hours(2));
+  SocketDeadline first(pair.near, Clock::now() + std::chrono::hours(1));
+  SocketDeadline second(pair.near, Clock::now() + std::chrono::hours(2));
   asio::post(io, [&] {
     EXPECT_FALSE(second.End());
     EXPECT_FALSE(first.End());
@@ -157,7 +157,7 @@ TEST(SocketDeadline, OnePassedAbortsAConnectUnderWay) {
   ASSERT_TRUE(hangs) << "every connect completed at once: the listener's queue never filled";
   // The hanging kind of connect, made asynchronously under a deadline.
   hanging.open(tcp::v4());
-  SocketDeadline deadline(io.get_executor(), hanging, Clock::now() + milliseconds(100));
+  SocketDeadline deadline(hanging, Clock::now() + milliseconds(100));
   const Clock::time_point start = Clock::now();
   Clock::time_point ended;
   // What the kernel reports for an aborted connect varies; passed() is the answer.
@@ -189,7 +189,7 @@ void ManyDeadlines(int threads) {
     due[i] = start + milliseconds(20 + static_cast<int>(rng() % 200));
     ended[i] = rng() % 2 == 0;
     asio::post(io, [&, i] {
-      deadlines[i] = std::make_unique<SocketDeadline>(io.get_executor(), pairs[i]->near, due[i]);
+      deadlines[i] = std::make_unique<SocketDeadline>(pairs[i]->near, due[i]);
       if (ended[i]) {
         EXPECT_FALSE(deadlines[i]->End());
         ++done;
@@ -236,7 +236,7 @@ TEST(SocketDeadline, OneOutlivingItsIoContextEndsQuietly) {
   auto io = std::make_unique<asio::io_context>();
   auto listener = std::make_unique<tcp::acceptor>(Listener(*io));
   auto pair = std::make_unique<Pair>(*io, *listener);
-  SocketDeadline deadline(io->get_executor(), pair->near, Clock::now() + std::chrono::hours(1));
+  SocketDeadline deadline(pair->near, Clock::now() + std::chrono::hours(1));
   pair.reset();  // (the deadline is an hour away: nothing shuts the closed socket down)
   listener.reset();
   io.reset();
