@@ -135,9 +135,9 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
   if (round.ok() && round->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
   ChainOutcome chain;
   if (round.ok() && !round->tool_calls.empty()) {
-    ctx.history.push_back(Message::Assistant(round->text, round->tool_calls));
+    ctx.history.push_back(Message::Assistant(std::move(round->text), std::move(round->tool_calls)));
     phase.Enter(TurnPhase::kExecutingTools);
-    chain = co_await executor_.Run(ctx, round->tool_calls);
+    chain = co_await executor_.Run(ctx, ctx.history.back().tool_calls);
   }
   ctx.allowed_tools.clear();
   ctx.purpose = Purpose::kChat;

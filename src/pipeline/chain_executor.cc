@@ -110,7 +110,7 @@ void ChainExecutor::Queue(TurnContext& ctx) {
 // plain functions: a coroutine keeps every local of every branch in its frame, and this
 // one's was 4.3 KB, a block glibc serves only after merging the small ones freed since
 // its last such request (docs/PERFORMANCE.md, round 12).
-Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, const std::vector<ToolCall>& calls, Json answer) {
+Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, std::span<const ToolCall> calls, Json answer) {
   std::vector<ProposedCall> proposed;
   for (size_t i = 0; i < calls.size(); ++i) {
     proposed.push_back({&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(i), false});

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 
 #include "turn/policy.h"
 #include "reins/async.h"
@@ -32,7 +33,10 @@ class ChainExecutor {
   // Appends one tool message per call to ctx.history and one ToolOutcome per call to
   // ctx.result.tools, with trace events. `answer`, when not null, is the person's answer
   // to the question the (one) call asked mid-call: the backend resumes it with that.
-  Task<ChainOutcome> Run(TurnContext& ctx, const std::vector<ToolCall>& calls, Json answer = nullptr);
+  // `calls` is a view the caller keeps alive until the run ends. The model loop's are
+  // those of the assistant message it put in ctx.history: a history that grows, or is
+  // lent to a model request, moves that message but never its calls' own storage.
+  Task<ChainOutcome> Run(TurnContext& ctx, std::span<const ToolCall> calls, Json answer = nullptr);
   // The calls the runtime proposed itself (ctx.system_calls), guarded exactly like the
   // model's: queued when a deferral policy replaces them, recorded rejected when a
   // guard refuses them. Nothing runs now and nothing enters the model's history.

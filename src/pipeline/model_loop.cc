@@ -284,7 +284,7 @@ Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhase
 }
 
 Task<std::unique_ptr<LoopOutcome>> ModelLoop::RunCalls(TurnContext& ctx, TurnPhaseMachine& phase,
-                                                       const std::vector<ToolCall>& calls) {
+                                                       std::span<const ToolCall> calls) {
   phase.Enter(TurnPhase::kExecutingTools);
   ChainOutcome chain = co_await executor_.Run(ctx, calls);
   std::optional<LoopOutcome> done = co_await Conclude(ctx, phase, std::move(chain));
@@ -319,8 +319,9 @@ Task<std::unique_ptr<LoopOutcome>> ModelLoop::Run(TurnContext& ctx, TurnPhaseMac
     if (response->tool_calls.empty() || response->finish == FinishReason::kRefusal) {
       done = Reply(ctx, *response, round, &choice);
     } else {
-      ctx.history.push_back(Message::Assistant(response->text, response->tool_calls));
-      done = co_await RunCalls(ctx, phase, response->tool_calls);
+      // The calls move into the history once, and run from there (ChainExecutor::Run).
+      ctx.history.push_back(Message::Assistant(std::move(response->text), std::move(response->tool_calls)));
+      done = co_await RunCalls(ctx, phase, ctx.history.back().tool_calls);
     }
     if (done) co_return std::move(done);
   }

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,7 @@ class ModelLoop {
   // Its own coroutine: the loop's frame, alive through every model call, then holds no
   // chain outcome (GCC keeps each local and awaited result of a coroutine in its frame).
   Task<std::unique_ptr<LoopOutcome>> RunCalls(TurnContext& ctx, TurnPhaseMachine& phase,
-                                              const std::vector<ToolCall>& calls);
+                                              std::span<const ToolCall> calls);
   // A response without calls: the turn's answer, or null when the loop goes on to a
   // round that must call a required tool (`next` set to it). Not a coroutine: the
   // answer is not kept in the loop's frame.
