@@ -14,12 +14,12 @@
 #include <tuple>
 #include <type_traits>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -29,6 +29,7 @@
 
 #include "domain/text.h"
 #include "net/exact_allocator.h"
+#include "net/no_throw.h"
 #include "net/socket_deadline.h"
 #include "net/url.h"
 #include "net/write_now.h"
@@ -43,9 +44,15 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
-// For an operation that stays pending while a model thinks (net/exact_allocator.h).
-constexpr ExactAllocator<void> kExactSize;
+// The wait for a socket to have bytes to read, its operation allocated at its own size:
+// it stays pending while a model thinks (net/exact_allocator.h). The allocator is bound
+// to the handler, not to the token: Boost 1.81 binds none to a deferred one.
+auto WaitReadable(tcp::socket& socket) {
+  auto initiate = [&socket](auto handler) {
+    socket.async_wait(tcp::socket::wait_read, asio::bind_allocator(ExactAllocator<void>(), std::move(handler)));
+  };
+  return asio::async_initiate<decltype(kNoThrow), void(boost::system::error_code)>(std::move(initiate), kNoThrow);
+}
 
 // The endpoint of a URL whose host is an address ("127.0.0.1", "::1"), none for a name.
 // Such a host needs no resolver: asio's runs getaddrinfo on a thread of its own, a
@@ -397,10 +404,14 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
   if (std::optional<tcp::endpoint> literal = LiteralEndpoint(url)) {
     const Clock::time_point by = deadlines.Begin(deadlines.timeouts().connect_ms, "connect");
     cec = OpenFor(c->socket(), *literal, deadline, by);
-    if (!cec) std::tie(cec) = co_await c->socket().async_connect(*literal, kNoThrow);
+    if (!cec) {
+      auto connect = c->socket().async_connect(*literal, kNoThrow);
+      std::tie(cec) = co_await std::move(connect);
+    }
   } else {
     tcp::resolver resolver(executor);
-    auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kNoThrow);
+    auto resolve = resolver.async_resolve(url.host, url.port, kNoThrow);
+    auto [rec, endpoints] = co_await std::move(resolve);
     if (rec) co_return Unavailable("cannot resolve " + url.Origin() + ": " + rec.message());
     const Clock::time_point by = deadlines.Begin(deadlines.timeouts().connect_ms, "connect");
     // Each address in turn, as asio::async_connect would try them, each on a socket of
@@ -408,7 +419,10 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
     cec = asio::error::host_not_found;
     for (const auto& entry : endpoints) {
       cec = OpenFor(c->socket(), entry.endpoint(), deadline, by);
-      if (!cec) std::tie(cec) = co_await c->socket().async_connect(entry.endpoint(), kNoThrow);
+      if (!cec) {
+        auto connect = c->socket().async_connect(entry.endpoint(), kNoThrow);
+        std::tie(cec) = co_await std::move(connect);
+      }
       if (!cec || deadline.passed()) break;
     }
   }
@@ -423,7 +437,8 @@ Task<Result<std::unique_ptr<Connection>>> HttpClient::Impl::Open(const Url& url,
       co_return Unavailable("TLS to " + url.Origin() + ": cannot set server name");
     }
     c->tls->set_verify_callback(ssl::host_name_verification(url.host));
-    auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
+    // Awaited through use_awaitable: Beast's TLS stream of Boost 1.81 takes no deferred token.
+    auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
     if (deadline.passed()) co_return DeadlineExceeded("TLS handshake with " + url.Origin() + ": " + deadlines.Describe());
     if (hec) co_return Unavailable("TLS handshake with " + url.Origin() + ": " + hec.message());
   }
@@ -455,7 +470,8 @@ Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing&
   SocketDeadline deadline(socket, deadlines.Begin(deadlines.timeouts().idle_ms, "send"));
   beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(out.wire.Buffers());
   rest.consume(sent);
-  auto [ec, written] = co_await asio::async_write(stream, rest, kNoThrow);
+  auto write = asio::async_write(stream, rest, kNoThrow);
+  auto [ec, written] = co_await std::move(write);
   if (deadline.End()) co_return DeadlineExceeded(What(out) + ": " + deadlines.Describe());
   if (ec) co_return Unavailable(What(out) + ": sending the request failed: " + ec.message());
   co_return OkStatus();
@@ -495,7 +511,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
   size_t hn = 0;
   if constexpr (std::is_same_v<AsyncStream, tcp::socket>) hn = http::read_header(stream, c.buffer, parser, hec);
   if (hec == asio::error::would_block) {
-    auto [rest_ec, rest_n] = co_await http::async_read_header(stream, c.buffer, parser, kNoThrow);
+    auto read = http::async_read_header(stream, c.buffer, parser, kNoThrow);
+    auto [rest_ec, rest_n] = co_await std::move(read);
     hec = rest_ec;
     hn += rest_n;
   }
@@ -528,7 +545,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
     if constexpr (std::is_same_v<AsyncStream, tcp::socket>) rn = http::read_some(stream, c.buffer, parser, rec);
     if (rec == asio::error::would_block) {
       SocketDeadline idle(c.socket(), deadlines.Begin(t.idle_ms, "idle"));
-      auto [aec, an] = co_await http::async_read_some(stream, c.buffer, parser, kNoThrow);
+      auto read = http::async_read_some(stream, c.buffer, parser, kNoThrow);
+      auto [aec, an] = co_await std::move(read);
       rec = idle.End() ? beast::error::timeout : aec;
       rn += an;
     }
@@ -627,7 +645,8 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
       // (docs/PERFORMANCE.md, round 15). The wait is in this frame, which waits anyway:
       // in SendRequest's, its 290 bytes waited too (round 23).
       c->buffer.shrink_to_fit();  // ReadResponse allocates it again, sized by read_hint
-      auto [waited] = co_await c->socket().async_wait(tcp::socket::wait_read, asio::bind_allocator(kExactSize, kNoThrow));
+      auto wait = WaitReadable(c->socket());
+      auto [waited] = co_await std::move(wait);
       if (waited || c->first_byte.passed()) sent = EndFirstByteWait(c->first_byte, waited, *out, deadlines);
     }
     if (sent.ok()) {

@@ -6,7 +6,8 @@
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
+
+#include "net/no_throw.h"
 
 namespace reins {
 
@@ -24,7 +25,8 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
     if (batch_.empty()) asio::post(executor, [this] { Flush(); });
     batch_.push_back({in, out, executor, std::move(handler)});
   };
-  co_await asio::async_initiate<const asio::use_awaitable_t<>&, void()>(enqueue, asio::use_awaitable);
+  auto queued = asio::async_initiate<decltype(kNoThrow), void()>(std::move(enqueue), kNoThrow);
+  co_await std::move(queued);
   co_return status;
 }
 

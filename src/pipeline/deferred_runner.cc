@@ -2,14 +2,13 @@
 
 #include <memory>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
+#include "net/no_throw.h"
 #include "telemetry/turn_spans.h"
 #include "tools/timed_invoke.h"
 
@@ -30,7 +29,8 @@ struct AwaitState {
 
 Task<void> WaitUntilDone(std::shared_ptr<AwaitState> state) {
   if (state->left == 0) co_return;
-  co_await state->done.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  auto wait = state->done.async_wait(kNoThrow);
+  co_await std::move(wait);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "pipeline/session_queue.h"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
+
+#include "net/no_throw.h"
 
 namespace reins {
 
@@ -16,7 +16,8 @@ Task<void> SessionQueue::Acquire(const std::string& session_id) {
                                                            boost::asio::steady_timer::time_point::max());
   line.waiting.push_back(timer);
   // Release() cancels the timer of the next waiter in line: that is the wake-up.
-  co_await timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  auto wait = timer->async_wait(kNoThrow);
+  co_await std::move(wait);
 }
 
 void SessionQueue::Release(const std::string& session_id) {

@@ -8,7 +8,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_awaitable.hpp>
+
+#include "net/no_throw.h"
 
 namespace reins {
 
@@ -51,7 +52,8 @@ Task<void> StoreCalls::Away(std::function<void()> work) {
       asio::post(executor, std::move(handler));  // back on the caller's executor
     });
   };
-  co_await asio::async_initiate<const asio::use_awaitable_t<>&, void()>(initiate, asio::use_awaitable);
+  auto hand_off = asio::async_initiate<decltype(kNoThrow), void()>(std::move(initiate), kNoThrow);
+  co_await std::move(hand_off);
   if (thrown) std::rethrow_exception(thrown);
 }
 

@@ -4,10 +4,9 @@
 #include <chrono>
 #include <vector>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
+#include "net/no_throw.h"
 #include "reins/json.h"
 
 namespace reins {
@@ -128,7 +127,8 @@ Task<bool> EventStream::Started() {
       if (finished_) co_return false;
     }
     wake_.expires_at(std::chrono::steady_clock::time_point::max());
-    co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto wait = wake_.async_wait(kNoThrow);
+    co_await std::move(wait);
   }
 }
 
@@ -161,7 +161,8 @@ Task<bool> EventStream::Pump(ServerResponse& res, int heartbeat_ms) {
       continue;
     }
     wake_.expires_at(last_write + std::chrono::milliseconds(heartbeat_ms));
-    co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto wait = wake_.async_wait(kNoThrow);
+    co_await std::move(wait);
   }
 }
 

@@ -17,19 +17,18 @@
 #include <tuple>
 #include <utility>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
 #include "domain/text.h"
 #include "net/io_threads.h"
+#include "net/no_throw.h"
 #include "net/socket_deadline.h"
 #include "net/write_now.h"
 #include "reins/json.h"
@@ -43,7 +42,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr int kWriteTimeoutMs = 30000;
 
 SocketDeadline::Clock::time_point After(int ms) { return SocketDeadline::Clock::now() + std::chrono::milliseconds(ms); }
@@ -132,7 +130,8 @@ class ConnectionResponse final : public ServerResponse {
     rest.consume(WriteNow(socket_, whole));
     if (beast::buffer_bytes(rest) == 0) co_return;
     SocketDeadline deadline(socket_, After(kWriteTimeoutMs));
-    auto [ec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
+    auto write = asio::async_write(socket_, rest, kNoThrow);
+    auto [ec, n] = co_await std::move(write);
     if (deadline.End() || ec) keep_alive_ = false;
   }
 
@@ -197,7 +196,8 @@ class ConnectionResponse final : public ServerResponse {
     const size_t sent = WriteNow(socket_, asio::buffer(bytes));
     if (sent == bytes.size()) co_return OkStatus();
     SocketDeadline deadline(socket_, After(kWriteTimeoutMs));
-    auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(bytes) + sent, kNoThrow);
+    auto write = asio::async_write(socket_, asio::buffer(bytes) + sent, kNoThrow);
+    auto [ec, n] = co_await std::move(write);
     if (deadline.End()) ec = beast::error::timeout;
     if (ec) {
       gone_ = true;
@@ -320,14 +320,16 @@ Task<void> HttpServer::Impl::Accept() {
   int backoff_ms = 0;
   while (!stopping) {
     tcp::endpoint peer;  // filled by accept itself: no getpeername per connection
-    auto [ec, socket] = co_await acceptor.async_accept(SerialExecutor(io), peer, kNoThrow);
+    auto accept = acceptor.async_accept(SerialExecutor(io), peer, kNoThrow);
+    auto [ec, socket] = co_await std::move(accept);
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;
       if (ec == asio::error::no_descriptors || ec.value() == EMFILE || ec.value() == ENFILE) {
         ShedOneWaitingClient();
         backoff_ms = std::clamp(backoff_ms * 2, 10, 1000);
         backoff.expires_after(std::chrono::milliseconds(backoff_ms));
-        co_await backoff.async_wait(kNoThrow);
+        auto wait = backoff.async_wait(kNoThrow);
+        co_await std::move(wait);
       }
       continue;
     }
@@ -482,7 +484,8 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   const SocketDeadline::Clock::time_point by = After(options.idle_timeout_ms);
   SocketDeadline deadline(socket, by);
   SetIdle(id, &socket);
-  auto [ec, n] = co_await http::async_read_header(socket, buffer, *parser, kNoThrow);
+  auto read = http::async_read_header(socket, buffer, *parser, kNoThrow);
+  auto [ec, n] = co_await std::move(read);
   SetIdle(id, nullptr);
   if (deadline.End()) ec = beast::error::timeout;
   if (ec) co_return co_await Refuse(socket, RefusalOfRead(ec, options.max_body_bytes, /*body=*/false));
@@ -494,7 +497,8 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   if (beast::iequals(parser->get()[http::field::expect], std::string_view(kExpectContinue))) {
     const asio::const_buffer interim = asio::buffer(std::string_view(kContinue));
     deadline.Start(socket, by);
-    auto [wec, wn] = co_await asio::async_write(socket, interim, kNoThrow);
+    auto write = asio::async_write(socket, interim, kNoThrow);
+    auto [wec, wn] = co_await std::move(write);
     if (deadline.End() || wec) co_return false;
   }
   // The body has usually come with the head: read here (the socket never blocks), and
@@ -503,7 +507,8 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   http::read(socket, buffer, *parser, bec);
   if (bec == asio::error::would_block) {
     deadline.Start(socket, by);
-    std::tie(bec, std::ignore) = co_await http::async_read(socket, buffer, *parser, kNoThrow);
+    auto read_body = http::async_read(socket, buffer, *parser, kNoThrow);
+    std::tie(bec, std::ignore) = co_await std::move(read_body);
     if (deadline.End()) bec = beast::error::timeout;
   }
   if (bec) co_return co_await Refuse(socket, RefusalOfRead(bec, options.max_body_bytes, /*body=*/true));
@@ -588,7 +593,8 @@ Task<void> HttpServer::Drain(int deadline_ms) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
   while (impl_->open > 0 && std::chrono::steady_clock::now() < end) {
     timer.expires_after(std::chrono::milliseconds(20));
-    co_await timer.async_wait(kNoThrow);
+    auto wait = timer.async_wait(kNoThrow);
+    co_await std::move(wait);
   }
 }
 

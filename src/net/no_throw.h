@@ -1,0 +1,21 @@
+// kNoThrow: the completion token of every socket, timer and hand-off operation a reins
+// coroutine awaits. Its error comes back in a tuple, never thrown, and co_await starts
+// the operation itself (asio::deferred): use_awaitable would run each one in a
+// coroutine frame of its own, 191 bytes more held by every turn waiting on its model
+// (docs/PERFORMANCE.md, round 24).
+//
+// Name the operation, then await it:
+//   auto wait = timer.async_wait(kNoThrow);
+//   auto [ec] = co_await std::move(wait);
+// An operation can hold an executor (a strand's is counted), and GCC 12 destroys some
+// temporaries of a co_await expression twice.
+#pragma once
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+
+namespace reins {
+
+inline constexpr auto kNoThrow = boost::asio::as_tuple(boost::asio::deferred);
+
+}  // namespace reins
