@@ -350,7 +350,7 @@ struct Runtime::Impl {
         : catalog(std::move(turn_catalog)),
           session(std::move(cached)),
           claim(std::move(held)),
-          state_before(session->state),
+          state_before(session->state.empty() ? HeapOptional<SessionState>() : session->state),
           ctx(catalog->config, clock, session->state, session->history) {}
     TurnRun(const TurnRun&) = delete;
     TurnRun& operator=(const TurnRun&) = delete;
@@ -361,7 +361,9 @@ struct Runtime::Impl {
     std::shared_ptr<Catalog> catalog;        // this turn's, to its end
     std::shared_ptr<CachedSession> session;  // worked on in place
     ReplicaClaim claim;                      // held to the turn's very end, its deferred calls included
-    SessionState state_before;               // restored when the turn is refused or cannot be committed
+    // Restored when the turn is refused or cannot be committed. None when the session
+    // remembered nothing (a new one): 184 bytes less held by each of its turns.
+    HeapOptional<SessionState> state_before;
     TurnContext ctx;
     TurnPhaseMachine phase{ctx.result};             // the turn's status follows its phase
     std::function<void(const TraceEvent&)> stream;  // the caller's, when it streams
@@ -369,7 +371,7 @@ struct Runtime::Impl {
 
     bool settled = false;  // committed, or rolled back: the cached session is the store's
     void RollBack() {
-      session->state = std::move(state_before);
+      session->state = state_before ? std::move(*state_before) : SessionState();
       session->history.resize(ctx.history_base);
       settled = true;
     }
@@ -664,7 +666,8 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   // A tool call still waiting on the withdrawn question (an MCP elicitation) lets go.
   // Unless this turn asked anew through such a call: the backend let the old call go
   // when the new one began, and a withdrawal now would reach the new question.
-  const auto& asked = run.state_before.pending_clarification;
+  const PendingClarification* asked =
+      run.state_before && run.state_before->pending_clarification ? &*run.state_before->pending_clarification : nullptr;
   const auto& asks_now = session.state.pending_clarification;
   if (asked && !record.withdrawn_clarification_id.empty() && asked->id == record.withdrawn_clarification_id &&
       !(asks_now && catalog.tools.ResumesQuestions(asks_now->tool))) {

@@ -26,6 +26,8 @@ class EntityLedger {
   // The id the user chose for `type` if the choice binds `turn`.
   std::optional<std::string> ChosenFor(const std::string& type, int turn) const;
 
+  bool empty() const { return produced_.empty() && chosen_.empty(); }
+
   Json ToJson() const;
   static EntityLedger FromJson(const Json& j);
 
@@ -47,6 +49,12 @@ struct SessionState {
   // mechanism keeps its session state here instead of adding fields to this struct.
   Json& Slot(std::string_view mechanism) { return slots[std::string(mechanism)]; }
   std::map<std::string, Json> slots;
+
+  // Nothing remembered: as a new session's. A field added above is tested here too.
+  bool empty() const {
+    return entities.empty() && !pending_clarification && !pending_approval && pending_plan.empty() &&
+           pending_plan_step == 0 && slots.empty();
+  }
 
   Json ToJson() const;
   static SessionState FromJson(const Json& j);
