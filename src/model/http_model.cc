@@ -236,22 +236,27 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
     return static_cast<int>(std::clamp<int64_t>(deadline - clock_->NowMs(), 1, ms));
   };
   Attempt attempt;
-  std::optional<Result<HttpResponse>> outcome;
   for (int n = 0;; ++n) {
     attempt = Attempt{};
     const HttpTimeouts bounded{bound(timeouts_.connect_ms), bound(timeouts_.first_byte_ms), bound(timeouts_.idle_ms),
                                bound(timeouts_.total_ms)};
-    outcome.emplace(co_await Try(request, streaming, bounded, attempt));
+    // Declared with its value, and the last try answered from inside the loop: an
+    // outcome assigned to a variable outside it was held twice in this frame, which
+    // waits as long as the model thinks (docs/PERFORMANCE.md, round 24).
+    Result<HttpResponse> outcome = co_await Try(request, streaming, bounded, attempt);
     last_attempts_ = n + 1;
-    if (n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(*outcome)) break;
-    const int64_t delay = RetryDelayMs(retry_, n, *outcome, clock_->NowMs(), rng_);
-    if (deadline != 0 && clock_->NowMs() + delay >= deadline) break;  // no time left for another try
+    const bool last = n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(outcome);
+    const int64_t delay = last ? 0 : RetryDelayMs(retry_, n, outcome, clock_->NowMs(), rng_);
+    // Without time left for another try, this one is the answer.
+    if (last || (deadline != 0 && clock_->NowMs() + delay >= deadline)) co_return Answer(request, attempt, outcome);
     co_await clock_->Sleep(delay);
   }
-  if (!outcome->ok() || (*outcome)->status < 200 || (*outcome)->status >= 300) {
-    co_return Failure(*outcome, last_attempts_);
-  }
-  co_return Read(request, attempt, **outcome);
+}
+
+Result<ModelResponse> HttpModel::Answer(const ModelRequest& request, Attempt& attempt,
+                                        const Result<HttpResponse>& outcome) const {
+  if (!outcome.ok() || outcome->status < 200 || outcome->status >= 300) return Failure(outcome, last_attempts_);
+  return Read(request, attempt, *outcome);
 }
 
 Result<ModelResponse> HttpModel::Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const {

@@ -65,6 +65,8 @@ class HttpModel final : public ModelProvider {
   // The model's answer in a 2xx response. Not a coroutine: its parser and the parsed
   // response would sit in Complete's frame while the request waits.
   Result<ModelResponse> Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const;
+  // The call's answer from its last try: the model's response, or why there is none.
+  Result<ModelResponse> Answer(const ModelRequest& request, Attempt& attempt, const Result<HttpResponse>& outcome) const;
   Status Failure(const Result<HttpResponse>& outcome, int attempts) const;
   std::string Redact(std::string text, bool hide_urls = true) const;
 
