@@ -162,7 +162,8 @@ Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpos
   ++ctx.result.model_calls;
   CallRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
   for (Message& m : extra) request.request.messages.push_back(std::move(m));
-  return Send(ctx, std::move(request), std::move(schema));
+  request.request.response_schema = std::move(schema);
+  return Send(ctx, std::move(request));
 }
 
 Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
@@ -173,7 +174,8 @@ Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpos
   ++ctx.result.model_calls;
   CallRequest request(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
   request.request.messages = std::move(messages);
-  return Send(ctx, std::move(request), std::move(schema));
+  request.request.response_schema = std::move(schema);
+  return Send(ctx, std::move(request));
 }
 
 namespace {
@@ -198,10 +200,9 @@ void Settle(Result<ModelResponse>& response) {
 
 }  // namespace
 
-Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call, std::optional<Json> schema) {
+Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call) {
   ModelRequest& request = call.request;
   request.step_id = ctx.step_id;
-  request.response_schema = std::move(schema);
   ModelProvider& model = request.purpose == Purpose::kAudit ? audit_model_ : model_;
   // A streamed reply: the chat call's text goes out sentence by sentence as it is
   // written, once the writes the turn queued so far are in the store (I12).
@@ -307,9 +308,9 @@ std::unique_ptr<LoopOutcome> ModelLoop::Reply(TurnContext& ctx, const ModelRespo
   return std::make_unique<LoopOutcome>(std::move(answer));
 }
 
-Task<std::unique_ptr<LoopOutcome>> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first) {
+Task<std::unique_ptr<LoopOutcome>> ModelLoop::Run(TurnContext& ctx, TurnPhaseMachine& phase, const ToolChoice& first) {
   const int max_rounds = ctx.config.max_rounds;
-  ToolChoice choice = std::move(first);
+  ToolChoice choice = first;
   std::unique_ptr<LoopOutcome> done;
   while (ctx.loop_rounds < max_rounds) {
     const int round = ++ctx.loop_rounds;

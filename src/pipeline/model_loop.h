@@ -42,10 +42,11 @@ class ModelLoop {
   ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model, ModelProvider& audit_model,
             ChainExecutor& executor);
   // Rounds count against limits.max_rounds for the whole turn (ctx.loop_rounds), so a
-  // plan's steps share one budget (I9). `first` is the first call's tool choice.
-  // The outcome comes back on the heap: every frame that awaits it is alive while the
-  // turn waits on its model, and a LoopOutcome is 440 bytes.
-  Task<std::unique_ptr<LoopOutcome>> Run(TurnContext& ctx, TurnPhaseMachine& phase, ToolChoice first);
+  // plan's steps share one budget (I9). `first` is the first call's tool choice, copied
+  // when the loop starts: by reference, it takes no place in this frame or, as a
+  // temporary, in the awaiting one's, both alive while the turn waits on its model.
+  // The outcome comes back on the heap for the same reason (a LoopOutcome was 440 bytes).
+  Task<std::unique_ptr<LoopOutcome>> Run(TurnContext& ctx, TurnPhaseMachine& phase, const ToolChoice& first);
   // What a chain's stop means for the turn, as in the loop: a clarification or an
   // approval ends it; after `complete` exactly one call with tool choice `none` gives the
   // reply (I1); nullopt: the loop goes on (an error the model may repair, or no stop).
@@ -72,7 +73,9 @@ class ModelLoop {
   // One logical model call, recorded in the trace; the response is appended to history
   // by the caller.
   Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
-  Task<Result<ModelResponse>> Send(TurnContext& ctx, CallRequest call, std::optional<Json> schema);
+  // The request goes whole, its response_schema set: a parameter of a coroutine's is
+  // a place in its frame, which waits as long as the model thinks.
+  Task<Result<ModelResponse>> Send(TurnContext& ctx, CallRequest call);
   // The request once more after an unfinished answer: `response` becomes the new one.
   Task<void> Repeat(TurnContext& ctx, ModelProvider& model, ModelRequest& request, ReplyStream* stream,
                     Result<ModelResponse>& response);

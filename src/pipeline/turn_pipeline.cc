@@ -447,7 +447,8 @@ Task<Status> TurnPipeline::RunLoop(TurnContext& ctx, TurnPhaseMachine& phase, st
     const bool ended = co_await ResumeFirst(ctx, phase, std::move(resumption));
     if (ended) co_return OkStatus();
   }
-  std::unique_ptr<LoopOutcome> outcome = co_await loop_.Run(ctx, phase, ToolChoice::Auto());
+  static const ToolChoice kAuto = ToolChoice::Auto();  // not a temporary in this frame (ModelLoop::Run)
+  std::unique_ptr<LoopOutcome> outcome = co_await loop_.Run(ctx, phase, kAuto);
   co_await Finish(ctx, std::move(*outcome), phase, audit_on_);
   EndTurn(ctx, phase);
   co_return OkStatus();
