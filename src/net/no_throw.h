@@ -1,5 +1,6 @@
-// kNoThrow: the completion token of every socket, timer and hand-off operation a reins
-// coroutine awaits. Its error comes back in a tuple, never thrown, and co_await starts
+// kNoThrow: the completion token of the socket, timer and hand-off operations reins
+// coroutines await (but the TLS handshake: Beast's stream of Boost 1.81 takes no
+// deferred token). Its error comes back in a tuple, never thrown, and co_await starts
 // the operation itself (asio::deferred): use_awaitable would run each one in a
 // coroutine frame of its own, 191 bytes more held by every turn waiting on its model
 // (docs/PERFORMANCE.md, round 24).
@@ -7,8 +8,8 @@
 // Name the operation, then await it:
 //   auto wait = timer.async_wait(kNoThrow);
 //   auto [ec] = co_await std::move(wait);
-// An operation can hold an executor (a strand's is counted), and GCC 12 destroys some
-// temporaries of a co_await expression twice.
+// An operation can hold an executor (a strand's shares its state by reference count),
+// and GCC 12 destroys some temporaries of a co_await expression twice.
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>
