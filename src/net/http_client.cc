@@ -119,9 +119,9 @@ http::verb Verb(const std::string& method) {
 }
 
 // A request as it goes on the wire: the head formatted once and the body taken from the
-// caller, written together in one call. Formatted
-// here rather than by Beast's serializer, whose buffer sequences cost about 17 k
-// instructions per message (docs/PERFORMANCE.md, round 7).
+// caller, written together in one call. Formatted here rather than by Beast's
+// serializer, whose buffer sequences cost about 17 k instructions per message
+// (docs/PERFORMANCE.md, round 7).
 struct WireRequest {
   std::string head;
   std::string body;

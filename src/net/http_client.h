@@ -11,9 +11,10 @@
 //   response was read.
 // - Timeouts: connect (resolve + TCP + TLS), first byte (request written → response
 //   headers), idle (between body reads), total (the whole exchange).
-// - While the server thinks, an exchange holds its connection, a timer and the request's
-//   URL: the parser and the read buffer come with the answer's first bytes, and the head
-//   and body are freed once written when the caller can build them again (`again`).
+// - While the server thinks, an exchange holds its connection (its first-byte deadline
+//   a node in its io_context's queue, net/socket_deadline.h) and the request's URL: the
+//   parser and the read buffer come with the answer's first bytes, and the head and the
+//   body are freed once written when the caller can build them again (`again`).
 // - Caps: a request body over `max_request_bytes` is refused before anything is sent;
 //   a response over `max_response_bytes` is cut and reported.
 // - Cancellation: every operation honours Asio per-operation cancellation, so

@@ -1,7 +1,9 @@
-// kNoThrow: the completion token of the socket, timer and hand-off operations reins
-// coroutines await (but the TLS handshake: Beast's stream of Boost 1.81 takes no
-// deferred token). Its error comes back in a tuple, never thrown, and co_await starts
-// the operation itself (asio::deferred): use_awaitable would run each one in a
+// kNoThrow: the completion token of the operations a turn awaits on its way: the HTTP
+// client's and server's socket and timer operations (but the TLS handshake: Beast's
+// stream of Boost 1.81 takes no deferred token) and the pipeline's hand-offs to the
+// store and between turns. The clock, MCP and CLI code still awaits with
+// as_tuple(use_awaitable). The error comes back in a tuple, never thrown, and co_await
+// starts the operation itself (asio::deferred): use_awaitable would run each one in a
 // coroutine frame of its own, 191 bytes more held by every turn waiting on its model
 // (docs/PERFORMANCE.md, round 24).
 //

@@ -1,9 +1,9 @@
 // Writing to a non-blocking socket without the io_context first: a request or a response
 // of a few KB usually goes whole into the socket in one sendmsg, and then neither the
-// write's timer (a timerfd_settime when it is the earliest) nor the asynchronous write's
-// completion (a pass through the io_context, an epoll_wait) is needed. The caller writes
-// what is left, if anything, asynchronously and with its timer (docs/PERFORMANCE.md,
-// round 17).
+// write's deadline (then a timer: a timerfd_settime when it was the earliest) nor the
+// asynchronous write's completion (a pass through the io_context, an epoll_wait) is
+// needed. The caller writes what is left, if anything, asynchronously and under its
+// deadline (docs/PERFORMANCE.md, round 17).
 #pragma once
 
 #include <cstddef>
