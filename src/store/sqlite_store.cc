@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "store/migrations.h"
+#include "store/sqlite_checkpointer.h"
 #include "store/sqlite_util.h"
 #include "store/sqlite_wal_batch.h"
 
@@ -210,20 +211,29 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
       // which costs a disk flush per turn.
       db->exec(durability == Durability::kPowerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
       // A checkpoint (the log copied back into the database file, an fsync before and
-      // after) runs inside the commit that takes the log past this many pages, on the
-      // thread that commits: at SQLite's 1,000 (1 MB of 1 KB pages) about every 60
-      // served turns, and the event loop waited on both fsyncs each time. At 10,000 a
-      // log of up to 10 MB is copied ten times as rarely, one fsync pair per 600 turns:
-      // 10-16 % more turns a second at 64 in flight, and a scale run's p99 about halved
-      // (docs/PERFORMANCE.md, round 8). Every commit is in the log when it returns,
-      // as before.
-      db->exec("PRAGMA wal_autocheckpoint = 10000");
+      // after) starts once the log holds this many pages: at SQLite's 1,000 (1 MB of
+      // 1 KB pages) about every 60 served turns; at 10,000 a log of up to 10 MB is
+      // copied ten times as rarely, one fsync pair per 600 turns (docs/PERFORMANCE.md,
+      // round 8). The WalCheckpointer copies it on its own thread (Open, below); this
+      // setting is SQLite's own checkpoint, inside the commit, for when it cannot.
+      db->exec("PRAGMA wal_autocheckpoint = " + std::to_string(kCheckpointPages));
     }
     return {};
   });
   if (!configured.ok()) return configured;
   REINS_RETURN_IF_ERROR(store::ApplyMigrations(*db));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
+  std::unique_ptr<SqliteStore> opened(new SqliteStore(std::move(db)));
+  if (path != ":memory:") {
+    // No commit waits for a checkpoint (store/sqlite_checkpointer.h, docs/PERFORMANCE.md
+    // round 25). Without one, SQLite checkpoints inside commits, as configured above.
+    store::WalCheckpointer::Options checkpoints;
+    checkpoints.start_pages = kCheckpointPages;
+    checkpoints.max_pages = 4 * kCheckpointPages;
+    checkpoints.full_sync = durability == Durability::kPowerLoss;
+    opened->checkpointer_ =
+        store::WalCheckpointer::Start(opened->db_->getHandle(), opened->mu_, path, store::WalBatchVfs(), checkpoints);
+  }
+  return opened;
 }
 
 Status SqliteStore::CreateSession(const SessionRecord& session) {

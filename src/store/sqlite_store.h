@@ -3,7 +3,8 @@
 // File databases run in WAL mode so readers (`reins trace`) never block the runtime's
 // writer; ":memory:" gives a private in-memory database. One connection is shared by
 // every caller and guarded by a mutex: SQLite connections are not safe to use from two
-// threads at once, and every call is short.
+// threads at once, and every call is short. A second connection, on a thread of its
+// own, only copies the write-ahead log back into the file (store/sqlite_checkpointer.h).
 #pragma once
 
 #include <memory>
@@ -20,6 +21,7 @@ class Database;
 namespace reins {
 namespace store {
 class StatementCache;
+class WalCheckpointer;
 }  // namespace store
 
 class SqliteStore final : public Store {
@@ -65,10 +67,15 @@ class SqliteStore final : public Store {
 
  private:
   explicit SqliteStore(std::unique_ptr<SQLite::Database> db);
+  // The write-ahead log's size, in pages, at which a checkpoint starts.
+  static constexpr int kCheckpointPages = 10000;
 
   std::mutex mu_;
   std::unique_ptr<SQLite::Database> db_;                 // guarded by mu_
   std::unique_ptr<store::StatementCache> statements_;    // guarded by mu_; declared after db_
+  // Copies the write-ahead log back into the file off the commits' path; null for
+  // ":memory:". Declared last: stopped before the connection closes.
+  std::unique_ptr<store::WalCheckpointer> checkpointer_;
 };
 
 }  // namespace reins
