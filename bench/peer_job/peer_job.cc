@@ -304,6 +304,34 @@ Json Median(const std::vector<Json>& runs) {
   return out;
 }
 
+// The CPU time of this machine so far, from /proc/stat's first line: all of it, and what
+// the host took for others (steal: a virtual machine's CPU given to another guest).
+struct CpuTimes {
+  long long steal = 0;
+  long long total = 0;
+};
+CpuTimes ReadCpuTimes() {
+  CpuTimes t;
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;
+  // user nice system idle iowait irq softirq steal (guest time is within user's)
+  long long value = 0;
+  for (int field = 0; field < 8 && in >> value; ++field) {
+    t.total += value;
+    if (field == 7) t.steal = value;
+  }
+  return t;
+}
+
+// The share of the CPU time the host took between `before` and now, in percent: on a
+// shared machine, what the other figures of a measurement are to be read with.
+double StealPercent(const CpuTimes& before) {
+  const CpuTimes now = ReadCpuTimes();
+  const long long total = now.total - before.total;
+  return total > 0 ? 100.0 * static_cast<double>(now.steal - before.steal) / static_cast<double>(total) : 0.0;
+}
+
 using Measure = Json (*)(const Options&, Mock&, const std::string&);
 
 // Each measurement with a fresh mock, a fresh store and a fresh process.
@@ -377,6 +405,15 @@ void PrintTable(const std::function<Json(const char*)>& r) {
                 "restart %ld of them missing\n",
                 kTputWidth, crash["answered"].get<long>(), crash["lost"].get<long>());
   }
+  std::string steal;
+  for (const char* name : {"reins embedded cpu", "reins served cpu", "node cpu", "reins served tput", "reins served scale"}) {
+    const Json run = r(name);
+    if (!run.contains("host_steal_pct")) continue;
+    char figure[96];
+    std::snprintf(figure, sizeof figure, "%s%s %.1f %%", steal.empty() ? "" : ", ", name, run["host_steal_pct"].get<double>());
+    steal += figure;
+  }
+  if (!steal.empty()) std::printf("host: CPU time taken by the host for other guests (steal) during %s\n", steal.c_str());
 }
 
 int RunAll(const Options& o) {
@@ -386,7 +423,10 @@ int RunAll(const Options& o) {
   int rep = 1;
   auto run = [&](const std::string& name, auto measure) {
     std::fprintf(stderr, "peer job: %s (%d of %d) ...\n", name.c_str(), rep, o.reps);
-    runs[name].push_back(measure());
+    const CpuTimes before = ReadCpuTimes();
+    Json result = measure();
+    if (result.is_object() && !result.contains("error")) result["host_steal_pct"] = StealPercent(before);
+    runs[name].push_back(std::move(result));
     std::cout << runs[name].back().dump() << std::endl;
   };
   for (; rep <= o.reps; ++rep) {  // interleaved: a drift of the machine touches every runtime alike

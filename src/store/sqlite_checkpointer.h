@@ -4,8 +4,8 @@
 // SQLite checkpoints inside the commit that takes the log past wal_autocheckpoint
 // pages, on the thread that commits. The store has one connection behind one mutex, so
 // every store call waited with that commit: an fsync of the log, up to 10 MB of pages
-// copied, an fsync of the database; 20-60 ms on the cloud disk of docs/PERFORMANCE.md,
-// about once a second at 2,000 turns a second, and the scale run's p99 was that wait.
+// copied, an fsync of the database: tens of milliseconds on the VM of docs/PERFORMANCE.md
+// (round 25), about once a second at 2,000 turns a second, which set a scale run's p99.
 //
 // Here the writer's log hook (sqlite3_wal_hook, which replaces SQLite's own
 // checkpoint) only wakes the checkpointer once the log holds `start_pages`. It copies
