@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "store/sqlite_wal_batch.h"
+#include "support/sqlite_files.h"
 
 namespace reins::store {
 namespace {
@@ -21,9 +21,8 @@ namespace {
 class WalCheckpointerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = "/tmp/reins_checkpointer_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    Remove();
+    path_ = testing::TestDatabasePath("checkpointer");
+    testing::RemoveDatabaseFiles(path_);
     ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, WalBatchVfs()),
               SQLITE_OK);
     Exec("PRAGMA page_size = 1024; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
@@ -32,10 +31,7 @@ class WalCheckpointerTest : public ::testing::Test {
   void TearDown() override {
     checkpointer_.reset();
     sqlite3_close(db_);
-    Remove();
-  }
-  void Remove() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+    testing::RemoveDatabaseFiles(path_);
   }
   void Exec(const std::string& sql) {
     char* error = nullptr;

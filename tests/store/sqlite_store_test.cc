@@ -13,6 +13,7 @@
 #include "reins/store.h"
 #include "store/migrations.h"
 #include "store/row_json.h"
+#include "support/sqlite_files.h"
 
 namespace reins {
 namespace {
@@ -23,18 +24,14 @@ namespace {
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = "/tmp/reins_store_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    RemoveFiles();
+    path_ = testing::TestDatabasePath("store_test");
+    testing::RemoveDatabaseFiles(path_);
     Reopen();
     ASSERT_TRUE(store_->CreateSession(Session("s1")).ok());
   }
   void TearDown() override {
     store_.reset();
-    RemoveFiles();
-  }
-  void RemoveFiles() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+    testing::RemoveDatabaseFiles(path_);
   }
   void Reopen() {
     store_.reset();
@@ -335,7 +332,7 @@ TEST_F(SqliteStoreTest, NewDatabaseHasSmallPagesAndAnOldOneKeepsItsOwn) {
   EXPECT_EQ(Int("PRAGMA page_size"), 1024);
   store_.reset();
   const std::string old_path = path_ + ".old";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(old_path + suffix);
+  testing::RemoveDatabaseFiles(old_path);
   {
     SQLite::Database db(old_path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     db.exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE made_before (x)");
@@ -349,7 +346,7 @@ TEST_F(SqliteStoreTest, NewDatabaseHasSmallPagesAndAnOldOneKeepsItsOwn) {
     SQLite::Database db(old_path, SQLite::OPEN_READONLY);
     EXPECT_EQ(db.execAndGet("PRAGMA page_size").getInt(), 4096);
   }
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(old_path + suffix);
+  testing::RemoveDatabaseFiles(old_path);
 }
 
 // SQLite's count of its heap, on before SQLite starts (before main): the store turns
@@ -420,7 +417,7 @@ TEST(OpenStoreTest, PathUrlOpensAFile) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
   }
   EXPECT_TRUE(std::filesystem::exists(path));
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  testing::RemoveDatabaseFiles(path);
 }
 
 TEST(OpenStoreTest, ASynchronousOptionChoosesHowCommitsReachTheDisk) {
@@ -433,7 +430,7 @@ TEST(OpenStoreTest, ASynchronousOptionChoosesHowCommitsReachTheDisk) {
   auto wrong = OpenStore("sqlite:" + path + "?synchronous=off");
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.status().message().find("use ?synchronous=full or ?synchronous=normal"), std::string::npos);
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  testing::RemoveDatabaseFiles(path);
 }
 
 TEST(OpenStoreTest, UnsupportedUrlsAreRefusedWithAReason) {

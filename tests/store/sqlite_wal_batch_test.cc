@@ -10,8 +10,9 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <filesystem>
 #include <string>
+
+#include "support/sqlite_files.h"
 
 namespace reins::store {
 namespace {
@@ -19,19 +20,15 @@ namespace {
 class WalBatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = "/tmp/reins_wal_batch_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    Remove();
+    path_ = testing::TestDatabasePath("wal_batch");
+    testing::RemoveDatabaseFiles(path_);
     db_ = Open(WalBatchVfs());
     Exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
               "CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
   }
   void TearDown() override {
     sqlite3_close(db_);
-    Remove();
-  }
-  void Remove() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+    testing::RemoveDatabaseFiles(path_);
   }
   sqlite3* Open(const char* vfs) {
     sqlite3* db = nullptr;

@@ -3,13 +3,12 @@
 // used, so a store passes by behaving, not by its SQL; sqlite_store_test.cc and
 // postgres_store_test.cc look at what only one of them has.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "reins/store.h"
+#include "support/sqlite_files.h"
 #include "support/test_postgres.h"
 
 namespace reins {
@@ -21,9 +20,7 @@ class StoreContractTest : public ::testing::TestWithParam<std::string> {
     if (GetParam() == "postgres") {
       url_ = testing::TestPostgres::Shared().Url(testing::TestPostgres::Shared().NewDatabase());
     } else {
-      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();  // "Test/sqlite"
-      for (char& c : name) c = c == '/' ? '_' : c;
-      path_ = "/tmp/reins_contract_" + std::to_string(::getpid()) + "_" + name + ".db";
+      path_ = testing::TestDatabasePath("contract");
       url_ = "sqlite:" + path_;
     }
     Reopen();
@@ -32,7 +29,7 @@ class StoreContractTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     store_.reset();
     if (!path_.empty()) {
-      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+      testing::RemoveDatabaseFiles(path_);
     }
   }
   // A fresh store on the same database: what another process (or replica) reads.
