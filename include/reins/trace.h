@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -147,7 +149,9 @@ constexpr bool operator==(EventType a, EventName b) { return a == b.type; }
 // its compact text. A turn keeps its events until it is committed and handed back: as
 // text an event's data is one block, where a JSON value is a node per member (a turn
 // waiting on its model held about 3 KB of them), and the store writes the text as it
-// is instead of serialising the value at the commit.
+// is instead of serialising the value at the commit. The block is behind one pointer,
+// its length first: an event is 24 bytes where a std::string made it 48, and a turn
+// waiting on its model holds a vector of them with room for twice as many as it has.
 //
 // Reading parses: json() once, then read the value. value() and contains() parse on
 // each call, for a check that reads a field or two.
@@ -156,15 +160,27 @@ class EventData {
   EventData() = default;  // {}
   EventData(const Json& value);  // NOLINT: implicit, so Emit(type, JsonObject(...)) reads as before
   EventData(Json::initializer_list_t members) : EventData(Json(members)) {}  // {{"text", t}}
+  EventData(const EventData& other) : block_(other.block_ ? Copy(other.text()) : nullptr) {}
+  EventData(EventData&&) noexcept = default;
+  EventData& operator=(const EventData& other) {
+    if (this != &other) block_ = other.block_ ? Copy(other.text()) : nullptr;
+    return *this;
+  }
+  EventData& operator=(EventData&&) noexcept = default;
 
   // Text reins wrote itself (JsonObjectText): valid, compact JSON, kept as given, in a
-  // string of its size.
+  // block of its size.
   static EventData FromText(std::string_view compact_json);
 
-  const std::string& text() const { return text_; }
+  std::string_view text() const {
+    if (!block_) return "{}";
+    uint32_t size;
+    std::memcpy(&size, block_.get(), sizeof size);
+    return {block_.get() + sizeof size, size};
+  }
   Json json() const;
 
-  bool is_object() const { return !text_.empty() && text_.front() == '{'; }
+  bool is_object() const { return text().starts_with('{'); }
   bool contains(std::string_view key) const;
   template <typename Fallback>
   auto value(std::string_view key, Fallback&& fallback) const {
@@ -172,10 +188,13 @@ class EventData {
   }
 
   // The same JSON value: equal texts, or texts whose values are equal.
-  friend bool operator==(const EventData& a, const EventData& b) { return a.text_ == b.text_ || a.json() == b.json(); }
+  friend bool operator==(const EventData& a, const EventData& b) { return a.text() == b.text() || a.json() == b.json(); }
 
  private:
-  std::string text_ = "{}";
+  // The text's length (4 bytes), then the text; null for "{}". Longer than 4 GB is
+  // not an event reins writes: the store caps what it keeps far below that.
+  static std::unique_ptr<char[]> Copy(std::string_view text);
+  std::unique_ptr<char[]> block_;
 };
 
 struct TraceEvent {

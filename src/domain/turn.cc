@@ -1,6 +1,7 @@
 #include "reins/turn.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "domain/json_parse.h"
 #include "domain/json_text.h"
@@ -169,16 +170,25 @@ Json TurnResultToJson(const TurnResult& r, bool with_tools) {
 EventData::EventData(const Json& value) {
   std::string& scratch = EventTextBuffer();  // written there, then copied once at its size
   AppendJsonText(scratch, value);
-  text_ = std::string(scratch);
+  block_ = Copy(scratch);
 }
 
 EventData EventData::FromText(std::string_view compact_json) {
   EventData data;
-  data.text_ = std::string(compact_json);
+  data.block_ = Copy(compact_json);
   return data;
 }
 
-Json EventData::json() const { return ParseJsonOrDiscarded(text_, kMaxStoredJsonDepth); }
+std::unique_ptr<char[]> EventData::Copy(std::string_view text) {
+  if (text == "{}") return nullptr;
+  const auto size = static_cast<uint32_t>(text.size());
+  std::unique_ptr<char[]> block(new char[sizeof size + text.size()]);
+  std::memcpy(block.get(), &size, sizeof size);
+  std::memcpy(block.get() + sizeof size, text.data(), text.size());
+  return block;
+}
+
+Json EventData::json() const { return ParseJsonOrDiscarded(text(), kMaxStoredJsonDepth); }
 
 bool EventData::contains(std::string_view key) const {
   const Json value = json();

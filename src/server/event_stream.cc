@@ -34,7 +34,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
     case EventType::kLeaseOpened:
     case EventType::kLeaseReleased:
     case EventType::kApproval:  // {id, tool, args}, once the pause is committed
-      Push(std::string(e.name()), e.data.text());
+      Push(std::string(e.name()), std::string(e.data.text()));
       break;
     case EventType::kToolExecuted:
       Push("tool.finished", Dump(ToolFinished(e, "executed")));
@@ -49,7 +49,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
       Push("tool.finished", Dump(ToolFinished(e, "deferred")));
       break;
     case EventType::kReplyDelta:  // a streamed reply's sentences, as the rails passed them
-      Push("reply.delta", e.data.text());
+      Push("reply.delta", std::string(e.data.text()));
       break;
     case EventType::kReplyFinal: {
       // What the person does not have yet goes as one last delta: all of a reply that
@@ -62,7 +62,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
       break;
     }
     case EventType::kDeferredExecuted:
-      Push("deferred.finished", e.data.text());
+      Push("deferred.finished", std::string(e.data.text()));
       break;
     case EventType::kDeferredNote: {
       // A deferred write failed after the reply streamed: its note, as a notice; the
@@ -72,7 +72,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
       break;
     }
     case EventType::kNoticeCreated:
-      Push("notice", e.data.text());
+      Push("notice", std::string(e.data.text()));
       break;
     default:
       break;  // the rest stays in the trace (GET .../trace)

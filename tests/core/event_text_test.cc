@@ -109,5 +109,31 @@ TEST(EventTextTest, EventDataFromADomHoldsItsTextAndReadsBack) {
   EXPECT_FALSE(EventData::FromText(R"({"a":1})") == EventData({{"a", 2}}));
 }
 
+// The text sits behind one pointer, its length first: copies are deep, a move leaves
+// "{}" behind, and any text (empty, with NUL bytes, long) reads back byte for byte.
+TEST(EventTextTest, EventDataCopiesMovesAndKeepsAnyText) {
+  const std::string with_nul("{\"a\":\"x\0y\"}", 13);
+  const std::string long_text = JsonText(Json{{"text", std::string(100000, 'z')}});
+  for (const std::string& text : {std::string(), std::string("{}"), with_nul, long_text}) {
+    EventData original = EventData::FromText(text);
+    EXPECT_EQ(original.text(), text);
+    EventData copy = original;
+    EXPECT_EQ(copy.text(), original.text());
+    if (!text.empty() && text != "{}") {
+      EXPECT_NE(copy.text().data(), original.text().data());  // its own block
+    }
+    EventData assigned;
+    assigned = copy;
+    EXPECT_EQ(assigned.text(), original.text());
+    EventData moved = std::move(copy);
+    EXPECT_EQ(moved.text(), original.text());
+    EXPECT_EQ(copy.text(), "{}");  // NOLINT(bugprone-use-after-move): a moved-from datum is the empty object
+    assigned = assigned;           // self-assignment keeps the text
+    EXPECT_EQ(assigned.text(), original.text());
+  }
+  EXPECT_FALSE(EventData::FromText("").is_object());
+  EXPECT_EQ(sizeof(TraceEvent), 24u);  // what a turn's vector of events holds per event
+}
+
 }  // namespace
 }  // namespace reins
