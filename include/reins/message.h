@@ -31,11 +31,11 @@ struct ToolCall {
 
 struct Message {
   Role role = Role::kUser;
+  bool is_error = false;             // tool messages only: the result is a failure
   std::string text;
   std::vector<ToolCall> tool_calls;  // assistant messages only
   std::string tool_call_id;          // tool messages only
   std::string tool_name;             // tool messages only
-  bool is_error = false;             // tool messages only: the result is a failure
   std::string speaker;               // user messages: who spoke (multi-speaker sessions)
 
   static Message System(std::string text);

@@ -79,11 +79,12 @@ Task<TurnResult> NaiveLoop::RunTurn(const TurnInput& input) {
       emit("tool.executed", {{"call_id", call.id}, {"name", call.name}, {"args", call.args}, {"response", round},
                              {"position", position}, {"result", envelope}, {"success", result.success},
                              {"next_action", NextActionName(result.next_action)}});
-      if (result.clarification) last_clarification_ = result.clarification;
+      if (result.clarification) last_clarification_ = *result.clarification;
       // The floor the runtime would give: the envelope's lease, or the tool's own when it
       // asks the user to choose (`lease:` in the agent file).
       const ToolDef* def = config_.FindTool(call.name);
-      std::optional<LeaseRequest> asked = result.lease;
+      std::optional<LeaseRequest> asked;
+      if (result.lease) asked = *result.lease;
       if (!asked && def != nullptr && def->lease && result.next_action == NextAction::kClarificationNeeded) {
         asked = LeaseRequest{def->lease->first, def->lease->second};
       }

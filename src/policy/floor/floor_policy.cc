@@ -44,7 +44,7 @@ AdmitVerdict FloorPolicy::Admit(TurnContext& ctx) const {
 
 void FloorPolicy::Observe(TurnContext& ctx, const ProposedCall& call, const ResultEnvelope& result) const {
   if (result.lease) {
-    ctx.Slot<FloorTurn>().request = result.lease;
+    ctx.Slot<FloorTurn>().request = *result.lease;
   } else if (result.next_action == NextAction::kClarificationNeeded && call.tool != nullptr && call.tool->lease) {
     ctx.Slot<FloorTurn>().request = LeaseRequest{call.tool->lease->first, call.tool->lease->second};
   }
