@@ -117,7 +117,8 @@ Task<Result<HttpResponse>> McpHttpTransport::Deliver(std::shared_ptr<bool> alive
     parser.Feed(bytes, [&](SseEvent&& event) { deliver(event.data); });
     return OkStatus();
   };
-  Result<HttpResponse> response = co_await client_.Stream(std::move(request), on_chunk, on_headers);
+  Result<HttpResponse> response = HttpResponse{};
+  co_await client_.Stream(std::move(request), on_chunk, on_headers, response);
   if (*alive && response.ok() && !sse && !json_body.empty()) deliver(json_body);
   co_return response;
 }

@@ -154,12 +154,17 @@ HttpRequest HttpModel::WireBytes(const ModelRequest& request, bool streaming) co
   return http;
 }
 
-Task<Result<HttpResponse>> HttpModel::Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts,
-                                           Attempt& attempt) {
+Task<void> HttpModel::Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts, Attempt& attempt,
+                          Result<HttpResponse>& outcome) {
   // Each try gets a request of its own, moved down to the socket: a turn waiting on its
   // model holds the body once (a retry, which is rare, builds it again).
-  if (streaming || tape_) return Exchange(NewHttpRequest(request, streaming, timeouts), request, attempt);
-  return client_->Send(NewHttpRequest(request, streaming, timeouts));  // without Exchange's frame, sized for streams
+  if (streaming || tape_) return Into(Exchange(NewHttpRequest(request, streaming, timeouts), request, attempt), outcome);
+  // Without Exchange's frame, sized for streams, and without one of Into's.
+  return client_->Send(NewHttpRequest(request, streaming, timeouts), outcome);
+}
+
+Task<void> HttpModel::Into(Task<Result<HttpResponse>> exchange, Result<HttpResponse>& outcome) {
+  outcome = co_await std::move(exchange);
 }
 
 Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt) {
@@ -236,14 +241,14 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
     return static_cast<int>(std::clamp<int64_t>(deadline - clock_->NowMs(), 1, ms));
   };
   Attempt attempt;
+  // Each try's outcome, put here by the try (HttpClient::Send): this frame, which waits
+  // as long as the model thinks, holds it once, and the exchange's holds none.
+  Result<HttpResponse> outcome = HttpResponse{};
   for (int n = 0;; ++n) {
     attempt = Attempt{};
     const HttpTimeouts bounded{bound(timeouts_.connect_ms), bound(timeouts_.first_byte_ms), bound(timeouts_.idle_ms),
                                bound(timeouts_.total_ms)};
-    // Declared with its value, and the last try answered from inside the loop: an
-    // outcome assigned to a variable outside it was held twice in this frame, which
-    // waits as long as the model thinks (docs/PERFORMANCE.md, round 24).
-    Result<HttpResponse> outcome = co_await Try(request, streaming, bounded, attempt);
+    co_await Try(request, streaming, bounded, attempt, outcome);
     last_attempts_ = n + 1;
     const bool last = n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(outcome);
     const int64_t delay = last ? 0 : RetryDelayMs(retry_, n, outcome, clock_->NowMs(), rng_);

@@ -51,10 +51,12 @@ class HttpModel final : public ModelProvider {
   // What goes on the wire for `request`: its header fields and body (NewHttpRequest's,
   // and again for a retry).
   HttpRequest WireBytes(const ModelRequest& request, bool streaming) const;
-  // One try of a call. Not a coroutine: the request it builds would otherwise be a
-  // temporary in Complete's frame, held while the call waits.
-  Task<Result<HttpResponse>> Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts,
-                                 Attempt& attempt);
+  // One try of a call, its outcome put into `outcome`. Not a coroutine: the request it
+  // builds would otherwise be a temporary in Complete's frame, held while the call waits.
+  Task<void> Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts, Attempt& attempt,
+                 Result<HttpResponse>& outcome);
+  // A streamed or taped exchange's outcome, put into `outcome`.
+  static Task<void> Into(Task<Result<HttpResponse>> exchange, Result<HttpResponse>& outcome);
   // A streamed exchange, or any through the tape; Try sends a whole one itself.
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
   // The calls Exchange awaits, made in plain functions: the request and the callbacks

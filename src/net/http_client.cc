@@ -299,18 +299,23 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::set<asio::execution_context*> watched;
 
   Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, Deadlines& deadlines);
-  // `self` keeps the pool alive while the exchange runs.
-  Task<Result<HttpResponse>> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
+  // `self` keeps the pool alive while the exchange runs. The answer goes to `response`,
+  // the caller's: returned, it would have a place in this frame, which waits on the
+  // server (a model thinks for seconds), besides the one in the caller's.
+  Task<void> Exchange(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts,
+                      Result<HttpResponse>& response);
+  // An exchange whose response is returned, for callers that await it (Send, Stream).
+  Task<Result<HttpResponse>> Returned(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
   Task<Status> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines);
   // `got_bytes`: the answer's head came (the server had the request). `reusable`: the
   // connection may serve another request.
   Task<Result<HttpResponse>> ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
                                     bool* reusable);
   // ReadOn's answer put into `into`: a coroutine of its own, alive only while the answer
-  // is read, so that the exchange's frame, which waits on the model, keeps no second
-  // result of its own (GCC keeps each awaited result in the awaiting frame).
+  // is read, so that the exchange's frame, which waits on the model, keeps no result of
+  // its own (GCC keeps each awaited result in the awaiting frame).
   Task<void> ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes, bool* reusable,
-                      std::optional<Result<HttpResponse>>* into);
+                      Result<HttpResponse>& into);
   template <typename AsyncStream>
   Task<Status> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines);
   template <typename AsyncStream>
@@ -592,6 +597,11 @@ Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_reque
 
 Task<Result<HttpResponse>> Refused(Status why) { co_return why; }
 
+Task<void> Refused(Status why, Result<HttpResponse>& response) {
+  response = std::move(why);
+  co_return;
+}
+
 // The request again for a retry, when it was freed once written; false when it cannot be
 // had byte for byte (the retry is then given up).
 bool WholeAgain(Outgoing& out) {
@@ -619,12 +629,12 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, Outgoing& out
 }
 
 Task<void> HttpClient::Impl::ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
-                                      bool* reusable, std::optional<Result<HttpResponse>>* into) {
-  into->emplace(co_await ReadOn(c, out, deadlines, got_bytes, reusable));
+                                      bool* reusable, Result<HttpResponse>& into) {
+  into = co_await ReadOn(c, out, deadlines, got_bytes, reusable);
 }
 
-Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
-                                                      HttpTimeouts timeouts) {
+Task<void> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
+                                      HttpTimeouts timeouts, Result<HttpResponse>& response) {
   // Connections belong to the io_context they were opened on.
   auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
   Deadlines deadlines(timeouts);
@@ -633,9 +643,13 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
     std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(PoolKey(out->url, context)) : nullptr;
     bool pooled = c != nullptr;
     if (!c) {
-      REINS_CO_ASSIGN_OR_RETURN(c, co_await Open(out->url, deadlines));
+      Result<std::unique_ptr<Connection>> opened = co_await Open(out->url, deadlines);
+      if (!opened.ok()) {
+        response = opened.status();
+        co_return;
+      }
+      c = std::move(*opened);
     }
-    std::optional<Result<HttpResponse>> exchanged;
     bool got_bytes = false, reusable = false;
     Status sent = co_await SendOn(*c, *out, deadlines);
     if (sent.ok() && c->buffer.size() == 0) {
@@ -650,17 +664,19 @@ Task<Result<HttpResponse>> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*se
       if (waited || c->first_byte.passed()) sent = EndFirstByteWait(c->first_byte, waited, *out, deadlines);
     }
     if (sent.ok()) {
-      co_await ReadInto(*c, *out, deadlines, &got_bytes, &reusable, &exchanged);
+      co_await ReadInto(*c, *out, deadlines, &got_bytes, &reusable, response);
     } else {
-      exchanged.emplace(std::move(sent));
+      response = std::move(sent);
     }
-    Result<HttpResponse>& r = *exchanged;
     c->first_byte.End();  // already, unless the exchange failed first
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
-    if (!r.ok() && pooled && !got_bytes && r.status().code() == StatusCode::kUnavailable && WholeAgain(*out)) continue;
-    if (r.ok() && reusable) GiveBack(&context, PoolKey(out->url, context), std::move(c), *r);
-    co_return std::move(r);
+    if (!response.ok() && pooled && !got_bytes && response.status().code() == StatusCode::kUnavailable &&
+        WholeAgain(*out)) {
+      continue;
+    }
+    if (response.ok() && reusable) GiveBack(&context, PoolKey(out->url, context), std::move(c), *response);
+    co_return;
   }
 }
 
@@ -676,21 +692,41 @@ HttpClient::HttpClient() : HttpClient(Options{}) {}
 HttpClient::HttpClient(Options options) : impl_(std::make_shared<Impl>(std::move(options))) {}
 HttpClient::~HttpClient() = default;
 
-// Not a coroutine: a frame of its own would be held by every exchange while it waits,
-// and the request is prepared here so that the exchange's frame holds none of it.
+// Not coroutines: a frame of their own would be held by every exchange while it waits,
+// and the request is prepared here so that no frame holds it. The response goes to
+// the caller's variable, or through a small frame (Returned) to those that await it.
+Task<void> HttpClient::Send(HttpRequest request, Result<HttpResponse>& response) {
+  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  if (!out.ok()) return Refused(out.status(), response);
+  return impl_->Exchange(impl_, std::move(*out), request.timeouts, response);
+}
+
 Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
   Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
-  return impl_->Exchange(impl_, std::move(*out), request.timeouts);
+  return impl_->Returned(impl_, std::move(*out), request.timeouts);
 }
 
-// Not a coroutine either: the callbacks go with the prepared request, on the heap,
-// where the exchange calls them (a frame of this function's would wait as long).
+Task<void> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers,
+                              Result<HttpResponse>& response) {
+  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  if (!out.ok()) return Refused(out.status(), response);
+  (*out)->streamed = std::make_unique<Outgoing::Streamed>(Outgoing::Streamed{std::move(on_chunk), std::move(on_headers)});
+  return impl_->Exchange(impl_, std::move(*out), request.timeouts, response);
+}
+
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
   Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
   (*out)->streamed = std::make_unique<Outgoing::Streamed>(Outgoing::Streamed{std::move(on_chunk), std::move(on_headers)});
-  return impl_->Exchange(impl_, std::move(*out), request.timeouts);
+  return impl_->Returned(impl_, std::move(*out), request.timeouts);
+}
+
+Task<Result<HttpResponse>> HttpClient::Impl::Returned(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out,
+                                                      HttpTimeouts timeouts) {
+  Result<HttpResponse> response = HttpResponse{};
+  co_await Exchange(std::move(self), std::move(out), timeouts, response);
+  co_return response;
 }
 
 int HttpClient::connections_opened() const {

@@ -111,6 +111,12 @@ class HttpClient {
   // Sends `request`; a 2xx response's body goes to `on_chunk` as it arrives, any other
   // status's body is read whole into the returned response (for the error message).
   Task<Result<HttpResponse>> Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers = {});
+  // The same, the response put into `response`: no frame between the caller and the
+  // exchange, and no place for the response in the exchange's, which waits as long as
+  // the server takes to answer (the forms above add a small frame that returns it).
+  // For a caller whose own frame waits anyway: a model call, a tool call.
+  Task<void> Send(HttpRequest request, Result<HttpResponse>& response);
+  Task<void> Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers, Result<HttpResponse>& response);
 
   // Connections opened so far (for connection-reuse tests and metrics).
   int connections_opened() const;

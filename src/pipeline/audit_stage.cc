@@ -129,7 +129,8 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
   ctx.history.push_back(Message::User("Gather the missing evidence with " + tools.front() +
                                       (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
   ToolChoice choice = tools.size() == 1 ? ToolChoice::Named(tools.front()) : ToolChoice::Required();
-  Result<ModelResponse> round = co_await loop_.CallOnce(ctx, Purpose::kGather, choice, {});
+  Result<ModelResponse> round = ModelLoop::NoAnswer();
+  co_await loop_.CallOnce(ctx, round, Purpose::kGather, choice, {});
   if (!round.ok() && ModelLoop::OutOfTurnTime(ctx, round.status())) co_return ModelLoop::Failed(ctx, round.status());
   // A refusal's calls are not run, in the gather round as in the loop.
   if (round.ok() && round->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
@@ -148,7 +149,8 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
     co_return std::move(*stopped);
   }
   ctx.history.push_back(Message::User("Answer the question again from all the evidence gathered."));
-  Result<ModelResponse> answer = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
+  Result<ModelResponse> answer = ModelLoop::NoAnswer();
+  co_await loop_.CallOnce(ctx, answer, Purpose::kChat, ToolChoice::None(), {});
   if (!answer.ok() && ModelLoop::OutOfTurnTime(ctx, answer.status())) co_return ModelLoop::Failed(ctx, answer.status());
   if (!answer.ok() || answer->text.empty()) co_return Reply(std::move(candidate));
   if (answer->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
@@ -181,7 +183,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
       ctx.result.rails.push_back("ui_allowlist");
       ctx.history.push_back(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
                                           list + ". Point only to what is there."));
-      Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
+      Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
+      co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
       if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
       co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
     }
@@ -192,8 +195,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   std::string error;
   bool model_failed = false;  // no verdict because the audit model failed, not because its verdicts were invalid
   for (int attempt = 0; attempt < 2 && verdict.is_null(); ++attempt) {
-    Result<ModelResponse> response =
-        co_await loop_.CallWith(ctx, Purpose::kAudit, ToolChoice::None(), prompt, AuditVerdictSchema(), nullptr);
+    Result<ModelResponse> response = ModelLoop::NoAnswer();
+    co_await loop_.CallWith(ctx, response, Purpose::kAudit, ToolChoice::None(), prompt, AuditVerdictSchema(), nullptr);
     if (!response.ok()) {
       // Fail open: a broken audit never withholds the answer. Out of time, the turn fails.
       if (ModelLoop::OutOfTurnTime(ctx, response.status())) co_return ModelLoop::Failed(ctx, response.status());
@@ -225,7 +228,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   std::string critique = verdict.is_null() ? "" : verdict.value("critique", "");
   if (repair == "rewrite_once") {
     ctx.history.push_back(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
-    Result<ModelResponse> rewrite = co_await loop_.CallOnce(ctx, Purpose::kRewrite, ToolChoice::None(), {});
+    Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
+    co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
     if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
     co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
   }

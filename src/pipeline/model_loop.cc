@@ -151,31 +151,31 @@ LoopOutcome ModelLoop::Failed(const TurnContext& ctx, const Status& call) {
 // Call, CallOnce and CallWith are not coroutines: they record the call and build its
 // request when called (their callers await them at once), and the request moves into
 // Send's frame. A frame of their own would be held for as long as the model answers.
-Task<Result<ModelResponse>> ModelLoop::Call(TurnContext& ctx, ToolChoice choice) {
-  return CallOnce(ctx, ctx.purpose, std::move(choice), {}, std::nullopt);
+Task<void> ModelLoop::Call(TurnContext& ctx, Result<ModelResponse>& answer, ToolChoice choice) {
+  return CallOnce(ctx, answer, ctx.purpose, std::move(choice), {}, std::nullopt);
 }
 
-Task<Result<ModelResponse>> ModelLoop::CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
-                                                std::vector<Message> extra, std::optional<Json> schema) {
+Task<void> ModelLoop::CallOnce(TurnContext& ctx, Result<ModelResponse>& answer, Purpose purpose, ToolChoice choice,
+                               std::vector<Message> extra, std::optional<Json> schema) {
   const ModelProvider& called = purpose == Purpose::kAudit ? audit_model_ : model_;
   ctx.Emit("model.call", ModelCallData(called.Name(), purpose, choice, ctx.step_id));
   ++ctx.result.model_calls;
   CallRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
   for (Message& m : extra) request.request.messages.push_back(std::move(m));
   request.request.response_schema = std::move(schema);
-  return Send(ctx, std::move(request));
+  return Send(ctx, std::move(request), answer);
 }
 
-Task<Result<ModelResponse>> ModelLoop::CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
-                                                std::vector<Message> messages, std::optional<Json> schema,
-                                                std::shared_ptr<const std::vector<ToolSpec>> tools) {
+Task<void> ModelLoop::CallWith(TurnContext& ctx, Result<ModelResponse>& answer, Purpose purpose, ToolChoice choice,
+                               std::vector<Message> messages, std::optional<Json> schema,
+                               std::shared_ptr<const std::vector<ToolSpec>> tools) {
   const ModelProvider& called = purpose == Purpose::kAudit ? audit_model_ : model_;
   ctx.Emit("model.call", ModelCallData(called.Name(), purpose, choice));
   ++ctx.result.model_calls;
   CallRequest request(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
   request.request.messages = std::move(messages);
   request.request.response_schema = std::move(schema);
-  return Send(ctx, std::move(request));
+  return Send(ctx, std::move(request), answer);
 }
 
 namespace {
@@ -200,7 +200,7 @@ void Settle(Result<ModelResponse>& response) {
 
 }  // namespace
 
-Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call) {
+Task<void> ModelLoop::Send(TurnContext& ctx, CallRequest call, Result<ModelResponse>& answer) {
   ModelRequest& request = call.request;
   request.step_id = ctx.step_id;
   ModelProvider& model = request.purpose == Purpose::kAudit ? audit_model_ : model_;
@@ -210,21 +210,25 @@ Task<Result<ModelResponse>> ModelLoop::Send(TurnContext& ctx, CallRequest call) 
   if (stream != nullptr) {
     // On failure `call` gives the history back as it is destroyed with this frame,
     // which the caller's co_await does before the caller goes on.
-    if (ctx.streamed->stage_writes) REINS_CO_RETURN_IF_ERROR(co_await ctx.streamed->stage_writes(ctx));
+    if (ctx.streamed->stage_writes) {
+      if (Status staged = co_await ctx.streamed->stage_writes(ctx); !staged.ok()) {
+        answer = std::move(staged);
+        co_return;
+      }
+    }
     stream->BeginResponse(false);
     request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
   }
-  Result<ModelResponse> response = co_await Exchange(ctx, model, request);
-  Record(ctx, response);
-  if (response.ok()) {
-    if (stream != nullptr) stream->EndResponse(response->text, Unfinished(*response));
-    if (Unfinished(*response) && !std::exchange(ctx.cut_off_retried, true)) {
-      co_await Repeat(ctx, model, request, stream, response);
+  answer = co_await Exchange(ctx, model, request);
+  Record(ctx, answer);
+  if (answer.ok()) {
+    if (stream != nullptr) stream->EndResponse(answer->text, Unfinished(*answer));
+    if (Unfinished(*answer) && !std::exchange(ctx.cut_off_retried, true)) {
+      co_await Repeat(ctx, model, request, stream, answer);
     }
-    Settle(response);
+    Settle(answer);
   }
   call.GiveBack();  // the history is the turn's again before its caller goes on
-  co_return response;
 }
 
 // Cut off by the token limit (the same request again) or paused (the conversation back
@@ -274,7 +278,8 @@ Task<std::optional<LoopOutcome>> ModelLoop::Conclude(TurnContext& ctx, TurnPhase
   phase.Enter(TurnPhase::kRunningModel);
   if (chain.stop != ChainStop::kComplete) co_return std::nullopt;
   // I1: after `complete`, exactly one more call, with tools off, composes the reply.
-  Result<ModelResponse> last = co_await CallOnce(ctx, ctx.purpose, ToolChoice::None(), {});
+  Result<ModelResponse> last = NoAnswer();
+  co_await CallOnce(ctx, last, ctx.purpose, ToolChoice::None(), {});
   if (!last.ok()) co_return Failed(ctx, last.status());
   if (!last->tool_calls.empty()) {
     // Tool choice was `none`: calls proposed anyway never run and never enter history.
@@ -312,9 +317,10 @@ Task<std::unique_ptr<LoopOutcome>> ModelLoop::Run(TurnContext& ctx, TurnPhaseMac
   const int max_rounds = ctx.config.max_rounds;
   ToolChoice choice = first;
   std::unique_ptr<LoopOutcome> done;
+  Result<ModelResponse> response = NoAnswer();
   while (ctx.loop_rounds < max_rounds) {
     const int round = ++ctx.loop_rounds;
-    Result<ModelResponse> response = co_await Call(ctx, choice);
+    co_await Call(ctx, response, choice);
     choice = ToolChoice::Auto();
     if (!response.ok()) co_return std::make_unique<LoopOutcome>(Failed(ctx, response.status()));
     if (response->tool_calls.empty() || response->finish == FinishReason::kRefusal) {

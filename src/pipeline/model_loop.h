@@ -51,14 +51,19 @@ class ModelLoop {
   // approval ends it; after `complete` exactly one call with tool choice `none` gives the
   // reply (I1); nullopt: the loop goes on (an error the model may repair, or no stop).
   Task<std::optional<LoopOutcome>> Conclude(TurnContext& ctx, TurnPhaseMachine& phase, ChainOutcome chain);
+  // A model call's answer arrives in `answer`, a variable of the caller's frame, which
+  // Send sets whatever happens. Returned, it would take a place in the frame of every
+  // coroutine it passes through, each alive for as long as the model thinks (a
+  // Result<ModelResponse> is 104 bytes). NoAnswer() is that variable's first value.
+  static Result<ModelResponse> NoAnswer() { return ModelResponse{}; }
   // One model call outside the loop (plan, synthesis), recorded like the loop's.
-  Task<Result<ModelResponse>> CallOnce(TurnContext& ctx, Purpose purpose, ToolChoice choice,
-                                       std::vector<Message> extra, std::optional<Json> schema = std::nullopt);
+  Task<void> CallOnce(TurnContext& ctx, Result<ModelResponse>& answer, Purpose purpose, ToolChoice choice,
+                      std::vector<Message> extra, std::optional<Json> schema = std::nullopt);
   // A call with its own messages and tools instead of the turn's (the audit, a gather
   // round restricted to some tools); recorded like every other call.
-  Task<Result<ModelResponse>> CallWith(TurnContext& ctx, Purpose purpose, ToolChoice choice,
-                                       std::vector<Message> messages, std::optional<Json> schema,
-                                       std::shared_ptr<const std::vector<ToolSpec>> tools);
+  Task<void> CallWith(TurnContext& ctx, Result<ModelResponse>& answer, Purpose purpose, ToolChoice choice,
+                      std::vector<Message> messages, std::optional<Json> schema,
+                      std::shared_ptr<const std::vector<ToolSpec>> tools);
   const std::shared_ptr<const std::vector<ToolSpec>>& tools() const { return tools_; }
 
   // The failed outcome for a model call that failed (the turn's timeout named as such).
@@ -72,10 +77,10 @@ class ModelLoop {
  private:
   // One logical model call, recorded in the trace; the response is appended to history
   // by the caller.
-  Task<Result<ModelResponse>> Call(TurnContext& ctx, ToolChoice choice);
+  Task<void> Call(TurnContext& ctx, Result<ModelResponse>& answer, ToolChoice choice);
   // The request goes whole, its response_schema set: a parameter of a coroutine's is
   // a place in its frame, which waits as long as the model thinks.
-  Task<Result<ModelResponse>> Send(TurnContext& ctx, CallRequest call);
+  Task<void> Send(TurnContext& ctx, CallRequest call, Result<ModelResponse>& answer);
   // The request once more after an unfinished answer: `response` becomes the new one.
   Task<void> Repeat(TurnContext& ctx, ModelProvider& model, ModelRequest& request, ReplyStream* stream,
                     Result<ModelResponse>& response);

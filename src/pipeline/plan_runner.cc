@@ -76,8 +76,8 @@ Result<std::vector<PlanStep>> ParsePlan(const Json& plan, const AgentConfig& con
 Task<std::vector<PlanStep>> PlanRunner::MakePlan(TurnContext& ctx) {
   std::vector<Message> extra;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Result<ModelResponse> response =
-        co_await loop_.CallOnce(ctx, Purpose::kPlan, ToolChoice::None(), extra, PlanSchema());
+    Result<ModelResponse> response = ModelLoop::NoAnswer();
+    co_await loop_.CallOnce(ctx, response, Purpose::kPlan, ToolChoice::None(), extra, PlanSchema());
     if (!response.ok()) break;
     Result<std::vector<PlanStep>> plan = ReadPlan(*response, ctx.config);
     if (plan.ok()) co_return std::move(plan).value();
@@ -236,7 +236,8 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   }
   results += "\nWrite the reply to the user from these results.";
   ctx.history.push_back(Message::User(results));
-  Result<ModelResponse> reply = co_await loop_.CallOnce(ctx, Purpose::kChat, ToolChoice::None(), {});
+  Result<ModelResponse> reply = ModelLoop::NoAnswer();
+  co_await loop_.CallOnce(ctx, reply, Purpose::kChat, ToolChoice::None(), {});
   if (!reply.ok()) co_return ModelLoop::Failed(ctx, reply.status());
   co_return loop_.Answer(ctx, *reply);
 }

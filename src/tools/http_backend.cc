@@ -109,7 +109,8 @@ Task<Result<Json>> HttpBackend::Invoke(const ToolRequest& request) {
   http.timeouts.connect_ms = std::min(timeout_ms, 10000);
 
   RealWorkScope real(clock_);  // simulated time waits for the real call
-  Result<HttpResponse> response = co_await client_->Send(std::move(http));
+  Result<HttpResponse> response = HttpResponse{};
+  co_await client_->Send(std::move(http), response);
   // The model, the trace and API clients learn what failed, not where the tool's
   // server lives: the address goes to the detail log.
   if (!response.ok()) {
