@@ -125,7 +125,7 @@ LoopOutcome Reply(std::string text) { return LoopOutcome{LoopOutcome::Kind::kRep
 Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, const std::vector<std::string>& tools,
                                      std::string why, std::string candidate) {
   ctx.purpose = Purpose::kGather;
-  ctx.allowed_tools = std::set<std::string>(tools.begin(), tools.end());
+  ctx.extend().allowed_tools = std::set<std::string>(tools.begin(), tools.end());
   ctx.history.push_back(Message::User("Gather the missing evidence with " + tools.front() +
                                       (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
   ToolChoice choice = tools.size() == 1 ? ToolChoice::Named(tools.front()) : ToolChoice::Required();
@@ -140,7 +140,7 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
     phase.Enter(TurnPhase::kExecutingTools);
     chain = co_await executor_.Run(ctx, ctx.history.back().tool_calls);
   }
-  ctx.allowed_tools.clear();
+  ctx.extend().allowed_tools.clear();
   ctx.purpose = Purpose::kChat;
   // The gathered results stop the chain like any other (I1): the person is asked, the
   // call waits for approval, or `complete` has the one tools-off call answer.

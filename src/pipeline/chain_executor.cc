@@ -76,8 +76,9 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
 }
 
 void ChainExecutor::Queue(TurnContext& ctx) {
-  const std::vector<ToolCall> calls = std::move(ctx.system_calls);
-  ctx.system_calls.clear();
+  if (ctx.extras().system_calls.empty()) return;
+  const std::vector<ToolCall> calls = std::move(ctx.extend().system_calls);
+  ctx.extend().system_calls.clear();
   for (size_t i = 0; i < calls.size(); ++i) {
     ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false};
     const GuardDecision decision = policies_.Guard(ctx, p);

@@ -37,7 +37,7 @@ class ChainExecutor {
   // those of the assistant message it put in ctx.history: a history that grows, or is
   // lent to a model request, moves that message but never its calls' own storage.
   Task<ChainOutcome> Run(TurnContext& ctx, std::span<const ToolCall> calls, Json answer = nullptr);
-  // The calls the runtime proposed itself (ctx.system_calls), guarded exactly like the
+  // The calls the runtime proposed itself (ctx.extras().system_calls), guarded exactly like the
   // model's: queued when a deferral policy replaces them, recorded rejected when a
   // guard refuses them. Nothing runs now and nothing enters the model's history.
   void Queue(TurnContext& ctx);

@@ -50,7 +50,7 @@ CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choi
                               std::shared_ptr<const std::vector<ToolSpec>> tools) {
   CallRequest call(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
   std::string system = ctx.config.system_prompt;
-  for (const std::string& note : ctx.system_notes) system += "\n\n" + note;
+  for (const std::string& note : ctx.extras().system_notes) system += "\n\n" + note;
   if (!ctx.input.page_context.is_null()) {
     system += "\n\nPage context (what the user is looking at): " + ctx.input.page_context.dump();
   }

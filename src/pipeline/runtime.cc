@@ -593,7 +593,7 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
     };
     Result<std::vector<Notice>> notices = co_await calls->Run(std::move(pending));
     if (notices.ok()) {
-      for (const Notice& n : *notices) ctx.pending_notices.emplace_back(n.id, n.text);
+      for (const Notice& n : *notices) ctx.extend().pending_notices.emplace_back(n.id, n.text);
       session.may_have_notices = !notices->empty();
     }
   }
@@ -634,7 +634,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     record.approval_decision = decided.approval_granted ? "granted" : "denied";
   }
   record.cancelled_approval_id = decided.cancelled_approval_id;
-  record.delivered_notices = ctx.delivered_notices;
+  record.delivered_notices = ctx.extras().delivered_notices;
   record.lease_change = ctx.lease_change();
   record.lease_expected_version = ctx.lease().version;
   const Lease& after = ctx.lease_change() ? *ctx.lease_change() : ctx.lease();

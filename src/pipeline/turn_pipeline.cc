@@ -252,7 +252,7 @@ void TurnPipeline::AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseM
     ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
     ctx.history.push_back(Message::Assistant(answer));
   }
-  ctx.pending_notices.clear();
+  if (!ctx.extras().pending_notices.empty()) ctx.extend().pending_notices.clear();
   Deliver(ctx, std::move(answer), phase);  // verbatim: rails never edit a safety message
   Close(ctx, phase);
 }
@@ -313,15 +313,16 @@ EventData TurnPipeline::ReplyFinal(const TurnContext& ctx) {
 
 // Notices from earlier background failures go in front of the next reply, once.
 std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply, bool into_history) {
-  if (ctx.pending_notices.empty()) return reply;
+  if (ctx.extras().pending_notices.empty()) return reply;
+  TurnContext::Extras& extras = ctx.extend();
   std::string front;
-  for (const auto& [id, text] : ctx.pending_notices) {
+  for (const auto& [id, text] : extras.pending_notices) {
     front += (front.empty() ? "" : " ") + text;
     ctx.result.notices.push_back(text);
-    ctx.delivered_notices.push_back(id);
+    extras.delivered_notices.push_back(id);
     ctx.Emit("notice", {{"id", id}, {"text", text}});
   }
-  ctx.pending_notices.clear();
+  extras.pending_notices.clear();
   // The model's history says what the person was told, notices included (a streamed
   // reply's first sentence is not in history yet: it gets them with the rest).
   if (into_history && !ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {

@@ -79,6 +79,8 @@ struct TurnContext {
   int response_index = 0;  // model responses so far in this turn
   int loop_rounds = 0;     // model calls of the governed loop so far (limits.max_rounds)
   Purpose purpose = Purpose::kChat;  // what the loop's model calls are for right now
+  // The one continuation the loop may ask for when a response was cut off.
+  bool cut_off_retried = false;
   std::string step_id;               // plan mode: the step being run
   // The floor lease as stored when the turn began (SetLease), and the change this turn
   // makes (ChangeLease): on the heap once set, for an agent with floor control; none for
@@ -87,18 +89,26 @@ struct TurnContext {
   const std::optional<Lease>& lease_change() const { return floor_ ? floor_->change : kNoLeaseChange; }
   void SetLease(Lease held) { Floor().lease = std::move(held); }
   void ChangeLease(Lease to) { Floor().change = std::move(to); }
-  // When not empty, only these tools may run (an audit's gather round).
-  std::set<std::string> allowed_tools;
-  // Calls the runtime proposes itself (the safety override's flag tool): guarded like the
-  // model's calls and queued, but never in the model's history.
-  std::vector<ToolCall> system_calls;
-  // The one continuation the loop may ask for when a response was cut off.
-  bool cut_off_retried = false;
-  // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
-  std::vector<std::string> system_notes;
-  // Notices waiting for this turn's reply (earlier background failures): id, text.
-  std::vector<std::pair<int64_t, std::string>> pending_notices;
-  std::vector<int64_t> delivered_notices;
+  // What few turns have. On the heap once a turn has any (extend()): most have none, and
+  // the turn's context lives as long as the turn waits on its model (these five took
+  // 144 of its bytes).
+  struct Extras {
+    // When not empty, only these tools may run (an audit's gather round).
+    std::set<std::string> allowed_tools;
+    // Calls the runtime proposes itself (the safety override's flag tool): guarded like
+    // the model's calls and queued, but never in the model's history.
+    std::vector<ToolCall> system_calls;
+    // Extra lines for the model's system prompt in this turn (e.g. who holds the floor).
+    std::vector<std::string> system_notes;
+    // Notices waiting for this turn's reply (earlier background failures): id, text.
+    std::vector<std::pair<int64_t, std::string>> pending_notices;
+    std::vector<int64_t> delivered_notices;
+  };
+  const Extras& extras() const { return extras_ ? *extras_ : kNoExtras; }
+  Extras& extend() {
+    if (!extras_) extras_ = std::make_unique<Extras>();
+    return *extras_;
+  }
   // What this turn's input did to what the session had pending; the turn's record
   // carries it to the store. decide() makes it on the turn's first decision.
   const PendingDecisions& decisions() const { return decisions_ ? *decisions_ : kNoDecisions; }
@@ -179,6 +189,8 @@ struct TurnContext {
   std::unique_ptr<FloorLease> floor_;
   static inline const PendingDecisions kNoDecisions{};
   std::unique_ptr<PendingDecisions> decisions_;
+  static inline const Extras kNoExtras{};
+  std::unique_ptr<Extras> extras_;
   std::vector<std::pair<const void*, std::shared_ptr<void>>> slots_;
 };
 

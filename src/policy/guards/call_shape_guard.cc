@@ -10,9 +10,9 @@ CallVerdict CallShapeGuard::Guard(TurnContext& ctx, const ProposedCall& proposed
     return CallVerdict::Reject("unknown_tool", "there is no tool named '" + call.name +
                                                    "'. Use only the tools you were given: " + names + ".");
   }
-  if (!ctx.allowed_tools.empty() && !ctx.allowed_tools.count(call.name)) {
+  if (const std::set<std::string>& allowed = ctx.extras().allowed_tools; !allowed.empty() && !allowed.count(call.name)) {
     std::string names;
-    for (const std::string& t : ctx.allowed_tools) names += (names.empty() ? "" : ", ") + t;
+    for (const std::string& t : allowed) names += (names.empty() ? "" : ", ") + t;
     return CallVerdict::Reject("not_allowed", call.name + " is not part of this round; only " + names + " may be called.");
   }
   if (call.cut_off) {

@@ -18,7 +18,8 @@ std::optional<std::string> SafetyOverride::Preempt(TurnContext& ctx) const {
       // Proposed by the runtime, not the model: the pipeline guards it like any call
       // (schema, deferral) and it goes through the outbox.
       Json args = FlagToolArgs(*flag, *ctx.input.say);
-      ctx.system_calls.push_back({"safety_" + std::to_string(ctx.system_calls.size()), flag->name, args.dump(), args, true});
+      std::vector<ToolCall>& calls = ctx.extend().system_calls;
+      calls.push_back({"safety_" + std::to_string(calls.size()), flag->name, args.dump(), args, true});
     }
     return rule.config->message;
   }

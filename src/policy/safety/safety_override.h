@@ -1,7 +1,7 @@
 // SafetyOverride (seed 000): a message matching a crisis pattern is answered with the
 // configured message before anything else (the admission gate and pending questions
 // included, I6), and the flag tool is proposed with the user's text, to run deferred
-// (ctx.system_calls; the pipeline guards and queues it). The model is bypassed
+// (ctx.extend().system_calls; the pipeline guards and queues it). The model is bypassed
 // entirely, so the person gets the safety message whatever the model would have said.
 #pragma once
 
