@@ -112,7 +112,8 @@ TEST(EventTextTest, EventDataFromADomHoldsItsTextAndReadsBack) {
 // The text sits behind one pointer, its length first: copies are deep, a move leaves
 // "{}" behind, and any text (empty, with NUL bytes, long) reads back byte for byte.
 TEST(EventTextTest, EventDataCopiesMovesAndKeepsAnyText) {
-  const std::string with_nul("{\"a\":\"x\0y\"}", 13);
+  static constexpr char kWithNul[] = "{\"a\":\"x\0y\"}";
+  const std::string with_nul(kWithNul, sizeof kWithNul - 1);
   const std::string long_text = JsonText(Json{{"text", std::string(100000, 'z')}});
   for (const std::string& text : {std::string(), std::string("{}"), with_nul, long_text}) {
     EventData original = EventData::FromText(text);
