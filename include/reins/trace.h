@@ -191,8 +191,8 @@ class EventData {
   friend bool operator==(const EventData& a, const EventData& b) { return a.text() == b.text() || a.json() == b.json(); }
 
  private:
-  // The text's length (4 bytes), then the text; null for "{}". Longer than 4 GB is
-  // not an event reins writes: the store caps what it keeps far below that.
+  // The text's length (4 bytes), then the text; null for "{}". No event's text reaches
+  // 4 GB: a turn's whole trace is one SQLite value, and SQLite keeps none over 1 GB.
   static std::unique_ptr<char[]> Copy(std::string_view text);
   std::unique_ptr<char[]> block_;
 };

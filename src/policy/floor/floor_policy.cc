@@ -36,8 +36,8 @@ AdmitVerdict FloorPolicy::Admit(TurnContext& ctx) const {
   AdmitVerdict verdict = DecideAdmission(lease, ctx.input.speaker, ctx.input.say.value_or(""), now, cancel_patterns_);
   if (verdict.kind == AdmitVerdict::Kind::kAdmit && lease.ActiveAt(now) && config_.floor.owner_note) {
     ctx.extend().system_notes.push_back("Floor: " + lease.owner + " holds the floor for " + lease.domain + " until " +
-                               FormatIsoTime(lease.expires_at_ms) + "; you are answering " + lease.owner +
-                               "'s follow-up.");
+                                        FormatIsoTime(lease.expires_at_ms) + "; you are answering " + lease.owner +
+                                        "'s follow-up.");
   }
   return verdict;
 }
