@@ -108,7 +108,7 @@ std::string AuditStage::RenderPrompt(const TurnContext& ctx, const std::string& 
   }
   std::string prompt = kAuditPromptTemplate;
   Replace(prompt, "{{system_prompt}}", config_.system_prompt);
-  Replace(prompt, "{{question}}", ctx.user_text);
+  Replace(prompt, "{{question}}", std::string(ctx.user_text()));
   Replace(prompt, "{{page_context}}", ctx.input.page_context.is_null() ? "(none)" : JsonText(ctx.input.page_context));
   Replace(prompt, "{{catalog}}", catalog_);
   Replace(prompt, "{{trace}}", trace.empty() ? "(no tools ran)" : trace);
@@ -161,7 +161,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   Json record = {{"repair", "accept"}};
   // Deterministic evidence first: an unsatisfied evidence bundle needs no model to see.
   for (const auto& [intent, match] : bundles_) {
-    if (!RE2::PartialMatch(ctx.user_text, *match)) continue;
+    if (!RE2::PartialMatch(ctx.user_text(), *match)) continue;
     std::vector<std::string> missing = MissingTools(ctx.RequestTools(), intent->required_tools);
     if (missing.empty()) continue;
     record = {{"repair", "gather_missing_evidence_once"}, {"reason", "evidence bundle '" + intent->name + "'"},

@@ -18,7 +18,7 @@ Json CallEventData(const TurnContext& ctx, const ProposedCall& p) {
 }
 
 std::string IdempotencyKey(const TurnContext& ctx, int position) {
-  return ctx.turn_id + ":" + std::to_string(ctx.response_index) + ":" + std::to_string(position);
+  return ctx.result.turn_id + ":" + std::to_string(ctx.response_index) + ":" + std::to_string(position);
 }
 
 std::string ErrorContent(const std::string& error) {
@@ -43,8 +43,8 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
                                             int64_t* latency_ms) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
-  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.turn_id,
-                      IdempotencyKey(ctx, p.position) + ctx.key_salt};
+  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.result.turn_id,
+                      IdempotencyKey(ctx, p.position).append(ctx.key_salt)};
   // The tool's own timeout, or what is left of the turn's budget if that ends sooner.
   const int64_t budget = std::min<int64_t>(p.tool->timeout_ms, ctx.RemainingMs());
   request.timeout_ms = budget;
@@ -174,7 +174,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
     o.reason = "awaiting_approval";
     o.message = verdict.message;
-    PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, ctx.user_text, {}};
+    PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, std::string(ctx.user_text()), {}};
     Json data = CallEventData(ctx, p);
     data["approval_id"] = pending.id;
     ctx.Emit("approval.requested", std::move(data));
@@ -223,11 +223,11 @@ void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnve
   if (kept.next_action == NextAction::kClarificationNeeded) {
     outcome.stop = ChainStop::kClarification;
     PendingClarification pending;
-    pending.id = "c_" + ctx.turn_id.substr(ctx.turn_id.find('_') + 1) + "_" + std::to_string(p.position);
+    pending.id = "c_" + ctx.result.turn_id.substr(ctx.result.turn_id.find('_') + 1) + "_" + std::to_string(p.position);
     pending.clarification = *kept.clarification;
     pending.tool = name;
     pending.entity_type = EntityTypeOfOptions(*p.tool, kept);
-    pending.request_text = ctx.user_text;
+    pending.request_text = ctx.user_text();
     pending.request_tools = ctx.RequestTools();
     outcome.clarification = std::move(pending);
   } else if (kept.next_action == NextAction::kComplete && kept.success) {

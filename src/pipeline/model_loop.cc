@@ -39,7 +39,7 @@ ModelRequest RequestHead(const TurnContext& ctx, Purpose purpose, ToolChoice cho
   request.purpose = purpose;
   request.tool_choice = std::move(choice);
   request.turn = ctx.result.turn_number;
-  request.user_text = ctx.user_text;
+  request.user_text = ctx.user_text();
   request.tools = std::move(tools);
   return request;
 }

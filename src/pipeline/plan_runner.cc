@@ -90,7 +90,7 @@ Task<std::vector<PlanStep>> PlanRunner::MakePlan(TurnContext& ctx) {
   // No usable plan: the request becomes a single reasoning step (recorded).
   PlanStep fallback;
   fallback.id = "step_1";
-  fallback.description = ctx.user_text;
+  fallback.description = ctx.user_text();
   fallback.validation_mode = ValidationMode::kOff;
   ctx.Emit("plan.fallback", {{"reason", "no valid plan after one repair"}});
   co_return std::vector<PlanStep>{fallback};

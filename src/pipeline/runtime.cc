@@ -134,13 +134,13 @@ struct Runtime::Impl {
     for (; staged.through < ctx.result.tools.size(); ++staged.through) {
       const ToolOutcome& t = ctx.result.tools[staged.through];
       if (t.status != ToolOutcome::Status::kDeferred) continue;
-      entries.push_back({t.idempotency_key, ctx.session_id, ctx.turn_id, t.name, t.args, ctx.config.deferred.mode,
+      entries.push_back({t.idempotency_key, ctx.session_id, ctx.result.turn_id, t.name, t.args, ctx.config.deferred.mode,
                          "staged", 0, nullptr, t.step_id, parts.clock->NowMs()});
     }
     if (entries.empty()) co_return OkStatus();
     if (!staged.any) {
       std::lock_guard lock(mu);
-      staging_turns.insert(ctx.turn_id);
+      staging_turns.insert(ctx.result.turn_id);
     }
     staged.any = true;
     std::function<Status(Store&)> stage = [&entries](Store& store) { return store.StageOutbox(entries); };
@@ -366,8 +366,17 @@ struct Runtime::Impl {
     HeapOptional<SessionState> state_before;
     TurnContext ctx;
     TurnPhaseMachine phase{ctx.result};             // the turn's status follows its phase
-    std::function<void(const TraceEvent&)> stream;  // the caller's, when it streams
-    std::vector<TraceEvent> held;                   // progress emitted before the turn was admitted
+    // What a turn whose caller streams it has besides; none for the others (most turns:
+    // the two took 56 bytes of every turn waiting on its model).
+    struct Streaming {
+      std::function<void(const TraceEvent&)> stream;  // the caller's
+      std::vector<TraceEvent> held;                   // progress emitted before the turn was admitted
+      void Flush() {
+        for (const TraceEvent& h : held) stream(h);
+        held.clear();
+      }
+    };
+    std::unique_ptr<Streaming> streaming;
 
     bool settled = false;  // committed, or rolled back: the cached session is the store's
     void RollBack() {
@@ -375,13 +384,12 @@ struct Runtime::Impl {
       session->history.resize(ctx.history_base);
       settled = true;
     }
-    void Flush() {
-      for (const TraceEvent& h : held) stream(h);
-      held.clear();
-    }
   };
   // Claims and loads the session, checks the input's idempotency key and builds the
   // turn's context: a turn ready to run, or why it does not.
+  // A well-formed turn (Runtime::RunTurnOnHeap checked it), from its place in the
+  // session's queue to its result.
+  Task<TurnResultBox> RunTurn(std::string session_id, std::unique_ptr<TurnInput> input);
   Task<Result<std::unique_ptr<TurnRun>>> Admit(const std::string& session_id, std::unique_ptr<TurnInput> input,
                                                int64_t arrived_ms);
   // Commits a turn that ran, hands its events on and runs its deferred calls; its
@@ -503,30 +511,42 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
   return RunTurnOnHeap(std::move(session_id), std::make_unique<TurnInput>(std::move(input)));
 }
 
+namespace {
+
+Task<TurnResultBox> Refused(Status why) { co_return why; }
+
+}  // namespace
+
+// Not a coroutine: a malformed input is refused before the turn's frame exists, and the
+// check's status takes no place in a frame that waits as long as the turn does.
 Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, std::unique_ptr<TurnInput> input) {
-  if (input == nullptr) co_return InvalidArgument("a turn needs an input");
-  REINS_CO_RETURN_IF_ERROR(CheckTurnInput(*input));
+  if (input == nullptr) return Refused(InvalidArgument("a turn needs an input"));
+  if (Status malformed = CheckTurnInput(*input); !malformed.ok()) return Refused(std::move(malformed));
+  return impl_->RunTurn(std::move(session_id), std::move(input));
+}
+
+Task<TurnResultBox> Runtime::Impl::RunTurn(std::string session_id, std::unique_ptr<TurnInput> input) {
   // One turn of a session at a time, in arrival order.
-  const int64_t arrived_ms = impl_->parts.clock->NowMs();
-  co_await impl_->queue.Acquire(session_id);
+  const int64_t arrived_ms = parts.clock->NowMs();
+  co_await queue.Acquire(session_id);
   struct Leave {  // the next turn in line goes on however this one ends
     SessionQueue& queue;
     const std::string& session_id;
     ~Leave() { queue.Release(session_id); }
-  } leave{impl_->queue, session_id};
+  } leave{queue, session_id};
   // Three steps, each a coroutine of its own, around one heap object: this frame, which
   // lives as long as the turn waits on its model, holds a pointer to the turn and not
   // what admitting and committing it kept (GCC keeps every local and temporary of a
   // coroutine in its frame for the coroutine's whole life).
-  Result<std::unique_ptr<Impl::TurnRun>> admitted = co_await impl_->Admit(session_id, std::move(input), arrived_ms);
+  Result<std::unique_ptr<TurnRun>> admitted = co_await Admit(session_id, std::move(input), arrived_ms);
   if (!admitted.ok()) co_return admitted.status();
-  Impl::TurnRun& run = **admitted;
+  TurnRun& run = **admitted;
   Status ran = co_await run.catalog->pipeline->Run(run.ctx, run.phase);
   if (!ran.ok()) {
     run.RollBack();
     co_return ran;
   }
-  co_return co_await impl_->Finish(session_id, run);
+  co_return co_await Finish(session_id, run);
 }
 
 Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const std::string& session_id,
@@ -561,31 +581,31 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   // The turn's budget up to its reply runs from now: waiting in the queue was not it.
   if (config.turn_timeout_ms > 0) ctx.deadline_ms = parts.clock->NowMs() + config.turn_timeout_ms;
   ctx.session_id = session_id;
-  ctx.turn_id = NewId("t_");
+  ctx.result.turn_id = NewId("t_");
   ctx.input = std::move(*input);
   input.reset();
-  run->stream = std::move(ctx.input.on_event);
-  if (run->stream) {
+  if (ctx.input.on_event) {
+    run->streaming = std::make_unique<TurnRun::Streaming>();
+    run->streaming->stream = std::move(ctx.input.on_event);
     // Progress streams live, but only once the input is accepted: a refused turn (409,
     // 422...) must not have begun a stream (docs/http-api.md).
     ctx.streamed = std::make_unique<TurnContext::Streamed>();
     ctx.streamed->on_emit = [r = run.get()](const TraceEvent& e) {
       if (!IsProgressEvent(e.type)) return;
       if (!r->ctx.admitted) {
-        r->held.push_back(e);
+        r->streaming->held.push_back(e);
         return;
       }
-      r->Flush();
-      r->stream(e);
+      r->streaming->Flush();
+      r->streaming->stream(e);
     };
     // The reply streams as it is written; each sentence waits for the writes before it.
     ctx.streamed->send_reply_text = [r = run.get()](std::string_view text) {
       const TraceEvent delta{EventType::kReplyDelta, r->ctx.result.turn_number, r->ctx.clock.NowMs(), Json{{"text", text}}};
-      r->stream(delta);
+      r->streaming->stream(delta);
     };
     ctx.streamed->stage_writes = [this](TurnContext& c) { return StageWrites(c); };
   }
-  ctx.result.turn_id = ctx.turn_id;
   ctx.result.turn_number = session.turn_count + 1;
   if (session.may_have_notices || shared) {  // another replica may have recorded one
     std::function<Result<std::vector<Notice>>(Store&)> pending = [&session_id](Store& store) {
@@ -610,7 +630,8 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   TurnContext& ctx = run.ctx;
   CachedSession& session = *run.session;
   Catalog& catalog = *run.catalog;
-  const std::function<void(const TraceEvent&)>& stream = run.stream;
+  static const std::function<void(const TraceEvent&)> kNoStream;
+  const std::function<void(const TraceEvent&)>& stream = run.streaming ? run.streaming->stream : kNoStream;
   // On the heap: the record is needed only once the turn has run.
   const auto recorded = std::make_unique<RecordBlock>();
   TurnRecord& record = recorded->record;
@@ -675,7 +696,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   }
   // The turn and its outbox rows are durable: only now may deferred calls run (I12).
   if (parts.after_commit) parts.after_commit(record.result.turn_id);
-  if (stream) run.Flush();
+  if (stream) run.streaming->Flush();
   if (parts.on_turn) parts.on_turn(session_id, record.result.events);
   for (const TraceEvent& e : record.result.events) {
     if (stream && !IsProgressEvent(e.type)) stream(e);  // the reply and what it asks, now durable

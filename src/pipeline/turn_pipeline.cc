@@ -122,7 +122,6 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     d.decided_approval = std::make_unique<PendingApproval>(std::move(*approval));
     approval.reset();
     d.approval_granted = *in.approve;
-    ctx.user_text = d.decided_approval->request_text;
     ctx.request_tools = d.decided_approval->request_tools;
     ctx.Emit(d.approval_granted ? EventType::kApprovalGranted : EventType::kApprovalDenied,
              {{"id", d.decided_approval->id}, {"tool", d.decided_approval->tool},
@@ -151,7 +150,6 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     d.chosen_option_id = chosen->id;
     d.answered = std::make_unique<PendingClarification>(std::move(*pending));
     pending.reset();
-    ctx.user_text = d.answered->request_text;
     ctx.request_tools = d.answered->request_tools;
     policies_.OnClarificationAnswered(ctx, *d.answered, d.chosen_option_id);
     ctx.Emit("clarification.answered", {{"id", d.answered->id},
@@ -171,7 +169,6 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     ctx.decide().withdrawn_clarification_id = pending->id;
     pending.reset();
   }
-  ctx.user_text = *in.say;
   return {};
 }
 
@@ -407,7 +404,7 @@ std::optional<Status> TurnPipeline::Open(TurnContext& ctx, TurnPhaseMachine& pha
                                          std::unique_ptr<Resumption>& resumption) {
   // Emitted first; if admission refuses the input, the whole turn is discarded.
   const Json reply = OpenStream(ctx);
-  ctx.Emit("turn.started", TurnStartedData(ctx.turn_id, ctx.input, reply));
+  ctx.Emit("turn.started", TurnStartedData(ctx.result.turn_id, ctx.input, reply));
   // A crisis message is answered before anything else may refuse or hold it (I6).
   if (std::optional<std::string> answer = Preempt(ctx)) {
     ctx.admitted = true;

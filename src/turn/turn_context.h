@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -58,12 +59,17 @@ struct TurnContext {
   // (pipeline/context_window.h): older turns exist in the store, never in a request.
   bool older_history_left_out = false;
 
-  std::string session_id;
-  std::string turn_id;
+  std::string session_id;  // the turn's own id is result.turn_id
   TurnInput input;
-  int64_t waited_ms = 0;  // how long the turn waited behind the session's earlier ones
-  std::string key_salt;   // RuntimeParts::idempotency_salt
-  std::string user_text;  // the text the turn is about (`say`, or the original request after `select`)
+  int64_t waited_ms = 0;       // how long the turn waited behind the session's earlier ones
+  std::string_view key_salt;  // RuntimeParts::idempotency_salt (the runtime's, which outlives its turns)
+  // The text the turn is about: what the person said, or, for a turn that answers a
+  // clarification or an approval, the request that asked it (kept with the decision).
+  std::string_view user_text() const {
+    if (decisions_ && decisions_->decided_approval) return decisions_->decided_approval->request_text;
+    if (decisions_ && decisions_->answered) return decisions_->answered->request_text;
+    return input.say ? std::string_view(*input.say) : std::string_view();
+  }
   // Tools that ran (or were queued) for that request in the turns before this one (it
   // was interrupted by a clarification or an approval).
   std::vector<std::string> request_tools;

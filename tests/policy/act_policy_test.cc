@@ -29,7 +29,7 @@ class ActPolicyTest : public ::testing::Test {
   }
   // The model answered `text` in this turn.
   void Answered(const std::string& user, const std::string& text) {
-    ctx_.user_text = user;
+    ctx_.input.say = user;
     p_.history.push_back(Message::User(user));
     p_.history.push_back(Message::Assistant(text));
   }

@@ -13,7 +13,7 @@ TEST(IntentPolicyTest, ForcesTheFirstMissingToolOncePerTurn) {
   testing::PolicyContext p({prayer});
   p.config.intents = {{"prayer", "(?i)\\bpray", {"submit_prayer_request"}, IntentEnforcement::kForce}};
   IntentPolicy policy(p.config);
-  p.ctx.user_text = "Please pray for my dad";
+  p.ctx.input.say = "Please pray for my dad";
   EXPECT_EQ(policy.RequiredToolMissing(p.ctx), "submit_prayer_request");
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());  // one retry only (I9)
 }
@@ -40,11 +40,11 @@ TEST(IntentPolicyTest, AuditAndOffOnlyRecord) {
   testing::PolicyContext p({group});
   p.config.intents = {{"groups", "(?i)group", {"find_small_group"}, IntentEnforcement::kAudit}};
   IntentPolicy policy(p.config);
-  p.ctx.user_text = "any small groups?";
+  p.ctx.input.say = "any small groups?";
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());
   ASSERT_FALSE(p.ctx.result.events.empty());
   EXPECT_EQ(p.ctx.result.events.back().name(), "intent.missing");
-  p.ctx.user_text = "what time is service?";
+  p.ctx.input.say = "what time is service?";
   size_t before = p.ctx.result.events.size();
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());
   EXPECT_EQ(p.ctx.result.events.size(), before);  // no match, nothing recorded

@@ -44,7 +44,7 @@ Json EmpathyConfig() {
 
 TEST_F(RailsTest, EmpathyFirstPrependsAnOpenerOnlyWhenBothPatternsMatch) {
   EmpathyFirst rail(EmpathyConfig());
-  ctx_.user_text = "I'm scared, please pray";
+  ctx_.input.say = "I'm scared, please pray";
   std::string reply = "Your prayer request has been submitted.";
   ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
   EXPECT_TRUE(reply.rfind("I'm so sorry. ", 0) == 0 || reply.rfind("That sounds so hard. ", 0) == 0) << reply;
@@ -56,7 +56,7 @@ TEST_F(RailsTest, EmpathyFirstPrependsAnOpenerOnlyWhenBothPatternsMatch) {
 
   std::string empathic = "I'm sorry you're scared. Your prayer request has been submitted.";
   EXPECT_FALSE(rail.ReviewReply(ctx_, empathic));
-  ctx_.user_text = "What time is service?";
+  ctx_.input.say = "What time is service?";
   std::string informational = "Your prayer request has been submitted.";
   EXPECT_FALSE(rail.ReviewReply(ctx_, informational));
 }
@@ -66,7 +66,7 @@ TEST_F(RailsTest, EmpathyFirstPrependsAnOpenerOnlyWhenBothPatternsMatch) {
 TEST_F(RailsTest, EmpathyFirstJudgesTheFirstSentenceByWhatItDoes) {
   EmpathyFirst rail(Json::parse(R"J({"openers": [{"match": "(?i)passed away|died", "text": "I'm so sorry for your loss."},
                                                  "I'm so sorry you're going through this."]})J"));
-  ctx_.user_text = "My husband passed away last week. Could someone pray for our family?";
+  ctx_.input.say = "My husband passed away last week. Could someone pray for our family?";
   for (const char* reports : {"I've asked the pastoral team to visit you this week.",
                               "Your prayer request has been submitted to the team.",
                               "The prayer team will be praying for you.", "Let me add this to our prayer list.",
@@ -83,11 +83,11 @@ TEST_F(RailsTest, EmpathyFirstJudgesTheFirstSentenceByWhatItDoes) {
     std::string reply = acknowledges;
     EXPECT_FALSE(rail.ReviewReply(ctx_, reply)) << acknowledges;
   }
-  ctx_.user_text = "I'm scared about my surgery tomorrow";
+  ctx_.input.say = "I'm scared about my surgery tomorrow";
   std::string reply = "I've shared this with the care team.";
   ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
   EXPECT_EQ(reply, "I'm so sorry you're going through this. I've shared this with the care team.");
-  ctx_.user_text = "What time is the Sunday service?";
+  ctx_.input.say = "What time is the Sunday service?";
   std::string info = "Here are the service times: 9 and 11.";
   EXPECT_FALSE(rail.ReviewReply(ctx_, info));  // nothing emotional: left alone
 }
@@ -176,7 +176,7 @@ namespace {
 // sentence pointing off the screen never sent and the reply ending by saying so.
 TEST_F(RailsTest, OnAStreamedReplyEachRailJudgesItsSentencesAndOnlyAppends) {
   EmpathyFirst empathy(EmpathyConfig());
-  ctx_.user_text = "I'm scared, please pray";
+  ctx_.input.say = "I'm scared, please pray";
   std::string first = "Your prayer request has been submitted.";
   ASSERT_TRUE(empathy.ReviewSentence(ctx_, "", first));
   EXPECT_NE(first.find(" Your prayer request has been submitted."), std::string::npos) << first;

@@ -12,7 +12,7 @@ struct PolicyContext {
   explicit PolicyContext(std::vector<ToolDef> tools = {}) : clock(0), ctx(config, clock, state, history) {
     config.tools = std::move(tools);
     ctx.result.turn_number = 1;
-    ctx.turn_id = "t_1";
+    ctx.result.turn_id = "t_1";
   }
   AgentConfig config;
   VirtualClock clock;

@@ -28,7 +28,7 @@ std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx)
   // the reply honest. Both are known before the reply is read.
   ActTurn& turn = ctx.Slot<ActTurn>();
   if (!turn.forced.empty() || ctx.loop_rounds >= ctx.config.max_rounds) return std::nullopt;
-  std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text, ctx.history.back().text, ctx.RequestTools());
+  std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text(), ctx.history.back().text, ctx.RequestTools());
   if (!unmade) return std::nullopt;
   turn.forced = unmade->tool;
   ctx.Emit("act.retry", TalkEvent(*unmade));
@@ -38,7 +38,7 @@ std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx)
 std::vector<ActionTalk> ActNotDescribe::Unmade(TurnContext& ctx, const std::string& reply) const {
   const std::vector<std::string> ran = ctx.RequestTools();
   std::vector<ActionTalk> unmade;
-  for (ActionTalk& talk : reader_.Read(ctx.user_text, reply)) {
+  for (ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
     if (std::find(ran.begin(), ran.end(), talk.tool) != ran.end()) continue;
     if (talk.writes && !talk.requested) continue;  // honest_claims' case: nobody asked for it
     unmade.push_back(std::move(talk));

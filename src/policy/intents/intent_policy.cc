@@ -21,7 +21,7 @@ IntentPolicy::IntentPolicy(const AgentConfig& config) {
 
 std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) const {
   for (const Intent& intent : intents_) {
-    if (!RE2::PartialMatch(ctx.user_text, *intent.match)) continue;
+    if (!RE2::PartialMatch(ctx.user_text(), *intent.match)) continue;
     // The request's tools count wherever they ran: in this turn, or in the one that
     // asked the clarification (or approval) this turn answers.
     std::vector<std::string> missing = MissingTools(ctx.RequestTools(), intent.config->required_tools);

@@ -84,14 +84,14 @@ bool EmpathyFirst::Acknowledges(const std::string& sentence) const { return AnyM
 bool EmpathyFirst::ReportsResult(const std::string& sentence) const { return AnyMatches(result_openers_, sentence); }
 
 bool EmpathyFirst::ReviewReply(TurnContext& ctx, std::string& reply) const {
-  if (!AnyMatches(emotional_, ctx.user_text)) return false;
+  if (!AnyMatches(emotional_, ctx.user_text())) return false;
   // Only the first sentence counts: a confirmation later in the reply is fine.
   const std::string first = FirstSentence(reply);
   if (first.empty() || Acknowledges(first) || !ReportsResult(first)) return false;
   // An opener written for this kind of message first; otherwise the same message
   // always gets the same one of the general openers.
   for (const Opener& o : openers_) {
-    if (o.match != nullptr && RE2::PartialMatch(ctx.user_text, *o.match)) {
+    if (o.match != nullptr && RE2::PartialMatch(ctx.user_text(), *o.match)) {
       reply = o.text + " " + reply;
       return true;
     }
@@ -101,7 +101,7 @@ bool EmpathyFirst::ReviewReply(TurnContext& ctx, std::string& reply) const {
     if (o.match == nullptr) general.push_back(&o.text);
   }
   if (general.empty()) return false;
-  reply = *general[StableHash(ctx.user_text) % general.size()] + " " + reply;
+  reply = *general[StableHash(ctx.user_text()) % general.size()] + " " + reply;
   return true;
 }
 

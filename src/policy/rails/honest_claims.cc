@@ -79,7 +79,7 @@ std::vector<const ToolDef*> HonestClaims::Unbacked(const TurnContext& ctx, const
     if (best == nullptr || Succeeded(ctx, best->name)) continue;
     if (std::find(corrected.begin(), corrected.end(), best) == corrected.end()) corrected.push_back(best);
   }
-  for (const ActionTalk& talk : reader_.Read(ctx.user_text, reply)) {
+  for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
     if (talk.mode != ActionMode::kClaim && talk.mode != ActionMode::kGeneric) continue;
     const ToolDef* tool = config_.FindTool(talk.tool);
     if (tool == nullptr || Succeeded(ctx, tool->name)) continue;

@@ -16,12 +16,12 @@ std::vector<std::unique_ptr<RE2>> CompilePatterns(const Json& list) {
   return out;
 }
 
-bool AnyMatches(const std::vector<std::unique_ptr<RE2>>& patterns, const std::string& text) {
+bool AnyMatches(const std::vector<std::unique_ptr<RE2>>& patterns, std::string_view text) {
   return std::any_of(patterns.begin(), patterns.end(),
                      [&](const std::unique_ptr<RE2>& re) { return RE2::PartialMatch(text, *re); });
 }
 
-uint64_t StableHash(const std::string& text) {
+uint64_t StableHash(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
     h ^= c;
