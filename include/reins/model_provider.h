@@ -3,7 +3,8 @@
 // simulated fault-injecting model. A provider turns one ModelRequest into one ModelResponse; it
 // never executes tools and never decides what runs: the executor does.
 //
-// Suspension: Complete() may suspend (network); it must not block the thread.
+// Suspension: Complete() and CompleteInto() may suspend (network); they must not block
+// the thread.
 // A provider failure is a non-OK Status; transport retries are the provider's business
 // and are not counted as logical model calls.
 #pragma once
@@ -80,6 +81,12 @@ class ModelProvider {
   virtual ~ModelProvider() = default;
   virtual std::string_view Name() const = 0;
   virtual Task<Result<ModelResponse>> Complete(const ModelRequest& request) = 0;
+  // The same call, its answer written into `answer`, which the caller holds: the way
+  // the runtime calls a model. A call that waits seconds then holds its answer once,
+  // where a returned one is kept twice more, in the provider's frame and the awaiting
+  // caller's (HttpModel answers this way; docs/PERFORMANCE.md, round 27). By default it
+  // awaits Complete().
+  virtual Task<void> CompleteInto(const ModelRequest& request, Result<ModelResponse>& answer);
   // True when Complete() returns by itself once request.timeout_ms has passed (HttpModel
   // bounds every attempt and every wait between attempts by it): the runtime then does
   // not race the call against a timer of its own, which costs a timer and two

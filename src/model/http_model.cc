@@ -135,7 +135,7 @@ HttpRequest HttpModel::NewHttpRequest(const ModelRequest& request, bool streamin
   HttpRequest http = WireBytes(request, streaming);
   http.url = url_;
   http.timeouts = timeouts;
-  // The request outlives the exchange (Complete awaits it), and the same request gives
+  // The request outlives the exchange (CompleteInto awaits it), and the same request gives
   // the same bytes: the client frees them once sent and asks for them again only to
   // send them once more. Two captures, so that std::function holds them without allocating.
   if (streaming) {
@@ -233,6 +233,12 @@ Task<Result<HttpResponse>> HttpModel::SendTaped(HttpRequest& http, BodyChunkFn& 
 }
 
 Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
+  Result<ModelResponse> answer = ModelResponse{};
+  co_await CompleteInto(request, answer);
+  co_return answer;
+}
+
+Task<void> HttpModel::CompleteInto(const ModelRequest& request, Result<ModelResponse>& answer) {
   const bool streaming = stream_ && request.on_text_delta != nullptr;
   // The caller's budget (the turn's deadline) bounds every attempt and the waits between.
   const int64_t deadline = request.timeout_ms > 0 ? clock_->NowMs() + request.timeout_ms : 0;
@@ -253,7 +259,10 @@ Task<Result<ModelResponse>> HttpModel::Complete(const ModelRequest& request) {
     const bool last = n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(outcome);
     const int64_t delay = last ? 0 : RetryDelayMs(retry_, n, outcome, clock_->NowMs(), rng_);
     // Without time left for another try, this one is the answer.
-    if (last || (deadline != 0 && clock_->NowMs() + delay >= deadline)) co_return Answer(request, attempt, outcome);
+    if (last || (deadline != 0 && clock_->NowMs() + delay >= deadline)) {
+      answer = Answer(request, attempt, outcome);
+      co_return;
+    }
     co_await clock_->Sleep(delay);
   }
 }

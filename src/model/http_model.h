@@ -9,7 +9,7 @@
 // has reached the caller; transport retries are not logical model calls. When more than
 // one thread runs the caller's io_context (net/io_threads.h: reins serve --threads 2),
 // a stream is read, and its SSE and JSON parsed, on a strand of its own; only its text
-// is handed to the caller's strand, in order, before Complete returns.
+// is handed to the caller's strand, in order, before the call returns.
 #pragma once
 
 #include <memory>
@@ -40,9 +40,10 @@ class HttpModel final : public ModelProvider {
             std::shared_ptr<Clock> clock, uint64_t seed = 0, std::shared_ptr<ModelTape> tape = nullptr);
   std::string_view Name() const override { return wire_->Provider(); }
   Task<Result<ModelResponse>> Complete(const ModelRequest& request) override;
+  Task<void> CompleteInto(const ModelRequest& request, Result<ModelResponse>& answer) override;
   bool KeepsDeadline() const override { return true; }
 
-  // Attempts made by the last Complete() (1 + retries), for tests and metrics.
+  // Attempts made by the last call (1 + retries), for tests and metrics.
   int last_attempts() const { return last_attempts_; }
 
  private:
@@ -52,7 +53,7 @@ class HttpModel final : public ModelProvider {
   // and again for a retry).
   HttpRequest WireBytes(const ModelRequest& request, bool streaming) const;
   // One try of a call, its outcome put into `outcome`. Not a coroutine: the request it
-  // builds would otherwise be a temporary in Complete's frame, held while the call waits.
+  // builds would otherwise be a temporary in CompleteInto's frame, held while the call waits.
   Task<void> Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts, Attempt& attempt,
                  Result<HttpResponse>& outcome);
   // A streamed or taped exchange's outcome, put into `outcome`.
@@ -65,7 +66,7 @@ class HttpModel final : public ModelProvider {
                                           const HeadersFn& on_headers) const;
   Task<Result<HttpResponse>> SendTaped(HttpRequest& http, BodyChunkFn& on_chunk) const;
   // The model's answer in a 2xx response. Not a coroutine: its parser and the parsed
-  // response would sit in Complete's frame while the request waits.
+  // response would sit in CompleteInto's frame while the request waits.
   Result<ModelResponse> Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const;
   // The call's answer from its last try: the model's response, or why there is none.
   Result<ModelResponse> Answer(const ModelRequest& request, Attempt& attempt, const Result<HttpResponse>& outcome) const;

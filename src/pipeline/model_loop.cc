@@ -85,18 +85,22 @@ Status TurnTimeout(TurnContext& ctx) {
 // The call of a provider that does not keep the turn's deadline itself, raced against
 // it. A coroutine of its own: the race's locals stay out of the frame of every other
 // model call while it waits.
-Task<Result<ModelResponse>> WithinDeadline(TurnContext& ctx, ModelProvider& model, const ModelRequest& request) {
+Task<void> WithinDeadline(TurnContext& ctx, ModelProvider& model, const ModelRequest& request,
+                          Result<ModelResponse>& answer) {
   auto raced = co_await (model.Complete(request) || ctx.clock.Sleep(request.timeout_ms));
-  if (raced.index() == 0) co_return std::move(std::get<0>(raced));
-  co_return TurnTimeout(ctx);
+  if (raced.index() == 0) {
+    answer = std::move(std::get<0>(raced));
+  } else {
+    answer = TurnTimeout(ctx);
+  }
 }
 
 // The call as it is, or raced against the turn's deadline. A plain function that picks
 // which to await: `co_await (c ? a : b)` of two coroutine calls crashed on resumption
 // with GCC 12.
-Task<Result<ModelResponse>> Bounded(TurnContext& ctx, ModelProvider& model, const ModelRequest& request) {
-  if (ctx.deadline_ms != 0 && !model.KeepsDeadline()) return WithinDeadline(ctx, model, request);
-  return model.Complete(request);
+Task<void> Bounded(TurnContext& ctx, ModelProvider& model, const ModelRequest& request, Result<ModelResponse>& answer) {
+  if (ctx.deadline_ms != 0 && !model.KeepsDeadline()) return WithinDeadline(ctx, model, request, answer);
+  return model.CompleteInto(request, answer);
 }
 
 // What the model answered, in the trace (a function, not part of the coroutine that
@@ -119,19 +123,38 @@ void Record(TurnContext& ctx, Result<ModelResponse>& response) {
   else RecordResponse(ctx, *response);
 }
 
-// The answer to a call that is not made.
-Task<Result<ModelResponse>> Unsent(Status why) { co_return why; }
+// A call that is not made: its answer is already there.
+Task<void> Unsent() { co_return; }
 
-// One request to the model, its answer then recorded by the caller (Record). Not a
-// coroutine: the caller awaits the provider's own, and no frame of this one is held
-// while the model answers.
-Task<Result<ModelResponse>> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request) {
-  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) return Unsent(TurnTimeout(ctx));  // no time left to send it
+// A streamed reply begins once the writes the turn queued so far are in the store (I12);
+// false, `answer` saying why, when they could not be. A coroutine of its own: the
+// staging's status is no place in the frame of the call, which waits.
+Task<bool> StartStream(TurnContext& ctx, ReplyStream& stream, ModelRequest& request, Result<ModelResponse>& answer) {
+  if (ctx.streamed->stage_writes) {
+    Status staged = co_await ctx.streamed->stage_writes(ctx);
+    if (!staged.ok()) {
+      answer = std::move(staged);
+      co_return false;
+    }
+  }
+  stream.BeginResponse(false);
+  request.on_text_delta = [sentences = &stream](std::string_view text) { sentences->Feed(text); };
+  co_return true;
+}
+
+// One request to the model, its answer put into `answer` and then recorded by the
+// caller (Record). Not a coroutine: the caller awaits the provider's own, and no frame
+// of this one is held while the model answers.
+Task<void> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& request, Result<ModelResponse>& answer) {
+  if (ctx.deadline_ms != 0 && ctx.RemainingMs() == 0) {  // no time left to send it
+    answer = TurnTimeout(ctx);
+    return Unsent();
+  }
   // The provider is told its budget; one that keeps it gives up at it (HttpModel aborts
   // the exchange). For any other, the turn stops waiting at the deadline whatever the
   // provider does.
   request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
-  return Bounded(ctx, model, request);
+  return Bounded(ctx, model, request, answer);
 }
 
 }  // namespace
@@ -151,8 +174,8 @@ LoopOutcome ModelLoop::Failed(const TurnContext& ctx, const Status& call) {
 // Call, CallOnce and CallWith are not coroutines: they record the call and build its
 // request when called (their callers await them at once), and the request moves into
 // Send's frame. A frame of their own would be held for as long as the model answers.
-Task<void> ModelLoop::Call(TurnContext& ctx, Result<ModelResponse>& answer, ToolChoice choice) {
-  return CallOnce(ctx, answer, ctx.purpose, std::move(choice), {}, std::nullopt);
+Task<void> ModelLoop::Call(TurnContext& ctx, Result<ModelResponse>& answer, const ToolChoice& choice) {
+  return CallOnce(ctx, answer, ctx.purpose, choice, {}, std::nullopt);
 }
 
 Task<void> ModelLoop::CallOnce(TurnContext& ctx, Result<ModelResponse>& answer, Purpose purpose, ToolChoice choice,
@@ -207,19 +230,12 @@ Task<void> ModelLoop::Send(TurnContext& ctx, CallRequest call, Result<ModelRespo
   // A streamed reply: the chat call's text goes out sentence by sentence as it is
   // written, once the writes the turn queued so far are in the store (I12).
   ReplyStream* stream = request.purpose == Purpose::kChat ? ctx.live_stream() : nullptr;
+  // On failure `call` gives the history back as it is destroyed with this frame, which
+  // the caller's co_await does before the caller goes on.
   if (stream != nullptr) {
-    // On failure `call` gives the history back as it is destroyed with this frame,
-    // which the caller's co_await does before the caller goes on.
-    if (ctx.streamed->stage_writes) {
-      if (Status staged = co_await ctx.streamed->stage_writes(ctx); !staged.ok()) {
-        answer = std::move(staged);
-        co_return;
-      }
-    }
-    stream->BeginResponse(false);
-    request.on_text_delta = [stream](std::string_view text) { stream->Feed(text); };
+    if (!co_await StartStream(ctx, *stream, request, answer)) co_return;
   }
-  answer = co_await Exchange(ctx, model, request);
+  co_await Exchange(ctx, model, request, answer);
   Record(ctx, answer);
   if (answer.ok()) {
     if (stream != nullptr) stream->EndResponse(answer->text, Unfinished(*answer));
@@ -247,7 +263,7 @@ Task<void> ModelLoop::Repeat(TurnContext& ctx, ModelProvider& model, ModelReques
   ctx.Emit("model.call",
            ModelCallData(model.Name(), request.purpose, request.tool_choice, {}, FinishReasonName(response->finish)));
   ++ctx.result.model_calls;
-  response = co_await Exchange(ctx, model, request);
+  co_await Exchange(ctx, model, request, response);
   Record(ctx, response);
   if (!response.ok()) co_return;
   response->text = so_far + response->text;

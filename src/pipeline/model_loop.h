@@ -76,8 +76,9 @@ class ModelLoop {
 
  private:
   // One logical model call, recorded in the trace; the response is appended to history
-  // by the caller.
-  Task<void> Call(TurnContext& ctx, Result<ModelResponse>& answer, ToolChoice choice);
+  // by the caller. `choice` by reference: a value would be a temporary of the awaiting
+  // loop's frame, which waits as long as the model thinks.
+  Task<void> Call(TurnContext& ctx, Result<ModelResponse>& answer, const ToolChoice& choice);
   // The request goes whole, its response_schema set: a parameter of a coroutine's is
   // a place in its frame, which waits as long as the model thinks.
   Task<void> Send(TurnContext& ctx, CallRequest call, Result<ModelResponse>& answer);
