@@ -15,7 +15,6 @@
 #include <type_traits>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -28,10 +27,10 @@
 #include <openssl/ssl.h>
 
 #include "domain/text.h"
-#include "net/exact_allocator.h"
 #include "net/no_throw.h"
 #include "net/socket_deadline.h"
 #include "net/url.h"
+#include "net/wait_readable.h"
 #include "net/write_now.h"
 
 namespace reins {
@@ -43,16 +42,6 @@ namespace http = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
-
-// The wait for a socket to have bytes to read, its operation allocated at its own size:
-// it stays pending while a model thinks (net/exact_allocator.h). The allocator is bound
-// to the handler, not to the token: Boost 1.81 binds none to a deferred one.
-auto WaitReadable(tcp::socket& socket) {
-  auto initiate = [&socket](auto handler) {
-    socket.async_wait(tcp::socket::wait_read, asio::bind_allocator(ExactAllocator<void>(), std::move(handler)));
-  };
-  return asio::async_initiate<decltype(kNoThrow), void(boost::system::error_code)>(std::move(initiate), kNoThrow);
-}
 
 // The endpoint of a URL whose host is an address ("127.0.0.1", "::1"), none for a name.
 // Such a host needs no resolver: asio's runs getaddrinfo on a thread of its own, a
@@ -299,6 +288,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::set<asio::execution_context*> watched;
 
   Task<Result<std::unique_ptr<Connection>>> Open(const Url& url, Deadlines& deadlines);
+  // Open's connection put into `c`, or why there is none into `failed` (false): the
+  // exchange's frame, which waits on the model, keeps no result of Open's.
+  Task<bool> OpenInto(const Url& url, Deadlines& deadlines, std::unique_ptr<Connection>& c,
+                      Result<HttpResponse>& failed);
   // `self` keeps the pool alive while the exchange runs. The answer goes to `response`,
   // the caller's: returned, it would have a place in this frame, which waits on the
   // server (a model thinks for seconds), besides the one in the caller's.
@@ -306,7 +299,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                       Result<HttpResponse>& response);
   // An exchange whose response is returned, for callers that await it (Send, Stream).
   Task<Result<HttpResponse>> Returned(std::shared_ptr<Impl> self, std::unique_ptr<Outgoing> out, HttpTimeouts timeouts);
-  Task<Status> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines);
+  // The request sent; false, why not put into `failed`, when it could not be.
+  Task<bool> SendOn(Connection& c, Outgoing& out, Deadlines& deadlines, Result<HttpResponse>& failed);
   // `got_bytes`: the answer's head came (the server had the request). `reusable`: the
   // connection may serve another request.
   Task<Result<HttpResponse>> ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
@@ -317,7 +311,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   Task<void> ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes, bool* reusable,
                       Result<HttpResponse>& into);
   template <typename AsyncStream>
-  Task<Status> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines);
+  Task<bool> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines,
+                         Result<HttpResponse>& failed);
   template <typename AsyncStream>
   Task<Result<HttpResponse>> ReadResponse(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines,
                                           bool* got_bytes, bool* reusable);
@@ -358,6 +353,10 @@ void HttpClient::Impl::GiveBack(asio::execution_context* context, const std::str
   const int keep_ms = KeepAliveMs(response.Header("keep-alive"), options.idle_keep_ms);
   if (keep_ms <= 0 || options.max_idle_per_origin == 0) return;  // closed now, not pooled
   c->keep_until = now + std::chrono::milliseconds(keep_ms);
+  // An idle connection keeps no read buffer: the next exchange frees it before it waits
+  // anyway (Exchange), and a thousand connections pooled at once kept about 600 bytes of
+  // their last answer each (docs/PERFORMANCE.md, round 27).
+  if (c->buffer.size() == 0) c->buffer.shrink_to_fit();
   std::vector<std::unique_ptr<Connection>> expired;  // closed after the lock is released
   bool watch = false;
   {
@@ -487,16 +486,21 @@ Task<Status> WriteRest(AsyncStream& stream, tcp::socket& socket, const Outgoing&
 // Sends the request, frees what `again` can build again, and starts the first-byte
 // deadline. The wait for the answer's first bytes is the exchange's own (Exchange).
 template <typename AsyncStream>
-Task<Status> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines) {
+Task<bool> HttpClient::Impl::SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines,
+                                         Result<HttpResponse>& failed) {
   // A plain connection's socket never blocks: the request usually goes whole here.
   size_t sent = 0;
   if constexpr (std::is_same_v<AsyncStream, tcp::socket>) sent = WriteNow(stream, out.wire.Buffers());
   if (sent < out.wire.head.size() + out.wire.body.size()) {
-    if (Status rest = co_await WriteRest(stream, c.socket(), out, deadlines, sent); !rest.ok()) co_return rest;
+    Status rest = co_await WriteRest(stream, c.socket(), out, deadlines, sent);
+    if (!rest.ok()) {
+      failed = std::move(rest);
+      co_return false;
+    }
   }
   if (out.again) out.wire.Free();
   c.first_byte.Start(c.socket(), deadlines.Begin(deadlines.timeouts().first_byte_ms, "first byte"));
-  co_return OkStatus();
+  co_return true;
 }
 
 // Reads the answer whose first bytes have come (Exchange waited for them): its head under
@@ -617,9 +621,9 @@ bool WholeAgain(Outgoing& out) {
 
 // Plain functions that pick the stream to await (a coroutine of each for a plain and a
 // TLS connection), so that the exchange's frame holds one result of each, not two.
-Task<Status> HttpClient::Impl::SendOn(Connection& c, Outgoing& out, Deadlines& deadlines) {
-  if (c.tls) return SendRequest(*c.tls, c, out, deadlines);
-  return SendRequest(*c.plain, c, out, deadlines);
+Task<bool> HttpClient::Impl::SendOn(Connection& c, Outgoing& out, Deadlines& deadlines, Result<HttpResponse>& failed) {
+  if (c.tls) return SendRequest(*c.tls, c, out, deadlines, failed);
+  return SendRequest(*c.plain, c, out, deadlines, failed);
 }
 
 Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines,
@@ -627,6 +631,37 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadOn(Connection& c, Outgoing& out
   if (c.tls) return ReadResponse(*c.tls, c, out, deadlines, got_bytes, reusable);
   return ReadResponse(*c.plain, c, out, deadlines, got_bytes, reusable);
 }
+
+Task<bool> HttpClient::Impl::OpenInto(const Url& url, Deadlines& deadlines, std::unique_ptr<Connection>& c,
+                                      Result<HttpResponse>& failed) {
+  Result<std::unique_ptr<Connection>> opened = co_await Open(url, deadlines);
+  if (!opened.ok()) {
+    failed = opened.status();
+    co_return false;
+  }
+  c = std::move(*opened);
+  co_return true;
+}
+
+namespace {
+
+// The execution context the awaiting coroutine runs on. A coroutine of its own: the
+// executor it is read from (56 bytes) would be a temporary of the exchange's frame.
+Task<asio::execution_context*> RunningContext() {
+  co_return &asio::query(co_await asio::this_coro::executor, asio::execution::context);
+}
+
+// How the wait for the answer's first byte ended: false, why put into `response`, when
+// it failed. Not in a coroutine: the status would be in its frame.
+bool FirstByteCame(SocketDeadline& first_byte, boost::system::error_code waited, const Outgoing& out,
+                   const Deadlines& deadlines, Result<HttpResponse>& response) {
+  Status head = EndFirstByteWait(first_byte, waited, out, deadlines);
+  if (head.ok()) return true;
+  response = std::move(head);
+  return false;
+}
+
+}  // namespace
 
 Task<void> HttpClient::Impl::ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
                                       bool* reusable, Result<HttpResponse>& into) {
@@ -636,23 +671,18 @@ Task<void> HttpClient::Impl::ReadInto(Connection& c, Outgoing& out, Deadlines& d
 Task<void> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
                                       HttpTimeouts timeouts, Result<HttpResponse>& response) {
   // Connections belong to the io_context they were opened on.
-  auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
+  asio::execution_context& context = *co_await RunningContext();
   Deadlines deadlines(timeouts);
 
   for (int attempt = 0;; ++attempt) {
     std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(PoolKey(out->url, context)) : nullptr;
     bool pooled = c != nullptr;
     if (!c) {
-      Result<std::unique_ptr<Connection>> opened = co_await Open(out->url, deadlines);
-      if (!opened.ok()) {
-        response = opened.status();
-        co_return;
-      }
-      c = std::move(*opened);
+      if (!co_await OpenInto(out->url, deadlines, c, response)) co_return;
     }
     bool got_bytes = false, reusable = false;
-    Status sent = co_await SendOn(*c, *out, deadlines);
-    if (sent.ok() && c->buffer.size() == 0) {
+    bool sent = co_await SendOn(*c, *out, deadlines, response);
+    if (sent && c->buffer.size() == 0) {
       // While the server thinks (a model takes seconds), nothing is allocated for reading
       // its answer: a thousand turns waiting on one each held a response parser, Beast's
       // read operation, the connection's read buffer and the request's body
@@ -661,13 +691,9 @@ Task<void> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::uniqu
       c->buffer.shrink_to_fit();  // ReadResponse allocates it again, sized by read_hint
       auto wait = WaitReadable(c->socket());
       auto [waited] = co_await std::move(wait);
-      if (waited || c->first_byte.passed()) sent = EndFirstByteWait(c->first_byte, waited, *out, deadlines);
+      if (waited || c->first_byte.passed()) sent = FirstByteCame(c->first_byte, waited, *out, deadlines, response);
     }
-    if (sent.ok()) {
-      co_await ReadInto(*c, *out, deadlines, &got_bytes, &reusable, response);
-    } else {
-      response = std::move(sent);
-    }
+    if (sent) co_await ReadInto(*c, *out, deadlines, &got_bytes, &reusable, response);
     c->first_byte.End();  // already, unless the exchange failed first
     // A kept-alive connection the server closed meanwhile fails before any byte:
     // open a fresh one once. The request never reached a handler, so this is safe.
