@@ -30,6 +30,7 @@
 #include "net/io_threads.h"
 #include "net/no_throw.h"
 #include "net/socket_deadline.h"
+#include "net/wait_readable.h"
 #include "net/write_now.h"
 #include "reins/json.h"
 #include "server/request_head.h"
@@ -308,6 +309,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                          ServerRequest& req, bool* keep_alive);
   static std::optional<ReadRefusal> ScreenHead(const http::request_header<>& head, ServerRequest& req);
   static Task<bool> Refuse(tcp::socket& socket, std::optional<ReadRefusal> refused);
+  // A read that failed, refused as RefusalOfRead says. Not a coroutine: the refusal is
+  // built here, not as a temporary of the reading frame, which waits for every request.
+  Task<bool> RefuseRead(tcp::socket& socket, const beast::error_code& ec, bool body) const {
+    return Refuse(socket, RefusalOfRead(ec, options.max_body_bytes, body));
+  }
   void SetIdle(uint64_t id, tcp::socket* socket) {
     std::lock_guard lock(mu);
     if (socket) idle[id] = socket; else idle.erase(id);
@@ -477,18 +483,28 @@ Task<void> HttpServer::Impl::RespondNothing(ServerResponse& answer) {
 // merging every small one freed since its last such request (docs/PERFORMANCE.md, round 12).
 Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer& buffer, uint64_t id,
                                          const std::string& remote, ServerRequest& req, bool* keep_alive) {
-  auto parser = std::make_unique<RequestParser>();
-  ConfigureRequestParser(*parser, options.max_body_bytes);
   // The whole request, head and body, comes within the idle timeout; a deadline is
-  // started for each wait on the socket, of which there is usually one.
+  // started for each wait on the socket (the head's covers the wait for its first byte).
   const SocketDeadline::Clock::time_point by = After(options.idle_timeout_ms);
   SocketDeadline deadline(socket, by);
   SetIdle(id, &socket);
-  auto read = http::async_read_header(socket, buffer, *parser, kNoThrow);
-  auto [ec, n] = co_await std::move(read);
+  beast::error_code ec;
+  if (buffer.size() == 0) {
+    // A kept-alive connection waits for its next request holding no parser and no read
+    // buffer: a thousand clients idle after their turns held about 600 bytes each in
+    // them (docs/PERFORMANCE.md, round 27). Bytes of a pipelined request are read at once.
+    auto wait = WaitReadable(socket);
+    std::tie(ec) = co_await std::move(wait);
+  }
+  auto parser = std::make_unique<RequestParser>();
+  ConfigureRequestParser(*parser, options.max_body_bytes);
+  if (!ec && !deadline.passed()) {
+    auto read = http::async_read_header(socket, buffer, *parser, kNoThrow);
+    std::tie(ec, std::ignore) = co_await std::move(read);
+  }
   SetIdle(id, nullptr);
   if (deadline.End()) ec = beast::error::timeout;
-  if (ec) co_return co_await Refuse(socket, RefusalOfRead(ec, options.max_body_bytes, /*body=*/false));
+  if (ec) co_return co_await RefuseRead(socket, ec, /*body=*/false);
   // The head decides whether the body can be read safely at all, and what path the
   // request names, before a byte of the body is read.
   if (std::optional<ReadRefusal> refused = ScreenHead(parser->get(), req)) {
@@ -511,7 +527,7 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
     std::tie(bec, std::ignore) = co_await std::move(read_body);
     if (deadline.End()) bec = beast::error::timeout;
   }
-  if (bec) co_return co_await Refuse(socket, RefusalOfRead(bec, options.max_body_bytes, /*body=*/true));
+  if (bec) co_return co_await RefuseRead(socket, bec, /*body=*/true);
   // The connection's read buffer is freed while the request is handled (a turn waits on
   // its model for seconds); the next request's read allocates it again. Bytes of a
   // pipelined next request stay.

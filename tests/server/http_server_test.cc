@@ -145,6 +145,26 @@ void ExpectsItsNextRequest(int fd) {
   EXPECT_TRUE(ReadUntil(fd, "\r\n\r\nok", 3000, got)) << got;
 }
 
+// A request that came with the one before it is read from the bytes the connection
+// kept: a connection waits on its socket only when it has none (the wait would last
+// until the idle timeout, the second request unanswered).
+TEST(HttpServerDeadlines, APipelinedRequestIsAnsweredFromTheBytesAlreadyRead) {
+  Served served(5000);
+  const int fd = Connect(served.port());
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\nGET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string got;
+  const auto answers = [&] {
+    size_t n = 0;
+    for (size_t at = got.find("\r\n\r\nok"); at != std::string::npos; at = got.find("\r\n\r\nok", at + 1)) ++n;
+    return n;
+  };
+  const auto end = Clock::now() + std::chrono::milliseconds(2000);
+  while (answers() < 2 && Clock::now() < end) Receive(fd, 100, got, "never");
+  EXPECT_EQ(answers(), 2u) << got;
+  ExpectsItsNextRequest(fd);  // and the connection, its buffer empty again, waits for the next
+  close(fd);
+}
+
 // Handlers that hold their response (ServerResponse::Hold): GET /held is answered 150 ms
 // after its handler returned, by a coroutine of its own; GET /dropped is let go
 // unanswered; anything else gets 200 "ok" at once. `answered` collects the statuses
