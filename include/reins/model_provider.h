@@ -87,7 +87,7 @@ class ModelProvider {
   // caller's (HttpModel answers this way; docs/PERFORMANCE.md, round 27). By default it
   // awaits Complete().
   virtual Task<void> CompleteInto(const ModelRequest& request, Result<ModelResponse>& answer);
-  // True when Complete() returns by itself once request.timeout_ms has passed (HttpModel
+  // True when a call returns by itself once request.timeout_ms has passed (HttpModel
   // bounds every attempt and every wait between attempts by it): the runtime then does
   // not race the call against a timer of its own, which costs a timer and two
   // coroutines per model call. False: the runtime stops waiting at the deadline.

@@ -385,11 +385,11 @@ struct Runtime::Impl {
       settled = true;
     }
   };
-  // Claims and loads the session, checks the input's idempotency key and builds the
-  // turn's context: a turn ready to run, or why it does not.
   // A well-formed turn (Runtime::RunTurnOnHeap checked it), from its place in the
   // session's queue to its result.
   Task<TurnResultBox> RunTurn(std::string session_id, std::unique_ptr<TurnInput> input);
+  // Claims and loads the session, checks the input's idempotency key and builds the
+  // turn's context: a turn ready to run, or why it does not.
   Task<Result<std::unique_ptr<TurnRun>>> Admit(const std::string& session_id, std::unique_ptr<TurnInput> input,
                                                int64_t arrived_ms);
   // Commits a turn that ran, hands its events on and runs its deferred calls; its
