@@ -491,8 +491,9 @@ Task<bool> HttpServer::Impl::ReadRequest(tcp::socket& socket, beast::flat_buffer
   beast::error_code ec;
   if (buffer.size() == 0) {
     // A kept-alive connection waits for its next request holding no parser and no read
-    // buffer: a thousand clients idle after their turns held about 600 bytes each in
-    // them (docs/PERFORMANCE.md, round 27). Bytes of a pipelined request are read at once.
+    // buffer: the thousand connections of a burst's clients, idle once their turns were
+    // answered, each held them (docs/PERFORMANCE.md, round 27). Bytes of a pipelined
+    // request are read at once.
     auto wait = WaitReadable(socket);
     std::tie(ec) = co_await std::move(wait);
   }
