@@ -16,6 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <re2/re2.h>
 
+#include "domain/await_into.h"
 #include "domain/detail_log.h"
 #include "net/io_threads.h"
 #include "net/url.h"
@@ -158,13 +159,11 @@ Task<void> HttpModel::Try(const ModelRequest& request, bool streaming, const Htt
                           Result<HttpResponse>& outcome) {
   // Each try gets a request of its own, moved down to the socket: a turn waiting on its
   // model holds the body once (a retry, which is rare, builds it again).
-  if (streaming || tape_) return Into(Exchange(NewHttpRequest(request, streaming, timeouts), request, attempt), outcome);
-  // Without Exchange's frame, sized for streams, and without one of Into's.
+  if (streaming || tape_) {
+    return AwaitInto(Exchange(NewHttpRequest(request, streaming, timeouts), request, attempt), outcome);
+  }
+  // Without Exchange's frame, sized for streams, and without AwaitInto's.
   return client_->Send(NewHttpRequest(request, streaming, timeouts), outcome);
-}
-
-Task<void> HttpModel::Into(Task<Result<HttpResponse>> exchange, Result<HttpResponse>& outcome) {
-  outcome = co_await std::move(exchange);
 }
 
 Task<Result<HttpResponse>> HttpModel::Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt) {

@@ -56,8 +56,6 @@ class HttpModel final : public ModelProvider {
   // builds would otherwise be a temporary in CompleteInto's frame, held while the call waits.
   Task<void> Try(const ModelRequest& request, bool streaming, const HttpTimeouts& timeouts, Attempt& attempt,
                  Result<HttpResponse>& outcome);
-  // A streamed or taped exchange's outcome, put into `outcome`.
-  static Task<void> Into(Task<Result<HttpResponse>> exchange, Result<HttpResponse>& outcome);
   // A streamed exchange, or any through the tape; Try sends a whole one itself.
   Task<Result<HttpResponse>> Exchange(HttpRequest http, const ModelRequest& request, Attempt& attempt);
   // The calls Exchange awaits, made in plain functions: the request and the callbacks

@@ -26,6 +26,7 @@
 #include <boost/beast/ssl.hpp>
 #include <openssl/ssl.h>
 
+#include "domain/await_into.h"
 #include "domain/text.h"
 #include "net/no_throw.h"
 #include "net/socket_deadline.h"
@@ -305,11 +306,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   // connection may serve another request.
   Task<Result<HttpResponse>> ReadOn(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
                                     bool* reusable);
-  // ReadOn's answer put into `into`: a coroutine of its own, alive only while the answer
-  // is read, so that the exchange's frame, which waits on the model, keeps no result of
-  // its own (GCC keeps each awaited result in the awaiting frame).
+  // ReadOn's answer put into `into` (AwaitInto), so that the exchange's frame, which
+  // waits on the model, keeps no result of its own. Not a coroutine: ReadOn's task would
+  // be one more temporary of the exchange's frame.
   Task<void> ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes, bool* reusable,
-                      Result<HttpResponse>& into);
+                      Result<HttpResponse>& into) {
+    return AwaitInto(ReadOn(c, out, deadlines, got_bytes, reusable), into);
+  }
   template <typename AsyncStream>
   Task<bool> SendRequest(AsyncStream& stream, Connection& c, Outgoing& out, Deadlines& deadlines,
                          Result<HttpResponse>& failed);
@@ -662,11 +665,6 @@ bool FirstByteCame(SocketDeadline& first_byte, boost::system::error_code waited,
 }
 
 }  // namespace
-
-Task<void> HttpClient::Impl::ReadInto(Connection& c, Outgoing& out, Deadlines& deadlines, bool* got_bytes,
-                                      bool* reusable, Result<HttpResponse>& into) {
-  into = co_await ReadOn(c, out, deadlines, got_bytes, reusable);
-}
 
 Task<void> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::unique_ptr<Outgoing> out,
                                       HttpTimeouts timeouts, Result<HttpResponse>& response) {
