@@ -1,6 +1,7 @@
 #include "pipeline/chain_executor.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "domain/json_text.h"
 #include "domain/entities.h"
@@ -77,8 +78,7 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
 
 void ChainExecutor::Queue(TurnContext& ctx) {
   if (ctx.extras().system_calls.empty()) return;
-  const std::vector<ToolCall> calls = std::move(ctx.extend().system_calls);
-  ctx.extend().system_calls.clear();
+  const std::vector<ToolCall> calls = std::exchange(ctx.extend().system_calls, {});
   for (size_t i = 0; i < calls.size(); ++i) {
     ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false};
     const GuardDecision decision = policies_.Guard(ctx, p);
