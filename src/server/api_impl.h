@@ -160,7 +160,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);
   void Record(std::string_view method, std::string_view path, std::string_view remote, std::string_view route,
-              int status, const std::string& tenant, std::chrono::steady_clock::duration took);
+              int status, std::string_view tenant, std::chrono::steady_clock::duration took);
   // Records the exchange's request once its held response is answered (`answered` of
   // ServerResponse::Hold): the request is gone by then, and Handle returned.
   std::function<void(int status)> Recorder(const Exchange& x);
@@ -179,7 +179,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // A turn whose response is held (ServerResponse::Hold): spawned on the runtime strand
   // with nothing of the request's path waiting with it; answered on `here`, the
   // connection's executor, when it ends. `slot` is held until then.
-  void SpawnHeldTurn(boost::asio::any_io_executor here, const std::string& id, std::unique_ptr<TurnInput> in,
+  void SpawnHeldTurn(const boost::asio::any_io_executor& here, const std::string& id, std::unique_ptr<TurnInput> in,
                      std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot);
   Task<void> AnswerHeld(std::shared_ptr<ServerResponse> held, std::string id, std::string key, TurnOutcome outcome,
                         std::shared_ptr<void> slot);

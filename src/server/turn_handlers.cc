@@ -96,16 +96,22 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
   co_await AnswerTurn(x.res, x.session_id, std::move(key), std::move(ran.result));
 }
 
-void Api::Impl::SpawnHeldTurn(boost::asio::any_io_executor here, const std::string& id, std::unique_ptr<TurnInput> in,
-                              std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot) {
+// The completion handler waits with the turn, in asio's frame that runs it: it keeps
+// the connection's executor (56 bytes) only where that is not the runtime's own, which
+// with one I/O thread it is.
+void Api::Impl::SpawnHeldTurn(const boost::asio::any_io_executor& here, const std::string& id,
+                              std::unique_ptr<TurnInput> in, std::shared_ptr<ServerResponse> held,
+                              std::shared_ptr<void> slot) {
   std::string key = in->idempotency_key;
   Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));
-  auto answer = [self = shared_from_this(), here = std::move(here), id, key = std::move(key), held = std::move(held),
-                 slot = std::move(slot)](std::exception_ptr thrown, TurnResultBox ran) mutable {
+  std::unique_ptr<boost::asio::any_io_executor> elsewhere;
+  if (!IsRuntimeExecutor(here)) elsewhere = std::make_unique<boost::asio::any_io_executor>(here);
+  auto answer = [self = shared_from_this(), elsewhere = std::move(elsewhere), id, key = std::move(key),
+                 held = std::move(held), slot = std::move(slot)](std::exception_ptr thrown, TurnResultBox ran) mutable {
     TurnOutcome outcome = std::move(ran.result);
     if (thrown || !outcome) outcome = std::make_unique<Result<TurnResult>>(Internal("the turn failed unexpectedly"));
     Task<void> answering = self->AnswerHeld(std::move(held), std::move(id), std::move(key), std::move(outcome), std::move(slot));
-    boost::asio::co_spawn(here, std::move(answering), boost::asio::detached);
+    boost::asio::co_spawn(elsewhere ? *elsewhere : self->strand, std::move(answering), boost::asio::detached);
   };
   boost::asio::co_spawn(strand, std::move(turn), std::move(answer));
 }
