@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "reins/clock.h"
@@ -69,10 +70,13 @@ class SessionView {
 
   Store& store_;
   const Clock& clock_;
-  // Bounded by forgetting all at kMaxTenants: a forgotten tenant is read again.
+  // Bounded by forgetting all at kMaxTenants: a forgotten tenant is read again. Each
+  // session points at its tenant's name, kept once in tenant_names_ (a session is
+  // remembered for every turn in flight; its own copy of the name took 24 bytes more).
   static constexpr size_t kMaxTenants = 16384;
   mutable std::mutex tenants_mu_;
-  mutable std::unordered_map<std::string, std::string> tenants_;
+  mutable std::unordered_set<std::string> tenant_names_;
+  mutable std::unordered_map<std::string, const std::string*> tenants_;
 };
 
 }  // namespace reins

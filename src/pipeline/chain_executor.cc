@@ -44,7 +44,7 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
                                             int64_t* latency_ms) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
-  ToolRequest request{p.tool->name, p.call->args, ctx.session_id, ctx.result.turn_id,
+  ToolRequest request{p.tool->name, p.call->args, std::string(ctx.session_id), ctx.result.turn_id,
                       IdempotencyKey(ctx, p.position).append(ctx.key_salt)};
   // The tool's own timeout, or what is left of the turn's budget if that ends sooner.
   const int64_t budget = std::min<int64_t>(p.tool->timeout_ms, ctx.RemainingMs());

@@ -52,13 +52,16 @@ std::optional<std::string> SessionView::KnownTenant(const std::string& session_i
   std::lock_guard lock(tenants_mu_);
   auto it = tenants_.find(session_id);
   if (it == tenants_.end()) return std::nullopt;
-  return it->second;
+  return *it->second;
 }
 
 void SessionView::RememberTenant(const std::string& session_id, const std::string& tenant) const {
   std::lock_guard lock(tenants_mu_);
-  if (tenants_.size() >= kMaxTenants) tenants_.clear();
-  tenants_.emplace(session_id, tenant);
+  if (tenants_.size() >= kMaxTenants) {
+    tenants_.clear();
+    tenant_names_.clear();
+  }
+  tenants_.emplace(session_id, &*tenant_names_.insert(tenant).first);
 }
 
 Result<StoredTrace> SessionView::Trace(const std::string& session_id, TurnRange range) const {

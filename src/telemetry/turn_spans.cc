@@ -167,8 +167,8 @@ Span ToolSpan(const TurnIds& ids, std::string span_id, const TraceEvent& e, bool
 
 }  // namespace
 
-TurnIds IdsOfTurn(const std::string& session_id, int turn_number, const std::string& traceparent) {
-  const std::string turn = session_id + "#" + std::to_string(turn_number);
+TurnIds IdsOfTurn(std::string_view session_id, int turn_number, const std::string& traceparent) {
+  const std::string turn = std::string(session_id).append("#").append(std::to_string(turn_number));
   TurnIds ids;
   if (std::optional<TraceContext> caller = ParseTraceparent(traceparent)) {
     ids.turn.trace_id = caller->trace_id;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reins/trace.h"
@@ -35,7 +36,7 @@ struct TurnIds {
   TraceContext turn;          // trace id and the turn span's id
   std::string parent_span_id; // the caller's span, "" when none
 };
-TurnIds IdsOfTurn(const std::string& session_id, int turn_number, const std::string& traceparent);
+TurnIds IdsOfTurn(std::string_view session_id, int turn_number, const std::string& traceparent);
 // The span id of a tool call's span (response index, position in it) and of a deferred
 // write's run (by its idempotency key): what an http tool backend is told as its parent.
 std::string ToolSpanId(const TurnIds& turn, int response, int position);

@@ -59,7 +59,9 @@ struct TurnContext {
   // (pipeline/context_window.h): older turns exist in the store, never in a request.
   bool older_history_left_out = false;
 
-  std::string session_id;  // the turn's own id is result.turn_id
+  // The runtime's copy, which outlives the turn's context (a copy here was one more heap
+  // block for every turn in flight). The turn's own id is result.turn_id.
+  std::string_view session_id;
   TurnInput input;
   int64_t waited_ms = 0;       // how long the turn waited behind the session's earlier ones
   std::string_view key_salt;  // RuntimeParts::idempotency_salt (the runtime's, which outlives its turns)
