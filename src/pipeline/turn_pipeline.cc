@@ -42,7 +42,8 @@ TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, Mode
       plan_mode_(config.plan.enabled),
       audit_on_(config.audit.enabled),
       reply_held_by_(ReplyHeldBy(config, policies_)),
-      tools_(tools) {}
+      tools_(tools),
+      resumes_questions_([&tools](const std::string& tool) { return tools.ResumesQuestions(tool); }) {}
 
 std::string ReplyHeldBy(const AgentConfig& config, const PolicyChain& policies) {
   if (config.audit.enabled) return "audit.enabled";  // its verdict is on the whole reply and trace
@@ -198,7 +199,7 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
 // The history gets what the person said, or, for a turn that answers what a policy
 // paused, the policy's note and the paused call as its own call/result pair.
 std::optional<Resumption> TurnPipeline::BuildContext(TurnContext& ctx) {
-  ctx.resumes_questions = [this](const std::string& tool) { return tools_.ResumesQuestions(tool); };
+  ctx.resumes_questions = &resumes_questions_;
   std::optional<Resumption> resumption = policies_.Resume(ctx);
   if (!resumption) {
     ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));

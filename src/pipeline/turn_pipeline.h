@@ -111,6 +111,7 @@ class TurnPipeline {
   bool audit_on_;
   std::string reply_held_by_;  // ReplyHeldBy
   const ToolRouter& tools_;
+  const TurnContext::ResumesQuestions resumes_questions_;  // what each turn's context points at
 };
 
 }  // namespace reins

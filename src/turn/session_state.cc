@@ -3,21 +3,25 @@
 namespace reins {
 
 bool EntityLedger::WasProduced(const std::string& type, const std::string& id) const {
-  auto it = produced_.find(type);
-  return it != produced_.end() && it->second.count(id) > 0;
+  if (!entries_) return false;
+  auto it = entries_->produced.find(type);
+  return it != entries_->produced.end() && it->second.count(id) > 0;
 }
 
 std::optional<std::string> EntityLedger::ChosenFor(const std::string& type, int turn) const {
-  auto it = chosen_.find(type);
-  if (it == chosen_.end() || it->second.second != turn) return std::nullopt;
+  if (!entries_) return std::nullopt;
+  auto it = entries_->chosen.find(type);
+  if (it == entries_->chosen.end() || it->second.second != turn) return std::nullopt;
   return it->second.first;
 }
 
 Json EntityLedger::ToJson() const {
   Json produced = Json::object();
-  for (const auto& [type, ids] : produced_) produced[type] = ids;
   Json chosen = Json::object();
-  for (const auto& [type, choice] : chosen_) chosen[type] = JsonObject("id", choice.first, "turn", choice.second);
+  if (entries_) {
+    for (const auto& [type, ids] : entries_->produced) produced[type] = ids;
+    for (const auto& [type, choice] : entries_->chosen) chosen[type] = JsonObject("id", choice.first, "turn", choice.second);
+  }
   return JsonObject("produced", std::move(produced), "chosen", std::move(chosen));
 }
 
@@ -28,14 +32,14 @@ EntityLedger EntityLedger::FromJson(const Json& j) {
     for (const auto& [type, ids] : p->items()) {
       if (!ids.is_array()) continue;
       for (const Json& id : ids) {
-        if (id.is_string()) ledger.produced_[type].insert(id.get<std::string>());
+        if (id.is_string()) ledger.AddProduced(type, id.get<std::string>());
       }
     }
   }
   if (auto c = j.find("chosen"); c != j.end() && c->is_object()) {
     for (const auto& [type, choice] : c->items()) {
       if (choice.is_object() && choice.contains("id") && choice["id"].is_string()) {
-        ledger.chosen_[type] = {choice["id"].get<std::string>(), choice.value("turn", 0)};
+        ledger.Choose(type, choice["id"].get<std::string>(), choice.value("turn", 0));
       }
     }
   }

@@ -85,7 +85,8 @@ TEST(ClarificationResumeTest, AQuestionAskedMidCallResumesThatCallWithTheAnswer)
   testing::PolicyContext p;
   p.ctx.decide().answered = std::make_unique<PendingClarification>(Question("elicitation"));
   p.ctx.decide().chosen_option_id = "r2";
-  p.ctx.resumes_questions = [](const std::string& tool) { return tool == "book_room"; };
+  const TurnContext::ResumesQuestions resumes = [](const std::string& tool) { return tool == "book_room"; };
+  p.ctx.resumes_questions = &resumes;
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
   EXPECT_EQ(r->call->name, "book_room");
@@ -98,7 +99,8 @@ TEST(ClarificationResumeTest, ABackendThatCannotHoldTheCallGetsTheModelAskedAgai
   testing::PolicyContext p;
   p.ctx.decide().answered = std::make_unique<PendingClarification>(Question("elicitation"));
   p.ctx.decide().chosen_option_id = "r2";
-  p.ctx.resumes_questions = [](const std::string&) { return false; };
+  const TurnContext::ResumesQuestions resumes = [](const std::string&) { return false; };
+  p.ctx.resumes_questions = &resumes;
   std::optional<Resumption> r = ClarificationAnswer().Resume(p.ctx);
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->call) << "a tool that only claims to have asked mid-call is not resumed";

@@ -11,7 +11,7 @@ constexpr const char* kQuestionType = "elicitation";
 // this clarification type is asked again through the model, as usual.
 bool ResumesTheCall(const TurnContext& ctx, const PendingClarification& asked, const ClarificationOption& chosen) {
   if (asked.clarification.type != kQuestionType) return false;
-  if (!ctx.resumes_questions || !ctx.resumes_questions(asked.tool)) return false;
+  if (ctx.resumes_questions == nullptr || !(*ctx.resumes_questions)(asked.tool)) return false;
   return chosen.metadata.is_object() && chosen.metadata.contains("elicitation") &&
          chosen.metadata["elicitation"].value("field", "") != "";
 }
