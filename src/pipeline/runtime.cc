@@ -135,8 +135,8 @@ struct Runtime::Impl {
     for (; staged.through < ctx.result.tools.size(); ++staged.through) {
       const ToolOutcome& t = ctx.result.tools[staged.through];
       if (t.status != ToolOutcome::Status::kDeferred) continue;
-      entries.push_back({t.idempotency_key, std::string(ctx.session_id), ctx.result.turn_id, t.name, t.args, ctx.config.deferred.mode,
-                         "staged", 0, nullptr, t.step_id, parts.clock->NowMs()});
+      entries.push_back({t.idempotency_key, std::string(ctx.session_id), ctx.result.turn_id, t.name, t.args,
+                         ctx.config.deferred.mode, "staged", 0, nullptr, t.step_id, parts.clock->NowMs()});
     }
     if (entries.empty()) co_return OkStatus();
     if (!staged.any) {

@@ -20,7 +20,9 @@ Json EntityLedger::ToJson() const {
   Json chosen = Json::object();
   if (entries_) {
     for (const auto& [type, ids] : entries_->produced) produced[type] = ids;
-    for (const auto& [type, choice] : entries_->chosen) chosen[type] = JsonObject("id", choice.first, "turn", choice.second);
+    for (const auto& [type, choice] : entries_->chosen) {
+      chosen[type] = JsonObject("id", choice.first, "turn", choice.second);
+    }
   }
   return JsonObject("produced", std::move(produced), "chosen", std::move(chosen));
 }
