@@ -71,8 +71,8 @@ class SessionView {
   Store& store_;
   const Clock& clock_;
   // Bounded by forgetting all at kMaxTenants: a forgotten tenant is read again. Each
-  // session points at its tenant's name, kept once in tenant_names_ (a session is
-  // remembered for every turn in flight; its own copy of the name took 24 bytes more).
+  // session points at its tenant's name, kept once in tenant_names_ (a copy of the
+  // name with each session took 24 bytes more of every session remembered).
   static constexpr size_t kMaxTenants = 16384;
   mutable std::mutex tenants_mu_;
   mutable std::unordered_set<std::string> tenant_names_;
