@@ -7,6 +7,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -129,7 +130,7 @@ struct WireRequest {
 // response holds a pointer (GCC keeps every local and temporary of a coroutine, those of
 // this preparation included, in its frame for the coroutine's whole life).
 struct Outgoing {
-  Url url;
+  std::shared_ptr<const Url> url;  // HttpClient::Impl::Parsed
   http::verb verb = http::verb::post;
   // What a retry on a fresh connection sends again. Where `again` can build it again (a
   // model provider's request), the head and the body are freed once written, so that a
@@ -150,7 +151,7 @@ struct Outgoing {
 // "POST http://host:port/path", for errors: built when one is, not kept by every
 // exchange while it waits.
 std::string What(const Outgoing& out) {
-  return std::string(http::to_string(out.verb)) + " " + out.url.Origin() + out.url.target;
+  return std::string(http::to_string(out.verb)) + " " + out.url->Origin() + out.url->target;
 }
 
 // The pool's key: origin and io_context (a connection belongs to the one it was opened on).
@@ -231,6 +232,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   // Per pool key, oldest first: connections come back at the end and are taken from it.
   std::map<std::string, std::deque<std::unique_ptr<Connection>>> idle;
   int opened = 0;
+  // URLs as parsed, shared by the exchanges that go to them: a model provider sends every
+  // request to one URL, and each exchange waiting on its answer kept a parse of its own
+  // (four strings and the path's heap block, 160 bytes). Bounded by forgetting all at
+  // kMaxParsedUrls. Under mu.
+  static constexpr size_t kMaxParsedUrls = 64;
+  std::unordered_map<std::string, std::shared_ptr<const Url>> parsed_urls;
 
   explicit Impl(Options o) : options(std::move(o)) {
     if (!options.ca_file.empty()) tls_context.load_verify_file(options.ca_file);
@@ -247,6 +254,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       tls_context.set_default_verify_paths(failed);
     });
     return tls_context;
+  }
+
+  Result<std::shared_ptr<const Url>> Parsed(const std::string& text) {
+    std::lock_guard lock(mu);
+    if (auto known = parsed_urls.find(text); known != parsed_urls.end()) return known->second;
+    REINS_ASSIGN_OR_RETURN(Url url, ParseUrl(text));
+    if (parsed_urls.size() >= kMaxParsedUrls) parsed_urls.clear();
+    auto parsed = std::make_shared<const Url>(std::move(url));
+    parsed_urls.emplace(text, parsed);
+    return parsed;
   }
 
   // The most recently returned connection, unless its time is up (then so is every
@@ -586,16 +603,17 @@ Task<Result<HttpResponse>> HttpClient::Impl::ReadResponse(AsyncStream& stream, C
 
 namespace {
 
-Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, size_t max_request_bytes) {
+Result<std::unique_ptr<Outgoing>> Prepare(HttpRequest& request, Result<std::shared_ptr<const Url>> url,
+                                          size_t max_request_bytes) {
   auto out = std::make_unique<Outgoing>();
-  REINS_ASSIGN_OR_RETURN(out->url, ParseUrl(request.url));
+  REINS_ASSIGN_OR_RETURN(out->url, std::move(url));
   out->verb = Verb(request.method);
   if (request.body.size() > max_request_bytes) {
     return ResourceExhausted(request.method + " " + request.url + ": the request body (" +
                              std::to_string(request.body.size()) + " bytes) is larger than the cap of " +
                              std::to_string(max_request_bytes));
   }
-  REINS_ASSIGN_OR_RETURN(out->wire, BuildRequest(request, out->url));
+  REINS_ASSIGN_OR_RETURN(out->wire, BuildRequest(request, *out->url));
   out->again = std::move(request.again);
   out->head_bytes = out->wire.head.size();
   out->body_bytes = out->wire.body.size();
@@ -614,7 +632,7 @@ Task<void> Refused(Status why, Result<HttpResponse>& response) {
 bool WholeAgain(Outgoing& out) {
   if (out.wire.head.size() == out.head_bytes && out.wire.body.size() == out.body_bytes) return true;
   HttpRequest request = out.again();
-  Result<WireRequest> wire = BuildRequest(request, out.url);
+  Result<WireRequest> wire = BuildRequest(request, *out.url);
   if (!wire.ok() || wire->head.size() != out.head_bytes || wire->body.size() != out.body_bytes) return false;
   out.wire = std::move(*wire);
   return true;
@@ -673,10 +691,10 @@ Task<void> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::uniqu
   Deadlines deadlines(timeouts);
 
   for (int attempt = 0;; ++attempt) {
-    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(PoolKey(out->url, context)) : nullptr;
+    std::unique_ptr<Connection> c = attempt == 0 ? TakeIdle(PoolKey(*out->url, context)) : nullptr;
     bool pooled = c != nullptr;
     if (!c) {
-      if (!co_await OpenInto(out->url, deadlines, c, response)) co_return;
+      if (!co_await OpenInto(*out->url, deadlines, c, response)) co_return;
     }
     bool got_bytes = false, reusable = false;
     bool sent = co_await SendOn(*c, *out, deadlines, response);
@@ -699,7 +717,7 @@ Task<void> HttpClient::Impl::Exchange(std::shared_ptr<Impl> /*self*/, std::uniqu
         WholeAgain(*out)) {
       continue;
     }
-    if (response.ok() && reusable) GiveBack(&context, PoolKey(out->url, context), std::move(c), *response);
+    if (response.ok() && reusable) GiveBack(&context, PoolKey(*out->url, context), std::move(c), *response);
     co_return;
   }
 }
@@ -720,27 +738,31 @@ HttpClient::~HttpClient() = default;
 // and the request is prepared here so that no frame holds it. The response goes to
 // the caller's variable, or through a small frame (Returned) to those that await it.
 Task<void> HttpClient::Send(HttpRequest request, Result<HttpResponse>& response) {
-  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  Result<std::unique_ptr<Outgoing>> out =
+      Prepare(request, impl_->Parsed(request.url), impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status(), response);
   return impl_->Exchange(impl_, std::move(*out), request.timeouts, response);
 }
 
 Task<Result<HttpResponse>> HttpClient::Send(HttpRequest request) {
-  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  Result<std::unique_ptr<Outgoing>> out =
+      Prepare(request, impl_->Parsed(request.url), impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
   return impl_->Returned(impl_, std::move(*out), request.timeouts);
 }
 
 Task<void> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers,
                               Result<HttpResponse>& response) {
-  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  Result<std::unique_ptr<Outgoing>> out =
+      Prepare(request, impl_->Parsed(request.url), impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status(), response);
   (*out)->streamed = std::make_unique<Outgoing::Streamed>(Outgoing::Streamed{std::move(on_chunk), std::move(on_headers)});
   return impl_->Exchange(impl_, std::move(*out), request.timeouts, response);
 }
 
 Task<Result<HttpResponse>> HttpClient::Stream(HttpRequest request, BodyChunkFn on_chunk, HeadersFn on_headers) {
-  Result<std::unique_ptr<Outgoing>> out = Prepare(request, impl_->options.max_request_bytes);
+  Result<std::unique_ptr<Outgoing>> out =
+      Prepare(request, impl_->Parsed(request.url), impl_->options.max_request_bytes);
   if (!out.ok()) return Refused(out.status());
   (*out)->streamed = std::make_unique<Outgoing::Streamed>(Outgoing::Streamed{std::move(on_chunk), std::move(on_headers)});
   return impl_->Returned(impl_, std::move(*out), request.timeouts);
