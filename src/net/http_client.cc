@@ -7,13 +7,13 @@
 #include <deque>
 #include <iterator>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
