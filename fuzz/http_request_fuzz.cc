@@ -40,7 +40,8 @@ REINS_FUZZ_TARGET(http_request) {
   switch (route.endpoint) {
     case Endpoint::kCreateSession: {
       Json metadata;
-      (void)ParseSessionBody(body, &metadata);
+      std::unique_ptr<TurnInput> first;
+      (void)ParseSessionBody(body, std::string(parser.get()["Idempotency-Key"]), &metadata, &first);
       break;
     }
     case Endpoint::kTurns: {

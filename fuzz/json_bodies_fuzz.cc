@@ -9,7 +9,8 @@ namespace reins {
 
 REINS_FUZZ_TARGET(json_bodies) {
   Json metadata;
-  (void)ParseSessionBody(input, &metadata);
+  std::unique_ptr<TurnInput> first;
+  if (!ParseSessionBody(input, "", &metadata, &first) && first) (void)TurnInputToJson(*first).dump();
   TurnInput in;
   if (!ParseTurnBody(input, "", &in)) (void)TurnInputToJson(in).dump();
   ChatRequest chat;

@@ -34,23 +34,39 @@ HttpRequest Post(std::string url, std::string body) {
   return r;
 }
 
-// One turn as a person runs it: a new session (its id in `*session`), then one turn in
-// it. "" when it went as the job says, else what went wrong.
-Task<std::string> OneTurn(HttpClient& client, const std::string& server, std::string* session_id) {
-  HttpRequest create = Post(server + "/v1/sessions", "{}");
-  Result<HttpResponse> session = co_await client.Send(std::move(create));
-  if (!session.ok() || session->status != 201) {
-    co_return "POST /v1/sessions: " + (session.ok() ? session->body : session.status().message());
-  }
-  const std::string id = Json::parse(session->body).value("session_id", "");
-  *session_id = id;
+// One turn as a person runs it: a new session (its id in `*session_id`) that begins
+// with the turn (POST /v1/sessions with its first turn), or, `created_first`, a new
+// session and then the turn in it (two requests). "" when it went as the job says,
+// else what went wrong.
+Task<std::string> OneTurn(HttpClient& client, const std::string& server, bool created_first, std::string* session_id) {
+  // (Requests named before they are sent: GCC 12 mishandles temporaries in a co_await.)
   const Json input = {{"speaker", "user"}, {"say", kQuestion}};
-  HttpRequest ask = Post(server + "/v1/sessions/" + id + "/turns", input.dump());
-  Result<HttpResponse> turn = co_await client.Send(std::move(ask));
-  if (!turn.ok() || turn->status != 200) {
-    co_return "POST .../turns: " + (turn.ok() ? turn->body : turn.status().message());
+  Json turn_result;
+  if (created_first) {
+    HttpRequest create = Post(server + "/v1/sessions", "{}");
+    Result<HttpResponse> session = co_await client.Send(std::move(create));
+    if (!session.ok() || session->status != 201) {
+      co_return "POST /v1/sessions: " + (session.ok() ? session->body : session.status().message());
+    }
+    *session_id = Json::parse(session->body).value("session_id", "");
+    HttpRequest ask = Post(server + "/v1/sessions/" + *session_id + "/turns", input.dump());
+    Result<HttpResponse> turn = co_await client.Send(std::move(ask));
+    if (!turn.ok() || turn->status != 200) {
+      co_return "POST .../turns: " + (turn.ok() ? turn->body : turn.status().message());
+    }
+    turn_result = Json::parse(turn->body, nullptr, false);
+  } else {
+    const Json body = {{"turn", input}};
+    HttpRequest begin = Post(server + "/v1/sessions", body.dump());
+    Result<HttpResponse> begun = co_await client.Send(std::move(begin));
+    if (!begun.ok() || begun->status != 201) {
+      co_return "POST /v1/sessions with its turn: " + (begun.ok() ? begun->body : begun.status().message());
+    }
+    Json answer = Json::parse(begun->body, nullptr, false);
+    *session_id = answer.is_object() ? answer.value("session_id", "") : "";
+    if (answer.is_object() && answer.contains("turn")) turn_result = std::move(answer["turn"]);
   }
-  const std::string reply = Json::parse(turn->body, nullptr, false).value("reply", "");
+  const std::string reply = turn_result.is_object() ? turn_result.value("reply", "") : "";
   if (reply != kAnswer) co_return "the reply was \"" + reply + "\", not \"" + kAnswer + "\"";
   co_return "";
 }
@@ -83,7 +99,7 @@ bool JobClient::RunConcurrent(int n, int width) {
     while (next < n && error_.empty()) {
       ++next;
       std::string id;
-      std::string failed = co_await OneTurn(client, server_, &id);
+      std::string failed = co_await OneTurn(client, server_, created_first_, &id);
       if (failed.empty()) {
         answered_.push_back(id);
       } else {
@@ -108,7 +124,7 @@ bool JobClient::RunPaced(int n, int over_ms, std::vector<Paced>* turns) {
     co_await timer.async_wait(boost::asio::use_awaitable);
     const auto began = SteadyClock::now();
     std::string id;
-    std::string failed = co_await OneTurn(client, server_, &id);
+    std::string failed = co_await OneTurn(client, server_, created_first_, &id);
     if (!failed.empty()) {
       if (error_.empty()) error_ = failed;
       co_return;

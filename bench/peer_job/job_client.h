@@ -1,5 +1,5 @@
 // The two ends of the peer job seen from the driver: JobClient plays the person (it
-// creates a session and runs one turn in it over HTTP, and checks the reply), Mock
+// starts a session with one turn over HTTP, and checks the reply), Mock
 // runs reins_job_mock and reads its counters.
 #pragma once
 
@@ -30,7 +30,11 @@ class Mock {
 
 class JobClient {
  public:
-  explicit JobClient(std::string server_url) : server_(std::move(server_url)) {}
+  // `created_first`: each session is created by a request of its own before its turn
+  // (POST /v1/sessions, then POST .../turns), not begun by the turn (POST /v1/sessions
+  // with its `turn`).
+  explicit JobClient(std::string server_url, bool created_first = false)
+      : server_(std::move(server_url)), created_first_(created_first) {}
 
   // `n` turns, one after another.
   bool RunSequential(int n) { return RunConcurrent(n, 1); }
@@ -52,6 +56,7 @@ class JobClient {
 
  private:
   std::string server_;
+  bool created_first_;
   std::string error_;
   std::vector<std::string> answered_;
 };

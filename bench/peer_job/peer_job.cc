@@ -109,10 +109,11 @@ Json WhileParked(Json result, int pid, Mock& mock, const std::function<bool()>& 
   return result;
 }
 
-Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
+// `created_first`: the client creates each session with a request of its own first.
+Json ServedCpuOf(const Options& o, Mock& mock, const std::string& dir, bool created_first) {
   Server server(o, mock, dir);
   if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
-  JobClient client(server.url());
+  JobClient client(server.url(), created_first);
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
   const Json before = mock.Stats();
   const double cpu0 = server.process.CpuSeconds();
@@ -120,6 +121,10 @@ Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) {
   const double cpu = server.process.CpuSeconds() - cpu0;
   return Checked(Json{{"runtime", "reins served"}, {"mode", "cpu"}, {"turns", o.turns}, {"cpu_us_per_turn", cpu * 1e6 / o.turns}},
                  mock.RequestsSince(before), o.turns);
+}
+Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) { return ServedCpuOf(o, mock, dir, false); }
+Json ServedCreateFirstCpu(const Options& o, Mock& mock, const std::string& dir) {
+  return ServedCpuOf(o, mock, dir, true);
 }
 
 Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
@@ -176,6 +181,10 @@ Json ServedScale(const Options& o, Mock& mock, const std::string& dir) {
   if (!ok) return Json{{"error", client.error()}};
   // What reins adds to the model's own time, over all turns and by the second in which
   // they arrived (where a queue forms: docs/PERFORMANCE.md, round 8).
+  if (const char* dump = std::getenv("REINS_PEER_JOB_SCALE_DUMP")) {  // each turn: arrival, added ms
+    std::ofstream out(dump);
+    for (const JobClient::Paced& t : turns) out << t.started_ms << ' ' << t.took_ms - 2 * kSlowModelMs << '\n';
+  }
   std::vector<double> added;
   std::vector<std::vector<double>> added_by_second(kScaleArrivalMs / 1000);
   for (const JobClient::Paced& t : turns) {
@@ -359,6 +368,7 @@ std::string Ratio(const Json& slower, const Json& faster, const char* key, bool 
 // `r` gives a measurement's median by its name (RunAll), an empty object when it was not run.
 void PrintTable(const std::function<Json(const char*)>& r) {
   const Json floor = r("C++ floor cpu"), embedded = r("reins embedded cpu"), created = r("reins embedded cpu, created first");
+  const Json served_created = r("reins served cpu, created first");
   const Json cpu = r("reins served cpu"), tput = r("reins served tput"), mem = r("reins served mem");
   const Json scale = r("reins served scale"), crash = r("reins served crash");
   const Json node_cpu = r("node cpu"), node_tput = r("node tput"), node_mem = r("node mem");
@@ -380,9 +390,15 @@ void PrintTable(const std::function<Json(const char*)>& r) {
                 embedded["cpu_us_per_turn"].get<double>() / floor["cpu_us_per_turn"].get<double>());
   }
   if (created.contains("cpu_us_per_turn")) {
-    std::printf("embedded with each session created before its turn (CreateSession, then RunTurn: two transactions, as "
-                "the server's clients do): %.0f µs a turn\n",
+    std::printf("embedded with each session created before its turn (CreateSession, then RunTurn: two transactions): "
+                "%.0f µs a turn\n",
                 created["cpu_us_per_turn"].get<double>());
+  }
+  if (served_created.contains("cpu_us_per_turn")) {
+    std::printf("served with each session created by a request of its own (POST /v1/sessions, then POST .../turns: "
+                "two requests, two transactions): %.0f µs a turn (%s under the Node loop)\n",
+                served_created["cpu_us_per_turn"].get<double>(),
+                Ratio(node_cpu, served_created, "cpu_us_per_turn", false).c_str());
   }
   if (scale.contains("added_p99_ms")) {
     std::printf("\nscale: %d turns arriving over %d ms on a %d ms model: %s completed, added latency p50 %.1f ms, "
@@ -435,6 +451,7 @@ int RunAll(const Options& o) {
       run("reins embedded cpu, created first", [&] { return Fresh(o, EmbeddedCreateFirstCpu); });
       run("C++ floor cpu", [&] { return Fresh(o, FloorCpu); });
       run("reins served cpu", [&] { return Fresh(o, ServedCpu); });
+      run("reins served cpu, created first", [&] { return Fresh(o, ServedCreateFirstCpu); });
       if (node) run("node cpu", [&] { Mock mock; return Node(o, "cpu", mock); });
     }
     if (o.Wants("tput")) {

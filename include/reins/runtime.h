@@ -104,9 +104,15 @@ class Runtime {
   // A shared store's claims, and a streamed reply's writes staged before its commit,
   // need the session stored first: there it is created first, and a refusal after the
   // input's own checks leaves it, empty. The server hands out a session's id before
-  // its first message (POST /v1/sessions), so it creates sessions with CreateSession.
+  // its first message (POST /v1/sessions) unless the request brings that message too
+  // (its `turn`): then it starts the session so (StartSessionOnHeap).
   Task<Result<StartedSession>> StartSession(TurnInput first, const Json& metadata = Json::object(),
                                             const std::string& tenant = "");
+  // StartSession for a caller that keeps many turns waiting on their models (the server),
+  // as RunTurnOnHeap is RunTurn's: the new session's id is in `*id` before the turn runs
+  // (the caller answers with it), and the result comes back on the heap.
+  Task<TurnResultBox> StartSessionOnHeap(std::unique_ptr<TurnInput> first, const Json& metadata,
+                                         const std::string& tenant, std::string* id);
   // RunTurn for a caller that keeps many turns waiting on their models (the server):
   // the turn owns its arguments and its result comes back on the heap, so no frame
   // between the caller and the turn holds a TurnResult while the turn waits. The input
@@ -142,6 +148,8 @@ class Runtime {
   struct Impl;
   explicit Runtime(std::unique_ptr<Impl> impl);
   Task<Result<StartedSession>> StartSession(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record);
+  Task<TurnResultBox> Begin(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record);
+  Task<TurnResultBox> CreateThenRun(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -211,7 +211,7 @@ struct Runtime::Impl {
     record.tenant = tenant;
     record.created_at_ms = parts.clock->NowMs();
     record.metadata = metadata.is_object() ? metadata : Json::object();
-    record.state = SessionState{}.ToJson();
+    record.state = Json();  // set where the record is written itself (CreateSession); a turn's commit writes its own
     return record;
   }
   // A session now in the store: known to the view and cached, with nothing waiting.
@@ -291,6 +291,14 @@ struct Runtime::Impl {
     std::lock_guard lock(mu);
     auto it = sessions.find(session_id);
     if (it != sessions.end() && it->second->second->turn_count != turn_count) Forget(session_id);
+  }
+
+  // A session begun by the turn that now ends (Runtime::StartSession) is no longer
+  // unwritten: committed, it is in the store and cached (Finish); otherwise it exists
+  // nowhere.
+  void Settle(const std::string& session_id) {
+    std::lock_guard lock(mu);
+    if (!unwritten.empty()) unwritten.erase(session_id);
   }
 
   // The cached session; null when it is not cached, or when a turn on it was abandoned
@@ -458,6 +466,7 @@ size_t Runtime::cached_sessions() const {
 
 Result<std::string> Runtime::CreateSession(const Json& metadata, const std::string& tenant) {
   SessionRecord record = impl_->NewSession(metadata, tenant);
+  record.state = SessionState{}.ToJson();
   REINS_RETURN_IF_ERROR(impl_->parts.store->CreateSession(record));
   impl_->Stored(record, std::make_shared<Impl::CachedSession>());
   return record.id;
@@ -474,32 +483,49 @@ Task<Result<StartedSession>> Runtime::StartSession(TurnInput first, const Json& 
 
 Task<Result<StartedSession>> Runtime::StartSession(std::unique_ptr<TurnInput> first,
                                                    std::unique_ptr<SessionRecord> record) {
-  REINS_CO_RETURN_IF_ERROR(CheckTurnInput(*first));
-  const std::string id = record->id;
-  if (impl_->calls->store().shared() || first->on_event) {
-    std::function<Status(Store&)> create = [&record](Store& store) { return store.CreateSession(*record); };
-    REINS_CO_RETURN_IF_ERROR(co_await impl_->calls->Run(std::move(create)));
-    impl_->Stored(*record, std::make_shared<Impl::CachedSession>());
-  } else {
-    auto fresh = std::make_shared<Impl::CachedSession>();
-    fresh->may_have_notices = false;
-    fresh->unwritten = std::move(record);
+  std::string id = record->id;
+  TurnResultBox ran = co_await Begin(std::move(first), std::move(record));
+  if (!ran.result->ok()) co_return ran.result->status();
+  co_return StartedSession{std::move(id), std::move(*ran.result).value()};
+}
+
+// Not a coroutine, as StartSession.
+Task<TurnResultBox> Runtime::StartSessionOnHeap(std::unique_ptr<TurnInput> first, const Json& metadata,
+                                                const std::string& tenant, std::string* id) {
+  auto record = std::make_unique<SessionRecord>(impl_->NewSession(metadata, tenant));
+  *id = record->id;
+  return Begin(std::move(first), std::move(record));
+}
+
+namespace {
+
+Task<TurnResultBox> Refused(Status why) { co_return why; }
+
+}  // namespace
+
+// Not a coroutine: a session written in its turn's commit is settled by the turn itself
+// (Impl::RunTurn lets go of it however the turn ends), so no frame waits here.
+Task<TurnResultBox> Runtime::Begin(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record) {
+  if (first == nullptr) return Refused(InvalidArgument("a turn needs an input"));
+  if (Status malformed = CheckTurnInput(*first); !malformed.ok()) return Refused(std::move(malformed));
+  if (impl_->calls->store().shared() || first->on_event) return CreateThenRun(std::move(first), std::move(record));
+  std::string id = record->id;
+  auto fresh = std::make_shared<Impl::CachedSession>();
+  fresh->may_have_notices = false;
+  fresh->unwritten = std::move(record);
+  {
     std::lock_guard lock(impl_->mu);
     impl_->unwritten.emplace(id, std::move(fresh));
   }
-  // However the turn ends: committed, the session is in the store (and cached);
-  // otherwise it exists nowhere.
-  struct Settle {
-    Impl& impl;
-    const std::string& id;
-    ~Settle() {
-      std::lock_guard lock(impl.mu);
-      impl.unwritten.erase(id);
-    }
-  } settle{*impl_, id};
-  TurnResultBox ran = co_await RunTurnOnHeap(id, std::move(first));
-  if (!ran.result->ok()) co_return ran.result->status();
-  co_return StartedSession{id, std::move(*ran.result).value()};
+  return impl_->RunTurn(std::move(id), std::move(first));
+}
+
+Task<TurnResultBox> Runtime::CreateThenRun(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record) {
+  record->state = SessionState{}.ToJson();
+  std::function<Status(Store&)> create = [&record](Store& store) { return store.CreateSession(*record); };
+  REINS_CO_RETURN_IF_ERROR(co_await impl_->calls->Run(std::move(create)));
+  impl_->Stored(*record, std::make_shared<Impl::CachedSession>());
+  co_return co_await impl_->RunTurn(record->id, std::move(first));
 }
 
 TurnResultBox::TurnResultBox(Status refused) : result(std::make_unique<Result<TurnResult>>(std::move(refused))) {}
@@ -515,12 +541,6 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
   return RunTurnOnHeap(std::move(session_id), std::make_unique<TurnInput>(std::move(input)));
 }
 
-namespace {
-
-Task<TurnResultBox> Refused(Status why) { co_return why; }
-
-}  // namespace
-
 // Not a coroutine: a malformed input is refused before the turn's frame exists, and the
 // check's status takes no place in a frame that waits as long as the turn does.
 Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, std::unique_ptr<TurnInput> input) {
@@ -534,10 +554,13 @@ Task<TurnResultBox> Runtime::Impl::RunTurn(std::string session_id, std::unique_p
   const int64_t arrived_ms = parts.clock->NowMs();
   co_await queue.Acquire(session_id);
   struct Leave {  // the next turn in line goes on however this one ends
-    SessionQueue& queue;
+    Impl& impl;
     const std::string& session_id;
-    ~Leave() { queue.Release(session_id); }
-  } leave{queue, session_id};
+    ~Leave() {
+      impl.Settle(session_id);
+      impl.queue.Release(session_id);
+    }
+  } leave{*this, session_id};
   // Three steps, each a coroutine of its own, around one heap object: this frame, which
   // lives as long as the turn waits on its model, holds a pointer to the turn and not
   // what admitting and committing it kept (GCC keeps every local and temporary of a

@@ -55,6 +55,19 @@ struct TracePage {
 
 // A refusal of NewSession as the API's status: beyond the tenant's quota is 429.
 ApiError SessionRefusal(const Status& s);
+// The answer to POST /v1/sessions that brought the session's first turn: the session's
+// fields with the turn's result (`turn`, JSON text) as "turn".
+std::string SessionBegunText(const std::string& id, const std::string& greeting, std::string_view turn);
+
+// Whom a turn's result answers: its session, the key a retry would bring, and whether
+// the request began the session (POST /v1/sessions: 201 with the session's fields),
+// stored before its turn or with the turn's commit (counted once the turn is answered).
+struct TurnAnswer {
+  enum class Session { kExisting, kCreatedFirst, kBegunByTurn };
+  std::string session_id;
+  std::string key;
+  Session session = Session::kExisting;
+};
 
 struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Runtime& runtime;
@@ -175,17 +188,21 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<std::optional<ApiError>> CheckSession(std::string id, std::string tenant);
   // turn_handlers.cc
   Task<void> PostTurn(Exchange x);
+  // POST /v1/sessions with a `turn`: the session begun by its first turn.
+  Task<void> StartSession(Exchange x, Json metadata, std::unique_ptr<TurnInput> first);
   Task<bool> AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot);
-  // A turn whose response is held (ServerResponse::Hold): spawned on the runtime strand
-  // with nothing of the request's path waiting with it; answered on `here`, the
-  // connection's executor, when it ends. `slot` is held until then.
-  void SpawnHeldTurn(const boost::asio::any_io_executor& here, const std::string& id, std::unique_ptr<TurnInput> in,
+  // A turn (the runtime's task, not yet started) whose response is held
+  // (ServerResponse::Hold): spawned on the runtime strand with nothing of the request's
+  // path waiting with it; answered on `here`, the connection's executor, when it ends.
+  // `slot` is held until then.
+  void SpawnHeldTurn(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn, TurnAnswer to,
                      std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot);
-  Task<void> AnswerHeld(std::shared_ptr<ServerResponse> held, std::string id, std::string key, TurnOutcome outcome,
+  Task<void> AnswerHeld(std::shared_ptr<ServerResponse> held, TurnAnswer to, TurnOutcome outcome,
                         std::shared_ptr<void> slot);
-  Task<void> AnswerTurn(ServerResponse& res, const std::string& id, std::string key, TurnOutcome outcome);
+  Task<void> AnswerTurn(ServerResponse& res, const TurnAnswer& to, TurnOutcome outcome);
   Task<void> CancelLease(Exchange x);
-  Task<void> StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in, std::shared_ptr<void> slot);
+  Task<void> StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in, std::shared_ptr<void> slot,
+                        Headers headers = {});
   Task<void> AnswerUnstarted(ServerResponse& res, const std::string& id, const std::string& key,
                              const Result<TurnResult>& refused);
   Task<void> SendLastEvent(ServerResponse& res, const Result<TurnResult>& r);

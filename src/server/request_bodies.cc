@@ -31,22 +31,10 @@ std::optional<int> ReadInt(std::string_view text) {
 
 Json ErrorJson(const ApiError& e) { return {{"error", {{"code", e.code}, {"message", e.message}}}}; }
 
-std::optional<ApiError> ParseSessionBody(std::string_view body, Json* metadata) {
-  *metadata = Json::object();
-  if (body.empty()) return std::nullopt;
-  Json j;
-  if (auto bad = ReadObject(body, &j)) return bad;
-  for (const auto& [key, value] : j.items()) {
-    if (key != "metadata") return Bad("unknown field '" + key + "' (expected metadata)");
-    if (!value.is_object()) return Bad("'metadata' must be an object");
-  }
-  if (j.contains("metadata")) *metadata = std::move(j["metadata"]);
-  return std::nullopt;
-}
+namespace {
 
-std::optional<ApiError> ParseTurnBody(std::string_view body, std::string_view idempotency_header, TurnInput* in) {
-  Json j;
-  if (auto bad = ReadObject(body, &j)) return bad;
+// A turn's fields (POST .../turns, or a new session's `turn`) from its JSON object.
+std::optional<ApiError> ReadTurn(Json& j, std::string_view idempotency_header, TurnInput* in) {
   for (const auto& [key, value] : j.items()) {
     if (key == "speaker" || key == "say" || key == "select" || key == "idempotency_key") {
       if (!value.is_string()) return Bad("'" + key + "' must be a string");
@@ -72,6 +60,44 @@ std::optional<ApiError> ParseTurnBody(std::string_view body, std::string_view id
   // The rest is what the runtime itself requires of any turn.
   if (Status ok = CheckTurnInput(*in); !ok.ok()) return Bad(ok.message());
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> ParseSessionBody(std::string_view body, std::string_view idempotency_header, Json* metadata,
+                                         std::unique_ptr<TurnInput>* first) {
+  *metadata = Json::object();
+  first->reset();
+  if (body.empty()) return std::nullopt;
+  Json j;
+  if (auto bad = ReadObject(body, &j)) return bad;
+  for (const auto& [key, value] : j.items()) {
+    if (key != "metadata" && key != "turn") return Bad("unknown field '" + key + "' (expected metadata, turn)");
+    if (!value.is_object()) return Bad("'" + key + "' must be an object");
+  }
+  if (j.contains("metadata")) *metadata = std::move(j["metadata"]);
+  if (!j.contains("turn")) return std::nullopt;
+  Json& turn = j["turn"];
+  // A retried request would start another session: a turn that must run once is sent
+  // to the session's own turns endpoint, where its key is kept.
+  if (turn.contains("idempotency_key") || !idempotency_header.empty()) {
+    return Bad("a new session's first turn takes no idempotency key: create the session, then send the turn "
+               "with its key to POST /v1/sessions/{id}/turns");
+  }
+  if (turn.contains("select") || turn.contains("approve")) {
+    return Bad("a new session has nothing to select or approve: 'select' and 'approve' answer a turn of an "
+               "existing session");
+  }
+  auto in = std::make_unique<TurnInput>();
+  if (auto bad = ReadTurn(turn, "", in.get())) return bad;
+  *first = std::move(in);
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseTurnBody(std::string_view body, std::string_view idempotency_header, TurnInput* in) {
+  Json j;
+  if (auto bad = ReadObject(body, &j)) return bad;
+  return ReadTurn(j, idempotency_header, in);
 }
 
 std::optional<ApiError> ParseTraceQuery(std::string_view query, TraceQuery* out) {

@@ -4,6 +4,7 @@
 // share them. Bodies are parsed with the depth limit of domain/json_parse.h.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,8 +22,13 @@ struct ApiError {
 };
 Json ErrorJson(const ApiError& e);
 
-// POST /v1/sessions: `{metadata?}` (an empty body is `{}`).
-std::optional<ApiError> ParseSessionBody(std::string_view body, Json* metadata);
+// POST /v1/sessions: `{metadata?, turn?}` (an empty body is `{}`). `turn` is the new
+// session's first turn (the fields of POST .../turns), run as the session is created;
+// `*first` is left empty without one. A first turn takes no idempotency key (in the body
+// or `idempotency_header`): a retry would start another session. Nor `select` or
+// `approve`: a new session has nothing pending.
+std::optional<ApiError> ParseSessionBody(std::string_view body, std::string_view idempotency_header, Json* metadata,
+                                         std::unique_ptr<TurnInput>* first);
 
 // POST .../turns. The idempotency key comes in the `Idempotency-Key` header or the
 // body's `idempotency_key` (the same value if both are given).

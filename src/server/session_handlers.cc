@@ -1,6 +1,6 @@
-// POST /v1/sessions and GET /v1/sessions/{id}; a new session within the tenant's quota
-// (NewSession, which the OpenAI-compatible door shares); and the check every
-// per-session endpoint makes first.
+// POST /v1/sessions (with or without the session's first turn) and GET
+// /v1/sessions/{id}; a new session within the tenant's quota (NewSession, which the
+// OpenAI-compatible door shares); and the check every per-session endpoint makes first.
 #include "server/api_impl.h"
 #include "server/stored_turn_json.h"
 
@@ -17,10 +17,23 @@ Json CreatedJson(const std::string& id, const std::string& greeting) {
 
 Task<void> Api::Impl::CreateSession(Exchange x) {
   Json metadata;
-  if (auto bad = ParseSessionBody(x.req.body, &metadata)) co_return co_await SendError(x.res, *bad);
+  std::unique_ptr<TurnInput> first;
+  if (auto bad = ParseSessionBody(x.req.body, x.req.Header("idempotency-key"), &metadata, &first)) {
+    co_return co_await SendError(x.res, *bad);
+  }
+  if (first) co_return co_await StartSession(x, std::move(metadata), std::move(first));
   Result<std::string> id = co_await NewSession(std::move(metadata), x.tenant);
   if (!id.ok()) co_return co_await SendError(x.res, SessionRefusal(id.status()));
   co_await SendJson(x.res, 201, CreatedJson(*id, runtime.Greeting()));
+}
+
+std::string SessionBegunText(const std::string& id, const std::string& greeting, std::string_view turn) {
+  std::string text = Dump(CreatedJson(id, greeting));
+  text.pop_back();  // the object's '}'
+  text += ",\"turn\":";
+  text += turn;
+  text += '}';
+  return text;
 }
 
 Task<Result<std::string>> Api::Impl::NewSession(Json metadata, std::string tenant) {

@@ -1,6 +1,7 @@
-// POST .../turns (a JSON answer or an SSE stream) and DELETE .../lease (a cancel turn).
-// Turns run on the runtime strand; a retried request with a used idempotency key gets
-// the first try's stored result.
+// POST .../turns (a JSON answer or an SSE stream), a new session's first turn (POST
+// /v1/sessions with a `turn`) and DELETE .../lease (a cancel turn). Turns run on the
+// runtime strand; a retried request with a used idempotency key gets the first try's
+// stored result.
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 
@@ -87,39 +88,74 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
   if (WantsEventStream(x.req)) co_return co_await StreamTurn(x.res, x.session_id, std::move(in), std::move(slot));
   const auto here = co_await boost::asio::this_coro::executor;
   if (std::shared_ptr<ServerResponse> held = x.res.Hold(Recorder(x))) {
-    SpawnHeldTurn(here, x.session_id, std::move(in), std::move(held), std::move(slot));
+    TurnAnswer to{x.session_id, in->idempotency_key, TurnAnswer::Session::kExisting};
+    Task<TurnResultBox> turn = runtime.RunTurnOnHeap(x.session_id, std::move(in));
+    SpawnHeldTurn(here, std::move(turn), std::move(to), std::move(held), std::move(slot));
     co_return;
   }
-  std::string key = in->idempotency_key;
+  const TurnAnswer to{x.session_id, in->idempotency_key, TurnAnswer::Session::kExisting};
   Task<TurnResultBox> turn = RunTurn(here, x.session_id, std::move(in));
   TurnResultBox ran = co_await std::move(turn);
-  co_await AnswerTurn(x.res, x.session_id, std::move(key), std::move(ran.result));
+  co_await AnswerTurn(x.res, to, std::move(ran.result));
+}
+
+// POST /v1/sessions with the session's first turn. On this process's own store the
+// session is written in the turn's commit (Runtime::StartSessionOnHeap): one request
+// and one transaction where the two requests made two, and a refused turn leaves no
+// session. Where the session has to exist before its turn (a tenant's quota counts it
+// first; a streamed turn's writes may be staged before its commit), it is created first
+// and the turn runs as any other; the stream names it in its `Reins-Session-Id` header.
+Task<void> Api::Impl::StartSession(Exchange x, Json metadata, std::unique_ptr<TurnInput> first) {
+  first->traceparent = TraceparentOf(x.req);
+  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
+  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
+  const auto here = co_await boost::asio::this_coro::executor;
+  const bool streamed = WantsEventStream(x.req);
+  if (streamed || store_shared || (keys && keys->MaxSessions(x.tenant))) {
+    Result<std::string> created = co_await NewSession(std::move(metadata), x.tenant);
+    if (!created.ok()) co_return co_await SendError(x.res, SessionRefusal(created.status()));
+    if (streamed) {
+      Headers named = {{"Reins-Session-Id", *created}};
+      co_return co_await StreamTurn(x.res, *created, std::move(first), std::move(*slot), std::move(named));
+    }
+    // (Named, not temporaries in the co_await expressions: GCC 12, see Api::Impl::On.)
+    const TurnAnswer to{*created, std::string(), TurnAnswer::Session::kCreatedFirst};
+    Task<TurnResultBox> turn = RunTurn(here, to.session_id, std::move(first));
+    TurnResultBox ran = co_await std::move(turn);
+    co_return co_await AnswerTurn(x.res, to, std::move(ran.result));
+  }
+  TurnAnswer to{std::string(), std::string(), TurnAnswer::Session::kBegunByTurn};
+  Task<TurnResultBox> turn = runtime.StartSessionOnHeap(std::move(first), metadata, x.tenant, &to.session_id);
+  if (std::shared_ptr<ServerResponse> held = x.res.Hold(Recorder(x))) {
+    SpawnHeldTurn(here, std::move(turn), std::move(to), std::move(held), std::move(*slot));
+    co_return;
+  }
+  if (!IsRuntimeExecutor(here)) turn = boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
+  TurnResultBox ran = co_await std::move(turn);
+  co_await AnswerTurn(x.res, to, std::move(ran.result));
 }
 
 // The completion handler waits with the turn, in asio's frame that runs it: it keeps
 // the connection's executor (56 bytes) only where that is not the runtime's own, which
 // with one I/O thread it is.
-void Api::Impl::SpawnHeldTurn(const boost::asio::any_io_executor& here, const std::string& id,
-                              std::unique_ptr<TurnInput> in, std::shared_ptr<ServerResponse> held,
-                              std::shared_ptr<void> slot) {
-  std::string key = in->idempotency_key;
-  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));
+void Api::Impl::SpawnHeldTurn(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn, TurnAnswer to,
+                              std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot) {
   std::unique_ptr<boost::asio::any_io_executor> elsewhere;
   if (!IsRuntimeExecutor(here)) elsewhere = std::make_unique<boost::asio::any_io_executor>(here);
-  auto answer = [self = shared_from_this(), elsewhere = std::move(elsewhere), id, key = std::move(key),
+  auto answer = [self = shared_from_this(), elsewhere = std::move(elsewhere), to = std::move(to),
                  held = std::move(held), slot = std::move(slot)](std::exception_ptr thrown, TurnResultBox ran) mutable {
     TurnOutcome outcome = std::move(ran.result);
     if (thrown || !outcome) outcome = std::make_unique<Result<TurnResult>>(Internal("the turn failed unexpectedly"));
-    Task<void> answering = self->AnswerHeld(std::move(held), std::move(id), std::move(key), std::move(outcome), std::move(slot));
+    Task<void> answering = self->AnswerHeld(std::move(held), std::move(to), std::move(outcome), std::move(slot));
     boost::asio::co_spawn(elsewhere ? *elsewhere : self->strand, std::move(answering), boost::asio::detached);
   };
   boost::asio::co_spawn(strand, std::move(turn), std::move(answer));
 }
 
 // The connection goes on once `held` is let go, with this frame.
-Task<void> Api::Impl::AnswerHeld(std::shared_ptr<ServerResponse> held, std::string id, std::string key,
-                                 TurnOutcome outcome, std::shared_ptr<void> /*slot*/) {
-  co_await AnswerTurn(*held, id, std::move(key), std::move(outcome));
+Task<void> Api::Impl::AnswerHeld(std::shared_ptr<ServerResponse> held, TurnAnswer to, TurnOutcome outcome,
+                                 std::shared_ptr<void> /*slot*/) {
+  co_await AnswerTurn(*held, to, std::move(outcome));
 }
 
 // Reads a turn's request and takes it a place among the turns in flight; false when
@@ -139,19 +175,25 @@ Task<bool> Api::Impl::AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void
   co_return true;
 }
 
-// A turn that ran: its result, the first try's for a retried key, or the refusal.
-Task<void> Api::Impl::AnswerTurn(ServerResponse& res, const std::string& id, std::string key, TurnOutcome outcome) {
+// A turn that ran: its result (a new session's, for the turn that began it), the first
+// try's for a retried key, or the refusal.
+Task<void> Api::Impl::AnswerTurn(ServerResponse& res, const TurnAnswer& to, TurnOutcome outcome) {
   const Result<TurnResult>& r = *outcome;
-  if (!r.ok() && IsReplay(r.status(), key)) {
-    if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
+  if (!r.ok() && IsReplay(r.status(), to.key)) {
+    if (std::optional<Json> first = co_await Replay(to.session_id, to.key)) {
+      co_return co_await SendJson(res, 200, *first, ReplayHeader());
+    }
   }
   if (!r.ok()) co_return co_await SendError(res, FromStatus(r.status()));
-  LogTurn(id, *r, NowMs());
-  co_await SendJsonText(res, 200, TurnResultText(*r, true));
+  LogTurn(to.session_id, *r, NowMs());
+  std::string text = TurnResultText(*r, true);
+  if (to.session == TurnAnswer::Session::kExisting) co_return co_await SendJsonText(res, 200, std::move(text));
+  if (to.session == TurnAnswer::Session::kBegunByTurn) metrics.Inc("reins_sessions_created_total");
+  co_await SendJsonText(res, 201, SessionBegunText(to.session_id, runtime.Greeting(), text));
 }
 
 Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in,
-                                  std::shared_ptr<void> slot) {
+                                  std::shared_ptr<void> slot, Headers headers) {
   auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
   const std::string key = in->idempotency_key;
   const SharedTurnResult result = SpawnStreamedTurn(id, std::move(*in), stream, slot);
@@ -159,7 +201,7 @@ Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, std::uniqu
   // The stream begins with the turn's first event: a turn the runtime refuses before it
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
   if (!co_await stream->Started()) co_return co_await AnswerUnstarted(res, id, key, **result);
-  if (!(co_await res.StartStream()).ok()) co_return;
+  if (!(co_await res.StartStream(std::move(headers))).ok()) co_return;
   // Pump returns true only once the turn finished (and set its result); false when the
   // client went away, while the turn may still be running.
   if (!co_await stream->Pump(res, options.heartbeat_ms)) co_return;

@@ -127,7 +127,8 @@ std::string Nested(const std::string& key, int depth) {
 
 TEST(RequestBodies, DeepNestingIsRefusedWhileParsing) {
   Json metadata;
-  auto refused = ParseSessionBody("{\"metadata\":" + Nested("a", 100000) + "}", &metadata);
+  std::unique_ptr<TurnInput> first;
+  auto refused = ParseSessionBody("{\"metadata\":" + Nested("a", 100000) + "}", "", &metadata, &first);
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 400);
   EXPECT_NE(refused->message.find("deeper than 128"), std::string::npos) << refused->message;
@@ -135,7 +136,7 @@ TEST(RequestBodies, DeepNestingIsRefusedWhileParsing) {
   refused = ParseTurnBody("{\"say\":\"hi\",\"page_context\":" + Nested("p", 40000) + "}", "", &in);
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 400);
-  EXPECT_FALSE(ParseSessionBody("{\"metadata\":" + Nested("a", 20) + "}", &metadata)) << "ordinary nesting is fine";
+  EXPECT_FALSE(ParseSessionBody("{\"metadata\":" + Nested("a", 20) + "}", "", &metadata, &first)) << "ordinary nesting is fine";
 }
 
 TEST(RequestBodies, TheIdempotencyKeyComesFromTheHeaderOrTheBody) {
@@ -151,6 +152,37 @@ TEST(RequestBodies, TheIdempotencyKeyComesFromTheHeaderOrTheBody) {
   EXPECT_TRUE(ParseTurnBody(R"({"say":"hi"})", "has space", &in));
   EXPECT_TRUE(ParseTurnBody(R"({"say":"hi","idempotency_key":""})", "", &in));
   EXPECT_TRUE(ParseTurnBody(R"({"say":"hi"})", std::string(201, 'k'), &in));
+}
+
+// POST /v1/sessions may bring the session's first turn; one that would need a session
+// already (a retry's key, an answer to something pending) is refused, saying what to do.
+TEST(RequestBodies, ANewSessionMayBringItsFirstTurn) {
+  Json metadata;
+  std::unique_ptr<TurnInput> first;
+  ASSERT_FALSE(ParseSessionBody(R"({"metadata":{"channel":"web"}})", "", &metadata, &first));
+  EXPECT_EQ(metadata, Json({{"channel", "web"}}));
+  EXPECT_EQ(first, nullptr);
+  ASSERT_FALSE(ParseSessionBody(R"({"turn":{"say":"hi","page_context":{"page":"/"}}})", "", &metadata, &first));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->speaker, "user");
+  EXPECT_EQ(first->say, "hi");
+  EXPECT_EQ(first->page_context, Json({{"page", "/"}}));
+  EXPECT_EQ(metadata, Json::object());
+
+  auto refused = ParseSessionBody(R"({"turn":{"say":"hi"}})", "k-1", &metadata, &first);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->message.find("POST /v1/sessions/{id}/turns"), std::string::npos) << refused->message;
+  EXPECT_EQ(first, nullptr);
+  EXPECT_TRUE(ParseSessionBody(R"({"turn":{"say":"hi","idempotency_key":"k-2"}})", "", &metadata, &first));
+  refused = ParseSessionBody(R"({"turn":{"select":"u_doe"}})", "", &metadata, &first);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->message.find("nothing to select or approve"), std::string::npos) << refused->message;
+  EXPECT_TRUE(ParseSessionBody(R"({"turn":{"approve":true}})", "", &metadata, &first));
+  EXPECT_TRUE(ParseSessionBody(R"({"turn":{}})", "", &metadata, &first)) << "a turn that says nothing";
+  EXPECT_TRUE(ParseSessionBody(R"({"turn":"hi"})", "", &metadata, &first));
+  EXPECT_TRUE(ParseSessionBody(R"({"turn":{"say":"hi","extra":1}})", "", &metadata, &first));
+  EXPECT_TRUE(ParseSessionBody(R"({"greeting":"hi"})", "", &metadata, &first));
+  EXPECT_FALSE(ParseSessionBody(R"({})", "k-3", &metadata, &first)) << "a session alone ignores a key, as before";
 }
 
 TEST(RequestBodies, TraceQueriesAskForAPage) {

@@ -397,10 +397,15 @@ TEST_F(AbuseTest, SessionsAreBoundedInMemoryAndByQuota) {
   Start({"--keys", keys, "--session-cache", "2"});
   std::vector<HttpHeaderField> auth = {{"Authorization", "Bearer " + key}};
   std::vector<std::string> ids;
-  for (int i = 0; i < 3; ++i) ids.push_back(NewSession(auth));
+  for (int i = 0; i < 2; ++i) ids.push_back(NewSession(auth));
+  Reply begun = Call("POST", url("/v1/sessions"), R"({"turn":{"say":"hello"}})", auth);  // counted before its turn
+  ASSERT_EQ(begun.status, 201) << begun.body.dump();
+  ids.push_back(begun.body["session_id"]);
   Reply over = Call("POST", url("/v1/sessions"), "{}", auth);
   EXPECT_EQ(over.status, 429);
   EXPECT_EQ(over.body["error"]["code"], "quota_exceeded");
+  Reply over_with_turn = Call("POST", url("/v1/sessions"), R"({"turn":{"say":"hello"}})", auth);
+  EXPECT_EQ(over_with_turn.status, 429) << over_with_turn.body.dump();
   for (int round = 0; round < 2; ++round) {
     for (const std::string& id : ids) {
       Reply r = Call("POST", url("/v1/sessions/" + id + "/turns"), R"({"say":"hello"})", auth);
@@ -409,7 +414,7 @@ TEST_F(AbuseTest, SessionsAreBoundedInMemoryAndByQuota) {
     }
   }
   for (const std::string& id : ids) {  // every turn landed on the session as it was, evicted or not
-    EXPECT_EQ(Call("GET", url("/v1/sessions/" + id), "", auth).body["turns"], 2);
+    EXPECT_EQ(Call("GET", url("/v1/sessions/" + id), "", auth).body["turns"], id == ids.back() ? 3 : 2);
   }
   std::string metrics = Metrics();
   EXPECT_NE(metrics.find("reins_sessions 3"), std::string::npos) << metrics;

@@ -131,6 +131,64 @@ TEST_F(ServeTest, ASessionFromGreetingToTrace) {
   EXPECT_EQ(log.find("pray for her"), std::string::npos) << log;
 }
 
+// POST /v1/sessions may bring the session's first turn: one request, answered 201 with
+// the session and the turn's result; the session then goes on as any other. A first
+// turn that would need a session already is refused and leaves none.
+TEST_F(ServeTest, ASessionMayBeginWithItsFirstTurn) {
+  Start();
+  const size_t before = Call("GET", url("/v1/sessions")).body["sessions"].size();
+  Reply begun = Call("POST", url("/v1/sessions"),
+                     R"({"metadata":{"channel":"web"},"turn":{"speaker":"user","say":"Please pray for my mother"}})");
+  ASSERT_EQ(begun.status, 201) << begun.body.dump();
+  EXPECT_EQ(begun.body["greeting"], "Hello! How can I help?");
+  const std::string id = begun.body["session_id"];
+  EXPECT_EQ(begun.body["turn"]["status"], "completed");
+  EXPECT_EQ(begun.body["turn"]["reply"], "I'm so sorry. The team will pray for her.");
+  EXPECT_EQ(begun.body["turn"]["tools"][0]["status"], "deferred");
+  Reply session = Call("GET", url("/v1/sessions/" + id));
+  ASSERT_EQ(session.status, 200);
+  EXPECT_EQ(session.body["turns"], 1);
+  EXPECT_EQ(session.body["metadata"]["channel"], "web");
+  Reply next = Call("POST", url("/v1/sessions/" + id + "/turns"), Say("Tell John I'm late"));
+  ASSERT_EQ(next.status, 200) << next.body.dump();
+  EXPECT_EQ(next.body["status"], "awaiting_clarification");
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + id)).body["turns"], 2);
+
+  Reply keyed = Call("POST", url("/v1/sessions"), R"({"turn":{"say":"hi"}})", {{"Idempotency-Key", "k-1"}});
+  EXPECT_EQ(keyed.status, 400);
+  EXPECT_NE(keyed.body["error"]["message"].get<std::string>().find("/turns"), std::string::npos) << keyed.body.dump();
+  EXPECT_EQ(Call("POST", url("/v1/sessions"), R"({"turn":{"select":"u_doe"}})").status, 400);
+  EXPECT_EQ(Call("POST", url("/v1/sessions"), R"({"turn":{}})").status, 400);
+  EXPECT_EQ(Call("GET", url("/v1/sessions")).body["sessions"].size(), before + 1) << "refusals leave no session";
+
+  // Streamed: the session is created first and named in the stream's header.
+  HttpClient client;
+  HttpRequest r;
+  r.url = url("/v1/sessions");
+  r.body = R"({"turn":{"say":"Please pray for my mother"}})";
+  r.headers = {{"Accept", "text/event-stream"}};
+  std::string named;
+  SseParser parser;
+  std::vector<SseEvent> events;
+  auto streamed = RunSync(client.Stream(
+      r,
+      [&](std::string_view bytes) {
+        parser.Feed(bytes, [&](SseEvent&& e) { events.push_back(std::move(e)); });
+        return OkStatus();
+      },
+      [&](const HttpResponse& head) { named = head.Header("reins-session-id"); }));
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  EXPECT_EQ(streamed->status, 200);
+  ASSERT_FALSE(named.empty());
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front().event, "turn.started");
+  EXPECT_EQ(events.back().event, "turn.completed");
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + named)).body["turns"], 1);
+
+  std::string metrics = Call("GET", url("/metrics")).raw.body;
+  EXPECT_NE(metrics.find("reins_sessions_created_total 2"), std::string::npos) << metrics;
+}
+
 TEST_F(ServeTest, EveryErrorStatusHasTheErrorBody) {
   Start({"--max-body-bytes", "4096"});
   std::string id = NewSession(*server_);
@@ -228,6 +286,10 @@ TEST_F(ServeTest, OnTwoThreadsTurnsHopOntoTheRuntimeAndAnswerTheSame) {
   EXPECT_EQ(asked.body["status"], "awaiting_clarification");
   EXPECT_EQ(Call("DELETE", url("/v1/sessions/" + id + "/lease")).status, 204);
   EXPECT_EQ(Call("GET", url("/v1/sessions/" + id + "/trace")).body["turns"].size(), 3u);
+  Reply begun = Call("POST", url("/v1/sessions"), R"({"turn":{"say":"Please pray for my mother"}})");
+  ASSERT_EQ(begun.status, 201) << begun.body.dump();
+  EXPECT_EQ(begun.body["turn"]["status"], "completed");
+  EXPECT_EQ(Call("GET", url("/v1/sessions/" + begun.body["session_id"].get<std::string>())).body["turns"], 1);
 }
 
 TEST_F(ServeTest, AStreamedTurnDeliversTheReplyBeforeTheDeferredWrite) {
