@@ -90,7 +90,8 @@ Result<std::map<std::string, int>> ParseHarmGates(const std::string& text) {
   REINS_ASSIGN_OR_RETURN(auto pairs, ParseNameValues(text, "--max-harm"));
   for (const auto& [kind, value] : pairs) {
     const auto& kinds = HarmKinds();
-    if (std::none_of(kinds.begin(), kinds.end(), [&](const HarmKind& k) { return kind == k.name; })) {
+    const std::string& named = kind;  // clang before 16 lets no lambda capture a structured binding
+    if (std::none_of(kinds.begin(), kinds.end(), [&named](const HarmKind& k) { return named == k.name; })) {
       std::string known;
       for (const HarmKind& k : kinds) known += std::string(known.empty() ? "" : ", ") + k.name;
       return InvalidArgument("--max-harm: no harm is called '" + kind + "'; the harms are " + known);

@@ -53,8 +53,9 @@ Result<PriceList> LoadPriceList(const std::string& path) {
   if (!diag.empty()) return InvalidArgument(diag.Format());
   if (!doc.value.is_object()) return InvalidArgument(path + ": prices must map a model to {input_per_mtok, output_per_mtok}");
   PriceList prices;
-  for (const auto& [model, price] : doc.value.items()) {
-    auto number = [&](const char* key) -> std::optional<double> {
+  for (const auto& [model, entry] : doc.value.items()) {
+    const Json& price = entry;  // named: clang before 16 lets no lambda capture a structured binding
+    auto number = [&price](const char* key) -> std::optional<double> {
       if (!price.is_object() || !price.contains(key) || !price[key].is_number() || price[key].get<double>() < 0) {
         return std::nullopt;
       }

@@ -103,8 +103,12 @@ void HarmSection(std::ostringstream& h, const Json& report, const Json* off, con
     << Escape(with_detectors->value("governor", "")) << " runs.</p><table><tr><th>detector</th><th>precision</th>"
        "<th>recall</th><th>true +</th><th>false +</th><th>false -</th></tr>";
   const Json detectors = with_detectors->value("harm_detectors", Json::object());
-  for (const auto& [harm, d] : detectors.items()) {
-    auto rate = [&](const char* key) { return d[key].is_number() ? Percent(d[key].get<double>()) : std::string("-"); };
+  for (const auto& [harm, detector] : detectors.items()) {
+    const Json& d = detector;  // named: clang before 16 lets no lambda capture a structured binding
+    auto rate = [&d](const char* key) {
+      const auto it = d.find(key);
+      return it != d.end() && it->is_number() ? Percent(it->get<double>()) : std::string("-");
+    };
     h << "<tr><td>" << Escape(harm) << "</td><td>" << rate("precision") << "</td><td>" << rate("recall") << "</td><td>"
       << d.value("true_positive", 0) << "</td><td>" << d.value("false_positive", 0) << "</td><td>"
       << d.value("false_negative", 0) << "</td></tr>";
