@@ -114,6 +114,15 @@ TEST_F(ReplicasE2eTest, AnyReplicaTakesAnyRequestOfAnySession) {
   ASSERT_EQ(trace.status, 200);
   ASSERT_EQ(trace.body["turns"].size(), 2u);
   EXPECT_EQ(Call("GET", replica(2).base_url() + "/v1/sessions/s_nope").status, 404);
+
+  // A session begun by its first turn (on a shared store, stored before the turn) goes
+  // on through another replica.
+  Reply begun = Call("POST", replica(2).base_url() + "/v1/sessions", R"({"turn":{"say":"hello"}})");
+  ASSERT_EQ(begun.status, 201) << begun.body.dump();
+  EXPECT_EQ(begun.body["turn"]["status"], "completed");
+  const std::string started = begun.body["session_id"];
+  ASSERT_EQ(Turn(replica(0), started, "hello").status, 200);
+  EXPECT_EQ(Call("GET", replica(1).base_url() + "/v1/sessions/" + started).body["turns"], 2);
 }
 
 TEST_F(ReplicasE2eTest, AReplicaKilledWithSigkillLosesNoAcknowledgedTurn) {
