@@ -501,13 +501,17 @@ namespace {
 
 Task<TurnResultBox> Refused(Status why) { co_return why; }
 
+// What every turn's input must be before its turn exists (RunTurnOnHeap, Begin).
+Status CheckInput(const TurnInput* input) {
+  return input == nullptr ? InvalidArgument("a turn needs an input") : CheckTurnInput(*input);
+}
+
 }  // namespace
 
 // Not a coroutine: a session written in its turn's commit is settled by the turn itself
 // (Impl::RunTurn lets go of it however the turn ends), so no frame waits here.
 Task<TurnResultBox> Runtime::Begin(std::unique_ptr<TurnInput> first, std::unique_ptr<SessionRecord> record) {
-  if (first == nullptr) return Refused(InvalidArgument("a turn needs an input"));
-  if (Status malformed = CheckTurnInput(*first); !malformed.ok()) return Refused(std::move(malformed));
+  if (Status malformed = CheckInput(first.get()); !malformed.ok()) return Refused(std::move(malformed));
   if (impl_->calls->store().shared() || first->on_event) return CreateThenRun(std::move(first), std::move(record));
   std::string id = record->id;
   auto fresh = std::make_shared<Impl::CachedSession>();
@@ -544,8 +548,7 @@ Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, TurnInput inp
 // Not a coroutine: a malformed input is refused before the turn's frame exists, and the
 // check's status takes no place in a frame that waits as long as the turn does.
 Task<TurnResultBox> Runtime::RunTurnOnHeap(std::string session_id, std::unique_ptr<TurnInput> input) {
-  if (input == nullptr) return Refused(InvalidArgument("a turn needs an input"));
-  if (Status malformed = CheckTurnInput(*input); !malformed.ok()) return Refused(std::move(malformed));
+  if (Status malformed = CheckInput(input.get()); !malformed.ok()) return Refused(std::move(malformed));
   return impl_->RunTurn(std::move(session_id), std::move(input));
 }
 

@@ -162,6 +162,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   // Callers name the task before awaiting it (GCC 12, see On).
   Task<TurnResultBox> RunTurn(const boost::asio::any_io_executor& here, const std::string& id,
                               std::unique_ptr<TurnInput> in);
+  // A turn of the runtime's (not yet started), to be awaited from `here`: as it is on the
+  // runtime's own executor, else spawned onto its strand (RunTurn's hop).
+  Task<TurnResultBox> OnRuntimeStrand(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn);
   // A streamed turn (POST .../turns, /v1/chat/completions): its events go to `stream`,
   // it runs on the runtime strand to its end whatever happens to the connection (a
   // client that goes away does not stop it), and when it ends its result is set, its

@@ -43,7 +43,10 @@ Task<TurnResultBox> Api::Impl::RunTurn(const boost::asio::any_io_executor& here,
   // between), awaited in place when the caller runs on the runtime's executor (one I/O
   // thread), else spawned straight onto the strand: a turn waiting on its model holds
   // the hop's frames (about 730 bytes) for as long as it waits.
-  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));
+  return OnRuntimeStrand(here, runtime.RunTurnOnHeap(id, std::move(in)));
+}
+
+Task<TurnResultBox> Api::Impl::OnRuntimeStrand(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn) {
   if (IsRuntimeExecutor(here)) return turn;
   return boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
 }
@@ -130,8 +133,8 @@ Task<void> Api::Impl::StartSession(Exchange x, Json metadata, std::unique_ptr<Tu
     SpawnHeldTurn(here, std::move(turn), std::move(to), std::move(held), std::move(*slot));
     co_return;
   }
-  if (!IsRuntimeExecutor(here)) turn = boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
-  TurnResultBox ran = co_await std::move(turn);
+  Task<TurnResultBox> there = OnRuntimeStrand(here, std::move(turn));
+  TurnResultBox ran = co_await std::move(there);
   co_await AnswerTurn(x.res, to, std::move(ran.result));
 }
 
