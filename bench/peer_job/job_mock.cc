@@ -113,12 +113,13 @@ asio::awaitable<void> Serve(tcp::socket socket) {
       while ((head_end = buffer.find("\r\n\r\n")) == std::string::npos) {
         buffer.append(chunk, co_await socket.async_read_some(asio::buffer(chunk), asio::use_awaitable));
       }
+      // Read from the head before the body's reads: they may move the buffer.
       const std::string_view head(buffer.data(), head_end);
       const size_t length = ContentLength(head);
+      const std::string request_line(head.substr(0, head.find("\r\n")));
       while (buffer.size() < head_end + 4 + length) {
         buffer.append(chunk, co_await socket.async_read_some(asio::buffer(chunk), asio::use_awaitable));
       }
-      const std::string request_line(head.substr(0, head.find("\r\n")));
       const std::string body = buffer.substr(head_end + 4, length);
       buffer.erase(0, head_end + 4 + length);
       ++g_stats.requests;

@@ -4,8 +4,11 @@
 // measurement runs in a fresh process and prints one JSON line; `--table` prints the
 // figures side by side with their ratios (what `make bench-peers` shows).
 //
-//   reins_peer_job [--table] [--only cpu,tput,mem,scale,crash] [--node PATH|none] [--turns N] [--reps N]
+//   reins_peer_job [--table] [--only cpu,tput,mem,scale,crash,growth] [--node PATH|none] [--turns N] [--reps N]
 //                  [--serve-arg FLAG ...]
+//
+// `growth` (not in the default set: about three minutes) measures how a turn's cost grows
+// with the session's earlier turns and the agent's tools, embedded and by the Node loop.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -37,9 +40,12 @@ constexpr int kMemTurns = 1000;
 constexpr int kScaleTurns = 10000;
 constexpr int kScaleArrivalMs = 5000;
 constexpr int kSlowModelMs = 2000;
+constexpr int kGrowthSamples = 100;  // measured turns in each cell of the growth grid
+constexpr int kGrowthHistory[] = {0, 1, 10, 100};
+constexpr int kGrowthTools[] = {1, 20, 200};
 
 struct Options {
-  std::vector<std::string> only = {"cpu", "tput", "mem", "scale", "crash"};
+  std::vector<std::string> only = {"cpu", "tput", "mem", "scale", "crash"};  // "growth" when asked for
   std::string node = REINS_BARE_LOOP;
   int turns = 2000;
   int reps = 1;  // every measurement this many times, interleaved; the table shows medians
@@ -225,14 +231,16 @@ Json ServedCrash(const Options& o, Mock& mock, const std::string& dir) {
 }
 
 // The bare Node loop: its own process, its own measurement (process.cpuUsage, turns/s);
-// its memory is sampled from here, the same way as the server's.
-Json Node(const Options& o, const std::string& mode, Mock& mock) {
+// its memory is sampled from here, the same way as the server's. `more`: the growth
+// mode's flags, and `all` the turns it runs.
+Json Node(const Options& o, const std::string& mode, Mock& mock, const std::vector<std::string>& more = {}, int all = 0) {
   const Json before = mock.Stats();
-  ChildProcess node({"/usr/bin/env", "node", "--expose-gc", o.node, "--mode", mode, "--url", mock.url() + "/v1",
-                     "--turns", std::to_string(o.turns)},
-                    {{"NODE_ENV", "production"}}, "");
+  std::vector<std::string> argv = {"/usr/bin/env", "node", "--expose-gc", o.node, "--mode", mode, "--url",
+                                   mock.url() + "/v1", "--turns", std::to_string(o.turns)};
+  argv.insert(argv.end(), more.begin(), more.end());
+  ChildProcess node(argv, {{"NODE_ENV", "production"}}, "");
   // Every turn the loop ran, its warm-up included.
-  const int all = mode == "cpu" ? kWarmTurns + o.turns : mode == "tput" ? kTputWarm + kTputTurns : kWarmTurns + kMemTurns;
+  if (all == 0) all = mode == "cpu" ? kWarmTurns + o.turns : mode == "tput" ? kTputWarm + kTputTurns : kWarmTurns + kMemTurns;
   if (mode != "mem") {
     Json result = node.ReadJsonLine();  // first: the loop has finished
     return Checked(result, mock.RequestsSince(before), all);
@@ -276,6 +284,34 @@ Json FloorCpu(const Options& o, Mock& mock, const std::string& dir) {
   return OwnChild(o, mock, dir, {"--floor"}, 2 * (kWarmTurns + o.turns));
 }
 
+// The job's agent with `tools` tools, written into `dir` (its path): lookup_weather and
+// `tools - 1` refund tools the model never calls, each with a schema of four properties
+// as a catalogue of real actions has. Every model request carries them all. The Node
+// loop's growth mode declares the same ones (bare_loop.mjs).
+std::string AgentWithTools(const std::string& dir, int tools) {
+  std::ifstream in(REINS_JOB_AGENT);
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int i = 2; i <= tools; ++i) {
+    yaml += "  - name: refund_order_" + std::to_string(i) +
+            "\n"
+            "    description: Refunds part of an order and tells the customer why.\n"
+            "    input_schema:\n"
+            "      type: object\n"
+            "      properties:\n"
+            "        customer_id: { type: string, description: 'The customer, as the CRM names them' }\n"
+            "        amount: { type: number, minimum: 0 }\n"
+            "        reason: { type: string, enum: [damaged, late, wrong_item] }\n"
+            "        notify: { type: boolean }\n"
+            "      required: [customer_id, amount]\n"
+            "    backend:\n"
+            "      fixture:\n"
+            "        - result: { refunded: true }\n";
+  }
+  const std::string path = dir + "/agent-" + std::to_string(tools) + "-tools.yaml";
+  std::ofstream(path) << yaml;
+  return path;
+}
+
 // A scratch directory for one measurement's store, removed afterwards.
 struct ScratchDir {
   ScratchDir() {
@@ -285,6 +321,28 @@ struct ScratchDir {
   ~ScratchDir() { std::system(("rm -rf '" + path + "'").c_str()); }
   std::string path;
 };
+
+// One cell of the growth grid: the next turn of sessions with `history` earlier turns,
+// the agent with `tools` tools, by reins embedded or by the Node loop.
+Json Growth(const Options& o, bool node, int history, int tools) {
+  Mock mock;
+  ScratchDir dir;
+  const int all = kWarmTurns + kGrowthSamples * (history + 1);
+  const std::vector<std::string> cell = {"--history", std::to_string(history), "--samples", std::to_string(kGrowthSamples)};
+  if (node) {
+    std::vector<std::string> more = cell;
+    more.insert(more.end(), {"--tools", std::to_string(tools)});
+    return Node(o, "growth", mock, more, all);
+  }
+  std::vector<std::string> mode = {"--embedded", "--agent", AgentWithTools(dir.path, tools)};
+  mode.insert(mode.end(), cell.begin(), cell.end());
+  return OwnChild(o, mock, dir.path, mode, all);
+}
+
+std::string GrowthName(bool node, int history, int tools) {
+  return std::string(node ? "node" : "reins embedded") + " growth, " + std::to_string(history) + " earlier turns, " +
+         std::to_string(tools) + " tools";
+}
 
 // One result whose every number, and every number of an array of them, is the median of
 // `runs`' (an error in any run stays).
@@ -432,6 +490,25 @@ void PrintTable(const std::function<Json(const char*)>& r) {
   if (!steal.empty()) std::printf("host: CPU time taken by the host for other guests (steal) during %s\n", steal.c_str());
 }
 
+// The growth grid: each cell reins embedded's CPU per turn, the Node loop's, and their ratio.
+void PrintGrowthTable(const std::function<Json(const std::string&)>& r) {
+  std::printf("\nhow a turn's cost grows, CPU µs per turn: reins embedded / bare Node loop (ratio)\n\n");
+  std::printf("| earlier turns in the session \\ tools |");
+  for (int tools : kGrowthTools) std::printf(" %d |", tools);
+  std::printf("\n|---|");
+  for (size_t i = 0; i < std::size(kGrowthTools); ++i) std::printf("---:|");
+  std::printf("\n");
+  for (int history : kGrowthHistory) {
+    std::printf("| %d |", history);
+    for (int tools : kGrowthTools) {
+      const Json reins = r(GrowthName(false, history, tools)), node = r(GrowthName(true, history, tools));
+      std::printf(" %s / %s (%s) |", Figure(reins, "cpu_us_per_turn", "%.0f").c_str(),
+                  Figure(node, "cpu_us_per_turn", "%.0f").c_str(), Ratio(node, reins, "cpu_us_per_turn", false).c_str());
+    }
+    std::printf("\n");
+  }
+}
+
 int RunAll(const Options& o) {
   const bool node = o.node != "none";
   Json results = Json::object();
@@ -464,10 +541,21 @@ int RunAll(const Options& o) {
     }
     if (o.Wants("scale")) run("reins served scale", [&] { return Fresh(o, ServedScale); });
     if (o.Wants("crash")) run("reins served crash", [&] { return Fresh(o, ServedCrash); });
+    if (o.Wants("growth")) {
+      for (int tools : kGrowthTools) {
+        for (int history : kGrowthHistory) {
+          run(GrowthName(false, history, tools), [&] { return Growth(o, false, history, tools); });
+          if (node) run(GrowthName(true, history, tools), [&] { return Growth(o, true, history, tools); });
+        }
+      }
+    }
   }
   for (const auto& [name, all] : runs) results[name] = Median(all);
   if (o.table) {
-    PrintTable([&](const char* name) { return results.value(name, Json::object()); });
+    if (o.only != std::vector<std::string>{"growth"}) {
+      PrintTable([&](const char* name) { return results.value(name, Json::object()); });
+    }
+    if (o.Wants("growth")) PrintGrowthTable([&](const std::string& name) { return results.value(name, Json::object()); });
   }
   for (const auto& [name, result] : results.items()) {
     if (result.contains("error")) return 1;
@@ -481,8 +569,9 @@ int RunAll(const Options& o) {
 int main(int argc, char** argv) {
   using namespace reins::peer_job;
   Options o;
-  std::string mock_url, dir;
+  std::string mock_url, dir, agent;
   bool embedded = false, floor = false, create_first = false;
+  int history = -1, samples = kGrowthSamples;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -502,6 +591,12 @@ int main(int argc, char** argv) {
       embedded = true;
     } else if (a == "--create-first") {
       create_first = true;
+    } else if (a == "--agent") {
+      agent = next();
+    } else if (a == "--history") {
+      history = std::stoi(next());
+    } else if (a == "--samples") {
+      samples = std::max(1, std::stoi(next()));
     } else if (a == "--floor") {
       floor = true;
     } else if (a == "--mock") {
@@ -509,12 +604,13 @@ int main(int argc, char** argv) {
     } else if (a == "--dir") {
       dir = next();
     } else {
-      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale,crash] [--node PATH|none] [--turns N] [--reps N] "
+      std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale,crash,growth] [--node PATH|none] [--turns N] [--reps N] "
                    "[--serve-arg FLAG ...]\n";
       return 2;
     }
   }
   RaiseFileLimit();
+  if (embedded && history >= 0) return RunEmbeddedGrowth(mock_url, dir, agent, history, samples);
   if (embedded) return RunEmbedded(mock_url, dir, o.turns, create_first);
   if (floor) return RunFloor(mock_url, dir, o.turns);
   return RunAll(o);

@@ -23,6 +23,12 @@ inline double OwnCpuSeconds() {
 // that CreateSession made before it.
 int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns, bool create_first);
 
+// How a turn's cost grows: kWarmTurns, then `samples` sessions of the agent in file
+// `agent`, each with `history` earlier turns and then its next turn, measured alone;
+// prints one JSON line.
+int RunEmbeddedGrowth(const std::string& mock_url, const std::string& dir, const std::string& agent, int history,
+                      int samples);
+
 // Runs the job as a hand-written C++ loop without governance, the machine's floor
 // (floor.cc): kWarmTurns and `turns` measured, without and then with a SQLite commit per
 // turn; prints one JSON line.
