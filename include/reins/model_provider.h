@@ -34,9 +34,16 @@ struct ToolSpec {
   Json input_schema;
 };
 
+struct HistoryText;  // reins' own (src/domain/history_text.h)
+
 struct ModelRequest {
   Purpose purpose = Purpose::kChat;
   std::vector<Message> messages;  // system prompt first
+  // When set, messages[1 .. 1 + history_final) are the session's history from earlier
+  // turns, unchanged since they were written: reins' own wire formats keep their text
+  // there between a session's calls and write only what is new. Other providers ignore it.
+  HistoryText* history_text = nullptr;
+  size_t history_final = 0;
   // The tools the model may call: built once per agent and shared by every request.
   std::shared_ptr<const std::vector<ToolSpec>> tools;
   ToolChoice tool_choice;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "domain/json_parse.h"
+#include "domain/history_text.h"
 #include "domain/json_text.h"
 #include "model/openai_answer.h"
 #include "model/wire_common.h"
@@ -88,6 +89,27 @@ void AppendMessage(std::string& out, const Message& m, bool label_speakers) {
   o.Close();
 }
 
+// The text of the history's earlier messages, request.messages[1 .. 1 + history_final),
+// after a comma, from the session's HistoryText, which gets what it lacks written first.
+void AppendHistory(std::string& out, const ModelRequest& request, bool label_speakers) {
+  HistoryText& kept = *request.history_text;
+  static const char kWriter = 0;  // this wire format's tag
+  if (kept.writer != &kWriter || kept.labelled != label_speakers) {
+    kept.Truncate(0);
+    kept.writer = &kWriter;
+    kept.labelled = label_speakers;
+  }
+  kept.Truncate(request.history_final);  // never more than what this request calls earlier
+  for (size_t i = kept.messages(); i < request.history_final; ++i) {
+    if (i > 0) kept.text += ',';
+    AppendMessage(kept.text, request.messages[1 + i], label_speakers);
+    kept.Ended();
+  }
+  if (kept.messages() == 0) return;
+  out += ',';
+  out += kept.text;
+}
+
 void AppendTools(std::string& out, const std::vector<ToolSpec>& tools) {
   out += '[';
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -140,7 +162,13 @@ std::string BuildRequestBody(const ModelConfig& config, const ModelRequest& requ
     std::string& messages = body.Key("messages");
     messages += '[';
     const bool label_speakers = wire::SeveralSpeakers(request.messages);
-    for (size_t i = 0; i < request.messages.size(); ++i) {
+    size_t next = 0;
+    if (request.history_text != nullptr && request.history_final < request.messages.size()) {
+      AppendMessage(messages, request.messages[0], label_speakers);  // the system prompt, which changes
+      AppendHistory(messages, request, label_speakers);
+      next = 1 + request.history_final;
+    }
+    for (size_t i = next; i < request.messages.size(); ++i) {
       if (i > 0) messages += ',';
       AppendMessage(messages, request.messages[i], label_speakers);
     }

@@ -61,6 +61,12 @@ CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choi
     whole.older_left_out = ctx.older_history_left_out;
     if (std::string note = whole.Note(); !note.empty()) system += "\n\n" + note;
     call.Borrow(ctx.history, Message::System(std::move(system)));
+    // Earlier turns' messages are written once for all the session's calls (HistoryText).
+    if (ctx.history_text != nullptr && ctx.history_base > 0) {
+      if (!*ctx.history_text) *ctx.history_text = std::make_unique<HistoryText>();
+      call.request.history_text = ctx.history_text->get();
+      call.request.history_final = ctx.history_base;
+    }
     return call;
   }
   ContextWindow window =

@@ -14,6 +14,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <openssl/rand.h>
 
+#include "domain/history_text.h"
 #include "pipeline/commit_queue.h"
 #include "pipeline/context_window.h"
 #include "pipeline/deferred_runner.h"
@@ -178,6 +179,9 @@ struct Runtime::Impl {
     bool may_have_notices = true;
     // Turns older than `history` exist but no model call can include them any more.
     bool older_left_out = false;
+    // The request text of the history's first messages, once a call reuses it (made
+    // there; 8 bytes a session until then).
+    std::unique_ptr<HistoryText> history_text;
     // A turn on it ended neither committed nor rolled back (its coroutines were destroyed
     // mid-way, their io_context gone): what it holds may differ from the store, and the
     // next turn reads the session again. Set before that turn can start (the session's
@@ -191,6 +195,7 @@ struct Runtime::Impl {
     void Trim(size_t max_context_chars) {
       if (size_t start = ReachableStart(history, max_context_chars); start > 0) {
         history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start));
+        if (history_text) history_text->DropFront(start);
         older_left_out = true;
       }
     }
@@ -394,6 +399,7 @@ struct Runtime::Impl {
     void RollBack() {
       session->state = state_before ? std::move(*state_before) : SessionState();
       session->history.resize(ctx.history_base);
+      if (session->history_text) session->history_text->Truncate(ctx.history_base);
       settled = true;
     }
   };
@@ -607,6 +613,7 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   TurnContext& ctx = run->ctx;
   const AgentConfig& config = run->catalog->config;
   ctx.older_history_left_out = session.older_left_out;
+  ctx.history_text = &session.history_text;
   ctx.key_salt = parts.idempotency_salt;
   // The turn's budget up to its reply runs from now: waiting in the queue was not it.
   if (config.turn_timeout_ms > 0) ctx.deadline_ms = parts.clock->NowMs() + config.turn_timeout_ms;
@@ -739,6 +746,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   }
   if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
     session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
+    if (session.history_text) session.history_text->Truncate(session.history.size() - 1);
   }
   co_return std::move(record.result);
 }

@@ -324,6 +324,7 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply, bool 
   // The model's history says what the person was told, notices included (a streamed
   // reply's first sentence is not in history yet: it gets them with the rest).
   if (into_history && !ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {
+    ctx.EditedHistory(ctx.history.size() - 1);
     ctx.history.back().text = front + "\n\n" + ctx.history.back().text;
   }
   return front + "\n\n" + reply;
@@ -367,6 +368,7 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
                         ctx.history.back().tool_calls.empty();
   if (answered) {
+    ctx.EditedHistory(ctx.history.size() - 1);
     ctx.history.back().text = ctx.result.reply;
   } else if (ctx.history.size() > ctx.history_base) {
     ctx.history.push_back(Message::Assistant(ctx.result.reply));
@@ -392,8 +394,10 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason)
     }
     ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason},
                               {"idempotency_key", t.idempotency_key}});
-    for (Message& m : ctx.history) {
+    for (size_t i = 0; i < ctx.history.size(); ++i) {
+      Message& m = ctx.history[i];
       if (m.role == Role::kTool && m.tool_call_id == t.call_id) {
+        ctx.EditedHistory(i);
         m.text = Json{{"success", false}, {"next_action", "error"}, {"error", why}}.dump();
         m.is_error = true;
       }
@@ -528,6 +532,7 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPha
   const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
                         ctx.history.back().tool_calls.empty();
   if (answered) {
+    ctx.EditedHistory(ctx.history.size() - 1);
     ctx.history.back().text = told;
   } else {
     ctx.history.push_back(Message::Assistant(told));

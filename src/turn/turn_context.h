@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "domain/history_text.h"
 #include "turn/reply_stream.h"
 #include "turn/session_state.h"
 #include "reins/async.h"
@@ -58,6 +59,14 @@ struct TurnContext {
   // The session holds only the part of its history a model call may still see
   // (pipeline/context_window.h): older turns exist in the store, never in a request.
   bool older_history_left_out = false;
+  // The session's HistoryText (domain/history_text.h), made by the first call that can
+  // reuse it; none for a turn outside the runtime's sessions. A message of the history
+  // changed in place is said there (EditedHistory).
+  std::unique_ptr<HistoryText>* history_text = nullptr;
+  // Message `i` of `history` changes in place: its request text is written again.
+  void EditedHistory(size_t i) {
+    if (history_text != nullptr && *history_text) (*history_text)->Truncate(i);
+  }
 
   // The runtime's copy, which outlives the turn's context (a copy here was one more heap
   // block for every turn in flight). The turn's own id is result.turn_id.

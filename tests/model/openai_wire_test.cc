@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "domain/history_text.h"
 #include "model/openai_answer.h"
 #include "model/wire_common.h"
 #include "model/wire_format.h"
@@ -110,6 +111,47 @@ TEST(ToolsTextTest, WritesEachVectorOnceWhileItIsTheLastOneSeen) {
   EXPECT_EQ(*text.Of(two), "2");
   EXPECT_EQ(*text.Of(one), "1");
   EXPECT_EQ(writes, 3);
+}
+
+// A session's earlier messages written once (domain/history_text.h): every body is the
+// one written without the kept text, as the history grows, as a speaker joins (user
+// messages then name theirs), as a kept message changes and as the oldest are dropped.
+TEST(OpenAIWireTest, KeptHistoryTextWritesTheSameBody) {
+  auto wire = MakeOpenAIWire();
+  HistoryText kept;
+  std::vector<Message> history;
+  auto expect_same = [&](const std::string& when) {
+    ModelRequest plain = Request({Message::System("Be brief.")}, WeatherTools());
+    plain.messages.insert(plain.messages.end(), history.begin(), history.end());
+    plain.messages.push_back(Message::User("And now?", "Ana"));  // this turn's: never kept
+    ModelRequest request = plain;
+    request.history_text = &kept;
+    request.history_final = history.size();
+    EXPECT_EQ(wire->BuildBody(Config(), request, false), wire->BuildBody(Config(), plain, false)) << when;
+    EXPECT_EQ(kept.messages(), history.size()) << when;
+  };
+  expect_same("no earlier messages");
+  for (int turn = 0; turn < 3; ++turn) {
+    const std::string id = "call_" + std::to_string(turn);
+    history.push_back(Message::User("Weather in \"Oslo\"?\n", "Ana"));
+    history.push_back(Message::Assistant("", {Call(id, "lookup_weather", R"({"city":"Oslo"})")}));
+    history.push_back(Message::Tool(id, "lookup_weather", R"({"temp":3})", turn == 1));
+    history.push_back(Message::Assistant("Cold: 3 °C."));
+    expect_same("after turn " + std::to_string(turn));
+  }
+  EXPECT_THAT(kept.text, HasSubstr(R"("content":"Weather in \"Oslo\"?\n")"));
+  history.push_back(Message::User("Me too", "Ben"));  // two speakers: every user message named
+  expect_same("a second speaker");
+  EXPECT_THAT(kept.text, HasSubstr("[Ana]: Weather"));
+  kept.Truncate(5);  // message 5 changes in place
+  history[5].text = R"({"temp":4})";
+  expect_same("a message changed");
+  kept.DropFront(4);  // the first turn can no longer reach a call
+  history.erase(history.begin(), history.begin() + 4);
+  expect_same("the oldest turn dropped");
+  kept.DropFront(kept.messages());
+  history.clear();
+  expect_same("everything dropped");
 }
 
 TEST(OpenAIWireTest, MapsEveryToolChoiceMode) {

@@ -2,12 +2,16 @@
 // speaking OpenAI Chat Completions): the history serialises with the pairing rules
 // (I10), deferred results stay hidden (I4), and a failing model leaves the session
 // consistent: the turn is recorded as failed, nothing half-written, the next turn works.
+// Every request's body is also written without the session's HistoryText and must be
+// the same bytes (SameBodyCheck), whatever the turns did to the history.
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "config/agent_config_loader.h"
+#include "domain/history_text.h"
 #include "model/http_model.h"
+#include "model/wire_format.h"
 #include "reins/runtime.h"
 #include "support/mock_payloads.h"
 #include "support/mock_upstream.h"
@@ -34,6 +38,30 @@ tools:
     input_schema: { type: object }
 )";
 
+// In front of the HTTP model: writes each request's body as the wire format does with
+// the session's HistoryText and again without it, and expects the same bytes.
+class SameBodyCheck : public ModelProvider {
+ public:
+  SameBodyCheck(std::shared_ptr<ModelProvider> inner, ModelConfig config)
+      : inner_(std::move(inner)),
+        config_(std::move(config)),
+        wire_(config_.provider == "openai" ? MakeOpenAIWire() : MakeAnthropicWire()) {}
+  std::string_view Name() const override { return inner_->Name(); }
+  Task<Result<ModelResponse>> Complete(const ModelRequest& request) override {
+    ModelRequest plain = request;
+    plain.history_text = nullptr;
+    EXPECT_EQ(wire_->BuildBody(config_, request, false), wire_->BuildBody(config_, plain, false));
+    if (request.history_text != nullptr && request.history_text->messages() > 0) ++reused;
+    co_return co_await inner_->Complete(request);
+  }
+  int reused = 0;  // calls whose earlier messages' text was kept from an earlier call
+
+ private:
+  std::shared_ptr<ModelProvider> inner_;
+  ModelConfig config_;
+  std::unique_ptr<WireFormat> wire_;
+};
+
 class ProviderTurnTest : public ::testing::Test {
  protected:
   void SetUp() override { Start("openai"); }
@@ -48,8 +76,9 @@ class ProviderTurnTest : public ::testing::Test {
     auto clock = std::make_shared<SystemClock>();
     auto model = MakeHttpModel(config_.model, std::make_shared<HttpClient>(), clock);
     ASSERT_TRUE(model.ok()) << model.status().message();
+    check_ = std::make_shared<SameBodyCheck>(*model, config_.model);
     RuntimeParts parts;
-    parts.model = *model;
+    parts.model = check_;
     parts.clock = clock;
     parts.store = OpenStore("sqlite::memory:").value();
     saves_ = std::make_shared<FixtureBackend>("save_prayer", Json::parse(R"([{"result": {"success": true, "data": {"id": "pr_secret_42"}}}])"), *clock);
@@ -67,6 +96,7 @@ class ProviderTurnTest : public ::testing::Test {
 
   MockUpstream up_;
   AgentConfig config_;
+  std::shared_ptr<SameBodyCheck> check_;
   std::shared_ptr<FixtureBackend> saves_;
   std::unique_ptr<Runtime> runtime_;
   std::string session_;
@@ -158,6 +188,42 @@ TEST_F(ProviderTurnTest, AFailingModelLeavesTheSessionConsistent) {
       EXPECT_EQ(last["messages"][i + 1 + k]["tool_call_id"], m["tool_calls"][k]["id"]) << last.dump(2);
     }
   }
+  // The failure notes and the withdrawn write changed messages already written: the
+  // last call's earlier messages were kept, and written again where they changed.
+  EXPECT_GT(check_->reused, 0);
+}
+
+// A long session's earlier turns are written once for all its calls, and what no call
+// can see any more leaves the kept text too (CachedSession::Trim): the bodies stay
+// the same as the history's own, turn after turn, up to the context limit and past it
+// (where a call sends a window of the history, written whole: FitContext).
+TEST_F(ProviderTurnTest, ALongSessionsEarlierTurnsAreWrittenOnce) {
+  config_.max_context_chars = 6000;
+  runtime_.reset();
+  {
+    auto clock = std::make_shared<SystemClock>();
+    RuntimeParts parts;
+    parts.model = check_;
+    parts.clock = clock;
+    parts.store = OpenStore("sqlite::memory:").value();
+    parts.tool_backends["service_times"] = std::make_shared<FixtureBackend>(
+        "service_times", Json::parse(R"([{"repeat": true, "result": {"times": ["9:00", "11:00"]}}])"), *clock);
+    runtime_ = Runtime::Create(config_, parts).value();
+    session_ = runtime_->CreateSession().value();
+  }
+  const std::string padding(150, 'x');
+  for (int i = 0; i < 30; ++i) {
+    const std::string id = "call_" + std::to_string(i);
+    up_.Enqueue(MockUpstream::Json(200, OpenAIResponse({"", {{id, "service_times", "{}"}}})));
+    up_.Enqueue(MockUpstream::Json(200, OpenAIResponse({"Services are at 9 and 11. " + padding, {}})));
+    auto r = Say("When is service? (" + std::to_string(i) + ") " + padding);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->status, TurnStatus::kCompleted) << r->error;
+  }
+  EXPECT_GT(check_->reused, 10);
+  Json last = Json::parse(up_.requests().back().body);
+  EXPECT_LT(last["messages"].size(), 4u * 30) << "older turns were left out";
+  EXPECT_LT(last.dump().find("(29)"), std::string::npos);
 }
 
 TEST_F(ProviderTurnTest, AModelCallPastTheTurnsDeadlineIsAbortedAndTheTurnFailsHonestly) {
