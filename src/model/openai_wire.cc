@@ -4,8 +4,8 @@
 // both paths give the same ModelResponse by construction.
 #include <map>
 
-#include "domain/json_parse.h"
 #include "domain/history_text.h"
+#include "domain/json_parse.h"
 #include "domain/json_text.h"
 #include "model/openai_answer.h"
 #include "model/wire_common.h"
