@@ -7,8 +7,9 @@
 //   reins_peer_job [--table] [--only cpu,tput,mem,scale,crash,growth] [--node PATH|none] [--turns N] [--reps N]
 //                  [--serve-arg FLAG ...]
 //
-// `growth` (not in the default set: about three minutes) measures how a turn's cost grows
-// with the session's earlier turns and the agent's tools, embedded and by the Node loop.
+// `growth` (not in the default set: about six minutes with the Node loop) measures how a
+// turn's cost grows with the session's earlier turns and the agent's tools, embedded and
+// by the Node loop.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
