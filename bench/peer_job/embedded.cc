@@ -49,28 +49,23 @@ Task<Status> RunTurns(Runtime& runtime, int n, bool create_first) {
 // session stays in the runtime's memory between its turns, as a conversation does.
 Task<Status> RunGrowthSamples(Runtime& runtime, int history, int samples, double* cpu) {
   for (int s = 0; s < samples; ++s) {
-    TurnInput input;
-    input.say = kQuestion;
-    std::string session;
-    for (int i = 0; i < history; ++i) {
-      if (i == 0) {
-        REINS_CO_ASSIGN_OR_RETURN(StartedSession started, co_await runtime.StartSession(input));
+    std::string session;  // begun by its first turn
+    for (int i = 0; i <= history; ++i) {
+      TurnInput input;
+      input.say = kQuestion;
+      const double before = OwnCpuSeconds();
+      std::string reply;
+      if (session.empty()) {
+        REINS_CO_ASSIGN_OR_RETURN(StartedSession started, co_await runtime.StartSession(std::move(input)));
         session = std::move(started.session_id);
+        reply = std::move(started.turn.reply);
       } else {
-        REINS_CO_ASSIGN_OR_RETURN(TurnResult earlier, co_await runtime.RunTurn(session, input));
+        REINS_CO_ASSIGN_OR_RETURN(TurnResult turn, co_await runtime.RunTurn(session, std::move(input)));
+        reply = std::move(turn.reply);
       }
+      if (i == history) *cpu += OwnCpuSeconds() - before;
+      if (reply != kAnswer) co_return Internal("the reply was \"" + reply + "\"");
     }
-    const double before = OwnCpuSeconds();
-    std::string reply;
-    if (history == 0) {
-      REINS_CO_ASSIGN_OR_RETURN(StartedSession started, co_await runtime.StartSession(std::move(input)));
-      reply = std::move(started.turn.reply);
-    } else {
-      REINS_CO_ASSIGN_OR_RETURN(TurnResult turn, co_await runtime.RunTurn(session, std::move(input)));
-      reply = std::move(turn.reply);
-    }
-    *cpu += OwnCpuSeconds() - before;
-    if (reply != kAnswer) co_return Internal("the reply was \"" + reply + "\"");
   }
   co_return OkStatus();
 }
