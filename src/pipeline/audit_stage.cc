@@ -126,8 +126,8 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
                                      std::string why, std::string candidate) {
   ctx.purpose = Purpose::kGather;
   ctx.extend().allowed_tools = std::set<std::string>(tools.begin(), tools.end());
-  ctx.history.push_back(Message::User("Gather the missing evidence with " + tools.front() +
-                                      (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
+  ctx.Append(Message::User("Gather the missing evidence with " + tools.front() +
+                           (tools.size() > 1 ? " and the other listed tools" : "") + ": " + why));
   ToolChoice choice = tools.size() == 1 ? ToolChoice::Named(tools.front()) : ToolChoice::Required();
   Result<ModelResponse> round = ModelLoop::NoAnswer();
   co_await loop_.CallOnce(ctx, round, Purpose::kGather, choice, {});
@@ -136,9 +136,9 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
   if (round.ok() && round->finish == FinishReason::kRefusal) co_return Reply(std::move(candidate));
   ChainOutcome chain;
   if (round.ok() && !round->tool_calls.empty()) {
-    ctx.history.push_back(Message::Assistant(std::move(round->text), std::move(round->tool_calls)));
+    ctx.Append(Message::Assistant(std::move(round->text), std::move(round->tool_calls)));
     phase.Enter(TurnPhase::kExecutingTools);
-    chain = co_await executor_.Run(ctx, ctx.history.back().tool_calls);
+    chain = co_await executor_.Run(ctx, ctx.history().back().tool_calls);
   }
   ctx.extend().allowed_tools.clear();
   ctx.purpose = Purpose::kChat;
@@ -148,7 +148,7 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
     if (stopped->kind == LoopOutcome::Kind::kFailed && !stopped->out_of_time) co_return Reply(std::move(candidate));
     co_return std::move(*stopped);
   }
-  ctx.history.push_back(Message::User("Answer the question again from all the evidence gathered."));
+  ctx.Append(Message::User("Answer the question again from all the evidence gathered."));
   Result<ModelResponse> answer = ModelLoop::NoAnswer();
   co_await loop_.CallOnce(ctx, answer, Purpose::kChat, ToolChoice::None(), {});
   if (!answer.ok() && ModelLoop::OutOfTurnTime(ctx, answer.status())) co_return ModelLoop::Failed(ctx, answer.status());
@@ -181,8 +181,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
       ctx.Emit("audit", record);
       ctx.result.audit = record;
       ctx.result.rails.push_back("ui_allowlist");
-      ctx.history.push_back(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
-                                          list + ". Point only to what is there."));
+      ctx.Append(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
+                               list + ". Point only to what is there."));
       Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
       co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
       if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
@@ -227,7 +227,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   ctx.result.audit = record;
   std::string critique = verdict.is_null() ? "" : verdict.value("critique", "");
   if (repair == "rewrite_once") {
-    ctx.history.push_back(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
+    ctx.Append(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
     Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
     co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
     if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());

@@ -145,7 +145,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     Json data = CallEventData(ctx, p);
     data["reason"] = reason;
     ctx.Emit("tool.skipped", std::move(data));
-    ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent(why), true));
+    ctx.Append(Message::Tool(p.call->id, name, ErrorContent(why), true));
     ctx.result.tools.push_back(std::move(o));
     return true;
   }
@@ -161,8 +161,8 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     data["guard"] = decision.policy;
     data["message"] = verdict.message;
     ctx.Emit("tool.rejected", std::move(data));
-    ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
-                                                                        verdict.message), true));
+    ctx.Append(Message::Tool(p.call->id, name, ErrorContent("rejected (" + verdict.reason + "): " +
+                                                             verdict.message), true));
     ctx.result.tools.push_back(std::move(o));
     // The model's plan for the rest of this response rested on this call.
     outcome.stop = ChainStop::kError;
@@ -178,7 +178,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     Json data = CallEventData(ctx, p);
     data["approval_id"] = pending.id;
     ctx.Emit("approval.requested", std::move(data));
-    ctx.history.push_back(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
+    ctx.Append(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
     ctx.result.tools.push_back(std::move(o));
     pending.request_tools = ctx.RequestTools();
     outcome.stop = ChainStop::kApproval;
@@ -195,7 +195,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     data["instruction"] = verdict.message;
     data["policy"] = decision.policy;
     ctx.Emit("tool.deferred", std::move(data));
-    ctx.history.push_back(Message::Tool(p.call->id, name, verdict.message, false));
+    ctx.Append(Message::Tool(p.call->id, name, verdict.message, false));
     ctx.result.tools.push_back(std::move(o));
     return true;  // a synthetic result never stops the chain
   }
@@ -207,9 +207,9 @@ void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnve
   const std::string& name = p.call->name;
   policies_.Observe(ctx, p, result);
 
-  ctx.history.push_back(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
+  ctx.Append(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
   ctx.Emit("tool.executed", ToolExecutedData(*p.call, ctx.response_index, p.position, p.tool->may_clarify, result,
-                                             ctx.history.back().text, latency_ms));
+                                             ctx.history().back().text, latency_ms));
   ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
   o.latency_ms = latency_ms;
   if (!result.success) o.message = result.error;

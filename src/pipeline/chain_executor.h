@@ -30,11 +30,11 @@ class ChainExecutor {
  public:
   ChainExecutor(const PolicyChain& policies, const ToolRouter& tools) : policies_(policies), tools_(tools) {}
 
-  // Appends one tool message per call to ctx.history and one ToolOutcome per call to
-  // ctx.result.tools, with trace events. `answer`, when not null, is the person's answer
+  // Appends one tool message per call to the history (ctx.Append) and one ToolOutcome
+  // per call to ctx.result.tools, with trace events. `answer`, when not null, is the person's answer
   // to the question the (one) call asked mid-call: the backend resumes it with that.
   // `calls` is a view the caller keeps alive until the run ends. The model loop's are
-  // those of the assistant message it put in ctx.history: a history that grows, or is
+  // those of the assistant message it put in ctx.history(): a history that grows, or is
   // lent to a model request, moves that message but never its calls' own storage.
   Task<ChainOutcome> Run(TurnContext& ctx, std::span<const ToolCall> calls, Json answer = nullptr);
   // The calls the runtime proposed itself (ctx.extras().system_calls), guarded exactly like the

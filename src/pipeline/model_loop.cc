@@ -56,11 +56,11 @@ CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choi
   }
   const size_t fixed_chars = system.size() + ContextWindow::kMaxNoteChars;
   // The whole history, as it is: lent to the request rather than copied (CallRequest).
-  if (FitsWhole(ctx.history, ctx.config.max_context_chars, fixed_chars)) {
+  if (FitsWhole(ctx.history(), ctx.config.max_context_chars, fixed_chars)) {
     ContextWindow whole;
     whole.older_left_out = ctx.older_history_left_out;
     if (std::string note = whole.Note(); !note.empty()) system += "\n\n" + note;
-    call.Borrow(ctx.history, Message::System(std::move(system)));
+    call.Borrow(ctx.LendHistory(), Message::System(std::move(system)));
     // Earlier turns' messages are written once for all the session's calls (HistoryText).
     if (ctx.history_text != nullptr && ctx.history_base > 0) {
       if (!*ctx.history_text) *ctx.history_text = std::make_unique<HistoryText>();
@@ -70,7 +70,7 @@ CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choi
     return call;
   }
   ContextWindow window =
-      FitContext(ctx.history, ctx.history_base, ctx.config.max_context_chars, fixed_chars, ctx.older_history_left_out);
+      FitContext(ctx.history(), ctx.history_base, ctx.config.max_context_chars, fixed_chars, ctx.older_history_left_out);
   if (std::string note = window.Note(); !note.empty()) system += "\n\n" + note;
   std::vector<Message>& messages = call.request.messages;
   messages.reserve(window.messages.size() + 1);
@@ -281,11 +281,11 @@ LoopOutcome ModelLoop::Answer(TurnContext& ctx, const ModelResponse& response) {
     // The model declined: the person gets a plain sentence, not the model's words
     // dressed as an answer; no tool it proposed runs.
     ctx.Emit("model.refusal", {{"response", ctx.response_index}, {"text", response.text}});
-    ctx.history.push_back(Message::Assistant(kRefusalReply));
+    ctx.Append(Message::Assistant(kRefusalReply));
     return LoopOutcome{LoopOutcome::Kind::kRefusal, kRefusalReply, {}, {}};
   }
   if (response.text.empty()) return LoopOutcome{LoopOutcome::Kind::kFailed, "the model returned an empty reply", {}, {}};
-  ctx.history.push_back(Message::Assistant(response.text));
+  ctx.Append(Message::Assistant(response.text));
   return LoopOutcome{LoopOutcome::Kind::kReply, response.text, {}, {}};
 }
 
@@ -327,8 +327,8 @@ std::unique_ptr<LoopOutcome> ModelLoop::Reply(TurnContext& ctx, const ModelRespo
   std::optional<std::string> required = policies_.RequiredToolMissing(ctx);
   if (required && round < ctx.config.max_rounds) {
     // One more round, naming the missing tool and forcing the model to call it.
-    ctx.history.push_back(Message::User("Before answering, call " + *required +
-                                        ": this request needs its result. Then answer again."));
+    ctx.Append(Message::User("Before answering, call " + *required +
+                             ": this request needs its result. Then answer again."));
     *next = ToolChoice::Named(*required);
     return nullptr;
   }
@@ -349,8 +349,8 @@ Task<std::unique_ptr<LoopOutcome>> ModelLoop::Run(TurnContext& ctx, TurnPhaseMac
       done = Reply(ctx, *response, round, &choice);
     } else {
       // The calls move into the history once, and run from there (ChainExecutor::Run).
-      ctx.history.push_back(Message::Assistant(std::move(response->text), std::move(response->tool_calls)));
-      done = co_await RunCalls(ctx, phase, ctx.history.back().tool_calls);
+      ctx.Append(Message::Assistant(std::move(response->text), std::move(response->tool_calls)));
+      done = co_await RunCalls(ctx, phase, ctx.history().back().tool_calls);
     }
     if (done) co_return std::move(done);
   }

@@ -105,7 +105,7 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
     std::string brief = "Step " + step.id + ": " + step.description;
     if (!step.expected_outcome.empty()) brief += " Expected outcome: " + step.expected_outcome + ".";
     if (!step.required_tools.empty()) brief += " Use: " + Join(step.required_tools) + ".";
-    ctx.history.push_back(Message::User(brief));
+    ctx.Append(Message::User(brief));
   }
   // Resuming, this turn's calls so far (the approved call) ran inside the step, and so
   // did what the step ran before it paused.
@@ -178,8 +178,8 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
     // Strict: name the missing tool and force it.
     ++step.retries;
     ctx.Emit("plan.step.retry", {{"step", step.id}, {"missing", missing}, {"retry", step.retries}});
-    ctx.history.push_back(Message::User("Step " + step.id + " is not done: " + missing.front() +
-                                        " was not called. Call it now."));
+    ctx.Append(Message::User("Step " + step.id + " is not done: " + missing.front() +
+                             " was not called. Call it now."));
     choice = ToolChoice::Named(missing.front());
   }
   ctx.Emit("plan.step.finished", {{"step", step.id}, {"status", kStepStatuses.Name(step.status)},
@@ -235,7 +235,7 @@ Task<LoopOutcome> PlanRunner::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
     }
   }
   results += "\nWrite the reply to the user from these results.";
-  ctx.history.push_back(Message::User(results));
+  ctx.Append(Message::User(results));
   Result<ModelResponse> reply = ModelLoop::NoAnswer();
   co_await loop_.CallOnce(ctx, reply, Purpose::kChat, ToolChoice::None(), {});
   if (!reply.ok()) co_return ModelLoop::Failed(ctx, reply.status());

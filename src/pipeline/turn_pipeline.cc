@@ -95,8 +95,8 @@ void TurnPipeline::Cancel(TurnContext& ctx, TurnPhaseMachine& phase) {
   }
   ctx.result.reply = "Okay, I've stopped that.";
   if (ctx.input.say) {  // a spoken "stop" belongs to the conversation; an API cancel does not
-    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
-    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+    ctx.Append(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.Append(Message::Assistant(ctx.result.reply));
   }
   ctx.Emit("turn.cancelled", {{"speaker", ctx.input.speaker}});
 }
@@ -189,7 +189,7 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
                              {"response", ctx.response_index}, {"position", 0}, {"reason", "denied"},
                              {"message", o.message}});
   Json content = {{"success", false}, {"next_action", "error"}, {"error", "rejected: denied by user"}};
-  ctx.history.push_back(Message::Tool(call.id, call.name, content.dump(), true));
+  ctx.Append(Message::Tool(call.id, call.name, content.dump(), true));
   ctx.result.tools.push_back(std::move(o));
   return ChainOutcome{ChainStop::kError, {}, {}};
 }
@@ -202,12 +202,12 @@ std::optional<Resumption> TurnPipeline::BuildContext(TurnContext& ctx) {
   ctx.resumes_questions = &resumes_questions_;
   std::optional<Resumption> resumption = policies_.Resume(ctx);
   if (!resumption) {
-    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.Append(Message::User(*ctx.input.say, ctx.input.speaker));
     return std::nullopt;
   }
-  ctx.history.push_back(Message::User(resumption->note, ctx.input.speaker));
+  ctx.Append(Message::User(resumption->note, ctx.input.speaker));
   if (!resumption->call) return std::nullopt;
-  ctx.history.push_back(Message::Assistant("", {*resumption->call}));
+  ctx.Append(Message::Assistant("", {*resumption->call}));
   return resumption;
 }
 
@@ -223,7 +223,7 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
   const ToolDef* tool = ctx.FindTool(approval.tool);
   std::string title = tool != nullptr ? tool->title : approval.tool;
   std::string question = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
-  ctx.history.push_back(Message::Assistant(question));
+  ctx.Append(Message::Assistant(question));
   ctx.result.reply = Told(ctx, question);
   ctx.result.approval = approval;
   ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
@@ -247,8 +247,8 @@ void TurnPipeline::AnswerCrisis(TurnContext& ctx, std::string answer, TurnPhaseM
   const bool outsider = ctx.config.floor.enabled && ctx.lease().ActiveAt(ctx.clock.NowMs()) &&
                         ctx.lease().owner != ctx.input.speaker;
   if (!outsider) {
-    ctx.history.push_back(Message::User(*ctx.input.say, ctx.input.speaker));
-    ctx.history.push_back(Message::Assistant(answer));
+    ctx.Append(Message::User(*ctx.input.say, ctx.input.speaker));
+    ctx.Append(Message::Assistant(answer));
   }
   if (!ctx.extras().pending_notices.empty()) ctx.extend().pending_notices.clear();
   Deliver(ctx, std::move(answer), phase);  // verbatim: rails never edit a safety message
@@ -323,9 +323,9 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply, bool 
   extras.pending_notices.clear();
   // The model's history says what the person was told, notices included (a streamed
   // reply's first sentence is not in history yet: it gets them with the rest).
-  if (into_history && !ctx.history.empty() && ctx.history.back().role == Role::kAssistant) {
-    ctx.EditedHistory(ctx.history.size() - 1);
-    ctx.history.back().text = front + "\n\n" + ctx.history.back().text;
+  if (into_history && !ctx.history().empty() && ctx.history().back().role == Role::kAssistant) {
+    Message& last = ctx.EditMessage(ctx.history().size() - 1);
+    last.text = front + "\n\n" + last.text;
   }
   return front + "\n\n" + reply;
 }
@@ -333,7 +333,7 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply, bool 
 void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnPhaseMachine& phase) {
   phase.Enter(TurnPhase::kAwaitingClarification);
   // The system asks, not the model: the options keep their real ids.
-  ctx.history.push_back(Message::Assistant(pending.clarification.question));
+  ctx.Append(Message::Assistant(pending.clarification.question));
   ctx.result.reply = Told(ctx, pending.clarification.question);
   Json c = ClarificationToJson(pending.clarification);
   c["id"] = pending.id;
@@ -365,13 +365,12 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   // What the person was told closes the turn in history too, so the next model call
   // never sees this turn's message as a request still waiting for an answer.
-  const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
-                        ctx.history.back().tool_calls.empty();
+  const bool answered = ctx.history().size() > ctx.history_base && ctx.history().back().role == Role::kAssistant &&
+                        ctx.history().back().tool_calls.empty();
   if (answered) {
-    ctx.EditedHistory(ctx.history.size() - 1);
-    ctx.history.back().text = ctx.result.reply;
-  } else if (ctx.history.size() > ctx.history_base) {
-    ctx.history.push_back(Message::Assistant(ctx.result.reply));
+    ctx.EditMessage(ctx.history().size() - 1).text = ctx.result.reply;
+  } else if (ctx.history().size() > ctx.history_base) {
+    ctx.Append(Message::Assistant(ctx.result.reply));
   }
   ctx.Emit("turn.failed", {{"error", why}});
 }
@@ -394,10 +393,10 @@ void TurnPipeline::WithdrawDeferred(TurnContext& ctx, const std::string& reason)
     }
     ctx.Emit("tool.skipped", {{"name", t.name}, {"call_id", t.call_id}, {"reason", t.reason},
                               {"idempotency_key", t.idempotency_key}});
-    for (size_t i = 0; i < ctx.history.size(); ++i) {
-      Message& m = ctx.history[i];
-      if (m.role == Role::kTool && m.tool_call_id == t.call_id) {
-        ctx.EditedHistory(i);
+    for (size_t i = 0; i < ctx.history().size(); ++i) {
+      const Message& said = ctx.history()[i];
+      if (said.role == Role::kTool && said.tool_call_id == t.call_id) {
+        Message& m = ctx.EditMessage(i);
         m.text = Json{{"success", false}, {"next_action", "error"}, {"error", why}}.dump();
         m.is_error = true;
       }
@@ -529,13 +528,12 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPha
     told = reviewed;
   }
   // History keeps what the person was told, so the next turn's model sees it too.
-  const bool answered = ctx.history.size() > ctx.history_base && ctx.history.back().role == Role::kAssistant &&
-                        ctx.history.back().tool_calls.empty();
+  const bool answered = ctx.history().size() > ctx.history_base && ctx.history().back().role == Role::kAssistant &&
+                        ctx.history().back().tool_calls.empty();
   if (answered) {
-    ctx.EditedHistory(ctx.history.size() - 1);
-    ctx.history.back().text = told;
+    ctx.EditMessage(ctx.history().size() - 1).text = told;
   } else {
-    ctx.history.push_back(Message::Assistant(told));
+    ctx.Append(Message::Assistant(told));
   }
   if (stream != nullptr) {
     DeliverWhole(ctx, std::move(reviewed), phase);

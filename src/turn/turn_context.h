@@ -49,24 +49,31 @@ struct PendingDecisions {
 
 struct TurnContext {
   TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, std::vector<Message>& h)
-      : config(c), clock(clk), session(s), history(h), history_base(h.size()) {}
+      : config(c), clock(clk), session(s), history_base(h.size()), history_(h) {}
 
   const AgentConfig& config;
   Clock& clock;
   SessionState& session;
-  std::vector<Message>& history;  // the conversation (see older_history_left_out); this turn appends from history_base
+  // The conversation (see older_history_left_out); this turn appends from history_base.
+  // Read here; a message is added with Append and changed with EditMessage, so that the
+  // request text kept for the history (history_text) never differs from it.
+  const std::vector<Message>& history() const { return history_; }
   size_t history_base;
+  Message& Append(Message m) { return history_.emplace_back(std::move(m)); }
+  // Message `i`, to change in place: its request text is written again at the next call.
+  Message& EditMessage(size_t i) {
+    if (history_text != nullptr && *history_text) (*history_text)->Truncate(i);
+    return history_[i];
+  }
+  // The messages themselves, for a model call that lends them to its request and gives
+  // them back as they were (CallRequest::Borrow, GiveBack).
+  std::vector<Message>& LendHistory() { return history_; }
   // The session holds only the part of its history a model call may still see
   // (pipeline/context_window.h): older turns exist in the store, never in a request.
   bool older_history_left_out = false;
   // The session's HistoryText (domain/history_text.h), made by the first call that can
-  // reuse it; none for a turn outside the runtime's sessions. A message of the history
-  // changed in place is said there (EditedHistory).
+  // reuse it; none for a turn outside the runtime's sessions.
   std::unique_ptr<HistoryText>* history_text = nullptr;
-  // Message `i` of `history` changes in place: its request text is written again.
-  void EditedHistory(size_t i) {
-    if (history_text != nullptr && *history_text) (*history_text)->Truncate(i);
-  }
 
   // The runtime's copy, which outlives the turn's context (a copy here was one more heap
   // block for every turn in flight). The turn's own id is result.turn_id.
@@ -195,6 +202,7 @@ struct TurnContext {
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
 
  private:
+  std::vector<Message>& history_;
   struct FloorLease {
     Lease lease;
     std::optional<Lease> change;

@@ -23,12 +23,12 @@ std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx)
   // The loop of a chat turn only: a plan step has its own strict retry of the tools it
   // needs (docs/plan.md), an audit's gather round its own list of tools and bound.
   if (ctx.purpose != Purpose::kChat) return std::nullopt;
-  if (ctx.history.empty() || ctx.history.back().role != Role::kAssistant) return std::nullopt;
+  if (ctx.history().empty() || ctx.history().back().role != Role::kAssistant) return std::nullopt;
   // One retry per turn, and only within limits.max_rounds; otherwise the review makes
   // the reply honest. Both are known before the reply is read.
   ActTurn& turn = ctx.Slot<ActTurn>();
   if (!turn.forced.empty() || ctx.loop_rounds >= ctx.config.max_rounds) return std::nullopt;
-  std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text(), ctx.history.back().text, ctx.RequestTools());
+  std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text(), ctx.history().back().text, ctx.RequestTools());
   if (!unmade) return std::nullopt;
   turn.forced = unmade->tool;
   ctx.Emit("act.retry", TalkEvent(*unmade));
