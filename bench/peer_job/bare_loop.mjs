@@ -91,7 +91,7 @@ if (args.mode === 'cpu') {
   const before = process.cpuUsage();
   await sequential(turns);
   const used = process.cpuUsage(before);
-  print({ mode: 'cpu', turns, cpu_us_per_turn: (used.user + used.system) / turns });
+  print({ mode: 'cpu', turns, cpu_us_per_turn: (used.user + used.system) / turns, kernel_us_per_turn: used.system / turns });
 } else if (args.mode === 'tput') {
   await concurrent(500, 64);
   const start = process.hrtime.bigint();

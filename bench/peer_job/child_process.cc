@@ -86,7 +86,7 @@ void ChildProcess::WriteLine(const std::string& line) {
   std::fflush(in_);
 }
 
-double ChildProcess::CpuSeconds() const {
+CpuUse ChildProcess::Cpu() const {
   std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // the name may hold spaces
@@ -99,7 +99,8 @@ double ChildProcess::CpuSeconds() const {
       break;
     }
   }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const auto tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return {static_cast<double>(utime) / tick, static_cast<double>(stime) / tick};
 }
 
 

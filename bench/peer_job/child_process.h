@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "peer_job/peer_job.h"
 #include "reins/json.h"
 
 namespace reins::peer_job {
@@ -29,7 +30,7 @@ class ChildProcess {
   std::string ReadLine();  // "" at end of output
   Json ReadJsonLine();     // the next line that parses as a JSON object
   void WriteLine(const std::string& line);
-  double CpuSeconds() const;  // user + system, every thread (/proc/PID/stat)
+  CpuUse Cpu() const;  // every thread (/proc/PID/stat)
 
  private:
   int pid_ = -1;

@@ -110,13 +110,13 @@ int RunEmbedded(const std::string& mock_url, const std::string& dir, int turns, 
   std::unique_ptr<AgentHost> host;
   Result<Runtime*> runtime = WarmRuntime(mock_url, dir, REINS_JOB_AGENT, create_first, host);
   if (!runtime.ok()) return PrintError(runtime.status());
-  const double before = OwnCpuSeconds();
+  const CpuUse before = OwnCpu();
   Status ran = Run(RunTurns(**runtime, turns, create_first));
-  const double cpu = OwnCpuSeconds() - before;
+  const CpuUse cpu = OwnCpu() - before;
   if (!ran.ok()) return PrintError(ran);
   std::cout << Json{{"runtime", "reins embedded"}, {"mode", "cpu"}, {"turns", turns},
                     {"sessions", create_first ? "created first" : "begun by their turn"},
-                    {"cpu_us_per_turn", cpu * 1e6 / turns}}.dump()
+                    {"cpu_us_per_turn", cpu.total() * 1e6 / turns}, {"kernel_us_per_turn", cpu.system * 1e6 / turns}}.dump()
             << std::endl;
   return 0;
 }

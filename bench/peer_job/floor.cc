@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -159,20 +160,20 @@ std::string Turn(Connection& model, TurnLog* log) {
   return "";
 }
 
-// `turns` turns after the warm-up; CPU µs per turn, or a negative number when one failed
-// (an answer without the fields the job's answers have among them).
-double Measure(Connection& model, TurnLog* log, int turns) {
+// `turns` turns after the warm-up; the CPU they took, or nothing when one failed (an
+// answer without the fields the job's answers have among them).
+std::optional<CpuUse> Measure(Connection& model, TurnLog* log, int turns) {
   try {
     for (int i = 0; i < kWarmTurns; ++i) {
-      if (Turn(model, log) != kAnswer) return -1;
+      if (Turn(model, log) != kAnswer) return std::nullopt;
     }
-    const double before = OwnCpuSeconds();
+    const CpuUse before = OwnCpu();
     for (int i = 0; i < turns; ++i) {
-      if (Turn(model, log) != kAnswer) return -1;
+      if (Turn(model, log) != kAnswer) return std::nullopt;
     }
-    return (OwnCpuSeconds() - before) * 1e6 / turns;
+    return OwnCpu() - before;
   } catch (const nlohmann::json::exception&) {
-    return -1;
+    return std::nullopt;
   }
 }
 
@@ -181,15 +182,18 @@ double Measure(Connection& model, TurnLog* log, int turns) {
 int RunFloor(const std::string& mock_url, const std::string& dir, int turns) {
   const int port = std::atoi(mock_url.substr(mock_url.rfind(':') + 1).c_str());
   Connection model(port);
-  const double bare = Measure(model, nullptr, turns);
+  const std::optional<CpuUse> bare = Measure(model, nullptr, turns);
   TurnLog log(dir + "/floor.db");
-  const double durable = bare < 0 ? -1 : Measure(model, &log, turns);
-  if (durable < 0) {
+  const std::optional<CpuUse> durable = bare ? Measure(model, &log, turns) : std::nullopt;
+  if (!durable) {
     std::cout << Json{{"runtime", "bare C++ loop"}, {"error", "a turn of the C++ floor failed"}}.dump() << std::endl;
     return 1;
   }
-  std::cout << Json{{"runtime", "bare C++ loop"}, {"mode", "cpu"}, {"turns", 2 * turns}, {"cpu_us_per_turn", durable},
-                    {"cpu_us_per_turn_without_store", bare}}
+  auto per_turn = [turns](double seconds) { return seconds * 1e6 / turns; };
+  std::cout << Json{{"runtime", "bare C++ loop"}, {"mode", "cpu"}, {"turns", 2 * turns},
+                    {"cpu_us_per_turn", per_turn(durable->total())}, {"kernel_us_per_turn", per_turn(durable->system)},
+                    {"cpu_us_per_turn_without_store", per_turn(bare->total())},
+                    {"kernel_us_per_turn_without_store", per_turn(bare->system)}}
                    .dump()
             << std::endl;
   return 0;

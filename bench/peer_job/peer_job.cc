@@ -123,10 +123,11 @@ Json ServedCpuOf(const Options& o, Mock& mock, const std::string& dir, bool crea
   JobClient client(server.url(), created_first);
   if (!client.RunSequential(kWarmTurns)) return Json{{"error", client.error()}};
   const Json before = mock.Stats();
-  const double cpu0 = server.process.CpuSeconds();
+  const CpuUse cpu0 = server.process.Cpu();
   if (!client.RunSequential(o.turns)) return Json{{"error", client.error()}};
-  const double cpu = server.process.CpuSeconds() - cpu0;
-  return Checked(Json{{"runtime", "reins served"}, {"mode", "cpu"}, {"turns", o.turns}, {"cpu_us_per_turn", cpu * 1e6 / o.turns}},
+  const CpuUse cpu = server.process.Cpu() - cpu0;
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "cpu"}, {"turns", o.turns},
+                      {"cpu_us_per_turn", cpu.total() * 1e6 / o.turns}, {"kernel_us_per_turn", cpu.system * 1e6 / o.turns}},
                  mock.RequestsSince(before), o.turns);
 }
 Json ServedCpu(const Options& o, Mock& mock, const std::string& dir) { return ServedCpuOf(o, mock, dir, false); }
@@ -140,12 +141,12 @@ Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
   JobClient client(server.url());
   if (!client.RunConcurrent(kTputWarm, kTputWidth)) return Json{{"error", client.error()}};
   const Json before = mock.Stats();
-  const double cpu0 = server.process.CpuSeconds();
+  const double cpu0 = server.process.Cpu().total();
   const double client0 = OwnCpuSeconds();
   const auto start = SteadyClock::now();
   if (!client.RunConcurrent(kTputTurns, kTputWidth)) return Json{{"error", client.error()}};
   const double wall = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  const double cpu = server.process.CpuSeconds() - cpu0;
+  const double cpu = server.process.Cpu().total() - cpu0;
   const double client_cpu = OwnCpuSeconds() - client0;
   // The client and the mock share the two cores with the server: their CPU bounds turns/s too.
   const Json after = mock.Stats();
@@ -424,6 +425,31 @@ std::string Ratio(const Json& slower, const Json& faster, const char* key, bool 
   return text;
 }
 
+// "K of T": the part of a run's CPU per turn spent in the kernel, of all of it.
+std::string KernelShare(const Json& j, const std::string& suffix = "") {
+  const std::string kernel = "kernel_us_per_turn" + suffix, all = "cpu_us_per_turn" + suffix;
+  if (!j.contains(kernel) || !j.contains(all)) return "-";
+  char text[48];
+  std::snprintf(text, sizeof text, "%.0f of %.0f", j[kernel].get<double>(), j[all].get<double>());
+  return text;
+}
+
+// Where the CPU of a turn goes: in the kernel (the system calls, and the loopback's
+// network stack, which a send runs for both ends) or in user space, the part a runtime's
+// own code decides. What reins spends above the C++ floor, split the same way.
+void PrintKernelShares(const Json& embedded, const Json& served, const Json& node, const Json& floor) {
+  std::printf("in the kernel (system CPU, µs a turn, of the whole): reins embedded %s, reins served %s, "
+              "the Node loop %s, the C++ floor %s with its commit (%s without)\n",
+              KernelShare(embedded).c_str(), KernelShare(served).c_str(), KernelShare(node).c_str(),
+              KernelShare(floor).c_str(), KernelShare(floor, "_without_store").c_str());
+  if (embedded.contains("kernel_us_per_turn") && floor.contains("kernel_us_per_turn")) {
+    const double kernel = embedded["kernel_us_per_turn"].get<double>() - floor["kernel_us_per_turn"].get<double>();
+    const double all = embedded["cpu_us_per_turn"].get<double>() - floor["cpu_us_per_turn"].get<double>();
+    std::printf("reins embedded above the floor with its commit: %+.0f µs a turn in user space, %+.0f in the kernel\n",
+                all - kernel, kernel);
+  }
+}
+
 // `r` gives a measurement's median by its name (RunAll), an empty object when it was not run.
 void PrintTable(const std::function<Json(const char*)>& r) {
   const Json floor = r("C++ floor cpu"), embedded = r("reins embedded cpu"), created = r("reins embedded cpu, created first");
@@ -447,6 +473,9 @@ void PrintTable(const std::function<Json(const char*)>& r) {
                 "turn, %.0f µs with a SQLite commit per turn; reins embedded is %.2f× the latter\n",
                 floor["cpu_us_per_turn_without_store"].get<double>(), floor["cpu_us_per_turn"].get<double>(),
                 embedded["cpu_us_per_turn"].get<double>() / floor["cpu_us_per_turn"].get<double>());
+  }
+  if (embedded.contains("kernel_us_per_turn") || cpu.contains("kernel_us_per_turn")) {
+    PrintKernelShares(embedded, cpu, node_cpu, floor);
   }
   if (created.contains("cpu_us_per_turn")) {
     std::printf("embedded with each session created before its turn (CreateSession, then RunTurn: two transactions): "

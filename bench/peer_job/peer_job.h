@@ -10,13 +10,25 @@ namespace reins::peer_job {
 
 inline constexpr int kWarmTurns = 300;  // before any measurement: caches, pools, allocator
 
-// This process's CPU time so far, user and system, every thread (getrusage).
-inline double OwnCpuSeconds() {
+// CPU time, every thread: in user space and in the kernel (system time: the system
+// calls, and the network stack's work that a send does for both ends of the loopback).
+// The kernel's share is sampled at the scheduler's tick, so it is a few percent off in
+// a run of a second or two; the sum is exact.
+struct CpuUse {
+  double user = 0;    // seconds
+  double system = 0;  // seconds
+  double total() const { return user + system; }
+  CpuUse operator-(const CpuUse& before) const { return {user - before.user, system - before.system}; }
+};
+
+// This process's CPU time so far (getrusage).
+inline CpuUse OwnCpu() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  return {seconds(usage.ru_utime), seconds(usage.ru_stime)};
 }
+inline double OwnCpuSeconds() { return OwnCpu().total(); }
 
 // Runs the job embedded: kWarmTurns, then `turns` measured; prints one JSON line. Each
 // turn begins its session (Runtime::StartSession), or with `create_first` runs in one
