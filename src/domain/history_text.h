@@ -8,7 +8,8 @@
 // first call with earlier turns to reuse); a wire format (OpenAI's) reads and extends
 // it while it writes a request; whoever changes a message of the history in place or
 // drops some of them says so here (Truncate, DropFront), so the text never differs
-// from the messages it stands for.
+// from the messages it stands for. A turn can change one only through
+// TurnContext::EditMessage, which does.
 #pragma once
 
 #include <cstddef>
