@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "domain/history_text.h"
+#include "support/policy_context.h"
+
 #include <optional>
 #include <utility>
 
@@ -84,6 +87,30 @@ TEST(CallRequest, NothingLentNothingGivenBack) {
   call.GiveBack();
   ASSERT_EQ(call.request.messages.size(), 1u);
   EXPECT_EQ(call.request.messages[0].text, "audit");
+}
+
+// A turn changes a message of its history only through EditMessage, which drops the
+// request text kept for that message and the ones after it (domain/history_text.h):
+// the next call writes them again from what they now say. Appending keeps it whole.
+TEST(TurnHistory, EditingAMessageDropsTheTextKeptForItAndForEveryLaterOne) {
+  testing::PolicyContext p;
+  p.history = History();
+  auto kept = std::make_unique<HistoryText>();
+  for (const Message& m : p.history) {  // as a wire writes it: comma-separated
+    if (!kept->text.empty()) kept->text += ',';
+    kept->text += Json(m.text).dump();
+    kept->Ended();
+  }
+  p.ctx.history_text = &kept;
+  p.ctx.Append(Message::Assistant("Nothing today."));
+  EXPECT_EQ(kept->messages(), 3u);
+  p.ctx.EditMessage(1).text = "Let me look.";
+  EXPECT_EQ(p.ctx.history()[1].text, "Let me look.");
+  EXPECT_EQ(kept->messages(), 1u);
+  EXPECT_EQ(kept->text.size(), kept->ends.back());
+  p.ctx.history_text = nullptr;  // a turn outside the runtime's sessions keeps none
+  p.ctx.EditMessage(0).text = "what is on tomorrow?";
+  EXPECT_EQ(p.ctx.history()[0].text, "what is on tomorrow?");
 }
 
 }  // namespace
