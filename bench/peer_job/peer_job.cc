@@ -445,8 +445,9 @@ void PrintKernelShares(const Json& embedded, const Json& served, const Json& nod
   if (embedded.contains("kernel_us_per_turn") && floor.contains("kernel_us_per_turn")) {
     const double kernel = embedded["kernel_us_per_turn"].get<double>() - floor["kernel_us_per_turn"].get<double>();
     const double all = embedded["cpu_us_per_turn"].get<double>() - floor["cpu_us_per_turn"].get<double>();
-    std::printf("reins embedded above the floor with its commit: %+.0f µs a turn in user space, %+.0f in the kernel\n",
-                all - kernel, kernel);
+    std::printf("reins embedded above the floor with its commit: %+.0f µs a turn, by the kernel's split (tens of µs "
+                "uncertain) %+.0f in user space and %+.0f in the kernel\n",
+                all, all - kernel, kernel);
   }
 }
 

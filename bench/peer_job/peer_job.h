@@ -12,8 +12,8 @@ inline constexpr int kWarmTurns = 300;  // before any measurement: caches, pools
 
 // CPU time, every thread: in user space and in the kernel (system time: the system
 // calls, and the network stack's work that a send does for both ends of the loopback).
-// The kernel's share is sampled at the scheduler's tick, so it is a few percent off in
-// a run of a second or two; the sum is exact.
+// The sum is exact; the kernel sets the split by what it finds at its ticks, so it
+// moves by tens of µs a turn from run to run.
 struct CpuUse {
   double user = 0;    // seconds
   double system = 0;  // seconds
