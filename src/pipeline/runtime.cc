@@ -744,9 +744,9 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   if (std::vector<OutboxEntry> entries = DeferredEntries(record); !entries.empty()) {
     co_await RunDeferred(*catalog.deferred, run.catalog, record, std::move(entries), stream);
   }
-  if (record.result.reply != delivered && !session.history.empty() && session.history.back().role == Role::kAssistant) {
-    session.history.back().text = record.result.reply;  // the failure note, for the model's next call too
-    if (session.history_text) session.history_text->Truncate(session.history.size() - 1);
+  if (record.result.reply != delivered && !ctx.history().empty() && ctx.history().back().role == Role::kAssistant) {
+    // The failure note, for the model's next call too (the turn's context is the session's).
+    ctx.EditMessage(ctx.history().size() - 1).text = record.result.reply;
   }
   co_return std::move(record.result);
 }
