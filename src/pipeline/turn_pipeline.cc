@@ -26,6 +26,14 @@ std::string OwnText(TurnContext& ctx, const std::string& sent) {
   return sent.substr(std::min(ctx.Slot<StreamFront>().notices, sent.size()));
 }
 
+// This turn's last message is the model's answer to the person (not a call of tools):
+// what the person was told is written over it rather than after it.
+bool EndsWithAnswer(const TurnContext& ctx) {
+  const std::vector<Message>& history = ctx.history();
+  return history.size() > ctx.history_base && history.back().role == Role::kAssistant &&
+         history.back().tool_calls.empty();
+}
+
 void EraseLeadingSpace(std::string& text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
 }
@@ -365,9 +373,7 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   // What the person was told closes the turn in history too, so the next model call
   // never sees this turn's message as a request still waiting for an answer.
-  const bool answered = ctx.history().size() > ctx.history_base && ctx.history().back().role == Role::kAssistant &&
-                        ctx.history().back().tool_calls.empty();
-  if (answered) {
+  if (EndsWithAnswer(ctx)) {
     ctx.EditMessage(ctx.history().size() - 1).text = ctx.result.reply;
   } else if (ctx.history().size() > ctx.history_base) {
     ctx.Append(Message::Assistant(ctx.result.reply));
@@ -528,9 +534,7 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPha
     told = reviewed;
   }
   // History keeps what the person was told, so the next turn's model sees it too.
-  const bool answered = ctx.history().size() > ctx.history_base && ctx.history().back().role == Role::kAssistant &&
-                        ctx.history().back().tool_calls.empty();
-  if (answered) {
+  if (EndsWithAnswer(ctx)) {
     ctx.EditMessage(ctx.history().size() - 1).text = told;
   } else {
     ctx.Append(Message::Assistant(told));
