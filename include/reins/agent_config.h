@@ -46,6 +46,14 @@ struct ModelConfig {
 
 enum class ToolTiming { kImmediate, kDeferred };
 
+// Whether a tool's results may carry someone else's words (AGENT-CONFIG.md "Untrusted
+// data"): mail, files, web pages, other people's messages are outside data, which may
+// hold instructions planted for the model. What the person says and the agent file are
+// trusted; so is a tool unless the agent says otherwise (an MCP tool: unless its
+// annotations.openWorldHint is false).
+enum class ToolTrust { kTrusted, kUntrusted };
+inline constexpr EnumNames<ToolTrust, 2> kToolTrusts{{{{ToolTrust::kTrusted, "trusted"}, {ToolTrust::kUntrusted, "untrusted"}}}};
+
 struct ToolBackendConfig {
   enum class Kind { kNone, kFixture, kHttp, kMcp, kBuiltin };
   Kind kind = Kind::kNone;
@@ -67,14 +75,19 @@ struct ToolDef {
   std::map<std::string, std::string> produces;       // entity type -> JSONPath
   std::map<std::string, std::string> consumes;       // argument name -> entity type
   bool approval_required = false;
+  ToolTrust trust = ToolTrust::kTrusted;
   // RE2 patterns of phrases that claim this tool's action ("(?i)\\bnow playing\\b"):
   // act_not_describe and honest_claims read them besides the tool's own words.
   std::vector<std::string> claims;
   ToolBackendConfig backend;
   // The keys the config gave explicitly; the rest are defaults an MCP server's tool
   // listing may fill in (title, description, input_schema, annotations, and the
-  // timing and approval derived from them).
+  // timing, approval and trust derived from them).
   std::set<std::string> configured;
+
+  // MCP's reading, which AGENT-CONFIG.md takes: a tool writes unless it is marked
+  // read-only (annotations.readOnlyHint: true).
+  bool Writes() const;
 };
 
 struct FloorConfig {
@@ -133,6 +146,7 @@ struct RailsConfig {
   Json honest_claims;      // null when off
   Json ui_allowlist;       // null when off
   Json act_not_describe;   // null when off
+  Json no_untrusted_links;  // null when off
   std::vector<SafetyOverrideConfig> safety_override;
 };
 
@@ -144,6 +158,23 @@ inline constexpr EnumNames<DeferredMode, 2> kDeferredModes{
 struct DeferredConfig {
   DeferredMode mode = DeferredMode::kAwait;
   int timeout_ms = 3000;
+};
+
+// What a write call that outside data steered gets (untrusted_data, AGENT-CONFIG.md):
+// the person's approval, a refusal the model is told about, or (for unrequested
+// writes only) nothing.
+enum class ViolationOutcome { kApprove, kRefuse, kAllow };
+inline constexpr EnumNames<ViolationOutcome, 3> kViolationOutcomes{{{{ViolationOutcome::kApprove, "approve"},
+                                                                     {ViolationOutcome::kRefuse, "refuse"},
+                                                                     {ViolationOutcome::kAllow, "allow"}}}};
+
+// Prompt-injection defence by data flow (`untrusted_data:`, docs/security.md).
+struct UntrustedDataConfig {
+  bool enabled = false;
+  ViolationOutcome on_violation = ViolationOutcome::kApprove;        // approve | refuse
+  ViolationOutcome unrequested_writes = ViolationOutcome::kApprove;  // approve | refuse | allow
+  // Outside values kept per session; past it the session fails closed.
+  int max_identifiers = 20000;
 };
 
 struct McpServerConfig {
@@ -183,6 +214,7 @@ struct AgentConfig {
   RailsConfig rails;
   std::string greeting;
   DeferredConfig deferred;
+  UntrustedDataConfig untrusted_data;
   std::string store = "sqlite::memory:";
   TelemetryConfig telemetry;
   std::string source_file;  // where it was loaded from, for messages

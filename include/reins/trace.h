@@ -37,6 +37,8 @@ enum class EventType : uint8_t {
   // Plans, intents, the audit, rails and the safety override
   kPlan, kPlanInvalid, kPlanFallback, kPlanResumed, kPlanAbandoned, kPlanStepStarted, kPlanStepRetry,
   kPlanStepFinished, kIntentMissing, kActRetry, kActMissing, kAudit, kAuditError, kRailFired, kHonestClaimsCorrected, kSafetyOverride,
+  // Outside data (untrusted_data)
+  kUntrustedViolation, kUntrustedOverflow,
   // A stored event whose type this build does not know (written by a newer reins).
   kUnknown,
 };
@@ -67,7 +69,7 @@ inline constexpr EventSpec kEventSpecs[] = {
     {EventType::kModelRefusal, "model.refusal", "response text"},
     {EventType::kModelCallsIgnored, "model.calls_ignored", "response reason tool_calls"},
     {EventType::kToolExecuted, "tool.executed",
-     REINS_CALL_FIELDS "result success next_action latency_ms may_clarify"},
+     REINS_CALL_FIELDS "result success next_action latency_ms may_clarify untrusted"},
     {EventType::kToolProgress, "tool.progress", "call_id name progress total message"},
     {EventType::kToolRejected, "tool.rejected", REINS_CALL_FIELDS "reason guard message"},
     {EventType::kToolSkipped, "tool.skipped", REINS_CALL_FIELDS "reason idempotency_key"},
@@ -80,8 +82,8 @@ inline constexpr EventSpec kEventSpecs[] = {
     {EventType::kClarificationAnswered, "clarification.answered", "id option_id entity_type tool"},
     {EventType::kClarificationSuperseded, "clarification.superseded", "id"},
     {EventType::kClarificationCancelled, "clarification.cancelled", "id"},
-    {EventType::kApprovalRequested, "approval.requested", REINS_CALL_FIELDS "approval_id"},
-    {EventType::kApproval, "approval", "id tool args"},
+    {EventType::kApprovalRequested, "approval.requested", REINS_CALL_FIELDS "approval_id reason"},
+    {EventType::kApproval, "approval", "id tool args reason prompt provenance"},
     {EventType::kApprovalGranted, "approval.granted", "id tool args by"},
     {EventType::kApprovalDenied, "approval.denied", "id tool args by"},
     {EventType::kApprovalCancelled, "approval.cancelled", "id"},
@@ -104,6 +106,8 @@ inline constexpr EventSpec kEventSpecs[] = {
     {EventType::kRailFired, "rail.fired", "rail before after"},
     {EventType::kHonestClaimsCorrected, "honest_claims.corrected", "tool"},
     {EventType::kSafetyOverride, "safety.override", "pattern flag_tool"},
+    {EventType::kUntrustedViolation, "untrusted.violation", REINS_CALL_FIELDS "kind arguments outcome"},
+    {EventType::kUntrustedOverflow, "untrusted.overflow", "count limit"},
     {EventType::kUnknown, "unknown", ""},
 };
 

@@ -102,13 +102,25 @@ struct PendingClarification {
   std::vector<std::string> request_tools;
 };
 
-// A call that waits for a person's approval (tool `approval: required`, I8).
+// Why a call waits for a person: its tool's approval rule, or outside data steering it
+// (untrusted_data, AGENT-CONFIG.md "Untrusted data").
+enum class ApprovalReason { kPolicy, kCondition, kUntrustedData };
+inline constexpr EnumNames<ApprovalReason, 3> kApprovalReasons{{{{ApprovalReason::kPolicy, "policy"},
+                                                                 {ApprovalReason::kCondition, "condition"},
+                                                                 {ApprovalReason::kUntrustedData, "untrusted_data"}}}};
+
+// A call that waits for a person's approval (I8).
 struct PendingApproval {
   std::string id;
   std::string tool;
   Json args;
   std::string request_text;  // the request the call was made for
   std::vector<std::string> request_tools;  // as in PendingClarification
+  ApprovalReason reason = ApprovalReason::kPolicy;
+  std::string prompt;  // the question the person reads, in words
+  // untrusted_data: each argument that holds an outside value -> the calls whose results
+  // it came from, [{"tool", "call_id", "turn"}]; null for the other reasons.
+  Json provenance;
 };
 
 // Where a plan step stands: paused waits for the person (an approval, a question).

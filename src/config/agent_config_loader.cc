@@ -93,7 +93,7 @@ void ParsePatternList(ConfigReader& r, const std::string& obj, const char* key) 
 
 void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
   if (!r.Mapping(ptr, {"empathy_first", "no_internal_names", "honest_claims",
-                       "ui_allowlist", "act_not_describe", "safety_override"},
+                       "ui_allowlist", "act_not_describe", "no_untrusted_links", "safety_override"},
                  "rails")) {
     return;
   }
@@ -152,6 +152,13 @@ void ParseRails(ConfigReader& r, const std::string& ptr, RailsConfig* rails) {
       rails->act_not_describe = r.Get(ap)->is_null() ? Json::object() : *r.Get(ap);
     }
   }
+  if (v.contains("no_untrusted_links")) {
+    std::string lp = P(ptr, "no_untrusted_links");
+    if (r.Get(lp)->is_null() || r.Mapping(lp, {"note"}, "rails.no_untrusted_links")) {
+      if (!r.Get(lp)->is_null()) r.String(lp, "note");
+      rails->no_untrusted_links = r.Get(lp)->is_null() ? Json::object() : *r.Get(lp);
+    }
+  }
   if (v.contains("safety_override")) {
     std::string sp = P(ptr, "safety_override");
     const Json& list = *r.Get(sp);
@@ -199,6 +206,23 @@ void ParseMcpServers(ConfigReader& r, const std::string& ptr, std::vector<McpSer
     if (auto t = r.Int(sp, "timeout_ms", 1, 3600000)) s.timeout_ms = static_cast<int>(*t);
     out->push_back(std::move(s));
   }
+}
+
+// `untrusted_data: {}` turns the defence on with its defaults (AGENT-CONFIG.md).
+void ParseUntrustedData(ConfigReader& r, const std::string& ptr, UntrustedDataConfig* out) {
+  out->enabled = true;
+  if (r.Get(ptr)->is_null()) return;
+  if (!r.Mapping(ptr, {"on_violation", "unrequested_writes", "max_identifiers"}, "untrusted_data")) return;
+  if (auto v = r.Enum(ptr, "on_violation", kViolationOutcomes)) {
+    if (*v == ViolationOutcome::kAllow) {
+      r.Error(P(ptr, "on_violation"), "on_violation must be approve or refuse: a value that came only from outside data "
+                                      "never reaches a write unasked (use unrequested_writes: allow to let writes the "
+                                      "request did not name through)");
+    }
+    out->on_violation = *v;
+  }
+  if (auto v = r.Enum(ptr, "unrequested_writes", kViolationOutcomes)) out->unrequested_writes = *v;
+  if (auto v = r.Int(ptr, "max_identifiers", 1, 10000000)) out->max_identifiers = static_cast<int>(*v);
 }
 
 std::string ReadFile(const std::string& path, bool* ok) {
@@ -261,8 +285,8 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
   ConfigReader r(doc, diag);
   out->source_file = doc.file;
   if (!r.Mapping(root, {"name", "system_prompt", "system_prompt_file", "model", "audit_model", "limits", "tools",
-                        "mcp_servers", "floor", "intents", "plan", "audit", "rails", "greeting", "deferred", "store",
-                        "telemetry"},
+                        "mcp_servers", "floor", "intents", "plan", "audit", "rails", "greeting", "deferred",
+                        "untrusted_data", "store", "telemetry"},
                  "agent")) {
     return false;
   }
@@ -316,6 +340,7 @@ bool ParseAgentConfig(const LocatedDoc& doc, const std::string& root, const std:
     if (auto v = r.Enum(P(root, "deferred"), "mode", kDeferredModes)) out->deferred.mode = *v;
     if (auto v = r.Int(P(root, "deferred"), "timeout_ms", 1, 3600000)) out->deferred.timeout_ms = static_cast<int>(*v);
   }
+  if (r.Has(root, "untrusted_data")) ParseUntrustedData(r, P(root, "untrusted_data"), &out->untrusted_data);
   if (r.Has(root, "telemetry") &&
       r.Mapping(P(root, "telemetry"), {"otlp_endpoint", "service_name", "capture_content"}, "telemetry")) {
     const std::string tp = P(root, "telemetry");
@@ -390,12 +415,28 @@ std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
   }
   // Rails are opt-in, but an agent that writes should not let a reply claim a write that
   // did not happen, or show the person an internal tool name.
-  std::vector<std::string> writes;
+  std::vector<std::string> writes, untrusted;
   for (const ToolDef& tool : config.tools) {
-    if (!tool.annotations.value("readOnlyHint", false)) writes.push_back(tool.name);
+    if (tool.Writes()) writes.push_back(tool.name);
+    if (tool.trust == ToolTrust::kUntrusted) untrusted.push_back(tool.name);
+  }
+  auto some = [](const std::vector<std::string>& names) {
+    return names.front() + (names.size() > 1 ? " and " + std::to_string(names.size() - 1) + " more" : "");
+  };
+  // Outside data and writes in one agent: what someone else wrote can steer a write.
+  if (!untrusted.empty() && !writes.empty() && !config.untrusted_data.enabled) {
+    warnings.push_back("tools whose results are outside data (" + some(untrusted) + ": trust untrusted) and tools that " +
+                       "may write (" + some(writes) + ") but no untrusted_data: an instruction planted in what " +
+                       untrusted.front() + " returns can make the model call a write with someone else's values; add " +
+                       "`untrusted_data: {}` (docs/security.md, \"Prompt injection\"), or mark the tools `trust: trusted` " +
+                       "if no one else writes what they return");
+  }
+  if (config.untrusted_data.enabled && untrusted.empty()) {
+    warnings.push_back("untrusted_data is on but no tool is untrusted, so no result counts as outside data: mark the " +
+                       std::string("tools that read mail, files, web pages or other people's messages `trust: untrusted`"));
   }
   if (!writes.empty()) {
-    std::string which = writes.front() + (writes.size() > 1 ? " and " + std::to_string(writes.size() - 1) + " more" : "");
+    const std::string which = some(writes);
     if (config.rails.honest_claims.is_null()) {
       warnings.push_back("tools that may write (" + which + ": not marked readOnlyHint: true) but no " +
                          "rails.honest_claims: a reply claiming a write that did not happen reaches the person as " +

@@ -75,7 +75,8 @@ void ParseEntities(ConfigReader& r, const std::string& ptr, ToolDef* t) {
 
 void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
   if (!r.Mapping(tp, {"name", "title", "description", "input_schema", "annotations", "timing", "deferred_instruction",
-                      "failure_note", "timeout_ms", "may_clarify", "lease", "entities", "approval", "claims", "backend"},
+                      "failure_note", "timeout_ms", "may_clarify", "lease", "entities", "approval", "claims", "trust",
+                      "backend"},
                  "tool")) {
     return;
   }
@@ -132,6 +133,38 @@ void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
     t->claims = *claims;
   }
   if (r.Has(tp, "backend")) ParseBackend(r, P(tp, "backend"), &t->backend);
+  // AGENT-CONFIG.md: an MCP tool is untrusted unless its annotations say it reads no open
+  // world (openWorldHint: false; the server's own annotations count too, McpHub) or the
+  // agent says it is trusted.
+  const bool closed_world = t->annotations.contains("openWorldHint") && t->annotations["openWorldHint"] == false;
+  if (t->backend.kind == ToolBackendConfig::Kind::kMcp && !closed_world) t->trust = ToolTrust::kUntrusted;
+  if (auto trust = r.Enum(tp, "trust", kToolTrusts)) t->trust = *trust;
+}
+
+// A fixture entry's planted instruction (docs/scenarios.md): the text its result holds
+// and what it asks for, calls or words in the reply. The simulated model's
+// follow_injection obeys it; the eval's harm metric knows it by it.
+void CheckInjection(ConfigReader& r, const std::string& ep) {
+  const std::string ip = P(ep, "injection");
+  if (!r.Mapping(ip, {"instruction", "calls", "reply"}, "injection")) return;
+  const std::optional<std::string> instruction = r.String(ip, "instruction", true);
+  if (instruction && r.Has(ep, "result")) {
+    const std::string escaped = Json(*instruction).dump();
+    if (r.Get(P(ep, "result"))->dump().find(escaped.substr(1, escaped.size() - 2)) == std::string::npos) {
+      r.Error(P(ip, "instruction"), "the instruction must be a part of this entry's result, where the model reads it");
+    }
+  }
+  r.String(ip, "reply");
+  if (!r.Has(ip, "calls") && !r.Has(ip, "reply")) r.Error(ip, "an injection asks for calls, or for words in the reply (reply)");
+  if (const Json* calls = r.Get(P(ip, "calls")); calls != nullptr) {
+    if (!calls->is_array()) return r.Error(P(ip, "calls"), "calls must be a list of {name, args}");
+    for (size_t i = 0; i < calls->size(); ++i) {
+      const std::string cp = JoinPointer(P(ip, "calls"), i);
+      if (!r.Mapping(cp, {"name", "args"}, "planted call")) continue;
+      r.String(cp, "name", true);
+      if (r.Has(cp, "args") && !r.IsMapping(P(cp, "args"))) r.Error(P(cp, "args"), "args must be a mapping");
+    }
+  }
 }
 
 }  // namespace
@@ -156,7 +189,7 @@ void CheckFixtureEntries(ConfigReader& r, const std::string& ptr) {
   if (!v.is_array()) return r.Error(ptr, "fixture must be a list of entries, got " + DescribeType(v));
   for (size_t i = 0; i < v.size(); ++i) {
     std::string ep = JoinPointer(ptr, i);
-    if (!r.Mapping(ep, {"when", "result", "error", "latency_ms", "times"}, "fixture entry")) continue;
+    if (!r.Mapping(ep, {"when", "result", "error", "latency_ms", "times", "injection"}, "fixture entry")) continue;
     if (r.Has(ep, "result") == r.Has(ep, "error")) r.Error(ep, "fixture entry needs exactly one of 'result' or 'error'");
     r.String(ep, "error");
     r.Int(ep, "latency_ms", 0, 3600000);
@@ -165,6 +198,7 @@ void CheckFixtureEntries(ConfigReader& r, const std::string& ptr) {
         !r.IsMapping(P(P(ep, "when"), "args"))) {
       r.Error(P(P(ep, "when"), "args"), "when.args must be a mapping (a subset of the call's arguments)");
     }
+    if (r.Has(ep, "injection")) CheckInjection(r, ep);
   }
 }
 

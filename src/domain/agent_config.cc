@@ -9,6 +9,8 @@ const ToolDef* AgentConfig::FindTool(std::string_view tool_name) const {
   return nullptr;
 }
 
+bool ToolDef::Writes() const { return !annotations.value("readOnlyHint", false); }
+
 std::string DefaultFailureNote(const std::string& title) {
   return "(Note: I could not complete \"" + title + "\" just now. Please try again or contact us directly.)";
 }

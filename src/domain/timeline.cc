@@ -61,6 +61,28 @@ std::string SkipWhy(const std::string& reason) {
   return reason;
 }
 
+// Why untrusted_data stopped a call, by the violation's kind (docs/trace.md).
+std::string ViolationWhy(const std::string& kind) {
+  if (kind == "value") return "an argument holds a value only outside data held";
+  if (kind == "unrequested") return "outside data is in the session and the person did not ask for this write";
+  if (kind == "overflow") return "the session holds more outside data than can be traced";
+  return kind;
+}
+
+// Where each argument's outside value came from: "recipient: read_file c_1 (turn 3)".
+std::string Provenance(const Json& arguments) {
+  std::string out;
+  if (!arguments.is_object()) return out;
+  for (const auto& [arg, sources] : arguments.items()) {
+    std::string from;
+    for (const Json& s : sources.is_array() ? sources : Json::array()) {
+      from += (from.empty() ? "" : ", ") + Str(s, "tool") + " " + Str(s, "call_id") + " (turn " + Str(s, "turn") + ")";
+    }
+    out += (out.empty() ? "" : "\n") + arg + ": " + from;
+  }
+  return out;
+}
+
 std::string Calls(const Json& calls) {
   std::string out;
   for (const Json& c : calls) {
@@ -126,7 +148,9 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
     case EventType::kToolExecuted: {
       const bool ok = Flag(d, "success");
       std::string why = ok ? "next: " + StrOr(d, "next_action", "continue") : ErrorOf(d);
-      return Step("call", ok ? "executed" : "failed", name, why, at, CallDetails(d));
+      Details details = CallDetails(d);
+      if (Flag(d, "untrusted")) details.emplace_back("outside data", "its result is someone else's words (trust: untrusted)");
+      return Step("call", ok ? "executed" : "failed", name, why, at, details);
     }
     case EventType::kToolRejected:
       return Step("call", "rejected", name, Str(d, "message"), at,
@@ -144,7 +168,22 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
       return Step("call", ok ? "ran after the reply" : "failed after the reply", name, ok ? "" : ErrorOf(d), at, details);
     }
     case EventType::kApprovalRequested:
-      return Step("call", "paused", name, "needs the person's approval", at, {{"arguments", Text(d.value("args", Json()))}});
+      return Step("call", "paused", name,
+                  Str(d, "reason") == "untrusted_data" ? "needs the person's approval: outside data steered it"
+                                                       : "needs the person's approval",
+                  at, {{"arguments", Text(d.value("args", Json()))}});
+    case EventType::kApproval:
+      return Step("approval", "asked", Str(d, "tool"), Str(d, "prompt"), at,
+                  {{"reason", Str(d, "reason")}, {"where the values came from", Provenance(d.value("provenance", Json()))}});
+    case EventType::kUntrustedViolation:
+      return Step("guard", "outside data", name, ViolationWhy(Str(d, "kind")), at,
+                  {{"outcome", Str(d, "outcome")}, {"where the values came from", Provenance(d.value("arguments", Json()))},
+                   {"arguments", Text(d.value("args", Json()))}});
+    case EventType::kUntrustedOverflow:
+      return Step("guard", "failed closed", "outside data",
+                  "more outside values than untrusted_data.max_identifiers (" + Str(d, "limit") +
+                      "): every write in the session needs the person",
+                  at, {});
     case EventType::kApprovalGranted:
     case EventType::kApprovalDenied:
     case EventType::kApprovalCancelled: {

@@ -118,6 +118,14 @@ void AppendToolText(std::string& out, const ToolOutcome& t) {
   o.Close();
 }
 
+// The approval a turn leaves pending, as the API shows it (docs/http-api.md).
+Json PendingApprovalToJson(const PendingApproval& a) {
+  Json j = {{"id", a.id}, {"tool", a.tool}, {"args", a.args}, {"reason", kApprovalReasons.Name(a.reason)}};
+  if (!a.prompt.empty()) j["prompt"] = a.prompt;
+  if (!a.provenance.is_null()) j["provenance"] = a.provenance;
+  return j;
+}
+
 }  // namespace
 
 // Members in the order of the keys (the order a DOM of it is written in), so the text
@@ -127,7 +135,7 @@ std::string TurnResultText(const TurnResult& r, bool with_tools) {
   std::string out;
   out.reserve(256 + r.reply.size() + (with_tools ? 160 * r.tools.size() : 0));
   JsonObjectText o(out);
-  if (r.approval) o.Value("approval", {{"id", r.approval->id}, {"tool", r.approval->tool}, {"args", r.approval->args}});
+  if (r.approval) o.Value("approval", PendingApprovalToJson(*r.approval));
   if (!r.audit.is_null()) o.Value("audit", r.audit);
   if (!r.blocked_reason.empty()) o.String("blocked_reason", r.blocked_reason);
   if (r.clarification) {

@@ -80,7 +80,7 @@ void ChainExecutor::Queue(TurnContext& ctx) {
   if (ctx.extras().system_calls.empty()) return;
   const std::vector<ToolCall> calls = std::exchange(ctx.extend().system_calls, {});
   for (size_t i = 0; i < calls.size(); ++i) {
-    ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false};
+    ProposedCall p{&calls[i], ctx.FindTool(calls[i].name), static_cast<int>(ctx.result.tools.size()), false, true};
     const GuardDecision decision = policies_.Guard(ctx, p);
     const CallVerdict& verdict = decision.verdict;
     Json data = CallEventData(ctx, p);
@@ -174,9 +174,11 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
     o.reason = "awaiting_approval";
     o.message = verdict.message;
-    PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, std::string(ctx.user_text()), {}};
+    PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, std::string(ctx.user_text()), {},
+                            verdict.approval, verdict.prompt, verdict.provenance};
     Json data = CallEventData(ctx, p);
     data["approval_id"] = pending.id;
+    if (pending.reason != ApprovalReason::kPolicy) data["reason"] = kApprovalReasons.Name(pending.reason);
     ctx.Emit("approval.requested", std::move(data));
     ctx.Append(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
     ctx.result.tools.push_back(std::move(o));
@@ -208,8 +210,11 @@ void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnve
   policies_.Observe(ctx, p, result);
 
   ctx.Append(Message::Tool(p.call->id, name, EnvelopeText(result), !result.success));
+  // Outside data is labelled where the defence watches it (the trace, its spans, the viewer).
+  const bool untrusted = p.tool->trust == ToolTrust::kUntrusted &&
+                         (ctx.config.untrusted_data.enabled || !ctx.config.rails.no_untrusted_links.is_null());
   ctx.Emit("tool.executed", ToolExecutedData(*p.call, ctx.response_index, p.position, p.tool->may_clarify, result,
-                                             ctx.history().back().text, latency_ms));
+                                             ctx.history().back().text, latency_ms, untrusted));
   ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
   o.latency_ms = latency_ms;
   if (!result.success) o.message = result.error;

@@ -68,7 +68,7 @@ EventData ModelResponseData(int response, const ModelResponse& r) {
 }
 
 EventData ToolExecutedData(const ToolCall& call, int response, int position, bool may_clarify,
-                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms) {
+                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms, bool untrusted) {
   std::string& out = EventTextBuffer();
   JsonObjectText o(out);
   if (call.args_valid) o.Value("args", call.args);
@@ -82,6 +82,7 @@ EventData ToolExecutedData(const ToolCall& call, int response, int position, boo
   o.Int("response", response);
   o.Raw("result", envelope);
   o.Bool("success", result.success);
+  if (untrusted) o.Bool("untrusted", true);
   o.Close();
   return EventData::FromText(out);
 }

@@ -33,9 +33,11 @@ EventData ModelCallData(std::string_view model, Purpose purpose, const ToolChoic
 EventData ModelResponseData(int response, const ModelResponse& r);
 
 // A call that ran: its call fields (docs/trace.md), what it returned and how long it
-// took. `envelope` is the result's text (EnvelopeText), the one the model is given.
+// took. `envelope` is the result's text (EnvelopeText), the one the model is given;
+// `untrusted`: the result is outside data (AGENT-CONFIG.md "Untrusted data").
 EventData ToolExecutedData(const ToolCall& call, int response, int position, bool may_clarify,
-                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms);
+                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms,
+                           bool untrusted = false);
 
 // `streamed`: how much of a streamed reply the person already has.
 EventData ReplyFinalData(std::string_view reply, std::optional<size_t> streamed);

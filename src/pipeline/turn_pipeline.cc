@@ -228,13 +228,18 @@ Task<ChainOutcome> TurnPipeline::Resume(TurnContext& ctx, std::unique_ptr<Resump
 
 void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase) {
   phase.Enter(TurnPhase::kAwaitingApproval);
-  const ToolDef* tool = ctx.FindTool(approval.tool);
-  std::string title = tool != nullptr ? tool->title : approval.tool;
-  std::string question = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
-  ctx.Append(Message::Assistant(question));
-  ctx.result.reply = Told(ctx, question);
+  if (approval.prompt.empty()) {
+    const ToolDef* tool = ctx.FindTool(approval.tool);
+    std::string title = tool != nullptr ? tool->title : approval.tool;
+    approval.prompt = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
+  }
+  ctx.Append(Message::Assistant(approval.prompt));
+  ctx.result.reply = Told(ctx, approval.prompt);
+  Json event = {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args},
+                {"reason", kApprovalReasons.Name(approval.reason)}, {"prompt", approval.prompt}};
+  if (!approval.provenance.is_null()) event["provenance"] = approval.provenance;
   ctx.result.approval = approval;
-  ctx.Emit("approval", {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args}});
+  ctx.Emit("approval", std::move(event));
   if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   ctx.session.pending_approval = std::move(approval);
 }

@@ -15,6 +15,9 @@
 #include "policy/rails/ui_allowlist.h"
 #include "policy/safety/safety_override.h"
 #include "policy/schema_guard/schema_guard.h"
+#include "policy/untrusted/no_untrusted_links.h"
+#include "policy/untrusted/outside_ledger.h"
+#include "policy/untrusted/untrusted_data_guard.h"
 
 namespace reins {
 
@@ -28,6 +31,12 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   chain.Add(std::make_unique<CallShapeGuard>());
   chain.Add(std::make_unique<SchemaGuard>(config));
   chain.Add(std::make_unique<ProvenanceGuard>(config));
+  // Before the approval rule: a call both would pause asks once, with where its outside
+  // values came from (the person approving it approves both).
+  if (config.untrusted_data.enabled || !config.rails.no_untrusted_links.is_null()) {
+    chain.Add(std::make_unique<OutsideDataRecorder>(config.untrusted_data.max_identifiers));
+  }
+  if (config.untrusted_data.enabled) chain.Add(std::make_unique<UntrustedDataGuard>(config));
   chain.Add(std::make_unique<ApprovalPolicy>());
   chain.Add(std::make_unique<DeferralPolicy>());
   chain.Add(std::make_unique<ClarifyTruncation>());
@@ -45,6 +54,9 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
     chain.Add(std::make_unique<HonestClaims>(config, config.rails.honest_claims));
   }
   if (!config.rails.ui_allowlist.is_null()) chain.Add(std::make_unique<UiAllowlist>(config.rails.ui_allowlist));
+  if (!config.rails.no_untrusted_links.is_null()) {
+    chain.Add(std::make_unique<NoUntrustedLinks>(config, config.rails.no_untrusted_links));
+  }
   return chain;
 }
 

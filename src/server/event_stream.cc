@@ -33,7 +33,7 @@ void EventStream::PushTurnEvent(const TraceEvent& e) {
     case EventType::kClarification:
     case EventType::kLeaseOpened:
     case EventType::kLeaseReleased:
-    case EventType::kApproval:  // {id, tool, args}, once the pause is committed
+    case EventType::kApproval:  // {id, tool, args, reason, prompt, provenance?}, once the pause is committed
       Push(std::string(e.name()), std::string(e.data.text()));
       break;
     case EventType::kToolExecuted:

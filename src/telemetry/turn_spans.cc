@@ -14,9 +14,9 @@ int64_t Ns(int64_t ms) { return ms * 1000000; }
 // Fields of an event's data that hold what a person or a model wrote, or what a tool
 // was given or returned: on spans only with capture_content.
 bool IsContent(std::string_view field) {
-  static constexpr std::array<std::string_view, 15> kContent = {
+  static constexpr std::array<std::string_view, 16> kContent = {
       "text", "args", "result", "before", "after", "question", "options", "sentence", "tool_calls",
-      "verdict", "steps", "input", "message", "instruction", "progress"};
+      "verdict", "steps", "input", "message", "instruction", "progress", "prompt"};
   return std::find(kContent.begin(), kContent.end(), field) != kContent.end();
 }
 
@@ -145,6 +145,8 @@ Span ToolSpan(const TurnIds& ids, std::string span_id, const TraceEvent& e, bool
   }
   const bool success = MemberText(d, "success") != "false";  // absent: a success
   s.attributes.emplace_back("reins.tool.success", success);
+  // Its result is outside data (untrusted_data, docs/security.md).
+  if (MemberText(d, "untrusted") == "true") s.attributes.emplace_back("reins.tool.untrusted", true);
   if (std::optional<std::string> next = MemberString(d, "next_action")) {
     s.attributes.emplace_back("reins.tool.next_action", *next);
   }

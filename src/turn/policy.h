@@ -41,6 +41,9 @@ struct ProposedCall {
   const ToolDef* tool = nullptr;  // nullptr when the model named an unknown tool
   int position = 0;               // 0-based within the response
   bool truncated = false;         // set by ShapeCalls: do not run in this round (I2)
+  // Proposed by the runtime itself (the safety override's flag), not by the model:
+  // nothing the model read can have steered it.
+  bool from_runtime = false;
 };
 
 // What the admission gate says about a turn, before anything else happens (I6).
@@ -61,6 +64,12 @@ struct CallVerdict {
   Kind kind = Kind::kContinue;
   std::string reason;   // kReject: short code (schema, provenance, unknown_tool, invalid_json)
   std::string message;  // kReject: what the model should do; kReplace: the synthetic result
+  // kPause: why the call waits, the question the person reads (empty: the pipeline's
+  // sentence for an approval rule) and, for outside data, where each value came from
+  // (PendingApproval::provenance).
+  ApprovalReason approval = ApprovalReason::kPolicy;
+  std::string prompt;
+  Json provenance;
 
   static CallVerdict Continue() { return {}; }
   static CallVerdict Reject(std::string reason, std::string message) {
@@ -68,6 +77,13 @@ struct CallVerdict {
   }
   static CallVerdict Replace(std::string synthetic) { return {Kind::kReplace, "", std::move(synthetic)}; }
   static CallVerdict Pause(std::string why) { return {Kind::kPause, "awaiting_approval", std::move(why)}; }
+  static CallVerdict Pause(std::string why, ApprovalReason reason, std::string prompt, Json provenance) {
+    CallVerdict v = Pause(std::move(why));
+    v.approval = reason;
+    v.prompt = std::move(prompt);
+    v.provenance = std::move(provenance);
+    return v;
+  }
 };
 
 // How a turn that answers what a policy paused goes on, before the model is asked

@@ -90,9 +90,13 @@ Json SessionState::ToJson() const {
   Json j = JsonObject("entities", entities.ToJson());
   if (pending_clarification) j["pending_clarification"] = PendingClarificationToJson(*pending_clarification);
   if (pending_approval) {
-    j["pending_approval"] = {{"id", pending_approval->id}, {"tool", pending_approval->tool},
-                             {"args", pending_approval->args}, {"request_text", pending_approval->request_text}};
-    if (!pending_approval->request_tools.empty()) j["pending_approval"]["request_tools"] = pending_approval->request_tools;
+    const PendingApproval& a = *pending_approval;
+    Json& p = j["pending_approval"];
+    p = {{"id", a.id}, {"tool", a.tool}, {"args", a.args}, {"request_text", a.request_text}};
+    if (!a.request_tools.empty()) p["request_tools"] = a.request_tools;
+    if (a.reason != ApprovalReason::kPolicy) p["reason"] = kApprovalReasons.Name(a.reason);
+    if (!a.prompt.empty()) p["prompt"] = a.prompt;
+    if (!a.provenance.is_null()) p["provenance"] = a.provenance;
   }
   if (!pending_plan.empty()) {
     Json steps = Json::array();
@@ -119,7 +123,9 @@ SessionState SessionState::FromJson(const Json& j) {
   }
   if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
     s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
-                                         a->value("request_text", ""), StringList(*a, "request_tools")};
+                                         a->value("request_text", ""), StringList(*a, "request_tools"),
+                                         kApprovalReasons.Parse(a->value("reason", "")).value_or(ApprovalReason::kPolicy),
+                                         a->value("prompt", ""), a->value("provenance", Json())};
   }
   if (auto k = j.find("slots"); k != j.end() && k->is_object()) {
     for (const auto& [mechanism, state] : k->items()) s.slots[mechanism] = state;

@@ -47,6 +47,18 @@ struct PendingDecisions {
   }
 };
 
+// The id the decided call of an approval has when it re-enters history (I10): the turn
+// that answers the approval runs, or refuses, exactly that call.
+inline std::string ApprovedCallId(const PendingApproval& a) { return "approved_" + a.id; }
+
+// Whether history[i] is the note of an approval's answer ("The user approved running
+// ..."): the runtime's words about the paused call, which the next message proposes
+// again, not the person's own.
+inline bool IsApprovalNote(const std::vector<Message>& history, size_t i) {
+  return history[i].role == Role::kUser && i + 1 < history.size() && history[i + 1].role == Role::kAssistant &&
+         history[i + 1].tool_calls.size() == 1 && history[i + 1].tool_calls[0].id.starts_with("approved_");
+}
+
 struct TurnContext {
   TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, std::vector<Message>& h)
       : config(c), clock(clk), session(s), history_base(h.size()), history_(h) {}
@@ -136,6 +148,12 @@ struct TurnContext {
   // What this turn's input did to what the session had pending; the turn's record
   // carries it to the store. decide() makes it on the turn's first decision.
   const PendingDecisions& decisions() const { return decisions_ ? *decisions_ : kNoDecisions; }
+  // The person granted the approval this turn answers, for exactly this call: every
+  // guard that would pause a call lets it through (I8).
+  bool Approved(const ToolCall& call) const {
+    return decisions_ && decisions_->approval_granted && decisions_->decided_approval &&
+           call.id == ApprovedCallId(*decisions_->decided_approval);
+  }
   PendingDecisions& decide() {
     if (!decisions_) decisions_ = std::make_unique<PendingDecisions>();
     return *decisions_;

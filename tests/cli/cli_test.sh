@@ -24,6 +24,27 @@ for want in \
   grep -qF -- "$want" <<<"$out" || fail "check output lacks: $want"$'\n'"$out"
 done
 
+# check warns about an agent whose outside data can steer a write (untrusted tools and
+# writes, no untrusted_data), and about untrusted_data with nothing untrusted to watch.
+tmp_agents=$(mktemp -d)
+cat >"$tmp_agents/open.yaml" <<'YAML'
+name: open
+model: { provider: scripted }
+tools:
+  - { name: read_mail, trust: untrusted, annotations: { readOnlyHint: true } }
+  - { name: send_mail }
+YAML
+out=$("$reins" check "$tmp_agents/open.yaml" 2>&1) || fail "check of an agent with only warnings exited non-zero"
+grep -q "no untrusted_data: an instruction planted in what read_mail returns can make the model call a write" <<<"$out" ||
+  fail "check does not warn about outside data steering writes: $out"
+printf 'untrusted_data: {}
+' >>"$tmp_agents/open.yaml"
+! grep -q "no untrusted_data" <<<"$("$reins" check "$tmp_agents/open.yaml" 2>&1)" || fail "the warning stays with untrusted_data on"
+sed -i 's/trust: untrusted, //' "$tmp_agents/open.yaml"
+grep -q "untrusted_data is on but no tool is untrusted" <<<"$("$reins" check "$tmp_agents/open.yaml" 2>&1)" ||
+  fail "check does not warn about untrusted_data with no untrusted tool"
+rm -rf "$tmp_agents"
+
 # run: transcript with PASS lines; --json is JSON; exit 0 when all pass.
 out=$("$reins" run examples/messaging/scenarios/clarify-john.yaml) || fail "run clarify-john exited non-zero"
 grep -q "PASS status" <<<"$out" || fail "run output lacks PASS lines"

@@ -42,6 +42,29 @@ TEST(Timeline, ModelCallIsPairedWithItsResponse) {
   EXPECT_EQ(t["reply"], "done");
 }
 
+// untrusted_data: the label on a call whose result is outside data, the violation with
+// where each value came from, and the question the person was asked, in words.
+TEST(Timeline, OutsideDataShowsItsLabelTheViolationAndWhereTheValueCameFrom) {
+  const Json arguments = {{"recipient", {{{"tool", "read_file"}, {"call_id", "c1"}, {"turn", 3}}}}};
+  const Json t = Build({
+      Ev(EventType::kToolExecuted, 10, {{"name", "read_file"}, {"success", true}, {"untrusted", true}, {"result", Json::object()}}),
+      Ev(EventType::kUntrustedViolation, 11, {{"name", "send_money"}, {"kind", "value"}, {"outcome", "approve"},
+                                              {"arguments", arguments}, {"args", {{"recipient", "US13"}}}}),
+      Ev(EventType::kApprovalRequested, 11, {{"name", "send_money"}, {"reason", "untrusted_data"}}),
+      Ev(EventType::kApproval, 12, {{"tool", "send_money"}, {"reason", "untrusted_data"}, {"prompt", "The recipient ... Should I?"},
+                                    {"provenance", arguments}}),
+  });
+  ASSERT_EQ(t["steps"].size(), 4u);
+  EXPECT_NE(Detail(t["steps"][0], "outside data"), "");
+  const Json& v = t["steps"][1];
+  EXPECT_EQ(v["outcome"], "outside data");
+  EXPECT_EQ(v["why"], "an argument holds a value only outside data held");
+  EXPECT_EQ(Detail(v, "where the values came from"), "recipient: read_file c1 (turn 3)");
+  EXPECT_EQ(t["steps"][2]["why"], "needs the person's approval: outside data steered it");
+  EXPECT_EQ(t["steps"][3]["why"], "The recipient ... Should I?");
+  EXPECT_EQ(Detail(t["steps"][3], "reason"), "untrusted_data");
+}
+
 TEST(Timeline, EachCallSaysWhatReinsDidAndWhy) {
   const Json t = Build({
       Ev(EventType::kToolExecuted, 10, {{"name", "lookup"}, {"args", {{"q", "x"}}}, {"success", true}, {"next_action", "continue"},

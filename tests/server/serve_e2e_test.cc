@@ -361,7 +361,9 @@ TEST_F(ServeTest, AFailedWriteIsANoticeAfterTheReplyAndTheFinalResultCarriesIt) 
       << "turn.completed carries the reply as finally delivered";
 }
 
-TEST_F(ServeTest, AStreamedApprovalIsItsIdToolAndArgs) {
+// The approval event is the TurnResult's `approval`: id, tool, args, why it waits and
+// the question the person reads (docs/http-api.md).
+TEST_F(ServeTest, AStreamedApprovalIsItsIdToolArgsReasonAndQuestion) {
   Start();
   std::string id = NewSession(*server_);
   auto events = StreamAll(url("/v1/sessions/" + id + "/turns"), Say("show it"));
@@ -370,7 +372,9 @@ TEST_F(ServeTest, AStreamedApprovalIsItsIdToolAndArgs) {
   Json approval = Json::parse(events[at].data);
   EXPECT_EQ(approval["tool"], "display_confirmation");
   EXPECT_EQ(approval["args"], Json({{"text", "saved"}}));
-  EXPECT_EQ(approval.size(), 3u) << approval.dump();
+  EXPECT_EQ(approval["reason"], "policy");
+  EXPECT_EQ(approval["prompt"], Json::parse(events.back().data)["approval"]["prompt"]);
+  EXPECT_EQ(approval.size(), 5u) << approval.dump();
   EXPECT_EQ(approval["id"].get<std::string>().rfind("a_", 0), 0u);
 }
 

@@ -55,6 +55,14 @@ Stems StemsOf(const std::vector<std::string>& words, size_t from = 0) {
   return out;
 }
 
+// "e-mail" (the verb and the noun) as one word, "email", the way the synonyms and most
+// tools' words spell it.
+std::string OneWordEmail(std::string_view text) {
+  std::string out(text);
+  for (size_t at = 0; (at = AsciiLower(out).find("e-mail", at)) != std::string::npos;) out.erase(at + 1, 1);
+  return out;
+}
+
 }  // namespace
 
 std::string_view ActionModeName(ActionMode mode) {
@@ -85,15 +93,25 @@ struct ActionReader::Tool {
   bool VerbIn(const Stems& stems) const {
     return std::any_of(stems.begin(), stems.end(), [&](const std::string& s) { return verbs.count(s) > 0; });
   }
-  double ObjectWeight(const Stems& stems) const {
+  // `exact`: the stems themselves, not a short extension of one ("even" of "evening"
+  // is not "event").
+  double ObjectWeight(const Stems& stems, bool exact = false) const {
     double total = 0;
     for (const auto& [object, weight] : objects) {
-      if (HasStem(stems, object)) total += weight;
+      if (exact ? std::find(stems.begin(), stems.end(), object) != stems.end() : HasStem(stems, object)) total += weight;
     }
     return total;
   }
   bool TitleIn(const Stems& stems) const {
     return std::any_of(title_words.begin(), title_words.end(), [&](const std::string& t) { return HasStem(stems, t); });
+  }
+  // A word of its title that no other tool's words share ("removal" of "channel removal",
+  // where "channel" names six tools' objects), as that very stem.
+  bool OwnTitleWordIn(const Stems& stems) const {
+    return std::any_of(title_words.begin(), title_words.end(), [&](const std::string& t) {
+      auto it = objects.find(t);
+      return it != objects.end() && it->second >= 1 && std::find(stems.begin(), stems.end(), t) != stems.end();
+    });
   }
   bool ClaimsMatch(const std::string& text) const {
     return std::any_of(claims.begin(), claims.end(), [&](const auto& re) { return RE2::PartialMatch(text, *re); });
@@ -181,8 +199,9 @@ struct ActionReader::Request {
 };
 
 ActionReader::Request ActionReader::ReadRequest(std::string_view user_text) const {
-  Request r{std::string(user_text), AsciiLower(user_text), {}, {}, {}};
-  for (const std::string& sentence : Sentences(user_text)) {
+  const std::string text = OneWordEmail(user_text);
+  Request r{text, AsciiLower(text), {}, {}, {}};
+  for (const std::string& sentence : Sentences(text)) {
     for (const std::string& clause : Clauses(sentence)) {
       std::vector<std::string> w = WithoutPleasantries(Words(clause));
       size_t first_verb = 0;
@@ -190,7 +209,7 @@ ActionReader::Request ActionReader::ReadRequest(std::string_view user_text) cons
       if (NegatedBefore(w, first_verb)) continue;  // "Don't send it yet"
       Stems stems = StemsOf(w);
       for (size_t i = 0; i < w.size(); ++i) {
-        if (VerbPosition(w, i)) r.verbs.push_back(stems[i]);
+        if (VerbPosition(w, i) && !AsksToBeTold(w, i)) r.verbs.push_back(stems[i]);
       }
       if (RequestForm(w) || (!w.empty() && IsActionVerb(stems[0]))) {
         r.asked_objects.insert(r.asked_objects.end(), stems.begin(), stems.end());
@@ -204,16 +223,22 @@ ActionReader::Request ActionReader::ReadRequest(std::string_view user_text) cons
 // Whether the person asked for `t`'s action: by its name, a claim pattern or its title's
 // words; by one of its verbs where a request puts one, with one of its objects or no
 // other tool sharing that verb; or by naming its distinctive object in a request.
-bool ActionReader::Requested(const Request& r, const Tool& t) const {
-  if (t.NamedIn(r.lower) || t.ClaimsMatch(r.text) || t.TitleIn(r.all)) return true;
+// `strict`: a title word counts only when no other tool's words share it (as "removal"
+// of "channel removal", where "channel" is six tools' object), and words match as the
+// very stems.
+bool ActionReader::Requested(const Request& r, const Tool& t, bool strict) const {
+  if (t.NamedIn(r.lower) || t.ClaimsMatch(r.text)) return true;
+  if (strict ? t.OwnTitleWordIn(r.all) : t.TitleIn(r.all)) return true;
   for (const std::string& v : r.verbs) {
     if (t.verbs.count(v) == 0) continue;
-    if (t.ObjectWeight(r.all) > 0) return true;
+    if (t.ObjectWeight(r.all, strict) > 0) return true;
     const bool shared = std::any_of(tools_.begin(), tools_.end(), [&](const Tool& o) { return &o != &t && o.verbs.count(v) > 0; });
     if (!shared) return true;
   }
   for (const auto& [object, weight] : t.objects) {
-    if (weight >= 1 && HasStem(r.asked_objects, object)) return true;
+    if (weight < 1) continue;
+    const Stems& asked = r.asked_objects;
+    if (strict ? std::find(asked.begin(), asked.end(), object) != asked.end() : HasStem(asked, object)) return true;
   }
   return false;
 }
@@ -369,6 +394,11 @@ std::optional<ActionTalk> ActionReader::UnmadeCall(std::string_view user_text, s
     if (!generic) generic = std::move(talk);
   }
   return generic;
+}
+
+bool ActionReader::Asks(std::string_view user_text, std::string_view tool) const {
+  auto it = std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.def->name == tool; });
+  return it != tools_.end() && Requested(ReadRequest(user_text), *it, /*strict=*/true);
 }
 
 }  // namespace reins

@@ -58,11 +58,17 @@ class ActionReader {
   std::optional<ActionTalk> UnmadeCall(std::string_view user_text, std::string_view reply,
                                        const std::vector<std::string>& ran) const;
 
+  // Whether the person's request asks for `tool`'s action, read strictly: a word of its
+  // title counts only when no other tool shares it, and words match as the very stems
+  // (untrusted_data's unrequested writes, where a request read too widely lets an
+  // injected write through). False for a tool the agent does not have.
+  bool Asks(std::string_view user_text, std::string_view tool) const;
+
  private:
   struct Tool;
   struct Request;
   Request ReadRequest(std::string_view user_text) const;
-  bool Requested(const Request& request, const Tool& tool) const;
+  bool Requested(const Request& request, const Tool& tool, bool strict = false) const;
   const Tool* FromRequest(const Request& request, const std::vector<const Tool*>& candidates) const;
   const Tool* ToolOf(const Request& request, const std::string& clause, const std::string& rest, bool plan_step,
                      ActionMode& mode) const;

@@ -18,7 +18,12 @@ bool OneOf(std::initializer_list<std::string_view> set, std::string_view word) {
 const std::map<std::string, std::set<std::string>>& Synonyms() {
   static const std::map<std::string, std::set<std::string>> kSynonyms = [] {
     const std::vector<std::pair<std::vector<const char*>, std::vector<const char*>>> table = {
-        {{"send"}, {"text", "message", "forward", "email", "ping", "shoot", "drop", "deliver", "tell", "let", "remind", "ask"}},
+        {{"send"},
+         {"text", "message", "forward", "email", "ping", "shoot", "drop", "deliver", "tell", "let", "remind", "ask", "pay",
+          "transfer", "wire", "reply", "respond"}},
+        {{"post", "publish"}, {"post", "publish", "send", "reply", "respond", "share"}},
+        {{"update", "change", "modify", "edit"}, {"update", "change", "modify", "edit", "adjust", "amend", "correct", "move"}},
+        {{"append"}, {"add", "attach", "insert"}},
         {{"find", "look", "lookup", "search"},
          {"find", "look", "lookup", "search", "check", "retrieve", "locate", "query", "scan", "hunt", "pull", "grab", "see"}},
         {{"get"}, {"find", "look", "check", "pull", "grab", "see", "fetch", "lookup"}},
@@ -27,7 +32,7 @@ const std::map<std::string, std::set<std::string>>& Synonyms() {
          {"submit", "record", "log", "add", "save", "file", "register", "enter", "pass", "put", "share", "send", "forward",
           "apply"}},
         {{"save", "capture"}, {"save", "capture", "record", "store", "keep", "add", "note", "log"}},
-        {{"book", "schedule"}, {"book", "schedule", "arrange", "reserve", "set"}},
+        {{"book", "schedule", "reserve"}, {"book", "schedule", "arrange", "reserve", "set", "rent", "hire"}},
         {{"play"}, {"queue", "put", "spin", "throw"}},
         {{"set"}, {"turn", "raise", "lower", "adjust", "bump", "crank", "change", "increase", "decrease", "boost", "mute", "bring"}},
         {{"ask", "request"}, {"ask", "request", "arrange", "have", "get", "pass", "let", "tell", "send", "put"}},
@@ -325,6 +330,10 @@ bool NegatedBefore(const std::vector<std::string>& w, size_t verb) {
 // "someone", "me", "to" ("can you ping Kevin", "I'd like to sign up").
 bool VerbPosition(const std::vector<std::string>& w, size_t i) {
   return i == 0 || OneOf({"please", "pls", "you", "someone", "somebody", "me", "i", "we", "to", "and", "just", "u"}, w[i - 1]);
+}
+
+bool AsksToBeTold(const std::vector<std::string>& w, size_t i) {
+  return OneOf({"tell", "let", "show"}, w[i]) && i + 1 < w.size() && OneOf({"me", "us"}, w[i + 1]);
 }
 
 bool RequestForm(const std::vector<std::string>& w) {

@@ -56,6 +56,9 @@ bool NegatedBefore(const std::vector<std::string>& words, size_t verb);
 
 // In a request: word `i` is where a request puts its verb ("Text Jane", "can you ping").
 bool VerbPosition(const std::vector<std::string>& words, size_t i);
+// Word `i` asks for the person to be told ("tell me", "let us know", "show me what
+// ..."): what they ask for is the reply, no tool's action.
+bool AsksToBeTold(const std::vector<std::string>& words, size_t i);
 // The clause is phrased as a request ("please", "could", "I need").
 bool RequestForm(const std::vector<std::string>& words);
 

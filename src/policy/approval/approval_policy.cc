@@ -1,19 +1,10 @@
 #include "policy/approval/approval_policy.h"
 
 namespace reins {
-namespace {
 
 // The one call this turn's approval covers: exactly that call, those arguments (I8).
-struct ApprovalTurn {
-  std::string approved_call_id;
-};
-
-}  // namespace
-
 CallVerdict ApprovalPolicy::Guard(TurnContext& ctx, const ProposedCall& proposed) const {
-  if (!proposed.tool->approval_required) return CallVerdict::Continue();
-  const std::string& approved = ctx.Slot<ApprovalTurn>().approved_call_id;
-  if (!approved.empty() && proposed.call->id == approved) return CallVerdict::Continue();
+  if (!proposed.tool->approval_required || ctx.Approved(*proposed.call)) return CallVerdict::Continue();
   return CallVerdict::Pause("waiting for the person to approve " + proposed.tool->title);
 }
 
@@ -26,9 +17,8 @@ std::optional<Resumption> ApprovalPolicy::Resume(TurnContext& ctx) const {
   Resumption r;
   r.note = std::string("The user ") + (d.approval_granted ? "approved" : "denied") + " running " + a.tool + " with " +
            a.args.dump() + ".";
-  r.call = ToolCall{"approved_" + a.id, a.tool, a.args.dump(), a.args, true};
+  r.call = ToolCall{ApprovedCallId(a), a.tool, a.args.dump(), a.args, true};
   r.denied = !d.approval_granted;
-  if (d.approval_granted) ctx.Slot<ApprovalTurn>().approved_call_id = r.call->id;
   return r;
 }
 

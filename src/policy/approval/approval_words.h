@@ -1,0 +1,24 @@
+// How an approval's question shows a call to the person who answers it: the tool by its
+// title and its arguments in words ("recipient “GB82 WEST…”, amount 98.7"), never as
+// raw JSON.
+#pragma once
+
+#include <string>
+
+#include "reins/agent_config.h"
+#include "reins/json.h"
+
+namespace reins {
+
+// An argument's name as a person reads it: its schema's title, else its name with
+// spaces for '_' ("recipient id").
+std::string ArgLabel(const ToolDef& tool, const std::string& arg);
+
+// A value in words: a string quoted (and clipped), a number as written, yes or no, a list
+// of values joined, a mapping as its members.
+std::string ValueWords(const Json& value);
+
+// Every argument, label and value: "recipient “GB82…”, amount 98.7"; "" for none.
+std::string ArgsInWords(const ToolDef& tool, const Json& args);
+
+}  // namespace reins
