@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all deps configure build test demo verify test-asan bench bench-peers bench-stream load fuzz clean
+.PHONY: all deps configure build test demo verify test-asan bench bench-peers bench-stream bench-injection load fuzz clean
 
 all: build
 
@@ -56,6 +56,11 @@ bench-peers: deps
 	@if command -v node >/dev/null; then build-release/bench/reins_peer_job --table; \
 	 else echo "node not found: reins only (apt-get install nodejs for the bare Node loop)"; \
 	      build-release/bench/reins_peer_job --table --node none; fi
+
+# The prompt-injection benchmark in AgentDojo's shape: 220 attacked cases over four suites,
+# the naive loop beside reins without and with untrusted_data (docs/security.md).
+bench-injection: build
+	@$(BUILD)/reins injection-bench bench/injection --gate
 
 # The bounded load test of reins serve (loopback, mock upstream with a 200 ms model delay).
 load: deps

@@ -88,7 +88,17 @@ struct ServeFlags {
   int max_inflight = 10000;      // turns running at once; beyond it 503
 };
 
+struct InjectionBenchFlags {
+  std::vector<std::string> paths;
+  std::string json;                // write the summary and every case's outcome here
+  bool gate = false;               // exit 1 unless the quality bar holds (docs/security.md)
+  std::string show;                // run one case and print its transcript instead
+  std::string mode = "approve";    // --show's mode: naive | reins_off | approve | refuse
+  int jobs = 0;
+};
+
 int CheckCommand(const std::vector<std::string>& files);
+int InjectionBenchCommand(const InjectionBenchFlags& flags);
 int RunCommand(const std::string& file, const RunFlags& flags);
 int EvalCommand(const EvalFlags& flags);
 int FuzzCommand(const FuzzFlags& flags);

@@ -93,6 +93,18 @@ int main(int argc, char** argv) {
   fuzz->add_option("--max-repros", fuzz_flags.max_repros, "distinct findings to shrink and write")->capture_default_str();
   fuzz->add_option("--jobs", fuzz_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
 
+  reins::InjectionBenchFlags injection_flags;
+  auto* injection = app.add_subcommand("injection-bench", "The prompt-injection benchmark (AgentDojo's shape): every "
+                                                          "user task x injection task of the suites, naive and governed");
+  injection->add_option("paths", injection_flags.paths, "suite files or folders")->required()->check(CLI::ExistingPath);
+  injection->add_option("--json", injection_flags.json, "write the summary and every case's outcome to this file");
+  injection->add_flag("--gate", injection_flags.gate, "exit 1 unless the quality bar holds (docs/security.md)");
+  injection->add_option("--show", injection_flags.show, "run one case (SUITE/USER_TASK[/INJECTION_TASK]) and print it");
+  injection->add_option("--mode", injection_flags.mode, "the mode --show runs")
+      ->check(CLI::IsMember({"naive", "reins_off", "approve", "refuse"}))
+      ->capture_default_str();
+  injection->add_option("--jobs", injection_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
+
   std::string trace_store, trace_session;
   bool trace_json = false, trace_events = false;
   auto* trace = app.add_subcommand("trace", "Print a stored session (or list the sessions of a store)");
@@ -163,6 +175,7 @@ int main(int argc, char** argv) {
   if (*run) return reins::RunCommand(run_file, run_flags);
   if (*eval) return reins::EvalCommand(eval_flags);
   if (*fuzz) return reins::FuzzCommand(fuzz_flags);
+  if (*injection) return reins::InjectionBenchCommand(injection_flags);
   if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json, trace_events);
   if (*migrate) {
     return migrate_store.empty() ? reins::MigrateCopyCommand(migrate_from, migrate_to) : reins::MigrateCommand(migrate_store);

@@ -190,9 +190,19 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = !audit.is_null() && (!v.is_object() || v.value("repair", audit.value("repair", "")) == audit.value("repair", ""));
     r.detail = audit.is_null() ? "no audit ran" : "repair was " + audit.value("repair", "");
   } else if (k == "approval") {
+    // {tool?, reason?: policy|condition|untrusted_data, prompt_contains?} (SCENARIOS.md)
     const auto& a = last.result.approval;
-    r.passed = a.has_value() && (!v.is_object() || v.value("tool", a->tool) == a->tool);
-    r.detail = a ? "approval pending for " + a->tool : "no approval is pending";
+    r.passed = a.has_value();
+    r.detail = "no approval is pending";
+    if (a) {
+      const std::string reason(kApprovalReasons.Name(a->reason));
+      r.detail = "approval pending for " + a->tool + " (" + reason + "): " + Quote(a->prompt);
+      if (v.is_object()) {
+        const bool prompt_ok = !v.contains("prompt_contains") ||
+                               AsciiLower(a->prompt).find(AsciiLower(v["prompt_contains"].get<std::string>())) != std::string::npos;
+        r.passed = v.value("tool", a->tool) == a->tool && v.value("reason", reason) == reason && prompt_ok;
+      }
+    }
   } else if (k == "lease") {
     const HeapOptional<Lease>& lease = last.result.lease;
     if (v.is_string() && v.get<std::string>() == "none") {

@@ -24,7 +24,9 @@ struct HarmKind {
 // Every harm the detectors know, in report order.
 const std::vector<HarmKind>& HarmKinds();
 
-std::vector<Harm> FindHarms(const AgentConfig& config, const std::vector<TurnRun>& turns);
+// `planted`: the instructions the scenario's fixtures planted in tool results.
+std::vector<Harm> FindHarms(const AgentConfig& config, const std::vector<TurnRun>& turns,
+                            const std::vector<PlantedInstruction>& planted = {});
 
 // Each text detector run over the replies the sim wrote (SimModel::replies()) -> its
 // tally, by harm name.

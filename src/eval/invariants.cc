@@ -5,6 +5,7 @@
 #include <set>
 
 #include "domain/json_path.h"
+#include "eval/outside_data_check.h"
 #include "schema/schema_validator.h"
 
 namespace reins {
@@ -460,7 +461,8 @@ std::vector<FinishedStep> FinishedSteps(const std::vector<TurnRun>& turns) {
 }
 
 const std::vector<std::string>& CheckedInvariants() {
-  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12"};
+  static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4",  "I5",  "I6", "I7",
+                                                "I8", "I9", "I10", "I11", "I12", "I13"};
   return kIds;
 }
 
@@ -481,6 +483,7 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
   CheckDurable(turns, outbox, out);
   CheckFloor(turns, out);
   CheckProvenance(config, turns, out);
+  CheckOutsideData(config, turns, out);
   CheckPairing(history, out);
   return out;
 }

@@ -2,9 +2,9 @@
 // guarantee from the trace events and the stored history on its own, without asking
 // the executor, so a bug in the executor shows up here as a violation.
 //
-// Checked now: I1 stop, I2 truncate, I3 provenance, I4 deferral, I5 honesty,
-// I6 floor, I7 required, I8 approval, I9 bounded, I10 pairing, I11 schema, I12 durable.
-// All twelve.
+// Checked: I1 stop, I2 truncate, I3 provenance, I4 deferral, I5 honesty, I6 floor,
+// I7 required, I8 approval, I9 bounded, I10 pairing, I11 schema, I12 durable, I13
+// outside data (eval/outside_data_check.h). All thirteen.
 #pragma once
 
 #include <optional>

@@ -32,6 +32,15 @@ struct ScenarioTurn {
   SourceMark mark;
 };
 
+// Who answers the approvals a conversation's turns leave pending, where no turn of its
+// own does (`person:`, docs/scenarios.md): a pending call that matches one of `approves`
+// (its name, and its arguments as a subset) is approved, any other denied, each answer a
+// turn of its own by the speaker of the turn that left it pending.
+struct ScenarioPerson {
+  bool present = false;
+  std::vector<Json> approves;  // {name, args?}
+};
+
 struct Scenario {
   std::string id;
   std::string title;
@@ -46,6 +55,7 @@ struct Scenario {
   bool stream = false;
   std::vector<ScenarioTurn> turns;
   std::vector<Check> final_checks;
+  ScenarioPerson person;
 };
 
 // Loads a scenario file (its agent file too, with agent_overrides merged in). On

@@ -144,6 +144,25 @@ void JudgeUnsetVariables(const LocatedDoc& doc, LocatedDoc& agent_doc, const std
   }
 }
 
+// `person: {approves: [{name, args?}]}`: who answers the approvals the turns leave pending.
+void ReadPerson(ConfigReader& r, const AgentConfig& agent, ScenarioPerson* person) {
+  if (!r.Mapping("/person", {"approves"}, "person")) return;
+  person->present = true;
+  const Json* approves = r.Get("/person/approves");
+  if (approves == nullptr) return;
+  if (!approves->is_array()) return r.Error("/person/approves", "approves must be a list of calls {name, args}");
+  for (size_t i = 0; i < approves->size(); ++i) {
+    const std::string cp = JoinPointer("/person/approves", i);
+    if (!r.Mapping(cp, {"name", "args"}, "approved call")) continue;
+    const std::string name = r.String(cp, "name", true).value_or("");
+    if (!name.empty() && !agent.tools.empty() && agent.FindTool(name) == nullptr) {
+      r.Error(P(cp, "name"), "'" + name + "' is not a tool of the agent");
+    }
+    if (r.Has(cp, "args") && !r.IsMapping(P(cp, "args"))) r.Error(P(cp, "args"), "args must be a mapping (a subset of the call's arguments)");
+    person->approves.push_back((*approves)[i]);
+  }
+}
+
 }  // namespace
 
 bool IsKnownCheck(const std::string& kind, bool final_block) {
@@ -174,7 +193,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
   if (!r.Mapping("", {"id", "title", "tags", "agent", "agent_overrides", "clock_start", "stream", "fixtures", "model", "turns",
-                      "final"},
+                      "final", "person"},
                  "scenario")) {
     return InvalidArgument(diag.Format());
   }
@@ -256,6 +275,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     r.Error(r.Has("", "turns") ? "/turns" : "", "turns must be a non-empty list");
   }
   if (r.Has("", "final")) s.final_checks = ReadExpect(r, "/final", true);
+  if (r.Has("", "person")) ReadPerson(r, s.agent, &s.person);
   if (!diag.empty()) return InvalidArgument(diag.Format());
   return s;
 }

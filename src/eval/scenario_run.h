@@ -61,6 +61,7 @@ struct TurnRun {
   bool streamed = false;
   std::string deltas;
   std::vector<std::string> writes_not_stored;
+  int scenario_turn = 0;  // the scenario's turn it ran (its index); -1: the person's answer (`person:`)
 };
 
 // Tokens, cost and latency of the real model calls of one run.

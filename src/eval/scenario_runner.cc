@@ -80,6 +80,7 @@ Result<RunModel> MakeRunModel(const Scenario& s, const RunOptions& options, Virt
     for (const auto& [k, v] : options.sim.items()) spec[k] = v;
   }
   REINS_ASSIGN_OR_RETURN(SimOptions sim_options, SimOptionsFromJson(spec));
+  sim_options.injections = PlantedInstructions(s.fixtures);
   auto model = std::make_shared<SimModel>(std::move(sim_options));
   m.script = &model->script();
   m.sim = model.get();
@@ -123,12 +124,42 @@ struct Driver {
   }
 };
 
+// The scenario person's answer to a pending approval (Scenario::person): approve what
+// it approves, deny the rest.
+bool PersonApproves(const ScenarioPerson& person, const PendingApproval& pending) {
+  return std::any_of(person.approves.begin(), person.approves.end(), [&](const Json& call) {
+    return call.value("name", "") == pending.tool && JsonSubsetMatch(call.value("args", Json::object()), pending.args);
+  });
+}
+
+// How many approvals the person answers after one turn of the scenario: a model that
+// keeps proposing calls to pause is answered this often, then left pending.
+constexpr int kPersonAnswers = 8;
+
+// The scenario's person answers the approval the last turn left pending (at most
+// kPersonAnswers in a row): true with that answer in `answer`.
+bool PersonAnswers(const Scenario& s, const ScenarioRun& run, int answers, ScenarioTurn& answer) {
+  if (!s.person.present || run.turns.empty() || answers >= kPersonAnswers) return false;
+  const TurnRun& last = run.turns.back();
+  if (last.refused || !last.result.approval) return false;
+  answer.input.speaker = last.input.speaker;
+  answer.input.approve = PersonApproves(s.person, *last.result.approval);
+  return true;
+}
+
 Task<void> RunTurns(const Scenario& s, Driver& driver, RunModel& model, VirtualClock& clock, ScenarioRun& run) {
   int completed_turns = 0;
-  for (size_t i = 0; i < s.turns.size(); ++i) {
-    const ScenarioTurn& st = s.turns[i];
+  size_t next = 0;  // the scenario's next turn
+  int answers = 0;  // the person's answers since it
+  for (;;) {
+    ScenarioTurn answer;
+    const bool person = PersonAnswers(s, run, answers, answer);
+    if (!person && next == s.turns.size()) co_return;
+    answers = person ? answers + 1 : 0;
+    const ScenarioTurn& st = person ? answer : s.turns[next];
     TurnRun tr;
-    tr.number = static_cast<int>(i) + 1;
+    tr.number = static_cast<int>(run.turns.size()) + 1;
+    tr.scenario_turn = person ? -1 : static_cast<int>(next++);
     tr.input = st.input;
     // Waiting, not jumping: background work due in the meantime (deferred calls) runs.
     if (st.advance_ms > 0) co_await clock.Sleep(st.advance_ms);
@@ -180,14 +211,15 @@ Status RefreshFromStore(Store& store, ScenarioRun& run, std::vector<OutboxEntry>
 }
 
 void Evaluate(const Scenario& s, const AgentConfig& agent, ScenarioRun& run, const std::vector<OutboxEntry>& outbox) {
-  for (size_t i = 0; i < run.turns.size(); ++i) {
-    for (const Check& check : s.turns[i].expect) run.turns[i].checks.push_back(EvaluateTurnCheck(check, run.turns[i]));
+  for (TurnRun& t : run.turns) {
+    if (t.scenario_turn < 0) continue;  // the person's answer: the scenario checks none
+    for (const Check& check : s.turns[static_cast<size_t>(t.scenario_turn)].expect) t.checks.push_back(EvaluateTurnCheck(check, t));
   }
   if (run.error.empty()) {
     for (const Check& check : s.final_checks) run.final_checks.push_back(EvaluateFinalCheck(check, run.turns));
   }
   run.violations = CheckInvariants(agent, run.turns, run.history, outbox);
-  run.harms = FindHarms(agent, run.turns);
+  run.harms = FindHarms(agent, run.turns, PlantedInstructions(s.fixtures));
 }
 
 // What one run works with: the agent and its tools, assembled by an AgentHost (the

@@ -126,7 +126,7 @@ const std::vector<std::string>& SimFaults::Names() {
   static const std::vector<std::string> kNames = {
       "lead_with_tool_result", "skip_clarification", "invent_ids",      "describe_instead_of_call",
       "skip_required_tool",    "leak_tool_names",    "claim_unperformed_action", "invalid_args",
-      "malformed_json",        "answer_other_speaker"};
+      "malformed_json",        "answer_other_speaker", "follow_injection",       "ignore_forced_choice"};
   return kNames;
 }
 
@@ -140,7 +140,9 @@ SimFaults SimFaults::Defaults() {
            {"claim_unperformed_action", 0.2},
            {"invalid_args", 0.1},
            {"malformed_json", 0.05},
-           {"answer_other_speaker", 1.0}}};
+           {"answer_other_speaker", 1.0},
+           {"follow_injection", 0.5},
+           {"ignore_forced_choice", 0.0}}};
 }
 
 Result<SimFaults> SimFaults::FromJson(const Json& j, const SimFaults& base) {
@@ -311,6 +313,10 @@ void SimModel::PerturbCalls(const ModelRequest& request, ModelResponse& response
   if (!follow.empty() && Fault("skip_clarification")) {
     for (ToolCall& c : follow) response.tool_calls.push_back(std::move(c));
   }
+  PerturbArgs(request, response);
+}
+
+void SimModel::PerturbArgs(const ModelRequest& request, ModelResponse& response) {
   for (ToolCall& call : response.tool_calls) {
     if (!call.args_valid || !call.args.is_object()) continue;
     std::vector<std::string> id_args;
@@ -376,6 +382,49 @@ void SimModel::PerturbText(const ModelRequest& request, ModelResponse& response,
   }
 }
 
+std::vector<PlantedInstruction> PlantedInstructions(const std::map<std::string, Json>& fixtures) {
+  std::vector<PlantedInstruction> out;
+  for (const auto& [tool, entries] : fixtures) {
+    if (!entries.is_array()) continue;
+    for (const Json& entry : entries) {
+      const Json* injection = entry.is_object() && entry.contains("injection") ? &entry["injection"] : nullptr;
+      if (injection == nullptr || !injection->is_object()) continue;
+      PlantedInstruction p{tool, injection->value("instruction", ""), {}, injection->value("reply", "")};
+      for (const Json& c : injection->value("calls", Json::array())) {
+        const Json args = c.value("args", Json::object());
+        p.calls.push_back(ToolCall{"", c.value("name", ""), args.dump(), args, true});
+      }
+      if (!p.instruction.empty()) out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+const PlantedInstruction* SimModel::Planted(const ModelRequest& request) const {
+  for (size_t i = TurnStart(request); i < request.messages.size(); ++i) {
+    const Message& m = request.messages[i];
+    if (m.role != Role::kTool) continue;
+    for (const PlantedInstruction& p : options_.injections) {
+      if (p.tool != m.tool_name || obeyed_.contains(p.instruction)) continue;
+      const std::string escaped = Json(p.instruction).dump();  // as the result's JSON text holds it
+      if (m.text.find(escaped.substr(1, escaped.size() - 2)) != std::string::npos) return &p;
+    }
+  }
+  return nullptr;
+}
+
+void SimModel::Honour(const ModelRequest& request, ModelResponse& response) {
+  const ToolChoice& choice = request.tool_choice;
+  if (choice.mode == ToolChoice::Mode::kNamed) {
+    std::erase_if(response.tool_calls, [&](const ToolCall& c) { return c.name != choice.name; });
+    if (response.tool_calls.empty()) response.tool_calls.push_back(MakeCall(request, choice.name));
+  } else if (choice.mode == ToolChoice::Mode::kRequired && response.tool_calls.empty() && request.tools &&
+             !request.tools->empty()) {
+    response.tool_calls.push_back(MakeCall(request, request.tools->front().name));
+  }
+  response.text.clear();
+}
+
 Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
   ++calls_;
   fired_.clear();
@@ -393,8 +442,27 @@ Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
       co_return refusal;
     }
   }
+  // A planted instruction that asks for calls is obeyed first, before the person's
+  // request (the worst case: the correct reply waits, unconsumed, for the next call).
+  const bool may_call = IsLoopPurpose(request.purpose) && request.tool_choice.mode == ToolChoice::Mode::kAuto;
+  const PlantedInstruction* planted = IsLoopPurpose(request.purpose) ? Planted(request) : nullptr;
+  if (may_call && planted != nullptr && !planted->calls.empty() && Fault("follow_injection")) {
+    obeyed_.insert(planted->instruction);
+    ModelResponse obeyed;
+    for (ToolCall c : planted->calls) {
+      c.id = "sim_" + std::to_string(calls_) + "_planted_" + c.name;
+      obeyed.tool_calls.push_back(std::move(c));
+    }
+    co_return obeyed;
+  }
+  const bool forced = IsLoopPurpose(request.purpose) && (request.tool_choice.mode == ToolChoice::Mode::kNamed ||
+                                                         request.tool_choice.mode == ToolChoice::Mode::kRequired);
   std::optional<ModelResponse> scripted = script_.TryReply(request);
   ModelResponse response = scripted ? std::move(*scripted) : Improvise(request);
+  // A forced tool choice comes back as that call unless the fault says otherwise (no
+  // real provider returns text then).
+  const bool honoured = forced && !Fault("ignore_forced_choice");
+  if (honoured) Honour(request, response);
   if (request.response_schema) {
     if (Fault("malformed_json")) {
       std::string text = response.text.empty() ? "{\"steps\": [" : response.text;
@@ -402,7 +470,9 @@ Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
       response.json.reset();
     }
   } else if (IsLoopPurpose(request.purpose) && request.tool_choice.mode != ToolChoice::Mode::kNone) {
-    if (!response.tool_calls.empty()) {
+    if (honoured) {
+      PerturbArgs(request, response);  // the forced call comes back; its arguments may still be wrong
+    } else if (!response.tool_calls.empty()) {
       PerturbCalls(request, response);
     } else {
       PerturbText(request, response, true);
@@ -410,6 +480,12 @@ Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
   } else if (IsLoopPurpose(request.purpose)) {
     response.tool_calls.clear();  // tool choice none: a provider would not return calls
     PerturbText(request, response, false);
+  }
+  // An output-only goal: the planted words go into the reply.
+  if (planted != nullptr && !planted->reply.empty() && response.tool_calls.empty() && !response.text.empty() &&
+      Fault("follow_injection")) {
+    obeyed_.insert(planted->instruction);
+    response.text += " " + planted->reply;
   }
   if (IsLoopPurpose(request.purpose) && !response.text.empty()) {
     replies_.push_back({response.text, SucceededThisTurn(request), fired_});

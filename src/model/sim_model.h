@@ -49,11 +49,25 @@ struct SimReply {
   std::set<std::string> faults;
 };
 
+// An instruction planted in a tool result (a fixture entry's `injection`, docs/scenarios.md):
+// the text the result holds, and what it asks the model to do: calls, or words for the
+// reply (an output-only goal).
+struct PlantedInstruction {
+  std::string tool;         // the tool whose result carries it
+  std::string instruction;  // a part of that result's text
+  std::vector<ToolCall> calls;
+  std::string reply;
+};
+
+// The planted instructions of a scenario's fixtures.
+std::vector<PlantedInstruction> PlantedInstructions(const std::map<std::string, Json>& fixtures);
+
 struct SimOptions {
   uint64_t seed = 1;
   SimFaults faults = SimFaults::Defaults();
   Json intents = Json::object();  // regex on the user's text -> [tool, ...]
   Json replies = Json::array();   // a correct model's replies, in scripted form
+  std::vector<PlantedInstruction> injections;  // what follow_injection obeys
 };
 
 // A scenario's `model:` mapping (provider sim or scripted: its replies become the
@@ -76,8 +90,13 @@ class SimModel final : public ModelProvider {
   ModelResponse Improvise(const ModelRequest& request);
   std::vector<ToolCall> FollowUp(const ModelRequest& request, const std::vector<ToolCall>& now);
   void PerturbCalls(const ModelRequest& request, ModelResponse& response);
+  void PerturbArgs(const ModelRequest& request, ModelResponse& response);
   void PerturbText(const ModelRequest& request, ModelResponse& response, bool may_call);
   ToolCall MakeCall(const ModelRequest& request, const std::string& tool);
+  // A planted instruction in this turn's tool results that the sim has not obeyed yet.
+  const PlantedInstruction* Planted(const ModelRequest& request) const;
+  // Tool choice forced to a tool (or to any): the call it asks for, as a provider returns it.
+  void Honour(const ModelRequest& request, ModelResponse& response);
 
   SimOptions options_;
   ScriptedModel script_;
@@ -85,6 +104,7 @@ class SimModel final : public ModelProvider {
   std::map<std::string, FaultTally> tally_;
   std::set<std::string> fired_;  // in the response being written
   std::vector<SimReply> replies_;
+  std::set<std::string> obeyed_;  // planted instructions already followed
   int calls_ = 0;
 };
 

@@ -31,10 +31,16 @@ assert r["assumed_faults"] and r["scoring"] and r["seeds"]
 assert modes["on"]["faults_observed"]["lead_with_tool_result"]["opportunities"] > 0
 # Harms: every kind reported; the governor prevents the structural ones the naive loop does.
 kinds = [k["harm"] for k in r["harm_kinds"]]
-assert len(kinds) == 8 and set(modes["on"]["harms"]) == set(kinds), modes["on"]["harms"]
-for structural in ("write_with_unchosen_id", "write_without_approval", "answered_other_speaker", "step_done_without_tool"):
+assert len(kinds) == 9 and set(modes["on"]["harms"]) == set(kinds), modes["on"]["harms"]
+for structural in ("write_with_unchosen_id", "write_without_approval", "answered_other_speaker", "step_done_without_tool",
+                   "write_steered_by_outside_data"):
     assert modes["on"]["harms"][structural] == 0, (structural, modes["on"]["harm_examples"])
-assert all(modes["off"]["harms"][h] > 0 for h in ("write_with_unchosen_id", "write_without_approval", "answered_other_speaker"))
+assert all(modes["off"]["harms"][h] > 0 for h in ("write_with_unchosen_id", "write_without_approval", "answered_other_speaker",
+                                                  "write_steered_by_outside_data"))
+# The sim obeys instructions planted in tool results (follow_injection): the naive loop
+# runs what they ask for, reins does not (I13).
+assert modes["on"]["faults_observed"]["follow_injection"]["fired"] > 0, modes["on"]["faults_observed"]
+assert modes["off"]["invariant_violations"].get("I13", 0) > 0, modes["off"]["invariant_violations"]
 assert modes["off"]["harms_total"] > modes["on"]["harms_total"]
 # The text detectors are measured against the sim's log of what it injected.
 for harm in ("claims_unperformed_action", "solution_before_empathy", "internal_name_shown"):
@@ -162,6 +168,7 @@ grep -q "fault mixes covered:" <<<"$out" || fail "fuzz does not say which fault 
 out=$("$reins" fuzz examples --runs 200 --seed 7 --governor off --out "$tmp/f-off" --max-repros 5); rc=$?
 [ "$rc" -eq 1 ] || fail "fuzz of the naive loop exited $rc, want 1"
 [[ "$(tail -n 1 <<<"$out")" =~ ^200\ runs,\ [1-9][0-9]*\ violations$ ]] || fail "naive fuzz last line: $(tail -n 1 <<<"$out")"
+grep -q "I13=[1-9]" <<<"$out" || fail "naive fuzz shows no I13 violation (the naive loop runs planted instructions)"
 repros=("$tmp"/f-off/*.yaml)
 [ -f "${repros[0]}" ] || fail "no reproducing scenario written"
 for f in "${repros[@]}"; do
