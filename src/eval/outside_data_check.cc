@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include <re2/re2.h>
-
-#include "policy/act/action_talk.h"
-#include "policy/untrusted/outside_ledger.h"
 #include "domain/text.h"
+#include "policy/untrusted/outside_ledger.h"
 #include "policy/untrusted/outside_values.h"
+#include "policy/untrusted/write_requests.h"
 
 namespace reins {
 namespace {
@@ -63,23 +61,13 @@ std::vector<std::string> OutsideOnly(const Json& args, const std::set<std::strin
   return found;
 }
 
-bool Requested(const AgentConfig& config, const ActionReader& reader, const std::string& request, const std::string& tool) {
-  for (const IntentConfig& intent : config.intents) {
-    const auto& tools = intent.required_tools;
-    if (std::find(tools.begin(), tools.end(), tool) != tools.end() && RE2::PartialMatch(request, RE2(intent.match, RE2::Quiet))) {
-      return true;
-    }
-  }
-  return reader.Asks(request, tool);
-}
-
 }  // namespace
 
 void CheckOutsideData(const AgentConfig& config, const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
   const UntrustedDataConfig& rules = config.untrusted_data;
   if (!rules.enabled) return;
   const TrustedCorpus agent = AgentFileCorpus(config);
-  const ActionReader reader(config.tools);
+  const WriteRequests requests(config);
   TrustedCorpus seen;             // the person's words and choices, trusted tools' results
   std::set<std::string> outside;  // every value an untrusted result held
   std::vector<std::string> outside_texts;  // and their texts, lower-cased
@@ -116,7 +104,7 @@ void CheckOutsideData(const AgentConfig& config, const std::vector<TurnRun>& tur
           why = "the session held more outside values than untrusted_data.max_identifiers";
         } else if (std::vector<std::string> keys = OutsideOnly(args, outside, outside_texts, agent, seen); !keys.empty()) {
           why = "its arguments hold " + keys.front() + ", which only outside data held";
-        } else if (rules.unrequested_writes != ViolationOutcome::kAllow && !Requested(config, reader, request, tool->name)) {
+        } else if (rules.unrequested_writes != ViolationOutcome::kAllow && !requests.Asked(request, *tool)) {
           why = "the person's request did not ask for it, and outside data was in the session";
         }
         const Json call = {{"tool", tool->name}, {"args", args}};

@@ -151,6 +151,41 @@ TEST(TurnSpans, GovernanceDecisionsAreEventsOfTheTurnSpan) {
   EXPECT_EQ(FindEvent(turn, "reins.reply.final"), nullptr) << "the reply is content, not a decision";
 }
 
+// untrusted_data on a span: the label on the tool span whose result is outside data, the
+// violation (with where the values came from) and the question as events of the turn.
+TEST(TurnSpans, OutsideDataShowsAsALabelAndAsGovernanceEvents) {
+  const Json provenance = {{"recipient", {{{"tool", "read_file"}, {"call_id", "c1"}, {"turn", 1}}}}};
+  std::vector<TraceEvent> events = {
+      Event(EventType::kTurnStarted, 1000, {{"turn_id", "t_1"}, {"speaker", "ana"}, {"input", {{"say", "pay it"}}}}),
+      Event(EventType::kToolExecuted, 1010,
+            {{"call_id", "c1"}, {"name", "read_file"}, {"args", Json::object()}, {"response", 1}, {"position", 0},
+             {"result", {{"success", true}}}, {"success", true}, {"next_action", "continue"}, {"latency_ms", 5},
+             {"untrusted", true}}),
+      Event(EventType::kUntrustedViolation, 1020,
+            {{"call_id", "c2"}, {"name", "send_money"}, {"args", {{"recipient", "US13"}}}, {"response", 2}, {"position", 0},
+             {"kind", "value"}, {"outcome", "approve"}, {"arguments", provenance}}),
+      Event(EventType::kApproval, 1021, {{"id", "a_1"}, {"tool", "send_money"}, {"args", {{"recipient", "US13"}}},
+                                         {"reason", "untrusted_data"}, {"prompt", "The recipient “US13” ...?"},
+                                         {"provenance", provenance}}),
+      Event(EventType::kTurnCompleted, 1030, {{"status", "awaiting_approval"}, {"phase", "awaiting_approval"}}),
+  };
+  const std::vector<Span> spans = SpansOfTurn({"s_1", "bank", "openai", events, false});
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(Attrs(spans[1].attributes)["reins.tool.untrusted"], true);
+  const SpanEvent* violation = FindEvent(spans[0], "reins.untrusted.violation");
+  ASSERT_NE(violation, nullptr);
+  auto v = Attrs(violation->attributes);
+  EXPECT_EQ(v["reins.kind"], "value");
+  EXPECT_EQ(v["reins.outcome"], "approve");
+  EXPECT_EQ(Json::parse(v["reins.arguments"].get<std::string>()), provenance);
+  EXPECT_EQ(v.count("reins.args"), 0u) << "the arguments are content";
+  const SpanEvent* asked = FindEvent(spans[0], "reins.approval");
+  ASSERT_NE(asked, nullptr);
+  auto q = Attrs(asked->attributes);
+  EXPECT_EQ(q["reins.reason"], "untrusted_data");
+  EXPECT_EQ(q.count("reins.prompt"), 0u) << "the question quotes the values: content";
+}
+
 TEST(TurnSpans, ContentsAreLeftOutUnlessAskedFor) {
   const auto everything = [](const std::vector<Span>& spans) {
     Json all = Json::array();

@@ -1,19 +1,17 @@
 #include "policy/approval/approval_words.h"
 
-#include <algorithm>
-
 #include "domain/text.h"
 
 namespace reins {
 
 std::string ArgLabel(const ToolDef& tool, const std::string& arg) {
-  const Json& props = tool.input_schema.contains("properties") ? tool.input_schema["properties"] : Json::object();
-  if (auto it = props.find(arg); it != props.end() && it->is_object() && it->contains("title") && (*it)["title"].is_string()) {
-    return (*it)["title"].get<std::string>();
+  const Json* property = &tool.input_schema;
+  for (const std::string& key : {std::string("properties"), arg, std::string("title")}) {
+    auto it = property->find(key);  // end() for a value that is no object
+    if (it == property->end()) return DefaultToolTitle(arg);  // a name's rule: spaces for '_'
+    property = &*it;
   }
-  std::string label = arg;
-  std::replace(label.begin(), label.end(), '_', ' ');
-  return label;
+  return property->is_string() ? property->get<std::string>() : DefaultToolTitle(arg);
 }
 
 std::string ValueWords(const Json& value) {
@@ -27,11 +25,7 @@ std::string ValueWords(const Json& value) {
   }
   if (value.is_object()) {
     std::string out;
-    for (const auto& [k, v] : value.items()) {
-      std::string key = k;
-      std::replace(key.begin(), key.end(), '_', ' ');
-      out += (out.empty() ? "" : ", ") + key + " " + ValueWords(v);
-    }
+    for (const auto& [k, v] : value.items()) out += (out.empty() ? "" : ", ") + DefaultToolTitle(k) + " " + ValueWords(v);
     return out.empty() ? "none" : "(" + out + ")";
   }
   return value.dump();

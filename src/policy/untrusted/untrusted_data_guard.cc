@@ -54,21 +54,7 @@ std::string Joined(const std::vector<std::string>& parts) {
 }  // namespace
 
 UntrustedDataGuard::UntrustedDataGuard(const AgentConfig& config)
-    : config_(config), reader_(config.tools), agent_file_(AgentFileCorpus(config)) {
-  for (const IntentConfig& intent : config.intents) {
-    auto re = std::make_unique<RE2>(intent.match, RE2::Quiet);
-    if (re->ok()) intents_.emplace_back(std::move(re), &intent);
-  }
-}
-
-bool UntrustedDataGuard::Requested(const TurnContext& ctx, const ToolDef& tool) const {
-  const std::string_view request = ctx.user_text();
-  for (const auto& [re, intent] : intents_) {
-    const std::vector<std::string>& tools = intent->required_tools;
-    if (std::find(tools.begin(), tools.end(), tool.name) != tools.end() && RE2::PartialMatch(request, *re)) return true;
-  }
-  return reader_.Asks(request, tool.name);
-}
+    : config_(config), requests_(config), agent_file_(AgentFileCorpus(config)) {}
 
 Json UntrustedDataGuard::OutsideSources(const TurnContext& ctx, const Json& ledger, const std::string& text,
                                         std::optional<TrustedSources>& trusted) const {
@@ -122,7 +108,7 @@ UntrustedDataGuard::Violation UntrustedDataGuard::Judge(const TurnContext& ctx, 
     v.outcome = rules.on_violation;
     return v;
   }
-  if (rules.unrequested_writes != ViolationOutcome::kAllow && !Requested(ctx, *p.tool)) {
+  if (rules.unrequested_writes != ViolationOutcome::kAllow && !requests_.Asked(ctx.user_text(), *p.tool)) {
     v.kind = Violation::Kind::kUnrequested;
     v.outcome = rules.unrequested_writes;
     v.read = OutsideLedger::Newest(ledger, 3);

@@ -11,9 +11,7 @@
 //     untrusted result (the ledger keeps them across turns), or a value that the text
 //     of an untrusted result in the model's view holds (copied out of outside prose);
 //   - outside data is in the session and the person's request did not ask for this
-//     tool's action (an intent of the request names it, or the request names the
-//     action, as act_not_describe reads it): the write itself may be the outside
-//     data's idea;
+//     tool's action (WriteRequests): the write itself may be the outside data's idea;
 //   - the session holds more outside values than untrusted_data.max_identifiers: it
 //     cannot be traced any more, so every write is one (it failed closed).
 // A violation is recorded (`untrusted.violation`, with the calls each outside value came
@@ -23,16 +21,12 @@
 // permission does.
 #pragma once
 
-#include <memory>
 #include <optional>
-#include <utility>
-#include <vector>
+#include <string>
 
-#include <re2/re2.h>
-
-#include "policy/act/action_talk.h"
 #include "policy/untrusted/outside_ledger.h"
 #include "policy/untrusted/outside_values.h"
+#include "policy/untrusted/write_requests.h"
 #include "turn/policy.h"
 
 namespace reins {
@@ -52,15 +46,12 @@ class UntrustedDataGuard final : public Policy {
   // `trusted` is read on first need.
   Json OutsideSources(const TurnContext& ctx, const Json& ledger, const std::string& text,
                       std::optional<TrustedSources>& trusted) const;
-  // The person's request asked for this tool's action.
-  bool Requested(const TurnContext& ctx, const ToolDef& tool) const;
   std::string Question(const Violation& v, const ToolDef& tool, const Json& args) const;
   std::string ToldModel(const Violation& v, const ToolDef& tool) const;
 
   const AgentConfig& config_;
-  ActionReader reader_;
+  WriteRequests requests_;
   TrustedCorpus agent_file_;
-  std::vector<std::pair<std::unique_ptr<RE2>, const IntentConfig*>> intents_;
 };
 
 }  // namespace reins
