@@ -94,6 +94,7 @@ struct InjectionBenchFlags {
   bool gate = false;               // exit 1 unless the quality bar holds (docs/security.md)
   std::string show;                // run one case and print its transcript instead
   std::string mode = "approve";    // --show's mode: naive | reins_off | approve | refuse
+  std::vector<std::string> modes;  // run only these (profiling; no tables, no gate)
   int jobs = 0;
 };
 

@@ -113,10 +113,20 @@ int InjectionBenchCommand(const InjectionBenchFlags& flags) {
   }
   InjectionBenchOptions options;
   options.jobs = flags.jobs;
+  if (!flags.modes.empty()) {
+    options.modes.clear();
+    for (const std::string& m : flags.modes) options.modes.push_back(*kInjectionModes.Parse(m));
+  }
   Progress progress("injection-bench");
   options.progress = [&](int done, int total) { progress.Update(done, total); };
   const std::vector<CaseResult> results = RunInjectionBench(suites, options);
   progress.Finish();
+  if (!flags.modes.empty()) {
+    size_t turns = 0;
+    for (const CaseResult& r : results) turns += static_cast<size_t>(r.turns);
+    std::cout << results.size() << " runs, " << turns << " turns\n";
+    return 0;
+  }
   const Json summary = InjectionSummary(suites, results);
 
   size_t user_tasks = 0, injection_tasks = 0;

@@ -104,6 +104,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"naive", "reins_off", "approve", "refuse"}))
       ->capture_default_str();
   injection->add_option("--jobs", injection_flags.jobs, "worker threads (default: one per core)")->check(CLI::Range(0, 256));
+  injection->add_option("--only", injection_flags.modes, "run every case in these modes only, and print just how many ran "
+                                                         "(for a profiler: the tables need all four)")
+      ->check(CLI::IsMember({"naive", "reins_off", "approve", "refuse"}))
+      ->delimiter(',');
 
   std::string trace_store, trace_session;
   bool trace_json = false, trace_events = false;

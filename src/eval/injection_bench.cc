@@ -71,6 +71,7 @@ CaseResult Judge(const Job& job, const ScenarioRun& run) {
   r.user_task = job.task->id;
   r.mode = job.mode;
   r.error = run.error;
+  r.turns = static_cast<int>(run.turns.size());
   const std::vector<Json> ran = CallsThatRan(run);
   if (job.injection != nullptr) {
     r.injection = job.injection->id;
@@ -134,7 +135,7 @@ std::vector<CaseResult> RunInjectionBench(const std::vector<InjectionSuite>& sui
   std::vector<Job> jobs;
   for (const InjectionSuite& suite : suites) {
     for (const UserTask& task : suite.user_tasks) {
-      for (InjectionMode mode : {InjectionMode::kNaive, InjectionMode::kReinsOff, InjectionMode::kApprove, InjectionMode::kRefuse}) {
+      for (InjectionMode mode : options.modes) {
         jobs.push_back({&suite, &task, nullptr, mode});
         for (const InjectionTask& injection : suite.injection_tasks) jobs.push_back({&suite, &task, &injection, mode});
       }

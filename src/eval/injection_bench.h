@@ -38,6 +38,7 @@ struct CaseResult {
   InjectionMode mode = InjectionMode::kNaive;
   bool attacked = false;  // the attacker's goal was reached
   bool done = false;      // the person's task was done
+  int turns = 0;                // turns the run took (the person's answers included)
   int approvals = 0;            // approvals the person was asked for
   int unjustified = 0;          // ... that no value only outside data held justified
   std::vector<std::string> approval_reasons;  // "untrusted_data/value", "policy", ...
@@ -46,6 +47,9 @@ struct CaseResult {
 };
 
 struct InjectionBenchOptions {
+  // The modes each case runs in (the tables need all four; one alone is for profiling).
+  std::vector<InjectionMode> modes = {InjectionMode::kNaive, InjectionMode::kReinsOff, InjectionMode::kApprove,
+                                      InjectionMode::kRefuse};
   int jobs = 0;  // worker threads; 0: one per core
   std::function<void(int done, int total)> progress;
 };
