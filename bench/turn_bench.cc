@@ -4,6 +4,8 @@
 //
 //   make bench    (Release build; prints time and allocations per turn)
 //   reins_bench --turns=N   N turns and nothing else (callgrind instruction counts)
+//   reins_bench --outside-turns=N | --outside-off-turns=N   the same for a turn that reads
+//                           outside data, with untrusted_data on | off
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -179,6 +181,95 @@ BENCHMARK(BM_TurnGrowth)
     ->Iterations(200)
     ->Unit(benchmark::kMicrosecond);
 
+// What untrusted_data costs a turn: an agent that reads mail (outside data: about 2 KB
+// with addresses, a link and an IBAN) and sends a reply the person asked for, to the
+// address they gave. With the defence on (state.range(0) == 1) the mail's values go
+// into the session's ledger, the reply is judged (its address is in the mail too, and
+// the person's words vouch for it), and the ledger is committed with the session.
+constexpr const char* kOutsideAgent = R"(name: bench-mail
+system_prompt: You read the person's mail and send replies they ask for.
+model: { provider: scripted }
+tools:
+  - name: read_mail
+    description: Returns the newest e-mail.
+    annotations: { readOnlyHint: true }
+    trust: untrusted
+    input_schema: { type: object, properties: {} }
+  - name: send_reply
+    description: Sends an e-mail.
+    timing: immediate
+    input_schema:
+      type: object
+      properties: { to: { type: string }, body: { type: string } }
+      required: [to, body]
+)";
+
+constexpr const char* kOutsideReplies = R"([
+  {"when": {"last": "user"}, "repeat": true, "tool_calls": [{"name": "read_mail", "args": {}}]},
+  {"when": {"after_tool": "read_mail"}, "repeat": true,
+   "tool_calls": [{"name": "send_reply", "args": {"to": "ana@example.com", "body": "I'll be there at 12:30."}}]},
+  {"when": {"after_tool": "send_reply"}, "repeat": true, "text": "I told Ana you'll be there."}])";
+
+std::string OutsideMail() {
+  std::string body = "Hi! Lunch on Thursday at 12:30? Reply to ana@example.com or call +1 (555) 123-4567. ";
+  for (int i = 0; i < 12; ++i) {
+    body += "Minutes item " + std::to_string(i) + ": see https://intranet.example.com/notes/" + std::to_string(i) +
+            " and pay GB82 WEST 1234 5698 7654 3" + std::to_string(i % 10) + " by Friday; ask ops" + std::to_string(i) +
+            "@example.org. ";
+  }
+  return Json::array({{{"result", {{"data", {{"from", "ana@example.com"}, {"subject", "Lunch"}, {"body", body}}}}}}}).dump();
+}
+
+std::unique_ptr<Runtime> MakeOutsideRuntime(bool defence) {
+  Diagnostics diag;
+  std::string yaml = kOutsideAgent;
+  if (defence) yaml += "untrusted_data: {}\n";
+  LocatedDoc doc = ParseYaml(yaml, "bench-mail.yaml", diag);
+  AgentConfig config;
+  if (!ParseAgentConfig(doc, "", ".", diag, &config)) std::abort();
+  auto clock = std::make_shared<SystemClock>();
+  RuntimeParts parts;
+  parts.model = std::make_shared<ScriptedModel>(Json::parse(kOutsideReplies));
+  parts.clock = clock;
+  parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
+  parts.tool_backends["read_mail"] = std::make_shared<FixtureBackend>("read_mail", Json::parse(OutsideMail()), *clock);
+  parts.tool_backends["send_reply"] =
+      std::make_shared<FixtureBackend>("send_reply", Json::parse(R"([{"result": {"data": {"status": "sent"}}}])"), *clock);
+  parts.id_seed = 7;
+  return std::move(Runtime::Create(config, parts)).value();
+}
+
+TurnInput OutsideRequest() {
+  TurnInput input;
+  input.say = "Read my mail and email ana@example.com that I'll be there at 12:30.";
+  return input;
+}
+
+void BM_OutsideDataTurn(benchmark::State& state) {
+  std::unique_ptr<Runtime> runtime = MakeOutsideRuntime(state.range(0) == 1);
+  boost::asio::io_context io;
+  const TurnInput input = OutsideRequest();
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string session = runtime->CreateSession().value();
+    state.ResumeTiming();
+    if (!CompletesATurn(*runtime, io, session, input)) state.SkipWithError("turn did not complete");
+  }
+}
+BENCHMARK(BM_OutsideDataTurn)->ArgName("untrusted_data")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// `--outside-turns=N` / `--outside-off-turns=N`: N of those turns, with the defence on
+// or off, and nothing else (callgrind, as --turns).
+int RunOutsideTurns(long count, bool defence) {
+  std::unique_ptr<Runtime> runtime = MakeOutsideRuntime(defence);
+  boost::asio::io_context io;
+  int failed = 0;
+  for (long i = 0; i < count; ++i) {
+    if (!CompletesATurn(*runtime, io, runtime->CreateSession().value(), OutsideRequest())) ++failed;
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 // `--turns=N`: exactly N pipeline-only turns and nothing else, for instruction counts
 // that do not depend on timing (callgrind: run N and 2N, the difference over N is the
 // cost of one turn without the process's fixed start-up).
@@ -200,6 +291,11 @@ int RunTurns(long count) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]).starts_with("--turns=")) {
     return reins::RunTurns(std::atol(argv[1] + 8));
+  }
+  for (const std::string_view flag : {"--outside-turns=", "--outside-off-turns="}) {
+    if (argc == 2 && std::string_view(argv[1]).starts_with(flag)) {
+      return reins::RunOutsideTurns(std::atol(argv[1] + flag.size()), flag == "--outside-turns=");
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
