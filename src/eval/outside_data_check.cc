@@ -37,27 +37,19 @@ std::vector<std::string> OutsideOnly(const Json& args, const std::set<std::strin
                                      const std::vector<std::string>& outside_texts, const TrustedCorpus& agent,
                                      const TrustedCorpus& seen) {
   std::vector<std::string> found;
-  std::vector<const Json*> stack{&args};
-  while (!stack.empty()) {
-    const Json* v = stack.back();
-    stack.pop_back();
-    if (v->is_object() || v->is_array()) {
-      for (const Json& child : *v) stack.push_back(&child);
-      continue;
-    }
-    if (!v->is_string()) continue;
-    const std::string& raw = v->get_ref<const std::string&>();
+  ForEachString(args, [&](const std::string& raw) {
     const size_t before = found.size();
     for (const std::string& key : KeysOf(Json(raw))) {
       if (outside.count(key) && !agent.Holds(key, raw) && !seen.Holds(key, raw)) found.push_back(key);
     }
-    if (found.size() > before || !ProseValue(raw)) continue;
+    if (found.size() > before || !ProseValue(raw)) return true;
     const std::string whole = *WholeValueKey(raw);
     const std::string needle = AsciiLower(TrimmedSpace(raw));
     const bool in_prose = std::any_of(outside_texts.begin(), outside_texts.end(),
                                       [&](const std::string& text) { return ContainsWord(text, needle); });
     if (in_prose && !agent.Holds(whole, raw) && !seen.Holds(whole, raw)) found.push_back(whole);
-  }
+    return true;
+  });
   return found;
 }
 

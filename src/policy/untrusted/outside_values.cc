@@ -199,22 +199,27 @@ std::optional<std::string> WholeValueKey(std::string_view value) {
   return std::string("value#") + hex;
 }
 
-void ForEachKey(const Json& value, const std::function<bool(const std::string& key)>& sink) {
+void ForEachString(const Json& value, const std::function<bool(const std::string& text)>& visit) {
   std::vector<const Json*> stack{&value};
   while (!stack.empty()) {
     const Json* v = stack.back();
     stack.pop_back();
     if (v->is_object() || v->is_array()) {
       for (const Json& child : *v) stack.push_back(&child);
-      continue;
-    }
-    if (!v->is_string()) continue;
-    const std::string& text = v->get_ref<const std::string&>();
-    if (std::optional<std::string> whole = WholeValueKey(text); whole && !sink(*whole)) return;
-    for (const Identifier& id : FindIdentifiers(text)) {
-      if (!sink(id.key)) return;
+    } else if (v->is_string() && !visit(v->get_ref<const std::string&>())) {
+      return;
     }
   }
+}
+
+void ForEachKey(const Json& value, const std::function<bool(const std::string& key)>& sink) {
+  ForEachString(value, [&](const std::string& text) {
+    if (std::optional<std::string> whole = WholeValueKey(text); whole && !sink(*whole)) return false;
+    for (const Identifier& id : FindIdentifiers(text)) {
+      if (!sink(id.key)) return false;
+    }
+    return true;
+  });
 }
 
 bool ProseValue(std::string_view value) {

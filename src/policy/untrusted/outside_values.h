@@ -42,9 +42,12 @@ std::vector<Identifier> FindIdentifiers(std::string_view text);
 // The key of a whole string value: none for one shorter than 4 characters.
 std::optional<std::string> WholeValueKey(std::string_view value);
 
-// Every key of `value`: for each string leaf (object keys aside), its whole value and
-// the identifiers inside it. Numbers, booleans and null give none. `sink` returns false
-// to stop early.
+// Each string leaf of `value` (object keys aside), depth first; `visit` returns false to
+// stop early.
+void ForEachString(const Json& value, const std::function<bool(const std::string& text)>& visit);
+
+// Every key of `value`: for each string leaf, its whole value and the identifiers inside
+// it. Numbers, booleans and null give none. `sink` returns false to stop early.
 void ForEachKey(const Json& value, const std::function<bool(const std::string& key)>& sink);
 
 // `needle` in `haystack` with no letter or digit right before or after it (both as the

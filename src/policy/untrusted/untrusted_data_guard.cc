@@ -34,15 +34,6 @@ struct UntrustedDataGuard::Violation {
 
 namespace {
 
-// Each string leaf of an argument, with what it was written as.
-void ForEachString(const Json& value, const std::function<void(const std::string&)>& visit) {
-  if (value.is_string()) {
-    visit(value.get_ref<const std::string&>());
-  } else if (value.is_object() || value.is_array()) {
-    for (const Json& child : value) ForEachString(child, visit);
-  }
-}
-
 std::string Joined(const std::vector<std::string>& parts) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -99,6 +90,7 @@ UntrustedDataGuard::Violation UntrustedDataGuard::Judge(const TurnContext& ctx, 
           }
           if (std::find(from.begin(), from.end(), source) == from.end()) from.push_back(std::move(source));
         }
+        return true;
       });
       if (!from.empty()) v.arguments[arg] = std::move(from);
     }
