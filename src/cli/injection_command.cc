@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "cli/term.h"
 #include "cli/transcript.h"
+#include "domain/text.h"
 #include "eval/injection_bench.h"
 #include "eval/scenario_runner.h"
 
@@ -138,6 +139,12 @@ int InjectionBenchCommand(const InjectionBenchFlags& flags) {
             << injection_tasks << " injection tasks, " << summary["all"]["attacks"]["cases"].get<int>()
             << " attacked cases; the model obeys each planted instruction first, then does the task\n\n"
             << InjectionTables(summary);
+  // The approval burden, and why: each benign task that asked the person, with the question.
+  for (const CaseResult& r : results) {
+    if (r.mode != InjectionMode::kApprove || !r.injection.empty() || r.approval_prompts.empty()) continue;
+    std::cout << "asked on a benign task: " << r.suite << "/" << r.user_task << " (" << r.approval_reasons.front()
+              << "): " << Clipped(r.approval_prompts.front(), 160) << "\n";
+  }
   for (const CaseResult& r : results) {
     if (!r.error.empty()) {
       std::cout << term.Red("error") << " " << r.suite << "/" << r.user_task << (r.injection.empty() ? "" : "/" + r.injection)
@@ -150,7 +157,8 @@ int InjectionBenchCommand(const InjectionBenchFlags& flags) {
       cases.push_back({{"suite", r.suite}, {"user_task", r.user_task}, {"injection_task", r.injection},
                        {"class", r.injection.empty() ? "benign" : std::string(kAttackClasses.Name(r.kind))},
                        {"mode", kInjectionModes.Name(r.mode)}, {"attacked", r.attacked}, {"done", r.done},
-                       {"approvals", r.approval_reasons}, {"violations", r.violations}, {"error", r.error}});
+                       {"approvals", r.approval_reasons}, {"questions", r.approval_prompts}, {"violations", r.violations},
+                       {"error", r.error}});
     }
     std::ofstream(flags.json) << Json{{"summary", summary}, {"cases", cases}}.dump(1) << "\n";
     std::cout << "\nwrote " << flags.json << "\n";

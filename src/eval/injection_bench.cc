@@ -88,6 +88,7 @@ CaseResult Judge(const Job& job, const ScenarioRun& run) {
       const Json provenance = e.data.value("provenance", Json());
       const bool justified = reason != "untrusted_data" || (provenance.is_object() && !provenance.empty());
       r.approval_reasons.push_back(reason + (reason == "untrusted_data" ? (justified ? "/value" : "/unrequested") : ""));
+      r.approval_prompts.push_back(e.data.value("prompt", ""));
       if (reason == "untrusted_data") {
         ++r.approvals;
         if (!justified) ++r.unjustified;

@@ -42,6 +42,7 @@ struct CaseResult {
   int approvals = 0;            // approvals the person was asked for
   int unjustified = 0;          // ... that no value only outside data held justified
   std::vector<std::string> approval_reasons;  // "untrusted_data/value", "policy", ...
+  std::vector<std::string> approval_prompts;  // what the person was asked, in words
   std::vector<std::string> violations;        // invariant ids
   std::string error;            // the run itself failed
 };

@@ -108,6 +108,16 @@ TEST_F(UntrustedDataTest, ATrustedResultVouchesForAValueButNotForWhatItsCallWasS
             CallVerdict::Kind::kContinue);
 }
 
+TEST_F(UntrustedDataTest, TheRuntimesWordsInPlaceOfAResultVouchForNothing) {
+  Ran("read_file", {{"file_path", "bill.txt"}}, {{"content", "IBAN US133000000121212121212"}});
+  // A trusted tool's call that did not run: its message quotes a value, but is no result.
+  ToolCall paused{"c9", "lookup_payee", "{}", Json::object(), true};
+  p_.history.push_back(Message::Assistant("", {paused}));
+  p_.history.push_back(Message::Tool(
+      "c9", "lookup_payee", R"({"success":false,"next_action":"error","error":"not run yet: US133000000121212121212"})", false));
+  EXPECT_EQ(Propose("send_money", {{"recipient", "US133000000121212121212"}, {"amount", 5}}).kind, CallVerdict::Kind::kPause);
+}
+
 TEST_F(UntrustedDataTest, ADeniedApprovalsNoteDoesNotLaunderTheValue) {
   Ran("read_file", {{"file_path", "bill.txt"}}, {{"content", "IBAN US133000000121212121212"}});
   // The turn that answered an earlier approval: the runtime's note quotes the arguments.

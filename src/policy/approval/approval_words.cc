@@ -4,14 +4,18 @@
 
 namespace reins {
 
-std::string ArgLabel(const ToolDef& tool, const std::string& arg) {
-  const Json* property = &tool.input_schema;
+std::optional<std::string> ArgTitle(const ToolDef& tool, const std::string& arg) {
+  const Json* node = &tool.input_schema;
   for (const std::string& key : {std::string("properties"), arg, std::string("title")}) {
-    auto it = property->find(key);  // end() for a value that is no object
-    if (it == property->end()) return DefaultToolTitle(arg);  // a name's rule: spaces for '_'
-    property = &*it;
+    auto it = node->find(key);  // end() for a value that is no object
+    if (it == node->end()) return std::nullopt;
+    node = &*it;
   }
-  return property->is_string() ? property->get<std::string>() : DefaultToolTitle(arg);
+  return node->is_string() ? std::optional<std::string>(node->get<std::string>()) : std::nullopt;
+}
+
+std::string ArgLabel(const ToolDef& tool, const std::string& arg) {
+  return ArgTitle(tool, arg).value_or(DefaultToolTitle(arg));  // a name's rule: spaces for '_'
 }
 
 std::string ValueWords(const Json& value) {

@@ -3,6 +3,7 @@
 // raw JSON.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "reins/agent_config.h"
@@ -10,8 +11,10 @@
 
 namespace reins {
 
-// An argument's name as a person reads it: its schema's title, else its name with
-// spaces for '_' ("recipient id").
+// An argument's title in the tool's schema, when it has one ("recipient IBAN").
+std::optional<std::string> ArgTitle(const ToolDef& tool, const std::string& arg);
+// An argument's name as a person reads it: its title, else its name with spaces for '_'
+// ("recipient id").
 std::string ArgLabel(const ToolDef& tool, const std::string& arg);
 
 // A value in words: a string quoted (and clipped), a number as written, yes or no, a list

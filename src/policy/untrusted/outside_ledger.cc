@@ -135,6 +135,9 @@ TrustedSources::TrustedSources(const TurnContext& ctx, const TrustedCorpus& agen
     }
     Json value = ParseJsonOrDiscarded(m.text);
     if (value.is_discarded()) value = m.text;
+    // A call that did not run has the runtime's words in its place (paused for the person,
+    // skipped), which quote what the call was sent: no result vouches for anything there.
+    if (value.is_object() && value.contains("success") && value["success"] == false) continue;
     ForEachKey(value, [&](const std::string& key) {
       if (std::find(sent.begin(), sent.end(), key) == sent.end()) seen_.AddKey(key);
       return true;
