@@ -8,6 +8,7 @@
 //                           outside data, with untrusted_data on | off
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <new>
 #include <string_view>
 
@@ -103,24 +104,30 @@ std::string AgentWithTools(int extra) {
   return yaml;
 }
 
-std::unique_ptr<Runtime> MakeRuntime(bool sqlite, int extra_tools = 0) {
+// A runtime for an agent (YAML), its scripted replies and a fixture per tool, on `store`.
+std::unique_ptr<Runtime> MakeRuntimeOf(const std::string& yaml, const char* replies, std::shared_ptr<Store> store,
+                                       const std::map<std::string, std::string>& fixtures) {
   Diagnostics diag;
-  LocatedDoc doc = ParseYaml(AgentWithTools(extra_tools), "bench.yaml", diag);
+  LocatedDoc doc = ParseYaml(yaml, "bench.yaml", diag);
   AgentConfig config;
   if (!ParseAgentConfig(doc, "", ".", diag, &config)) std::abort();
   auto clock = std::make_shared<SystemClock>();
   RuntimeParts parts;
-  parts.model = std::make_shared<ScriptedModel>(Json::parse(kReplies));
+  parts.model = std::make_shared<ScriptedModel>(Json::parse(replies));
   parts.clock = clock;
-  if (sqlite) {
-    parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
-  } else {
-    parts.store = std::make_shared<DiscardingStore>();
+  parts.store = std::move(store);
+  for (const auto& [tool, fixture] : fixtures) {
+    parts.tool_backends[tool] = std::make_shared<FixtureBackend>(tool, Json::parse(fixture), *clock);
   }
-  parts.tool_backends["get_service_times"] =
-      std::make_shared<FixtureBackend>("get_service_times", Json::parse(kFixture), *clock);
   parts.id_seed = 7;
   return std::move(Runtime::Create(config, parts)).value();
+}
+
+std::shared_ptr<Store> InMemorySqlite() { return std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release()); }
+
+std::unique_ptr<Runtime> MakeRuntime(bool sqlite, int extra_tools = 0) {
+  return MakeRuntimeOf(AgentWithTools(extra_tools), kReplies,
+                       sqlite ? InMemorySqlite() : std::make_shared<DiscardingStore>(), {{"get_service_times", kFixture}});
 }
 
 // Runs one turn of a new session to its end on `io`; true when it completed.
@@ -221,22 +228,9 @@ std::string OutsideMail() {
 }
 
 std::unique_ptr<Runtime> MakeOutsideRuntime(bool defence) {
-  Diagnostics diag;
-  std::string yaml = kOutsideAgent;
-  if (defence) yaml += "untrusted_data: {}\n";
-  LocatedDoc doc = ParseYaml(yaml, "bench-mail.yaml", diag);
-  AgentConfig config;
-  if (!ParseAgentConfig(doc, "", ".", diag, &config)) std::abort();
-  auto clock = std::make_shared<SystemClock>();
-  RuntimeParts parts;
-  parts.model = std::make_shared<ScriptedModel>(Json::parse(kOutsideReplies));
-  parts.clock = clock;
-  parts.store = std::shared_ptr<Store>(OpenStore("sqlite::memory:").value().release());
-  parts.tool_backends["read_mail"] = std::make_shared<FixtureBackend>("read_mail", Json::parse(OutsideMail()), *clock);
-  parts.tool_backends["send_reply"] =
-      std::make_shared<FixtureBackend>("send_reply", Json::parse(R"([{"result": {"data": {"status": "sent"}}}])"), *clock);
-  parts.id_seed = 7;
-  return std::move(Runtime::Create(config, parts)).value();
+  return MakeRuntimeOf(std::string(kOutsideAgent) + (defence ? "untrusted_data: {}\n" : ""), kOutsideReplies,
+                       InMemorySqlite(),
+                       {{"read_mail", OutsideMail()}, {"send_reply", R"([{"result": {"data": {"status": "sent"}}}])"}});
 }
 
 TurnInput OutsideRequest() {
