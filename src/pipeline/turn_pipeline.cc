@@ -1,6 +1,7 @@
 #include "pipeline/turn_pipeline.h"
 
 #include "pipeline/event_text.h"
+#include "policy/approval/approval_words.h"
 #include "policy/registry.h"
 
 #include <algorithm>
@@ -228,10 +229,10 @@ Task<ChainOutcome> TurnPipeline::Resume(TurnContext& ctx, std::unique_ptr<Resump
 
 void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, TurnPhaseMachine& phase) {
   phase.Enter(TurnPhase::kAwaitingApproval);
-  if (approval.prompt.empty()) {
+  if (approval.prompt.empty()) {  // the tool's approval rule: the call in words, never as JSON
     const ToolDef* tool = ctx.FindTool(approval.tool);
-    std::string title = tool != nullptr ? tool->title : approval.tool;
-    approval.prompt = "Please confirm: may I run \"" + title + "\" with " + approval.args.dump() + "? (approve or deny)";
+    approval.prompt = tool != nullptr ? ApprovalQuestion(*tool, approval.args)
+                                      : "Should I go ahead with \u201c" + DefaultToolTitle(approval.tool) + "\u201d? (approve or deny)";
   }
   ctx.Append(Message::Assistant(approval.prompt));
   ctx.result.reply = Told(ctx, approval.prompt);

@@ -42,4 +42,13 @@ std::string ArgsInWords(const ToolDef& tool, const Json& args) {
   return out;
 }
 
+std::string CallInWords(const ToolDef& tool, const Json& args) {
+  const std::string words = ArgsInWords(tool, args);
+  return "\u201c" + tool.title + "\u201d" + (words.empty() ? "" : " (" + words + ")");
+}
+
+std::string ApprovalQuestion(const ToolDef& tool, const Json& args) {
+  return "Should I go ahead with " + CallInWords(tool, args) + "? (approve or deny)";
+}
+
 }  // namespace reins

@@ -24,4 +24,11 @@ std::string ValueWords(const Json& value);
 // Every argument, label and value: "recipient “GB82…”, amount 98.7"; "" for none.
 std::string ArgsInWords(const ToolDef& tool, const Json& args);
 
+// A call as the person reads it: “money transfer” (recipient “GB82…”, amount 98.7).
+std::string CallInWords(const ToolDef& tool, const Json& args);
+
+// The question an approval asks when nothing more is to be said about the call:
+// "Should I go ahead with “money transfer” (...)? (approve or deny)".
+std::string ApprovalQuestion(const ToolDef& tool, const Json& args);
+
 }  // namespace reins

@@ -109,7 +109,7 @@ UntrustedDataGuard::Violation UntrustedDataGuard::Judge(const TurnContext& ctx, 
 }
 
 std::string UntrustedDataGuard::Question(const Violation& v, const ToolDef& tool, const Json& args) const {
-  const std::string call = "\u201c" + tool.title + "\u201d" + (args.empty() ? "" : " (" + ArgsInWords(tool, args) + ")");
+  const std::string question = ApprovalQuestion(tool, args);
   std::vector<std::string> read;
   for (const Json& source : v.read) read.push_back(SourceWords(config_, source));
   switch (v.kind) {
@@ -125,14 +125,14 @@ std::string UntrustedDataGuard::Question(const Violation& v, const ToolDef& tool
         why += std::string(why.empty() ? "" : " ") + (title ? "The " + *title + " " : "") + ValueWords(value) +
                " comes from " + Joined(from) + ", not from you.";
       }
-      return why + " Should I go ahead with " + call + "? (approve or deny)";
+      return why + " " + question;
     }
     case Violation::Kind::kUnrequested:
       return "You did not ask me for " + tool.title + ", and this conversation holds outside data that may have asked for it (" +
-             Joined(read) + "). Should I go ahead with " + call + "? (approve or deny)";
+             Joined(read) + "). " + question;
     case Violation::Kind::kOverflow:
-      return "This conversation has read more outside data than I can trace, so I need your approval for every change. "
-             "Should I go ahead with " + call + "? (approve or deny)";
+      return "This conversation has read more outside data than I can trace, so I need your approval for every change. " +
+             question;
     case Violation::Kind::kNone: break;
   }
   return "";
