@@ -16,7 +16,7 @@ REINS_FUZZ_TARGET(json_bodies) {
   ChatRequest chat;
   if (!ParseChatRequest(input, &chat)) {
     (void)ConversationDigest(chat.user, chat.history);
-    (void)TurnInputToJson(ChatTurnInput(chat, nullptr, nullptr, "k")).dump();
+    (void)TurnInputToJson(ReadChatAnswer(chat, nullptr, nullptr, "k").turn).dump();
   }
   TraceQuery query;
   (void)ParseTraceQuery(input, &query);

@@ -54,6 +54,45 @@ enum class ToolTiming { kImmediate, kDeferred };
 enum class ToolTrust { kTrusted, kUntrusted };
 inline constexpr EnumNames<ToolTrust, 2> kToolTrusts{{{{ToolTrust::kTrusted, "trusted"}, {ToolTrust::kUntrusted, "untrusted"}}}};
 
+// How a condition of an approval rule compares an argument with its operand.
+enum class ConditionOp { kGt, kGe, kLt, kLe, kEq, kNe, kIn, kMatches };
+inline constexpr EnumNames<ConditionOp, 8> kConditionOps{{{{ConditionOp::kGt, "gt"},
+                                                            {ConditionOp::kGe, "ge"},
+                                                            {ConditionOp::kLt, "lt"},
+                                                            {ConditionOp::kLe, "le"},
+                                                            {ConditionOp::kEq, "eq"},
+                                                            {ConditionOp::kNe, "ne"},
+                                                            {ConditionOp::kIn, "in"},
+                                                            {ConditionOp::kMatches, "matches"}}}};
+
+// One condition of `approval.when`: the value at `path` in the proposed arguments (an
+// argument's name, or a JSONPath such as "$.payment.amount" for a nested one) against
+// `operand`.
+struct ApprovalCondition {
+  std::string path;
+  ConditionOp op = ConditionOp::kEq;
+  Json operand;
+};
+
+// Whether the person may answer "always" for a tool: never, or for the rest of the session.
+enum class RememberScope { kNone, kSession };
+inline constexpr EnumNames<RememberScope, 2> kRememberScopes{
+    {{{RememberScope::kNone, "none"}, {RememberScope::kSession, "session"}}}};
+
+// A tool's approval rule (`approval:`, docs/human-in-the-loop.md); `approval: required`
+// is `{required: true}`. Evaluated by policy/approval (ApprovalRules).
+struct ApprovalRule {
+  bool required = false;
+  std::vector<ApprovalCondition> when;  // all must hold for the call to wait; none: every call waits
+  std::string prompt;                   // with {arg} placeholders; "": the tool's title and its arguments in words
+  // Who may answer: "requester" (the speaker whose turn proposed the call; the default
+  // when empty), "any", a speaker's name, or "role:NAME" (an API key's role).
+  std::vector<std::string> approvers;
+  int ttl_s = 0;  // a pending approval lapses after it; 0: never
+  bool allow_edit = false;
+  RememberScope remember = RememberScope::kNone;
+};
+
 struct ToolBackendConfig {
   enum class Kind { kNone, kFixture, kHttp, kMcp, kBuiltin };
   Kind kind = Kind::kNone;
@@ -74,7 +113,13 @@ struct ToolDef {
   std::optional<std::pair<std::string, int>> lease;  // {domain, ttl_s}
   std::map<std::string, std::string> produces;       // entity type -> JSONPath
   std::map<std::string, std::string> consumes;       // argument name -> entity type
-  bool approval_required = false;
+  // Scoped entities: each id of a produced type belongs to the value this call had in an
+  // argument (entities.scope: prescription -> patient_id), and a consumed id must belong
+  // to the value of another argument of the consuming call (entities.belongs_to:
+  // prescription_id -> patient_id).
+  std::map<std::string, std::string> scope;       // produced entity type -> argument name
+  std::map<std::string, std::string> belongs_to;  // consumed argument -> owner argument
+  ApprovalRule approval;
   ToolTrust trust = ToolTrust::kTrusted;
   // RE2 patterns of phrases that claim this tool's action ("(?i)\\bnow playing\\b"):
   // act_not_describe and honest_claims read them besides the tool's own words.

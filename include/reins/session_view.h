@@ -32,7 +32,10 @@ struct SessionSummary {
   Json metadata = Json::object();
   std::optional<Lease> lease;      // only while it is active
   Json pending_clarification;      // null when none
-  Json pending_approval;           // null when none
+  Json pending_approval;           // null when none, or once it lapsed (the API's approval payload)
+  // The tools the person allowed for the rest of the session (approval.remember):
+  // [{tool, by, turn, at}], oldest first.
+  Json remembered_approvals = Json::array();
   std::string last_status;         // the last turn's status; "" before the first turn (Recent only)
 };
 

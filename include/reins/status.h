@@ -27,6 +27,7 @@ enum class StatusCode {
   kInternal,
   kResourceExhausted,   // a size cap or rate limit was hit
   kAborted,             // stopped part-way (a stream cut mid-response)
+  kPermissionDenied,    // the speaker may not do it (answer an approval its approvers do not admit)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -57,6 +58,7 @@ inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExc
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
+inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 
 // Either a T or a non-OK Status. Built from an OK Status it holds an internal error

@@ -85,10 +85,13 @@ struct TurnRecord {
   std::string answered_clarification_id;  // set when this turn answered one ...
   std::string chosen_option_id;           // ... with this option
   std::string withdrawn_clarification_id; // a pending one this turn superseded or cancelled
-  // Approvals: opened by this turn (result.approval), decided, or cancelled by it.
+  // Approvals: opened by this turn (result.approval), decided, cancelled or found lapsed.
   std::string decided_approval_id;
   std::string approval_decision;  // granted | denied
+  Json approved_args;             // granted with these edited arguments (null: as proposed)
+  std::string approval_message;   // what the person said with their decision
   std::string cancelled_approval_id;
+  std::string lapsed_approval_id;
   std::vector<int64_t> delivered_notices;  // notices this turn's reply carried
   // A lease opened or released by this turn, written only if the stored lease still
   // has `lease_expected_version` (compare-and-set); otherwise nothing is written.

@@ -27,14 +27,39 @@ enum class TurnStatus {
 };
 std::string_view TurnStatusName(TurnStatus s);
 
+// The person's answer to a pending approval (`approve`): true or false, or the long form
+// {decision, args?, message?, remember?} (docs/human-in-the-loop.md).
+struct ApprovalAnswer {
+  ApprovalAnswer() = default;
+  ApprovalAnswer(bool d) : decision(d) {}  // NOLINT: `approve: true` is the short form
+  bool decision = false;
+  // null: the call as proposed; an object: approved with these arguments in place of
+  // those of the same name (the rest stay), when the tool's approval.allow_edit says so.
+  Json args;
+  std::string message;    // what the person said with it; a denial's reaches the model
+  bool remember = false;  // and allow this tool for the rest of the session (approval.remember)
+  bool plain() const { return args.is_null() && message.empty() && !remember; }
+};
+// Reads `approve` as a request gives it: true, false or {decision, args?, message?,
+// remember?}; InvalidArgument saying what is wrong otherwise.
+Result<ApprovalAnswer> ApprovalAnswerFromJson(const Json& j);
+Json ApprovalAnswerToJson(const ApprovalAnswer& a);
+
 struct TurnInput {
   std::string speaker = "user";
   std::optional<std::string> say;
-  std::optional<std::string> select;  // option id answering the pending clarification
-  std::optional<bool> approve;        // answers the pending approval
+  std::optional<std::string> select;      // option id answering the pending clarification
+  std::optional<ApprovalAnswer> approve;  // answers the pending approval
   // Stops whatever is pending instead of saying anything (the API's DELETE .../lease):
   // releases the floor, withdraws a pending clarification, approval or plan.
   bool cancel = false;
+  // Ends the standing permission the person gave this tool ("always", approval.remember)
+  // instead of saying anything (the API's DELETE .../approvals/remembered/{tool}).
+  std::string revoke;
+  // The roles the caller acts in (its API key's, docs/security.md): an approval whose
+  // approvers name role:NAME admits a speaker whose request carries NAME. Set by the
+  // server from the key, never from the request body; not stored.
+  std::vector<std::string> roles;
   Json page_context;                  // null when absent
   // Set by an API client so that a retried submission runs nothing twice; stored
   // with the turn's input.
@@ -54,7 +79,7 @@ struct TurnInput {
 // Whether a turn input is well formed, whoever built it (an API request, a scenario, an
 // embedder): a speaker of 1 to 128 characters, an idempotency key (when given) of 1 to
 // 200 printable ASCII characters without spaces, and exactly one of say, select or
-// approve unless it is a cancel. InvalidArgument naming what is wrong otherwise.
+// approve unless it is a cancel or a revoke. InvalidArgument naming what is wrong otherwise.
 // Runtime::RunTurn refuses what this refuses; the HTTP API checks with it too.
 Status CheckTurnInput(const TurnInput& in);
 
@@ -121,7 +146,22 @@ struct PendingApproval {
   // untrusted_data: each argument that holds an outside value -> the calls whose results
   // it came from, [{"tool", "call_id", "turn"}]; null for the other reasons.
   Json provenance;
+  std::string requested_by;            // the speaker whose turn proposed the call
+  std::vector<std::string> approvers;  // the tool's approval.approvers; empty: the requester
+  int64_t expires_at_ms = 0;           // it lapses then (approval.ttl_s); 0: never
+  bool allow_edit = false;             // may be approved with changed arguments
+  bool may_remember = false;           // may be answered "always, for this session"
+
+  // Whether `speaker`, acting in `roles`, may answer it: the approvers entry that admits
+  // them ("requester", "any", their name or "role:NAME"), or nothing.
+  std::optional<std::string> AdmittedAs(const std::string& speaker, const std::vector<std::string>& roles) const;
+  // Who may, in words: "the requester (alice)", "pharmacist or role:pharmacy".
+  std::string ApproversInWords() const;
+  bool LapsedAt(int64_t now_ms) const { return expires_at_ms != 0 && now_ms >= expires_at_ms; }
 };
+Json PendingApprovalToJson(const PendingApproval& a);  // as the API shows it
+PendingApproval PendingApprovalFromStored(const Json& j);
+Json PendingApprovalToStored(const PendingApproval& a);
 
 // Where a plan step stands: paused waits for the person (an approval, a question).
 enum class StepStatus { kPending, kPaused, kCompleted, kCompletedUnvalidated, kFailed };

@@ -1,9 +1,11 @@
 // `reins chat`: a terminal conversation with the configured model, every turn governed
-// by the runtime. Tool events print as short lines under each reply; slash commands
-// answer clarifications and approvals, change speaker, and show the trace.
+// by the runtime. Tool events print as short lines under each reply; a pending question
+// is answered by typing (an option's number or name, yes or no: domain/typed_answer.h)
+// or with slash commands, which also change speaker and show the trace.
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -16,6 +18,8 @@
 #include "cli/transcript.h"
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
+#include "domain/json_parse.h"
+#include "domain/typed_answer.h"
 #include "host/agent_host.h"
 #include "model/provider_factory.h"
 #include "reins/runtime.h"
@@ -75,10 +79,19 @@ bool ChooseModel(const ChatFlags& flags, ModelConfig& m, std::string* advice) {
 void PrintHelp(const Term& term) {
   std::cout << term.Dim(
       "  /as NAME     speak as someone else (multi-speaker sessions)\n"
-      "  /select ID   answer the pending clarification with an option\n"
-      "  /approve     approve the pending call     /deny   deny it\n"
+      "  /select ID   answer the pending clarification with an option (or type its number or name)\n"
+      "  /approve     approve the pending call (or type yes)   /deny [why]  deny it (or type no)\n"
+      "  /approve ARG=VALUE ...   approve it with changed arguments (when the tool allows it)\n"
+      "  /always      approve it and allow that tool for the rest of the session (when the tool allows it)\n"
       "  /trace       the full event trace of the last turn\n"
       "  /quit        leave (Ctrl-D works too)\n");
+}
+
+void PrintOptions(const Clarification& c, const Term& term) {
+  for (size_t i = 0; i < c.options.size(); ++i) {
+    std::cout << "    " << term.Yellow(std::to_string(i + 1) + ".") << " " << OptionLine(c.options[i]) << "\n";
+  }
+  std::cout << term.Dim("    answer with a number or a name (/select ID works too)") << "\n";
 }
 
 // `streamed`: how much of the reply was already printed as it was written.
@@ -100,16 +113,54 @@ void PrintResult(const TurnResult& r, const Term& term, size_t streamed) {
       break;
   }
   if (!r.reply.empty() && streamed == 0) std::cout << term.Bold(term.Cyan("agent> ")) << r.reply << "\n";
-  if (r.clarification) {
-    for (const ClarificationOption& o : r.clarification->clarification.options) {
-      std::cout << "    " << term.Yellow("/select " + o.id) << "  " << o.title
-                << (o.subtitle.empty() ? "" : term.Dim("  " + o.subtitle)) << "\n";
-    }
-  }
+  if (r.clarification && r.status == TurnStatus::kAwaitingClarification) PrintOptions(r.clarification->clarification, term);
   if (r.approval) {
-    std::cout << "    " << term.Yellow("/approve") << " or " << term.Yellow("/deny") << "  " << r.approval->tool << " "
-              << term.Dim(r.approval->args.dump()) << "\n";
+    std::string how = "answer yes or no (/approve, /deny)";
+    if (r.approval->allow_edit) how += "; /approve ARG=VALUE changes an argument";
+    if (r.approval->may_remember) how += "; /always allows it for this session";
+    std::cout << "    " << term.Dim(how) << "\n";
   }
+}
+
+// `/approve units=60 note="call first"`: each ARG=VALUE, the value read as JSON when it
+// is JSON (60, true, "text"), else as the text it is.
+std::optional<Json> EditedArgs(const std::string& text, const Term& term) {
+  Json args = Json::object();
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cout << term.Yellow("  write each change as ARG=VALUE, e.g. /approve quantity=60") << "\n";
+      return std::nullopt;
+    }
+    const std::string value = word.substr(eq + 1);
+    Result<Json> parsed = ParseJson(value);
+    args[word.substr(0, eq)] = parsed.ok() ? *parsed : Json(value);
+  }
+  return args;
+}
+
+// What a typed line answers while a question is pending: a choice, or yes or no;
+// nullopt (after saying why) when it fits no option or several, or is neither.
+std::optional<TurnInput> TypedAnswer(const std::string& line, TurnInput in, const TurnResult& last, const Term& term) {
+  if (last.approval) {
+    if (std::optional<bool> yes = TypedDecision(line)) {
+      in.approve = *yes;
+      return in;
+    }
+    std::cout << term.Yellow("  please answer yes or no: ") << last.approval->prompt << "\n";
+    return std::nullopt;
+  }
+  const Clarification& c = last.clarification->clarification;
+  const OptionMatch match = MatchOption(c.options, line);
+  if (match.kind == OptionMatch::Kind::kOne) {
+    in.select = c.options[match.index].id;
+    return in;
+  }
+  std::cout << term.Yellow("  " + AskAgain(c, match)) << "\n";
+  PrintOptions(c, term);
+  return std::nullopt;
 }
 
 // Turns one typed line into a turn input; nullopt for a line handled here.
@@ -119,6 +170,7 @@ std::optional<TurnInput> ParseLine(const std::string& line, std::string& speaker
   in.speaker = speaker;
   if (line.empty()) return std::nullopt;
   if (line[0] != '/') {
+    if (last != nullptr && (last->approval || last->clarification)) return TypedAnswer(line, std::move(in), *last, term);
     in.say = line;
     return in;
   }
@@ -132,8 +184,20 @@ std::optional<TurnInput> ParseLine(const std::string& line, std::string& speaker
   } else if (cmd == "/select" && !arg.empty()) {
     in.select = arg;
     return in;
-  } else if (cmd == "/approve" || cmd == "/deny") {
-    in.approve = cmd == "/approve";
+  } else if (cmd == "/approve" || cmd == "/always") {
+    ApprovalAnswer answer(true);
+    answer.remember = cmd == "/always";
+    if (!arg.empty()) {
+      std::optional<Json> edits = EditedArgs(arg, term);
+      if (!edits) return std::nullopt;
+      answer.args = std::move(*edits);
+    }
+    in.approve = std::move(answer);
+    return in;
+  } else if (cmd == "/deny") {
+    ApprovalAnswer answer(false);
+    answer.message = arg;
+    in.approve = std::move(answer);
     return in;
   } else if (cmd == "/trace") {
     if (last != nullptr) PrintEvents(std::cout, last->events, term);

@@ -103,7 +103,15 @@ int InjectionBenchCommand(const InjectionBenchFlags& flags);
 int RunCommand(const std::string& file, const RunFlags& flags);
 int EvalCommand(const EvalFlags& flags);
 int FuzzCommand(const FuzzFlags& flags);
-int TraceCommand(const std::string& store_url, const std::string& session_id, bool json, bool events);
+struct TraceFlags {
+  std::string store;
+  std::string session;
+  bool json = false;
+  bool events = false;
+  std::string check;  // an agent file: check the session against the invariants and harms
+  std::string file;   // with check: a session as `trace --json` printed it, instead of a store
+};
+int TraceCommand(const TraceFlags& flags);
 int MigrateCommand(const std::string& store_url);
 // reins migrate --from sqlite:PATH --to postgres://...: copies a SQLite store's sessions
 // into an empty PostgreSQL database.
@@ -111,7 +119,8 @@ int MigrateCopyCommand(const std::string& from_url, const std::string& to_url);
 int DemoCommand(const std::string& dir);
 int ChatCommand(const ChatFlags& flags);
 int ServeCommand(const ServeFlags& flags);
-int KeysAddCommand(const std::string& keys_file, const std::string& tenant);
+int KeysAddCommand(const std::string& keys_file, const std::string& tenant, const std::vector<std::string>& speakers,
+                   const std::vector<std::string>& roles);
 
 // Scenario files under `paths` (files given directly, or *.yaml found recursively
 // whose top level has `turns`), sorted.

@@ -109,13 +109,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"naive", "reins_off", "approve", "refuse"}))
       ->delimiter(',');
 
-  std::string trace_store, trace_session;
-  bool trace_json = false, trace_events = false;
-  auto* trace = app.add_subcommand("trace", "Print a stored session (or list the sessions of a store)");
-  trace->add_option("--store", trace_store, "sqlite:PATH or postgres://USER@HOST:PORT/DB")->required();
-  trace->add_option("--session", trace_session, "session id; omit to list sessions");
-  trace->add_flag("--json", trace_json, "print the stored turns and their events as JSON");
-  trace->add_flag("--events", trace_events, "print every trace event under each turn's timeline");
+  reins::TraceFlags trace_flags;
+  auto* trace = app.add_subcommand("trace", "Print a stored session (or list the sessions of a store); --check it against the invariants");
+  auto* trace_store = trace->add_option("--store", trace_flags.store, "sqlite:PATH or postgres://USER@HOST:PORT/DB");
+  trace->add_option("--session", trace_flags.session, "session id; omit to list sessions");
+  trace->add_flag("--json", trace_flags.json, "print the stored turns and their events as JSON");
+  trace->add_flag("--events", trace_flags.events, "print every trace event under each turn's timeline");
+  trace->add_option("--check", trace_flags.check,
+                    "AGENT.yaml: check the session against every invariant and harm detector, as a scenario run is; "
+                    "exit 1 on a violation")
+      ->check(CLI::ExistingFile);
+  auto* trace_file = trace->add_option("--file", trace_flags.file, "a session as trace --json printed it, instead of --store")
+                         ->check(CLI::ExistingFile);
+  trace_store->excludes(trace_file);
+  trace_file->needs("--check");
 
   std::string migrate_store, migrate_from, migrate_to;
   auto* migrate = app.add_subcommand("migrate", "Bring a store's schema up to date (serve does it at start, under a lock "
@@ -167,11 +174,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000000));
 
   std::string keys_file = "keys.yaml", keys_tenant;
+  std::vector<std::string> keys_speakers, keys_roles;
   auto* keys = app.add_subcommand("keys", "Manage API keys for reins serve");
   keys->require_subcommand(1);
   auto* keys_add = keys->add_subcommand("add", "Create a key for TENANT; prints it once, stores only its hash");
   keys_add->add_option("tenant", keys_tenant, "tenant name ([A-Za-z0-9_-], up to 64)")->required();
   keys_add->add_option("--keys", keys_file, "keys file")->capture_default_str();
+  keys_add->add_option("--speaker", keys_speakers,
+                       "a speaker this key may speak as (repeat for more); without it: any speaker")
+      ->take_first();
+  keys_add->add_option("--role", keys_roles, "a role this key acts in, for approvers written role:NAME (repeat for more)")
+      ->take_first();
 
   CLI11_PARSE(app, argc, argv);
 
@@ -180,13 +193,19 @@ int main(int argc, char** argv) {
   if (*eval) return reins::EvalCommand(eval_flags);
   if (*fuzz) return reins::FuzzCommand(fuzz_flags);
   if (*injection) return reins::InjectionBenchCommand(injection_flags);
-  if (*trace) return reins::TraceCommand(trace_store, trace_session, trace_json, trace_events);
+  if (*trace) {
+    if (trace_flags.store.empty() && trace_flags.file.empty()) {
+      std::cerr << "trace needs --store (or --file with --check)\n";
+      return 2;
+    }
+    return reins::TraceCommand(trace_flags);
+  }
   if (*migrate) {
     return migrate_store.empty() ? reins::MigrateCopyCommand(migrate_from, migrate_to) : reins::MigrateCommand(migrate_store);
   }
   if (*demo) return reins::DemoCommand(demo_dir);
   if (*chat) return reins::ChatCommand(chat_flags);
   if (*serve) return reins::ServeCommand(serve_flags);
-  if (*keys_add) return reins::KeysAddCommand(keys_file, keys_tenant);
+  if (*keys_add) return reins::KeysAddCommand(keys_file, keys_tenant, keys_speakers, keys_roles);
   return 2;
 }

@@ -448,6 +448,19 @@ std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
                          "under rails");
     }
   }
+  // A condition on an argument the schema does not require: a call that leaves it out
+  // never waits for the person.
+  for (const ToolDef& tool : config.tools) {
+    const Json required = tool.input_schema.value("required", Json::array());
+    for (const ApprovalCondition& c : tool.approval.when) {
+      const std::string top = c.path.starts_with("$.") ? c.path.substr(2, c.path.find_first_of(".[", 2) - 2) : c.path;
+      if (std::find(required.begin(), required.end(), Json(top)) == required.end()) {
+        warnings.push_back("tool '" + tool.name + "': approval.when reads '" + c.path + "', which its input_schema " +
+                           "does not require, so a call without " + top + " never waits for approval; add it to " +
+                           "input_schema.required");
+      }
+    }
+  }
   return warnings;
 }
 

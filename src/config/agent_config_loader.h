@@ -27,6 +27,11 @@ std::vector<std::string> AgentConfigWarnings(const AgentConfig& config);
 
 // Tool definitions and the fixture-entry format shared with scenario files.
 void ParseTools(ConfigReader& r, const std::string& pointer, AgentConfig* out);
+// A tool's `approval:` (short or long form) at `tool`/approval, and the rule checked
+// against the tool's input schema: its conditions' arguments and types, its prompt's
+// placeholders (approval_config_loader.cc).
+void ParseApproval(ConfigReader& r, const std::string& tool, ApprovalRule* out);
+void CheckApprovalRule(ConfigReader& r, const std::string& tool, const ToolDef& t);
 // Validates a scripted model's replies ({when, text | tool_calls | json | raw, repeat}),
 // in an agent's model or a scenario's.
 void CheckScriptedReplies(ConfigReader& r, const std::string& pointer);

@@ -47,9 +47,12 @@ void ParseBackend(ConfigReader& r, const std::string& ptr, ToolBackendConfig* b)
   }
 }
 
+// `entities`: produces (type -> JSONPath), consumes (argument -> type), scope (produced
+// type -> the argument whose value its ids belong to), belongs_to (consumed argument ->
+// the argument whose value its id must belong to).
 void ParseEntities(ConfigReader& r, const std::string& ptr, ToolDef* t) {
-  if (!r.Mapping(ptr, {"produces", "consumes"}, "entities")) return;
-  for (const char* which : {"produces", "consumes"}) {
+  if (!r.Mapping(ptr, {"produces", "consumes", "scope", "belongs_to"}, "entities")) return;
+  for (const char* which : {"produces", "consumes", "scope", "belongs_to"}) {
     std::string wp = P(ptr, which);
     if (!r.Has(ptr, which)) continue;
     const Json& m = *r.Get(wp);
@@ -63,11 +66,16 @@ void ParseEntities(ConfigReader& r, const std::string& ptr, ToolDef* t) {
         continue;
       }
       std::string s = value.get<std::string>();
-      if (std::string(which) == "produces") {
+      const std::string_view w = which;
+      if (w == "produces") {
         if (auto path = JsonPath::Parse(s); !path.ok()) r.Error(JoinPointer(wp, key), path.status().message());
         t->produces[key] = s;
-      } else {
+      } else if (w == "consumes") {
         t->consumes[key] = s;
+      } else if (w == "scope") {
+        t->scope[key] = s;
+      } else {
+        t->belongs_to[key] = s;
       }
     }
   }
@@ -127,7 +135,7 @@ void ParseTool(ConfigReader& r, const std::string& tp, ToolDef* t) {
     t->lease = std::make_pair(domain, ttl);
   }
   if (r.Has(tp, "entities")) ParseEntities(r, P(tp, "entities"), t);
-  if (auto a = r.Enum(tp, "approval", {"required", "none"})) t->approval_required = *a == "required";
+  ParseApproval(r, tp, &t->approval);
   if (auto claims = r.StringList(tp, "claims")) {
     for (size_t i = 0; i < claims->size(); ++i) r.CheckRegex(JoinPointer(P(tp, "claims"), i), (*claims)[i]);
     t->claims = *claims;
@@ -164,6 +172,39 @@ void CheckInjection(ConfigReader& r, const std::string& ep) {
       r.String(cp, "name", true);
       if (r.Has(cp, "args") && !r.IsMapping(P(cp, "args"))) r.Error(P(cp, "args"), "args must be a mapping");
     }
+  }
+}
+
+// `arg` is an argument of `t`, when its schema lists its properties.
+void CheckArgument(ConfigReader& r, const std::string& ptr, const ToolDef& t, const std::string& arg) {
+  if (t.input_schema.contains("properties") && !t.input_schema["properties"].contains(arg)) {
+    r.Error(ptr, "'" + arg + "' is not an argument of " + t.name + " (not in input_schema.properties)");
+  }
+}
+
+// entities.scope names a type the tool produces and one of its arguments; belongs_to a
+// consumed argument whose type some tool scopes, and another argument of the tool.
+void CheckScopes(ConfigReader& r, const std::string& ep, const AgentConfig& config, const ToolDef& t) {
+  for (const auto& [type, arg] : t.scope) {
+    const std::string sp = JoinPointer(P(ep, "scope"), type);
+    if (!t.produces.count(type)) r.Error(sp, "entities.scope names '" + type + "', which " + t.name + " does not produce");
+    CheckArgument(r, sp, t, arg);
+  }
+  for (const auto& [arg, owner] : t.belongs_to) {
+    const std::string bp = JoinPointer(P(ep, "belongs_to"), arg);
+    auto consumed = t.consumes.find(arg);
+    if (consumed == t.consumes.end()) {
+      r.Error(bp, "entities.belongs_to names '" + arg + "', which is not in " + t.name + "'s entities.consumes");
+      continue;
+    }
+    bool scoped = false;
+    for (const ToolDef& producer : config.tools) scoped = scoped || producer.scope.count(consumed->second) > 0;
+    if (!scoped) {
+      r.Error(bp, "no tool scopes entity '" + consumed->second + "' (entities.scope), so no " + consumed->second +
+                      " id could ever belong to " + owner);
+    }
+    if (owner == arg) r.Error(bp, "an id cannot belong to itself");
+    CheckArgument(r, bp, t, owner);
   }
 }
 
@@ -213,11 +254,10 @@ void CheckToolReferences(ConfigReader& r, const std::string& root, const AgentCo
     for (const auto& [arg, type] : t.consumes) {
       std::string cp = JoinPointer(P(P(tp, "entities"), "consumes"), arg);
       if (!produced.count(type)) r.Error(cp, "entity '" + type + "' is consumed by " + t.name + " but produced by no tool");
-      const Json& props = t.input_schema.contains("properties") ? t.input_schema["properties"] : Json::object();
-      if (t.input_schema.contains("properties") && !props.contains(arg)) {
-        r.Error(cp, "'" + arg + "' is not an argument of " + t.name + " (not in input_schema.properties)");
-      }
+      CheckArgument(r, cp, t, arg);
     }
+    CheckScopes(r, P(tp, "entities"), config, t);
+    CheckApprovalRule(r, tp, t);
     if (t.backend.kind == ToolBackendConfig::Kind::kMcp && t.backend.spec.is_object() &&
         t.backend.spec.contains("server") && t.backend.spec["server"].is_string()) {
       std::string server = t.backend.spec["server"].get<std::string>();
@@ -245,7 +285,7 @@ void CheckToolReferences(ConfigReader& r, const std::string& root, const AgentCo
     if (tool->timing != ToolTiming::kDeferred) {
       r.Error(fp, "flag_tool '" + flag + "' must be deferred (timing: deferred): it runs after the safety message");
     }
-    if (tool->approval_required) {
+    if (tool->approval.required) {
       r.Error(fp, "flag_tool '" + flag + "' must not require approval: a crisis flag cannot wait for a person");
     }
     if (auto schema = SchemaValidator::Compile(tool->input_schema); schema.ok()) {

@@ -45,6 +45,31 @@ Result<JsonPath> JsonPath::Parse(const std::string& text) {
   return path;
 }
 
+Result<JsonPath> JsonPath::ParseArgument(const std::string& text) {
+  if (text.starts_with('$')) return Parse(text);
+  if (text.empty()) return InvalidArgument("an argument's name is empty");
+  JsonPath path;
+  path.text_ = text;
+  path.steps_.emplace_back(text);
+  return path;
+}
+
+const Json* JsonPath::InSchema(const Json& schema) const {
+  const Json* node = &schema;
+  for (const Step& step : steps_) {
+    const char* via = std::holds_alternative<std::string>(step) ? "properties" : "items";
+    auto it = node->find(via);  // end() for a value that is no object
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    if (const auto* key = std::get_if<std::string>(&step)) {
+      auto member = node->find(*key);
+      if (member == node->end()) return nullptr;
+      node = &*member;
+    }
+  }
+  return node;
+}
+
 std::vector<const Json*> JsonPath::Select(const Json& root) const {
   std::vector<const Json*> current = {&root};
   for (const Step& step : steps_) {

@@ -14,6 +14,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnimplemented: return "unimplemented";
     case StatusCode::kInternal: return "internal";
     case StatusCode::kResourceExhausted: return "resource_exhausted";
+    case StatusCode::kPermissionDenied: return "permission_denied";
     case StatusCode::kAborted: return "aborted";
   }
   return "unknown";

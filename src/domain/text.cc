@@ -231,4 +231,28 @@ std::vector<std::string> IdentifierWords(std::string_view name) {
   return words;
 }
 
+namespace text_detail {
+
+size_t PlaceholderEnd(std::string_view text, size_t open) {
+  auto starts = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  auto inside = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_.-[]*$").find(c) != std::string_view::npos;
+  };
+  if (open + 1 >= text.size() || !starts(text[open + 1])) return std::string_view::npos;
+  size_t i = open + 2;
+  while (i < text.size() && inside(text[i])) ++i;
+  return i < text.size() && text[i] == '}' ? i : std::string_view::npos;
+}
+
+}  // namespace text_detail
+
+std::vector<std::string> Placeholders(std::string_view text) {
+  std::vector<std::string> names;
+  FillPlaceholders(text, [&names](const std::string& name) {
+    names.push_back(name);
+    return std::string();
+  });
+  return names;
+}
+
 }  // namespace reins

@@ -37,6 +37,14 @@ std::string Clipped(std::string_view s, size_t max);
 // digits stays as it is.
 std::string PercentDecoded(std::string_view s);
 
+// The {name} placeholders of a template ("Send {amount} to {recipient}?"), in order: a
+// name starts with a letter, '_' or '$' and holds letters, digits and _ . - [ ] * $;
+// other braces are text.
+std::vector<std::string> Placeholders(std::string_view text);
+// `text` with each placeholder replaced by what `fill` gives for its name.
+template <typename Fill>
+std::string FillPlaceholders(std::string_view text, Fill fill);
+
 // Sentences of a reply: a piece ends after . ! or ? followed by whitespace or the end,
 // and at a line break (which the piece keeps). Pieces are not trimmed; empty text has none.
 std::vector<std::string> Sentences(std::string_view text);
@@ -60,5 +68,31 @@ bool IsIrregularPast(std::string_view word);
 // The words of an identifier, lower-cased: "submit_prayer_request", "lookupWeather",
 // "web.search".
 std::vector<std::string> IdentifierWords(std::string_view name);
+
+namespace text_detail {
+// Where the placeholder at text[open] (a '{') ends: the index of its '}', or npos.
+size_t PlaceholderEnd(std::string_view text, size_t open);
+}  // namespace text_detail
+
+template <typename Fill>
+std::string FillPlaceholders(std::string_view text, Fill fill) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t open = text.find('{', i);
+    if (open == std::string_view::npos) break;
+    const size_t close = text_detail::PlaceholderEnd(text, open);
+    if (close == std::string_view::npos) {
+      out.append(text.substr(i, open + 1 - i));
+      i = open + 1;
+      continue;
+    }
+    out.append(text.substr(i, open - i));
+    out += fill(std::string(text.substr(open + 1, close - open - 1)));
+    i = close + 1;
+  }
+  out.append(text.substr(i));
+  return out;
+}
 
 }  // namespace reins

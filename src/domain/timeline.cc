@@ -172,9 +172,17 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
                   Str(d, "reason") == "untrusted_data" ? "needs the person's approval: outside data steered it"
                                                        : "needs the person's approval",
                   at, {{"arguments", Text(d.value("args", Json()))}});
-    case EventType::kApproval:
+    case EventType::kApproval: {
+      std::string who;
+      for (const Json& a : d.value("approvers", Json::array())) who += (who.empty() ? "" : ", ") + Text(a);
+      if (d.contains("requested_by")) who += " (asked by " + Str(d, "requested_by") + ")";
       return Step("approval", "asked", Str(d, "tool"), Str(d, "prompt"), at,
-                  {{"reason", Str(d, "reason")}, {"where the values came from", Provenance(d.value("provenance", Json()))}});
+                  {{"reason", Str(d, "reason")}, {"who may answer", who}, {"lapses", Str(d, "expires_at")},
+                   {"may change arguments", Flag(d, "allow_edit") ? "yes" : ""},
+                   {"may answer always", d.contains("remember") ? "for this session" : ""},
+                   {"arguments", Text(d.value("args", Json()))},
+                   {"where the values came from", Provenance(d.value("provenance", Json()))}});
+    }
     case EventType::kUntrustedViolation:
       return Step("guard", "outside data", name, ViolationWhy(Str(d, "kind")), at,
                   {{"outcome", Str(d, "outcome")}, {"where the values came from", Provenance(d.value("arguments", Json()))},
@@ -186,13 +194,29 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
                   at, {});
     case EventType::kApprovalGranted:
     case EventType::kApprovalDenied:
-    case EventType::kApprovalCancelled: {
+    case EventType::kApprovalCancelled:
+    case EventType::kApprovalLapsed: {
       const std::string what = e.type == EventType::kApprovalGranted  ? "granted"
                                : e.type == EventType::kApprovalDenied ? "denied"
+                               : e.type == EventType::kApprovalLapsed ? "lapsed"
                                                                       : "cancelled";
-      return Step("approval", what, Str(d, "tool"), d.contains("by") ? "by " + Str(d, "by") : "", at,
-                  {{"arguments", Text(d.value("args", Json()))}});
+      std::string why = d.contains("by") ? "by " + Str(d, "by") : "";
+      if (e.type == EventType::kApprovalLapsed) why = "no answer by " + Str(d, "expired_at") + ": the call was withdrawn";
+      if (d.contains("approved_args")) why += ", with changed arguments";
+      if (Flag(d, "remember")) why += ", and for the rest of the session";
+      return Step("approval", what, Str(d, "tool"), why, at,
+                  {{"arguments", Text(d.value("args", Json()))}, {"approved arguments", Text(d.value("approved_args", Json()))},
+                   {"the person said", Str(d, "message")}, {"admitted as", Str(d, "as")}});
     }
+    case EventType::kApprovalRemembered:
+      return Step("approval", "remembered", Str(d, "tool"), "allowed without asking for the rest of the session, by " + Str(d, "by"),
+                  at, {});
+    case EventType::kApprovalStanding:
+      return Step("approval", "standing", Str(d, "tool"),
+                  "ran without asking: " + Str(d, "by") + " allowed it in turn " + Str(d, "granted_turn"), at, {});
+    case EventType::kApprovalRevoked:
+      return Step("approval", Flag(d, "found") ? "revoked" : "nothing to revoke", Str(d, "tool"),
+                  "asks again before each call, by " + Str(d, "by"), at, {});
     case EventType::kClarification: {
       std::string options;
       for (const Json& o : d.value("options", Json::array())) {
@@ -281,6 +305,16 @@ std::string SaidText(const Json& input) {
   if (input.contains("say") && input["say"].is_string()) return input["say"].get<std::string>();
   if (input.contains("select") && input["select"].is_string()) return "(chose " + input["select"].get<std::string>() + ")";
   if (input.contains("approve") && input["approve"].is_boolean()) return input["approve"].get<bool>() ? "(approved)" : "(declined)";
+  if (input.contains("approve") && input["approve"].is_object()) {
+    const Json& a = input["approve"];
+    std::string said = Flag(a, "decision") ? "(approved" : "(declined";
+    if (a.contains("args")) said += " with " + Text(a["args"]);
+    if (Flag(a, "remember")) said += ", for the rest of the session";
+    said += ")";
+    if (a.contains("message")) said += " " + Str(a, "message");
+    return said;
+  }
+  if (input.contains("revoke")) return "(revoked the standing permission for " + Str(input, "revoke") + ")";
   return Flag(input, "cancel") ? "(cancelled)" : "";
 }
 

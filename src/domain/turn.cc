@@ -30,10 +30,72 @@ Status CheckTurnInput(const TurnInput& in) {
   if (key.size() > kMaxIdempotencyKey || !printable) {
     return InvalidArgument("an idempotency key is 1 to 200 printable ASCII characters without spaces");
   }
-  if (in.cancel) return OkStatus();
+  if (in.cancel || !in.revoke.empty()) {
+    const bool alone = !in.say && !in.select && !in.approve && !(in.cancel && !in.revoke.empty());
+    return alone ? OkStatus() : InvalidArgument("a cancel or a revoke says nothing else");
+  }
   const int given = (in.say ? 1 : 0) + (in.select ? 1 : 0) + (in.approve ? 1 : 0);
   if (given != 1) return InvalidArgument("a turn needs exactly one of say, select or approve");
   return OkStatus();
+}
+
+Result<ApprovalAnswer> ApprovalAnswerFromJson(const Json& j) {
+  constexpr size_t kMaxMessage = 2000;
+  if (j.is_boolean()) return ApprovalAnswer(j.get<bool>());
+  if (!j.is_object()) return InvalidArgument("'approve' must be true, false or {decision, args?, message?, remember?}");
+  ApprovalAnswer a;
+  bool decided = false;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "decision" && value.is_boolean()) {
+      a.decision = value.get<bool>();
+      decided = true;
+    } else if (key == "args" && value.is_object()) {
+      a.args = value;
+    } else if (key == "message" && value.is_string() && value.get_ref<const std::string&>().size() <= kMaxMessage) {
+      a.message = value.get<std::string>();
+    } else if (key == "remember" && value.is_boolean()) {
+      a.remember = value.get<bool>();
+    } else if (key == "decision" || key == "args" || key == "message" || key == "remember") {
+      return InvalidArgument("'approve." + key + "' must be " +
+                             (key == "args" ? "an object of arguments" : key == "message" ? "a string of at most 2000 characters" : "true or false"));
+    } else {
+      return InvalidArgument("unknown field 'approve." + key + "' (expected decision, args, message, remember)");
+    }
+  }
+  if (!decided) return InvalidArgument("'approve' needs 'decision': true or false");
+  if (!a.decision && !a.args.is_null()) return InvalidArgument("'approve.args' changes a call to approve; a denial has none");
+  if (!a.decision && a.remember) return InvalidArgument("'approve.remember' allows a tool from now on; a denial cannot");
+  return a;
+}
+
+Json ApprovalAnswerToJson(const ApprovalAnswer& a) {
+  if (a.plain()) return a.decision;
+  Json j = {{"decision", a.decision}};
+  if (!a.args.is_null()) j["args"] = a.args;
+  if (!a.message.empty()) j["message"] = a.message;
+  if (a.remember) j["remember"] = true;
+  return j;
+}
+
+std::optional<std::string> PendingApproval::AdmittedAs(const std::string& speaker,
+                                                      const std::vector<std::string>& roles) const {
+  static const std::vector<std::string> kRequester = {"requester"};
+  for (const std::string& a : approvers.empty() ? kRequester : approvers) {
+    const bool admits = a == "any" || a == speaker || (a == "requester" && (requested_by.empty() || speaker == requested_by)) ||
+                        (a.starts_with("role:") && std::find(roles.begin(), roles.end(), a.substr(5)) != roles.end());
+    if (admits) return a;
+  }
+  return std::nullopt;
+}
+
+std::string PendingApproval::ApproversInWords() const {
+  const std::vector<std::string> who = approvers.empty() ? std::vector<std::string>{"requester"} : approvers;
+  std::string out;
+  for (size_t i = 0; i < who.size(); ++i) {
+    if (i > 0) out += i + 1 == who.size() ? " or " : ", ";
+    out += who[i] == "requester" ? "the person who asked (" + requested_by + ")" : who[i] == "any" ? "anyone" : who[i];
+  }
+  return out;
 }
 
 std::string_view ToolOutcomeStatusName(ToolOutcome::Status s) {
@@ -86,8 +148,9 @@ Json TurnInputToJson(const TurnInput& in) {
   Json j = JsonObject("speaker", in.speaker);
   if (in.say) j["say"] = *in.say;
   if (in.select) j["select"] = *in.select;
-  if (in.approve) j["approve"] = *in.approve;
+  if (in.approve) j["approve"] = ApprovalAnswerToJson(*in.approve);
   if (in.cancel) j["cancel"] = true;
+  if (!in.revoke.empty()) j["revoke"] = in.revoke;
   if (!in.page_context.is_null()) j["page_context"] = in.page_context;
   if (!in.idempotency_key.empty()) j["idempotency_key"] = in.idempotency_key;
   if (!in.traceparent.empty()) j["traceparent"] = in.traceparent;
@@ -118,15 +181,67 @@ void AppendToolText(std::string& out, const ToolOutcome& t) {
   o.Close();
 }
 
+}  // namespace
+
 // The approval a turn leaves pending, as the API shows it (docs/http-api.md).
 Json PendingApprovalToJson(const PendingApproval& a) {
   Json j = {{"id", a.id}, {"tool", a.tool}, {"args", a.args}, {"reason", kApprovalReasons.Name(a.reason)}};
   if (!a.prompt.empty()) j["prompt"] = a.prompt;
   if (!a.provenance.is_null()) j["provenance"] = a.provenance;
+  j["approvers"] = a.approvers.empty() ? std::vector<std::string>{"requester"} : a.approvers;
+  if (!a.requested_by.empty()) j["requested_by"] = a.requested_by;
+  if (a.expires_at_ms != 0) j["expires_at"] = FormatIsoTime(a.expires_at_ms);
+  if (a.allow_edit) j["allow_edit"] = true;
+  if (a.may_remember) j["remember"] = "session";
   return j;
 }
 
+namespace {
+
+// A list of strings from a stored state, ignoring anything else in it.
+std::vector<std::string> StoredStrings(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const Json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace
+
+Json PendingApprovalToStored(const PendingApproval& a) {
+  Json p = {{"id", a.id}, {"tool", a.tool}, {"args", a.args}, {"request_text", a.request_text}};
+  if (!a.request_tools.empty()) p["request_tools"] = a.request_tools;
+  if (a.reason != ApprovalReason::kPolicy) p["reason"] = kApprovalReasons.Name(a.reason);
+  if (!a.prompt.empty()) p["prompt"] = a.prompt;
+  if (!a.provenance.is_null()) p["provenance"] = a.provenance;
+  if (!a.requested_by.empty()) p["requested_by"] = a.requested_by;
+  if (!a.approvers.empty()) p["approvers"] = a.approvers;
+  if (a.expires_at_ms != 0) p["expires_at_ms"] = a.expires_at_ms;
+  if (a.allow_edit) p["allow_edit"] = true;
+  if (a.may_remember) p["may_remember"] = true;
+  return p;
+}
+
+PendingApproval PendingApprovalFromStored(const Json& j) {
+  PendingApproval a;
+  a.id = j.value("id", "");
+  a.tool = j.value("tool", "");
+  a.args = j.value("args", Json::object());
+  a.request_text = j.value("request_text", "");
+  a.request_tools = StoredStrings(j, "request_tools");
+  a.reason = kApprovalReasons.Parse(j.value("reason", "")).value_or(ApprovalReason::kPolicy);
+  a.prompt = j.value("prompt", "");
+  a.provenance = j.value("provenance", Json());
+  a.requested_by = j.value("requested_by", "");
+  a.approvers = StoredStrings(j, "approvers");
+  a.expires_at_ms = j.value("expires_at_ms", int64_t{0});
+  a.allow_edit = j.value("allow_edit", false);
+  a.may_remember = j.value("may_remember", false);
+  return a;
+}
 
 // Members in the order of the keys (the order a DOM of it is written in), so the text
 // is the same whichever way a caller gets it. The common members are written directly;

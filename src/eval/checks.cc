@@ -133,7 +133,10 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.detail = "missing " + missing + "; seen: " + Names(seen);
   } else if (k == "clarification") {
     const auto& c = last.result.clarification;
-    if (!c) {
+    if (v.is_string() && v.get<std::string>() == "none") {
+      r.passed = !c;
+      r.detail = c ? "a clarification is pending: " + Quote(c->clarification.question) : "";
+    } else if (!c) {
       r.detail = "no clarification is pending";
     } else {
       r.passed = true;
@@ -190,13 +193,16 @@ CheckResult Evaluate(const Check& check, const std::vector<const TurnRun*>& turn
     r.passed = !audit.is_null() && (!v.is_object() || v.value("repair", audit.value("repair", "")) == audit.value("repair", ""));
     r.detail = audit.is_null() ? "no audit ran" : "repair was " + audit.value("repair", "");
   } else if (k == "approval") {
-    // {tool?, reason?: policy|condition|untrusted_data, prompt_contains?} (SCENARIOS.md)
+    // {tool?, reason?: policy|condition|untrusted_data, prompt_contains?} (SCENARIOS.md), or
+    // none (docs/scenarios.md)
     const auto& a = last.result.approval;
-    r.passed = a.has_value();
-    r.detail = "no approval is pending";
+    const bool none = v.is_string() && v.get<std::string>() == "none";
+    r.passed = a.has_value() != none;
+    r.detail = none ? "" : "no approval is pending";
     if (a) {
       const std::string reason(kApprovalReasons.Name(a->reason));
       r.detail = "approval pending for " + a->tool + " (" + reason + "): " + Quote(a->prompt);
+      if (none) r.passed = false;
       if (v.is_object()) {
         const bool prompt_ok = !v.contains("prompt_contains") ||
                                AsciiLower(a->prompt).find(AsciiLower(v["prompt_contains"].get<std::string>())) != std::string::npos;

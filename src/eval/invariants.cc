@@ -6,6 +6,8 @@
 
 #include "domain/json_path.h"
 #include "eval/outside_data_check.h"
+#include "policy/approval/approval_rules.h"
+#include "reins/clock.h"
 #include "schema/schema_validator.h"
 
 namespace reins {
@@ -89,41 +91,78 @@ void CheckTruncate(const AgentConfig& config, const TurnRun& t, std::vector<Inva
 }
 
 // I3: consumed entity ids come from earlier results or the user's choice; after a
-// choice, only the chosen id for the rest of that turn.
+// choice, only the chosen id for the rest of that turn, and the candidates the person
+// did not choose stay refused in later turns until a result produces them again. A
+// scoped id (entities.belongs_to) was listed for the owner the call pairs it with.
 void CheckProvenance(const AgentConfig& config, const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
   std::map<std::string, std::set<std::string>> produced;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> owners;  // type -> id -> owners
+  std::map<std::string, std::map<std::string, int>> turned_down;              // type -> id -> turn
+  std::map<std::string, std::vector<std::string>> offered;                    // type -> last options shown
   for (const TurnRun& t : turns) {
     std::map<std::string, std::string> chosen;
     for (const TraceEvent& e : t.result.events) {
+      if (e.type == "clarification") {
+        std::vector<std::string> ids;
+        for (const Json& o : e.data.value("options", Json::array())) {
+          if (o.is_object() && o.contains("id")) ids.push_back(o["id"].is_string() ? o["id"].get<std::string>() : o["id"].dump());
+        }
+        offered[e.data.value("entity_type", "")] = std::move(ids);
+        continue;
+      }
       if (e.type == "clarification.answered") {
         std::string type = e.data.value("entity_type", ""), id = e.data.value("option_id", "");
         if (!type.empty()) {
           chosen[type] = id;
           produced[type].insert(id);
+          for (const std::string& other : offered[type]) {
+            if (other != id) turned_down[type][other] = t.number;
+          }
+          turned_down[type].erase(id);
         }
         continue;
       }
-      if (e.type != "tool.executed") continue;
+      // A deferred write was accepted when it was queued: its ids are judged then.
+      if (e.type != "tool.executed" && e.type != "tool.deferred") continue;
       const Json d = e.data.json();
       const ToolDef* tool = config.FindTool(d.value("name", ""));
       if (tool == nullptr) continue;
       const Json& args = d["args"];
+      auto text = [&args](const std::string& arg) {
+        return args[arg].is_string() ? args[arg].get<std::string>() : args[arg].dump();
+      };
       for (const auto& [arg, type] : tool->consumes) {
         if (!args.is_object() || !args.contains(arg)) continue;
-        std::string id = args[arg].is_string() ? args[arg].get<std::string>() : args[arg].dump();
+        const std::string id = text(arg);
+        auto down = turned_down[type].find(id);
         if (chosen.count(type) && chosen[type] != id) {
           out.push_back({"I3", t.number, Describe(e) + ": " + arg + " = '" + id + "' but the user chose '" + chosen[type] + "'"});
+        } else if (!chosen.count(type) && down != turned_down[type].end()) {
+          out.push_back({"I3", t.number, Describe(e) + ": " + arg + " = '" + id + "', a candidate the person did not choose in turn " +
+                                             std::to_string(down->second)});
         } else if (!chosen.count(type) && !produced[type].count(id)) {
           out.push_back({"I3", t.number, Describe(e) + ": " + arg + " = '" + id + "' was never produced by a tool result"});
         }
+        if (auto pair = tool->belongs_to.find(arg); pair != tool->belongs_to.end()) {
+          const std::string owner = args.contains(pair->second) ? text(pair->second) : "";
+          if (!owners[type][id].count(owner)) {
+            out.push_back({"I3", t.number, Describe(e) + ": " + arg + " = '" + id + "' was not listed for " + pair->second +
+                                               " '" + owner + "'"});
+          }
+        }
       }
-      if (!d.value("success", false)) continue;
+      if (e.type != "tool.executed" || !d.value("success", false)) continue;
       for (const auto& [type, path_text] : tool->produces) {
         auto path = JsonPath::Parse(path_text);
         if (!path.ok()) continue;
+        auto scope = tool->scope.find(type);
+        const std::string owner = scope != tool->scope.end() && args.contains(scope->second) ? text(scope->second) : "";
         for (const Json* v : path->Select(d["result"])) {
-          if (v->is_string()) produced[type].insert(v->get<std::string>());
-          else if (v->is_number_integer()) produced[type].insert(v->dump());
+          if (!v->is_string() && !v->is_number_integer()) continue;
+          const std::string id = v->is_string() ? v->get<std::string>() : v->dump();
+          produced[type].insert(id);
+          turned_down[type].erase(id);
+          if (!owner.empty()) owners[type][id].insert(owner);
         }
       }
     }
@@ -242,25 +281,57 @@ void CheckBounded(const AgentConfig& config, const TurnRun& t, std::vector<Invar
   }
 }
 
-// I8: a tool with `approval: required` runs only after an explicit approval of that very
-// call (same tool, same arguments) in the same turn.
-void CheckApproval(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
-  std::vector<Json> granted;
-  for (const TraceEvent& e : t.result.events) {
-    if (e.type == "approval.granted") {
+// I8: a call that its tool's approval rule pauses (every call, or those its `when`
+// holds for) runs only after an explicit approval of that very call (the arguments the
+// person saw, or the edited ones they approved), given by someone its approvers admit
+// and before it lapsed; or under a standing permission the person gave that tool in an
+// earlier answer (approval.remembered) and has not revoked.
+void CheckApproval(const AgentConfig& config, const std::vector<TurnRun>& turns, std::vector<InvariantViolation>& out) {
+  const ApprovalRules rules(config);
+  struct Asked {
+    Json approvers;
+    std::string requested_by;
+    int64_t expires_at_ms = 0;
+  };
+  std::map<std::string, Asked> asked;  // approval id -> who may answer it, until when
+  std::set<std::string> standing;      // tools the person allowed for the session
+  for (const TurnRun& t : turns) {
+    std::vector<Json> granted;
+    for (const TraceEvent& e : t.result.events) {
+      if (e.type == "approval") {
+        Asked a{e.data.value("approvers", Json::array()), e.data.value("requested_by", ""), 0};
+        ParseIsoTime(e.data.value("expires_at", ""), &a.expires_at_ms);
+        asked[e.data.value("id", "")] = std::move(a);
+      } else if (e.type == "approval.granted") {
+        const Json d = e.data.json();
+        const std::string by = d.value("by", ""), as = d.value("as", "");
+        if (auto it = asked.find(d.value("id", "")); it != asked.end()) {
+          const Asked& a = it->second;
+          const bool listed = std::find(a.approvers.begin(), a.approvers.end(), Json(as)) != a.approvers.end();
+          const bool admits = listed && (as == "any" || as.starts_with("role:") || as == by ||
+                                         (as == "requester" && by == a.requested_by));
+          if (!admits) out.push_back({"I8", t.number, "approval " + it->first + " was granted by " + by + ", whom its approvers do not admit"});
+          if (a.expires_at_ms != 0 && e.at_ms >= a.expires_at_ms) {
+            out.push_back({"I8", t.number, "approval " + it->first + " was granted after it lapsed"});
+          }
+        }
+        granted.push_back({{"tool", d["tool"]}, {"args", GrantedArgs(e)}});
+      } else if (e.type == "approval.remembered") {
+        standing.insert(e.data.value("tool", ""));
+      } else if (e.type == "approval.revoked") {
+        standing.erase(e.data.value("tool", ""));
+      }
+      if (e.type != "tool.executed" && e.type != "deferred.executed") continue;
       const Json d = e.data.json();
-      granted.push_back({{"tool", d["tool"]}, {"args", d["args"]}});
-    }
-    if (e.type != "tool.executed" && e.type != "deferred.executed") continue;
-    const Json d = e.data.json();
-    const ToolDef* tool = config.FindTool(d.value("name", ""));
-    if (tool == nullptr || !tool->approval_required) continue;
-    Json call = {{"tool", d["name"]}, {"args", d["args"]}};
-    auto it = std::find(granted.begin(), granted.end(), call);
-    if (it == granted.end()) {
-      out.push_back({"I8", t.number, Describe(e) + " ran without an approval of that call"});
-    } else {
-      granted.erase(it);  // one approval, one run
+      const ToolDef* tool = config.FindTool(d.value("name", ""));
+      if (tool == nullptr || !rules.Needs(*tool, d["args"])) continue;
+      Json call = {{"tool", d["name"]}, {"args", d["args"]}};
+      auto it = std::find(granted.begin(), granted.end(), call);
+      if (it != granted.end()) {
+        granted.erase(it);  // one approval, one run
+      } else if (!standing.count(tool->name)) {
+        out.push_back({"I8", t.number, Describe(e) + " ran without an approval of that call"});
+      }
     }
   }
 }
@@ -460,6 +531,11 @@ std::vector<FinishedStep> FinishedSteps(const std::vector<TurnRun>& turns) {
   return out;
 }
 
+Json GrantedArgs(const TraceEvent& granted) {
+  Json edited = granted.data.value("approved_args", Json());
+  return edited.is_null() ? granted.data.value("args", Json()) : edited;
+}
+
 const std::vector<std::string>& CheckedInvariants() {
   static const std::vector<std::string> kIds = {"I1", "I2", "I3", "I4",  "I5",  "I6", "I7",
                                                 "I8", "I9", "I10", "I11", "I12", "I13"};
@@ -476,13 +552,13 @@ std::vector<InvariantViolation> CheckInvariants(const AgentConfig& config, const
     CheckSchema(config, t, out);
     CheckDeferral(config, t, history, out);
     CheckHonesty(config, t, out);
-    CheckApproval(config, t, out);
     CheckBounded(config, t, out);
   }
   CheckRequiredTools(turns, out);
   CheckDurable(turns, outbox, out);
   CheckFloor(turns, out);
   CheckProvenance(config, turns, out);
+  CheckApproval(config, turns, out);
   CheckOutsideData(config, turns, out);
   CheckPairing(history, out);
   return out;

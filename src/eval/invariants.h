@@ -27,6 +27,10 @@ const std::vector<std::string>& CheckedInvariants();
 
 // Trace readers the invariant checks share with the harm detectors (eval/harms.h).
 
+// The arguments an approval.granted event approved: the edited ones when the person
+// changed them, else those proposed.
+Json GrantedArgs(const TraceEvent& granted);
+
 // When the turn started (its first event), in the run's clock.
 int64_t TurnStartedAt(const TurnRun& t);
 // The turn was answered by a safety override (I6's one exception).

@@ -22,7 +22,13 @@ std::string NaiveLoop::UserMessage(const TurnInput& input) const {
     }
     return "The user chose \"" + title + "\" (id " + *input.select + ").";
   }
-  if (input.approve) return *input.approve ? "Yes, go ahead." : "No, don't do that.";
+  if (input.approve) {
+    const ApprovalAnswer& a = *input.approve;
+    std::string words = a.decision ? "Yes, go ahead." : "No, don't do that.";
+    if (!a.args.is_null()) words += " Use " + a.args.dump() + " instead.";
+    if (!a.message.empty()) words += " " + a.message;
+    return words;
+  }
   return "Stop.";
 }
 

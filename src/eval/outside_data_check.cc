@@ -4,6 +4,7 @@
 #include <set>
 
 #include "domain/text.h"
+#include "eval/invariants.h"
 #include "policy/untrusted/outside_ledger.h"
 #include "policy/untrusted/outside_values.h"
 #include "policy/untrusted/write_requests.h"
@@ -82,7 +83,7 @@ void CheckOutsideData(const AgentConfig& config, const std::vector<TurnRun>& tur
           if (o.value("id", "") == chosen) seen.AddText(o.value("title", ""));
         }
       }
-      if (e.type == "approval.granted") granted.push_back({{"tool", e.data.value("tool", "")}, {"args", e.data.value("args", Json())}});
+      if (e.type == "approval.granted") granted.push_back({{"tool", e.data.value("tool", "")}, {"args", GrantedArgs(e)}});
       const bool ran = e.type == "tool.executed";
       const bool queued = e.type == "tool.deferred" && e.data.value("policy", "") != "system";
       if (!ran && !queued) continue;

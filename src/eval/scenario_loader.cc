@@ -77,11 +77,22 @@ std::vector<Check> ReadExpect(ConfigReader& r, const std::string& ptr, bool fina
 
 void ReadTurn(ConfigReader& r, const std::string& tp, ScenarioTurn* t) {
   t->mark = r.doc().MarkOf(tp);
-  if (!r.Mapping(tp, {"speaker", "say", "select", "approve", "page_context", "advance_ms", "model", "expect"}, "turn")) return;
+  if (!r.Mapping(tp, {"speaker", "roles", "say", "select", "approve", "page_context", "advance_ms", "model", "expect"}, "turn")) {
+    return;
+  }
   if (auto s = r.String(tp, "speaker")) t->input.speaker = *s;
+  // The roles an API key would give the speaker (docs/security.md, "API keys").
+  if (auto roles = r.StringList(tp, "roles")) t->input.roles = *roles;
   t->input.say = r.String(tp, "say");
   t->input.select = r.String(tp, "select");
-  t->input.approve = r.Bool(tp, "approve");
+  if (const Json* approve = r.Get(P(tp, "approve"))) {
+    Result<ApprovalAnswer> answer = ApprovalAnswerFromJson(*approve);
+    if (answer.ok()) {
+      t->input.approve = std::move(answer).value();
+    } else {
+      r.Error(P(tp, "approve"), answer.status().message());
+    }
+  }
   int inputs = r.Has(tp, "say") + r.Has(tp, "select") + r.Has(tp, "approve");
   if (inputs != 1) r.Error(tp, "a turn needs exactly one of say, select or approve");
   if (r.Has(tp, "page_context")) {

@@ -23,6 +23,7 @@
 #include "model/scripted_model.h"
 #include "model/sim_model.h"
 #include "reins/runtime.h"
+#include "turn/session_state.h"
 #include "tools/fixture_backend.h"
 
 namespace reins {
@@ -96,6 +97,17 @@ struct Driver {
   bool stream = false;  // the governed runtime streams each reply to `turn`
 
   std::function<void()> before_turn;  // settles the MCP catalog
+
+  // What a refused turn leaves pending (as the session had it: a refusal changes
+  // nothing), so that its checks read the session as every turn result reports it.
+  void Pending(TurnResult& result) const {
+    if (runtime == nullptr) return;
+    Result<SessionRecord> session = runtime->store().LoadSession(session_id);
+    if (!session.ok()) return;
+    SessionState state = SessionState::FromJson(session->state);
+    if (state.pending_clarification) result.clarification = *state.pending_clarification;
+    if (state.pending_approval) result.approval = *state.pending_approval;
+  }
 
   Task<Result<TurnResult>> Run(TurnInput input, TurnRun& turn) {
     if (naive != nullptr) co_return co_await naive->RunTurn(input);
@@ -175,6 +187,7 @@ Task<void> RunTurns(const Scenario& s, Driver& driver, RunModel& model, VirtualC
     } else {
       tr.refused = true;
       tr.refusal = result.status().message();
+      driver.Pending(tr.result);
     }
     for (size_t c = calls_before; model.script && c < model.script->calls().size() && model.sim == nullptr; ++c) {
       if (model.script->calls()[c].reply < 0) run.error = "turn " + std::to_string(tr.number) + ": " + tr.result.error;

@@ -147,7 +147,7 @@ void ApplyAnnotations(ToolDef& t) {
   bool read_only = a.contains("readOnlyHint") && a["readOnlyHint"] == true;
   bool explicitly_writes = a.contains("readOnlyHint") && a["readOnlyHint"] == false;
   if (!t.configured.count("timing")) t.timing = explicitly_writes ? ToolTiming::kDeferred : ToolTiming::kImmediate;
-  if (!t.configured.count("approval")) t.approval_required = !read_only && a.contains("destructiveHint") && a["destructiveHint"] == true;
+  if (!t.configured.count("approval")) t.approval.required = !read_only && a.contains("destructiveHint") && a["destructiveHint"] == true;
   // Untrusted unless the server says the tool reads no open world (AGENT-CONFIG.md).
   const bool closed_world = a.contains("openWorldHint") && a["openWorldHint"] == false;
   if (!t.configured.count("trust")) t.trust = closed_world ? ToolTrust::kTrusted : ToolTrust::kUntrusted;

@@ -106,6 +106,31 @@ void ChainExecutor::Queue(TurnContext& ctx) {
   }
 }
 
+namespace {
+
+// The approval a paused call waits for: what the person reads, and who may answer it,
+// for how long, and how (the tool's approval rule; a call outside data steered asks the
+// same people, and never for "always").
+PendingApproval Paused(const TurnContext& ctx, const ProposedCall& p, const CallVerdict& verdict) {
+  const ApprovalRule& rule = p.tool->approval;
+  PendingApproval a;
+  a.id = "a_" + IdempotencyKey(ctx, p.position);
+  a.tool = p.call->name;
+  a.args = p.call->args;
+  a.request_text = ctx.user_text();
+  a.reason = verdict.approval;
+  a.prompt = verdict.prompt;
+  a.provenance = verdict.provenance;
+  a.requested_by = ctx.input.speaker;
+  a.approvers = rule.approvers;
+  if (rule.ttl_s > 0) a.expires_at_ms = ctx.clock.NowMs() + int64_t{1000} * rule.ttl_s;
+  a.allow_edit = rule.allow_edit;
+  a.may_remember = rule.remember == RememberScope::kSession && a.reason != ApprovalReason::kUntrustedData;
+  return a;
+}
+
+}  // namespace
+
 // The calls run one at a time; only running one is awaited. What happens to a call that
 // does not run (skipped, rejected, paused, deferred) and what a call's result does are
 // plain functions: a coroutine keeps every local of every branch in its frame, and this
@@ -174,8 +199,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
     o.reason = "awaiting_approval";
     o.message = verdict.message;
-    PendingApproval pending{"a_" + IdempotencyKey(ctx, p.position), name, p.call->args, std::string(ctx.user_text()), {},
-                            verdict.approval, verdict.prompt, verdict.provenance};
+    PendingApproval pending = Paused(ctx, p, verdict);
     Json data = CallEventData(ctx, p);
     data["approval_id"] = pending.id;
     if (pending.reason != ApprovalReason::kPolicy) data["reason"] = kApprovalReasons.Name(pending.reason);

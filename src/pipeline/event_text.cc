@@ -9,10 +9,11 @@ EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, cons
   JsonObjectText o(out);
   {
     JsonObjectText in(o.Key("input"));  // TurnInputToJson's members
-    if (input.approve) in.Bool("approve", *input.approve);
+    if (input.approve) in.Value("approve", ApprovalAnswerToJson(*input.approve));
     if (input.cancel) in.Bool("cancel", true);
     if (!input.idempotency_key.empty()) in.String("idempotency_key", input.idempotency_key);
     if (!input.page_context.is_null()) in.Value("page_context", input.page_context);
+    if (!input.revoke.empty()) in.String("revoke", input.revoke);
     if (input.say) in.String("say", *input.say);
     if (input.select) in.String("select", *input.select);
     in.String("speaker", input.speaker);

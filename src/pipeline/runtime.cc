@@ -689,9 +689,13 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   record.withdrawn_clarification_id = decided.withdrawn_clarification_id;
   if (decided.decided_approval) {
     record.decided_approval_id = decided.decided_approval->id;
-    record.approval_decision = decided.approval_granted ? "granted" : "denied";
+    record.approval_decision = decided.approval_answer.decision ? "granted" : "denied";
+    record.approved_args = decided.approved_args;
+    record.approval_message = decided.approval_answer.message;
   }
   record.cancelled_approval_id = decided.cancelled_approval_id;
+  record.lapsed_approval_id = decided.lapsed_approval_id;
+
   record.delivered_notices = ctx.extras().delivered_notices;
   record.lease_change = ctx.lease_change();
   record.lease_expected_version = ctx.lease().version;
@@ -748,7 +752,13 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     // The failure note, for the model's next call too (the turn's context is the session's).
     ctx.EditMessage(ctx.history().size() - 1).text = record.result.reply;
   }
-  co_return std::move(record.result);
+  // The result the caller gets says what is still pending after the turn (a
+  // safety-override turn, a blocked one), not only what this turn asked; the stored
+  // record keeps what the turn itself opened.
+  TurnResult& result = record.result;
+  if (!result.clarification && session.state.pending_clarification) result.clarification = *session.state.pending_clarification;
+  if (!result.approval && session.state.pending_approval) result.approval = *session.state.pending_approval;
+  co_return std::move(result);
 }
 
 Task<Status> Runtime::Impl::CheckKeyUnused(const std::string& session_id, const TurnInput& input) {

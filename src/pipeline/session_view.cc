@@ -1,5 +1,8 @@
 #include "reins/session_view.h"
 
+#include "policy/approval/standing_permissions.h"
+#include "turn/session_state.h"
+
 namespace reins {
 namespace {
 
@@ -37,7 +40,14 @@ Result<SessionSummary> SessionView::Summarize(SessionRecord s) const {
   REINS_ASSIGN_OR_RETURN(Lease lease, store_.LoadLease(session_id));
   if (lease.ActiveAt(clock_.NowMs())) out.lease = std::move(lease);
   out.pending_clarification = Pending(s.state, "pending_clarification");
-  out.pending_approval = Pending(s.state, "pending_approval");
+  const SessionState state = SessionState::FromJson(s.state);
+  // A lapsed approval is withdrawn by the session's next turn, on whichever replica.
+  if (state.pending_approval && !state.pending_approval->LapsedAt(clock_.NowMs())) {
+    out.pending_approval = PendingApprovalToJson(*state.pending_approval);
+  }
+  for (const StandingPermission& p : StandingPermissions(state)) {
+    out.remembered_approvals.push_back({{"tool", p.tool}, {"by", p.by}, {"turn", p.turn}, {"at", FormatIsoTime(p.at_ms)}});
+  }
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "pipeline/turn_pipeline.h"
 
 #include "pipeline/event_text.h"
+#include "policy/approval/approval_answer.h"
 #include "policy/approval/approval_words.h"
+#include "policy/approval/standing_permissions.h"
 #include "policy/registry.h"
 
 #include <algorithm>
@@ -80,7 +82,31 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
     Cancel(ctx, phase);
     return true;
   }
+  if (!ctx.input.revoke.empty()) {
+    Revoke(ctx, phase);
+    return true;
+  }
   return false;
+}
+
+// Ends the standing permission the person gave a tool (TurnInput::revoke): its next call
+// that the approval rule pauses asks again. No model call, nothing in the history.
+void TurnPipeline::Revoke(TurnContext& ctx, TurnPhaseMachine& phase) {
+  const std::string& tool = ctx.input.revoke;
+  const bool found = RevokeStandingPermission(ctx.session, tool);
+  ctx.Emit("approval.revoked", {{"tool", tool}, {"by", ctx.input.speaker}, {"found", found}});
+  const ToolDef* def = ctx.FindTool(tool);
+  const std::string title = "\u201c" + (def != nullptr ? def->title : DefaultToolTitle(tool)) + "\u201d";
+  Deliver(ctx, found ? "Okay: I will ask you again before each " + title + "."
+                     : "There was no standing permission for " + title + "; I ask before each one already.",
+          phase);
+}
+
+// The person answered an approval that had lapsed: nothing runs, and they are told.
+void TurnPipeline::AnswerLapsed(TurnContext& ctx, std::string note, TurnPhaseMachine& phase) {
+  ctx.Append(Message::User(ctx.input.approve->decision ? "Yes, go ahead." : "No.", ctx.input.speaker));
+  ctx.Append(Message::Assistant(note));
+  Deliver(ctx, std::move(note), phase);
 }
 
 // "Stop": releases the floor and withdraws whatever was pending (a clarification, an
@@ -126,23 +152,12 @@ void TurnPipeline::Close(TurnContext& ctx, const TurnPhaseMachine& phase) {
 Status TurnPipeline::Admit(TurnContext& ctx) {
   const TurnInput& in = ctx.input;  // well formed: Runtime::RunTurn checked it
   HeapOptional<PendingApproval>& approval = ctx.session.pending_approval;
-  if (in.approve) {
-    if (!approval) return FailedPrecondition("there is no pending approval to answer with approve");
-    PendingDecisions& d = ctx.decide();
-    d.decided_approval = std::make_unique<PendingApproval>(std::move(*approval));
-    approval.reset();
-    d.approval_granted = *in.approve;
-    ctx.request_tools = d.decided_approval->request_tools;
-    ctx.Emit(d.approval_granted ? EventType::kApprovalGranted : EventType::kApprovalDenied,
-             {{"id", d.decided_approval->id}, {"tool", d.decided_approval->tool},
-              {"args", d.decided_approval->args}, {"by", in.speaker}});
-    return {};
-  }
+  if (in.approve) return AnswerApproval(ctx);
   if (approval) {
     // A pending approval holds the session: nothing new reaches the model until the
     // person decides (or, with floor control on, cancels).
-    return FailedPrecondition("an approval is pending for " + approval->tool +
-                              ": answer it with approve: true or approve: false first");
+    return FailedPrecondition("an approval is pending (" + approval->prompt +
+                              "): answer it with approve: true or approve: false first");
   }
   HeapOptional<PendingClarification>& pending = ctx.session.pending_clarification;
   if (in.select) {
@@ -194,10 +209,13 @@ ChainOutcome RecordDenial(TurnContext& ctx, const ToolCall& call) {
   o.status = ToolOutcome::Status::kRejected;
   o.reason = "denied";
   o.message = "denied by user";
+  // What the person said with the denial reaches the model (docs/human-in-the-loop.md).
+  const std::string& said = ctx.decisions().approval_answer.message;
+  if (!said.empty()) o.message += ": " + said;
   ctx.Emit("tool.rejected", {{"call_id", call.id}, {"name", call.name}, {"args", call.args},
                              {"response", ctx.response_index}, {"position", 0}, {"reason", "denied"},
                              {"message", o.message}});
-  Json content = {{"success", false}, {"next_action", "error"}, {"error", "rejected: denied by user"}};
+  Json content = {{"success", false}, {"next_action", "error"}, {"error", "rejected: " + o.message}};
   ctx.Append(Message::Tool(call.id, call.name, content.dump(), true));
   ctx.result.tools.push_back(std::move(o));
   return ChainOutcome{ChainStop::kError, {}, {}};
@@ -231,16 +249,13 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
   phase.Enter(TurnPhase::kAwaitingApproval);
   if (approval.prompt.empty()) {  // the tool's approval rule: the call in words, never as JSON
     const ToolDef* tool = ctx.FindTool(approval.tool);
-    approval.prompt = tool != nullptr ? ApprovalQuestion(*tool, approval.args)
+    approval.prompt = tool != nullptr ? ApprovalQuestion(*tool, approval.args, &ctx.session.entities)
                                       : "Should I go ahead with \u201c" + DefaultToolTitle(approval.tool) + "\u201d? (approve or deny)";
   }
   ctx.Append(Message::Assistant(approval.prompt));
   ctx.result.reply = Told(ctx, approval.prompt);
-  Json event = {{"id", approval.id}, {"tool", approval.tool}, {"args", approval.args},
-                {"reason", kApprovalReasons.Name(approval.reason)}, {"prompt", approval.prompt}};
-  if (!approval.provenance.is_null()) event["provenance"] = approval.provenance;
   ctx.result.approval = approval;
-  ctx.Emit("approval", std::move(event));
+  ctx.Emit("approval", PendingApprovalToJson(approval));
   if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   ctx.session.pending_approval = std::move(approval);
 }
@@ -331,7 +346,7 @@ std::string TurnPipeline::WithNotices(TurnContext& ctx, std::string reply, bool 
   for (const auto& [id, text] : extras.pending_notices) {
     front += (front.empty() ? "" : " ") + text;
     ctx.result.notices.push_back(text);
-    extras.delivered_notices.push_back(id);
+    if (id > 0) extras.delivered_notices.push_back(id);  // 0: the runtime's own (a lapsed approval), not stored
     ctx.Emit("notice", {{"id", id}, {"text", text}});
   }
   extras.pending_notices.clear();
@@ -431,6 +446,17 @@ std::optional<Status> TurnPipeline::Open(TurnContext& ctx, TurnPhaseMachine& pha
     ctx.admitted = true;
     Close(ctx, phase);
     return OkStatus();
+  }
+  // An approval that waited past its ttl_s is withdrawn before anything reads it; the
+  // person hears of it in this turn's reply.
+  if (std::optional<std::string> lapsed = LapseApproval(ctx)) {
+    if (ctx.input.approve) {
+      ctx.admitted = true;
+      AnswerLapsed(ctx, std::move(*lapsed), phase);
+      Close(ctx, phase);
+      return OkStatus();
+    }
+    ctx.extend().pending_notices.emplace_back(0, std::move(*lapsed));
   }
   if (Status admitted = Admit(ctx); !admitted.ok()) return admitted;
   ctx.admitted = true;

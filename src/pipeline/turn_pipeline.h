@@ -101,6 +101,8 @@ class TurnPipeline {
   void Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachine& phase);
   static void WithdrawDeferred(TurnContext& ctx, const std::string& reason);
   static void Cancel(TurnContext& ctx, TurnPhaseMachine& phase);
+  void Revoke(TurnContext& ctx, TurnPhaseMachine& phase);
+  void AnswerLapsed(TurnContext& ctx, std::string note, TurnPhaseMachine& phase);
 
   PolicyChain policies_;
   ChainExecutor executor_;

@@ -37,7 +37,7 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
     chain.Add(std::make_unique<OutsideDataRecorder>(config.untrusted_data.max_identifiers));
   }
   if (config.untrusted_data.enabled) chain.Add(std::make_unique<UntrustedDataGuard>(config));
-  chain.Add(std::make_unique<ApprovalPolicy>());
+  chain.Add(std::make_unique<ApprovalPolicy>(config));
   chain.Add(std::make_unique<DeferralPolicy>());
   chain.Add(std::make_unique<ClarifyTruncation>());
   chain.Add(std::make_unique<ClarificationAnswer>());

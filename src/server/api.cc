@@ -25,6 +25,7 @@ const HandlerEntry kHandlers[] = {
     {Endpoint::kTrace, &Api::Impl::GetTrace, true},
     {Endpoint::kTimeline, &Api::Impl::GetTimeline, true},
     {Endpoint::kLease, &Api::Impl::CancelLease, true},
+    {Endpoint::kRememberedApproval, &Api::Impl::RevokeApproval, true},
     {Endpoint::kEvents, &Api::Impl::StreamEvents, true},
     {Endpoint::kChatCompletions, &Api::Impl::ChatCompletions, false},
     {Endpoint::kModels, &Api::Impl::ListModels, false},
@@ -62,11 +63,12 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
   const auto start = std::chrono::steady_clock::now();
   const Route route = MatchRoute(req.path, req.method);
   std::string tenant;
+  const KeyStore::Grant* grant = nullptr;
   // Admitted, routed, handled: the handler awaited here rather than in a coroutine of
   // its own, whose frame a turn would hold while it waits on its model.
   const HandlerEntry* entry = FindHandler(route.endpoint);
-  if (co_await impl->Admitted(req, res, route, &tenant)) {
-    const Exchange x{req, res, route.session_id, tenant, route.label, start};  // named: see responses.h on GCC 12
+  if (co_await impl->Admitted(req, res, route, &tenant, &grant)) {
+    const Exchange x{req, res, route.session_id, tenant, grant, route.label, start, route.item};  // named: see responses.h on GCC 12
     if (co_await impl->Routed(x, entry != nullptr && entry->per_session, entry != nullptr, route.endpoint, route.method)) {
       co_await (impl.get()->*(entry->handler))(x);
     }
@@ -79,9 +81,10 @@ Task<void> Api::Handle(const ServerRequest& req, ServerResponse& res) {
 // The frames of the request's path stay alive as long as its turn waits on the model:
 // refusals are answered in coroutines of their own, whose frames (the error, its
 // headers) are gone by then.
-Task<bool> Api::Impl::Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant) {
+Task<bool> Api::Impl::Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant,
+                               const KeyStore::Grant** grant) {
   Headers extra;
-  std::optional<ApiError> refused = Admit(req, route, tenant, &extra);
+  std::optional<ApiError> refused = Admit(req, route, tenant, grant, &extra);
   if (!refused) co_return true;
   if (IsOpenAiEndpoint(route.endpoint)) {
     co_await SendChatError(res, *refused, extra);
@@ -112,22 +115,34 @@ void Api::OnPeerEvent(const std::string& session_id, const TraceEvent& event) {
 // Shutdown, authentication and rate limiting, before anything else. Every path but the
 // open probes needs a key, unknown paths included: what a keyless client learns is 401.
 std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, const Route& route, std::string* tenant,
-                                         Headers* extra) {
+                                         const KeyStore::Grant** grant, Headers* extra) {
   if (IsOpenEndpoint(route.endpoint)) return std::nullopt;
   if (shutting_down) return Err(503, "shutting_down", "the server is shutting down; retry against another instance");
   std::string bucket = "local";
   if (keys) {
     std::string auth = req.Header("authorization");
     std::string key = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
-    *tenant = key.empty() ? "" : keys->Authenticate(key);
+    *grant = key.empty() ? nullptr : keys->Authenticate(key);
     if (key.empty()) return Err(401, "unauthorized", "send Authorization: Bearer <key> (create one with reins keys add TENANT)");
-    if (tenant->empty()) return Err(401, "unauthorized", "the API key is not valid");
+    if (*grant == nullptr) return Err(401, "unauthorized", "the API key is not valid");
+    *tenant = (*grant)->tenant;
     bucket = Sha256Hex(key);
   }
   if (int64_t wait = limiter.Acquire(bucket, NowMs()); wait > 0) {
     (*extra)["Retry-After"] = std::to_string((wait + 999) / 1000);
     return Err(429, "rate_limited", "too many requests for this key; retry after the Retry-After delay");
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> Api::Impl::ActAs(const KeyStore::Grant* grant, TurnInput& in) {
+  if (grant == nullptr) return std::nullopt;
+  if (!grant->SpeaksFor(in.speaker)) {
+    std::string names;
+    for (const std::string& s : grant->speakers) names += (names.empty() ? "" : ", ") + s;
+    return Err(403, "speaker_not_allowed", "this API key speaks only for " + names + ", not for '" + in.speaker + "'");
+  }
+  in.roles = grant->roles;
   return std::nullopt;
 }
 

@@ -39,8 +39,11 @@ struct Exchange {
   ServerResponse& res;
   const std::string& session_id;
   const std::string& tenant;
+  // The caller's API key (the speakers and roles it may act as); null without keys.
+  const KeyStore::Grant* grant;
   std::string_view route;
   std::chrono::steady_clock::time_point start;
+  std::string_view item;  // the route's item after the session (Route::item)
 };
 
 // What GET .../trace shows of each turn (its events), and GET .../timeline (the
@@ -174,13 +177,15 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
                                      std::shared_ptr<void> slot);
 
   // api.cc: admission and routing.
-  std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant, Headers* extra);
+  std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant,
+                                const KeyStore::Grant** grant, Headers* extra);
   void Record(std::string_view method, std::string_view path, std::string_view remote, std::string_view route,
               int status, std::string_view tenant, std::chrono::steady_clock::duration took);
   // Records the exchange's request once its held response is answered (`answered` of
   // ServerResponse::Hold): the request is gone by then, and Handle returned.
   std::function<void(int status)> Recorder(const Exchange& x);
-  Task<bool> Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant);
+  Task<bool> Admitted(const ServerRequest& req, ServerResponse& res, const Route& route, std::string* tenant,
+                      const KeyStore::Grant** grant);
   Task<bool> Routed(Exchange x, bool per_session, bool found, Endpoint endpoint, const char* method);
 
   // session_handlers.cc
@@ -204,6 +209,11 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
                         std::shared_ptr<void> slot);
   Task<void> AnswerTurn(ServerResponse& res, const TurnAnswer& to, TurnOutcome outcome);
   Task<void> CancelLease(Exchange x);
+  Task<void> RevokeApproval(Exchange x);
+  // A turn spoken with the caller's key: refused (403 speaker_not_allowed) when the key
+  // names the speakers it speaks for and this is not one; otherwise given the key's
+  // roles (an approval whose approvers list role:NAME admits them).
+  static std::optional<ApiError> ActAs(const KeyStore::Grant* grant, TurnInput& in);
   Task<void> StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in, std::shared_ptr<void> slot,
                         Headers headers = {});
   Task<void> AnswerUnstarted(ServerResponse& res, const std::string& id, const std::string& key,
@@ -236,6 +246,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   class ChunkWriter;
   Task<std::unique_ptr<ChatCall>> PrepareChat(Exchange x);
   Task<std::optional<ChatOutcome>> ReplayChat(const ChatTurn& turn, Status refused);
+  Task<bool> KeyUsed(const std::string& id, const std::string& key);
   Task<std::optional<ApiError>> FindChatSession(const ServerRequest& req, const ChatRequest& chat,
                                                 std::string tenant, ChatTurn* turn);
   // `turn` and `tenant` are the caller's (ChatCompletions' call, its exchange), which
@@ -252,6 +263,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
                            const std::string& id, ChunkWriter& writer, const Result<TurnResult>& ran,
                            std::optional<ChatOutcome> replayed);
   Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
+  Task<void> AskAgain(ServerResponse& res, const ChatRequest& chat, const std::string& id, const std::string& tenant,
+                      std::string text, const Json& clarification, const Json& approval);
   Task<Result<TracePage>> ReadPage(std::string id, TurnRange range, TraceForm form);
   Task<void> SendTrace(Exchange x, TraceForm form);
   Task<void> StreamTrace(ServerResponse& res, std::string id, TraceForm form);

@@ -200,9 +200,58 @@ Task<std::unique_ptr<Api::Impl::ChatCall>> Api::Impl::PrepareChat(Exchange x) {
     clarification = summary->pending_clarification;
     approval = summary->pending_approval;
   }
-  turn.input = ChatTurnInput(chat, clarification, approval, turn.key);
+  ChatAnswer answer = ReadChatAnswer(chat, clarification, approval, turn.key);
+  if (auto refused = ActAs(x.grant, answer.turn)) {
+    co_await SendChatError(x.res, *refused, SessionHeader(turn.session_id));
+    co_return nullptr;
+  }
+  // Nothing is guessed: the question again, with what is pending, and no turn. Unless
+  // this is a resend of the request that asked it: the turn runs, is refused as a
+  // resend, and its stored answer is replayed.
+  if (!answer.ask_again.empty() && !co_await KeyUsed(turn.session_id, answer.turn.idempotency_key)) {
+    co_await AskAgain(x.res, chat, turn.session_id, x.tenant, std::move(answer.ask_again), clarification, approval);
+    co_return nullptr;
+  }
+  turn.input = std::move(answer.turn);
   turn.input.traceparent = TraceparentOf(x.req);
   co_return std::move(call);
+}
+
+// Whether a turn of the session already used `key`.
+Task<bool> Api::Impl::KeyUsed(const std::string& id, const std::string& key) {
+  if (key.empty()) co_return false;
+  const SessionView& view = sessions;
+  std::function<bool()> read = [&view, id, key] {
+    Result<std::optional<StoredTrace>> found = view.TurnByKey(id, key);
+    return found.ok() && found->has_value();
+  };
+  co_return co_await OnStore<bool>(std::move(read));
+}
+
+// An answer that fit several options of the pending clarification, or none (or neither
+// yes nor no to a pending approval): the client gets the question again as the
+// assistant's message, in the shape a turn's would have, and the conversation's history
+// with it leads to the same session.
+Task<void> Api::Impl::AskAgain(ServerResponse& res, const ChatRequest& chat, const std::string& id,
+                               const std::string& tenant, std::string text, const Json& clarification,
+                               const Json& approval) {
+  ChatOutcome outcome;
+  Json& result = outcome.result;
+  result = {{"turn_id", "ask_" + std::to_string(NowMs())}, {"reply", std::move(text)}};
+  if (clarification.is_object()) {
+    Json c = clarification.value("clarification", Json::object());
+    c["id"] = clarification.value("id", "");
+    result["clarification"] = std::move(c);
+    result["status"] = "awaiting_clarification";
+  } else {
+    result["approval"] = approval;
+    result["status"] = "awaiting_approval";
+  }
+  if (!chat.stream) co_return co_await SendChatOutcome(res, chat, id, tenant, std::move(outcome), SessionHeader(id));
+  if (!(co_await res.StartStream(SessionHeader(id))).ok()) co_return;
+  ChunkWriter writer(res, CompletionHead{"chatcmpl-", runtime.config()->name, NowMs() / 1000}, chat.include_usage);
+  co_await EndChatStream(res, chat, tenant, id, writer, Result<TurnResult>(FailedPrecondition("asked again")),
+                         std::move(outcome));
 }
 
 // The session a request continues, or a new one; 404 or 409 when it names none of the

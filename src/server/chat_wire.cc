@@ -3,6 +3,7 @@
 #include "domain/json_parse.h"
 #include "domain/json_text.h"
 #include "domain/text.h"
+#include "domain/typed_answer.h"
 #include "server/keys.h"
 
 namespace reins {
@@ -61,41 +62,38 @@ std::optional<ApiError> ReadMessages(const Json& messages, std::vector<ChatMessa
 }
 
 std::optional<ApiError> ReadExtension(const Json& j, ChatRequest* out) {
-  if (!j.is_object()) return Bad("'reins' must be an object ({\"select\": ID} or {\"approve\": true|false})");
+  if (!j.is_object()) {
+    return Bad("'reins' must be an object ({\"select\": ID} or {\"approve\": true|false|{decision, args?, message?, remember?}})");
+  }
   for (const auto& [key, value] : j.items()) {
     if (key == "select" && value.is_string()) {
       out->select = value.get<std::string>();
-    } else if (key == "approve" && value.is_boolean()) {
-      out->approve = value.get<bool>();
+    } else if (key == "approve") {
+      Result<ApprovalAnswer> answer = ApprovalAnswerFromJson(value);
+      if (!answer.ok()) return Bad("'reins.approve': " + answer.status().message());
+      out->approve = std::move(answer).value();
     } else {
-      return Bad("'reins." + key + "' is not known (expected select: a string, or approve: true or false)");
+      return Bad("'reins." + key + "' is not known (expected select: a string, or approve: true, false or "
+                 "{decision, args?, message?, remember?})");
     }
   }
   if (out->select && out->approve) return Bad("'reins' may hold select or approve, not both");
   return std::nullopt;
 }
 
-// An answer as it is compared: trimmed, ASCII case folded.
-std::string Folded(std::string_view s) { return AsciiLower(TrimmedSpace(s)); }
-
-// The option a text names, by id or by title (case-insensitive); "" when none.
-std::string OptionNamed(const Json& pending, const std::string& text) {
-  const std::string wanted = Folded(text);
-  if (wanted.empty() || !pending.is_object()) return "";
-  const Json options = pending.value("clarification", Json::object()).value("options", Json::array());
-  for (const Json& o : options) {
-    if (!o.is_object()) continue;
-    const std::string id = o.value("id", "");
-    if (AsciiLower(id) == wanted || Folded(o.value("title", "")) == wanted) return id;
-  }
-  return "";
+// The question a session has pending (as its state keeps it: {id, clarification, ...}),
+// read back through the envelope's reader, which refuses options without ids.
+std::optional<Clarification> PendingQuestion(const Json& pending) {
+  if (!pending.is_object() || !pending.contains("clarification")) return std::nullopt;
+  ResultEnvelope e = NormaliseToolResult(Json{{"next_action", "clarification_needed"}, {"clarification", pending["clarification"]}});
+  if (!e.clarification) return std::nullopt;
+  return *e.clarification;
 }
 
-std::optional<bool> Decision(const std::string& text) {
-  const std::string t = Folded(text);
-  if (t == "yes" || t == "approve") return true;
-  if (t == "no" || t == "deny") return false;
-  return std::nullopt;
+// A message that drops the question instead of answering it.
+bool Cancels(const std::string& text) {
+  const std::string t = AsciiLower(TrimmedSpace(text));
+  return t == "cancel" || t == "stop" || t == "never mind" || t == "nevermind" || t == "forget it";
 }
 
 const char* ErrorType(int status) {
@@ -160,33 +158,52 @@ std::string ConversationDigest(const std::string& user, const std::vector<ChatMe
   return Sha256Hex(canonical.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
-TurnInput ChatTurnInput(const ChatRequest& req, const Json& pending_clarification, const Json& pending_approval,
-                        std::string key) {
-  TurnInput in;
+ChatAnswer ReadChatAnswer(const ChatRequest& req, const Json& pending_clarification, const Json& pending_approval,
+                          std::string key) {
+  ChatAnswer out;
+  TurnInput& in = out.turn;
   in.speaker = req.user;
   in.idempotency_key = std::move(key);
   if (req.select) {
     in.select = req.select;
-  } else if (req.approve) {
-    in.approve = req.approve;
-  } else if (std::string option = OptionNamed(pending_clarification, req.last.text); !option.empty()) {
-    in.select = std::move(option);
-  } else if (std::optional<bool> decision = Decision(req.last.text); decision && pending_approval.is_object()) {
-    in.approve = decision;
-  } else {
-    in.say = req.last.text;
+    return out;
   }
-  return in;
+  if (req.approve) {
+    in.approve = req.approve;
+    return out;
+  }
+  if (std::optional<Clarification> pending = PendingQuestion(pending_clarification); pending && !Cancels(req.last.text)) {
+    const OptionMatch match = MatchOption(pending->options, req.last.text);
+    if (match.kind == OptionMatch::Kind::kOne) {
+      in.select = pending->options[match.index].id;
+    } else {
+      out.ask_again = AskAgain(*pending, match);
+      in.say = req.last.text;
+    }
+    return out;
+  }
+  if (pending_approval.is_object()) {
+    if (std::optional<bool> decision = TypedDecision(req.last.text)) {
+      in.approve = *decision;
+    } else {
+      out.ask_again = "Please answer yes or no. " + pending_approval.value("prompt", std::string("Should I go ahead?"));
+      in.say = req.last.text;
+    }
+    return out;
+  }
+  in.say = req.last.text;
+  return out;
 }
 
 std::string AssistantText(const Json& result) {
   std::string text = result.value("reply", "");
   if (text.empty() && result.value("status", "") == "blocked") text = result.value("blocked_reason", "");
-  if (const auto c = result.find("clarification"); c != result.end() && c->is_object()) {
+  const bool asks = result.value("status", "") == "awaiting_clarification";
+  if (const auto c = result.find("clarification"); asks && c != result.end() && c->is_object()) {
+    size_t n = 0;
     for (const Json& o : c->value("options", Json::array())) {
-      std::string line = "- " + o.value("title", o.value("id", ""));
-      if (const std::string subtitle = o.value("subtitle", ""); !subtitle.empty()) line += " (" + subtitle + ")";
-      text += (text.empty() ? "" : "\n") + line;
+      ClarificationOption option{o.value("id", ""), o.value("title", ""), o.value("subtitle", ""), std::nullopt, nullptr};
+      text += (text.empty() ? "" : "\n") + std::to_string(++n) + ". " + OptionLine(option);
     }
   }
   return text;

@@ -33,9 +33,10 @@ struct ChatRequest {
   std::string user = "user";  // the speaker, for the floor
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
-  // The `reins` extension: an answer by id, not by text.
+  // The `reins` extension: an answer by id, not by text; an approval's long form
+  // ({decision, args?, message?, remember?}) goes only this way.
   std::optional<std::string> select;
-  std::optional<bool> approve;
+  std::optional<ApprovalAnswer> approve;
 };
 
 // 400 (with the field named) for what cannot be a governed turn: no messages, a last
@@ -49,15 +50,26 @@ std::optional<ApiError> ParseChatRequest(std::string_view body, ChatRequest* out
 // history belongs to. Whitespace around each text does not count (chat UIs trim).
 std::string ConversationDigest(const std::string& user, const std::vector<ChatMessage>& messages);
 
-// The turn the last message makes. With a clarification pending (`pending_clarification`
-// as the session state keeps it, null when none), an option's id or exact title
-// (case-insensitive) selects it; with an approval pending, yes/approve or no/deny
-// decides it; anything else is said. `key` is the turn's idempotency key.
-TurnInput ChatTurnInput(const ChatRequest& req, const Json& pending_clarification, const Json& pending_approval,
-                        std::string key);
+// What the last message does. With a clarification pending (`pending_clarification` as
+// the session state keeps it, null when none), an answer that names one option
+// (domain/typed_answer.h: its number, id, title, displayed line or a part only it has)
+// selects it; one that fits several options or none is asked again, unless it is a
+// cancel ("cancel", "stop", "never mind"), which is said. With an approval pending (the
+// API's approval payload, null when none), yes or no in words decides it; anything else
+// is asked again. Otherwise the message is said. `key` is the turn's idempotency key.
+struct ChatAnswer {
+  TurnInput turn;
+  // Not empty: no turn runs; the client gets this and the pending question, again
+  // (`turn` then says the message as it came, for a resend of the request that asked:
+  // the runtime refuses it as a resend, and the stored answer is replayed).
+  std::string ask_again;
+};
+ChatAnswer ReadChatAnswer(const ChatRequest& req, const Json& pending_clarification, const Json& pending_approval,
+                          std::string key);
 
 // What the assistant message says for a turn (TurnResultToJson's shape): the reply,
-// the options of a clarification listed under it, a blocked turn's reason.
+// the options of a clarification it asked listed under it, numbered, a blocked turn's
+// reason.
 std::string AssistantText(const Json& result);
 
 struct ChatUsage {

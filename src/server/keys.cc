@@ -1,5 +1,6 @@
 #include "server/keys.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -18,22 +19,55 @@ namespace reins {
 namespace {
 
 struct Tenant {
-  std::vector<std::string> hashes;
+  std::vector<KeyStore::Grant> keys;
   std::optional<int64_t> max_sessions;
 };
 using Tenants = std::map<std::string, Tenant>;
 
 constexpr size_t kMaxKeysFileBytes = 1 << 20;
 
+// A list of names (speakers, roles) under one key.
+Status ReadNames(const std::string& where, const YAML::Node& list, std::vector<std::string>* out) {
+  if (!list.IsSequence()) return InvalidArgument(where + " must be a list of names");
+  for (const auto& n : list) {
+    const std::string name = n.IsScalar() ? n.Scalar() : "";
+    if (name.empty() || name.size() > 128) return InvalidArgument(where + " holds a name that is not 1 to 128 characters");
+    out->push_back(name);
+  }
+  return {};
+}
+
+// A key: its hash alone, or {hash, speakers?, roles?}.
+Status ReadKey(const std::string& where, const YAML::Node& node, KeyStore::Grant* out) {
+  if (node.IsMap()) {
+    for (const auto& field : node) {
+      const std::string key = field.first.IsScalar() ? field.first.Scalar() : "";
+      if (key == "hash" && field.second.IsScalar()) {
+        out->hash = field.second.Scalar();
+      } else if (key == "speakers") {
+        REINS_RETURN_IF_ERROR(ReadNames(where + ".speakers", field.second, &out->speakers));
+      } else if (key == "roles") {
+        REINS_RETURN_IF_ERROR(ReadNames(where + ".roles", field.second, &out->roles));
+      } else {
+        return InvalidArgument(where + " has unknown key '" + key + "' (expected hash, speakers, roles)");
+      }
+    }
+  } else if (node.IsScalar()) {
+    out->hash = node.Scalar();
+  }
+  if (!RE2::FullMatch(out->hash, "[0-9a-f]{64}")) {
+    return InvalidArgument(where + " holds '" + out->hash.substr(0, 12) + "...', not a lowercase SHA-256 hex hash");
+  }
+  return {};
+}
+
 Status ReadHashes(const std::string& path, const std::string& tenant, const YAML::Node& list, Tenant* out) {
   if (!list.IsSequence()) return InvalidArgument(path + ": tenants." + tenant + " must list SHA-256 hashes");
   for (const auto& h : list) {
-    std::string hash = h.IsScalar() ? h.Scalar() : "";
-    if (!RE2::FullMatch(hash, "[0-9a-f]{64}")) {
-      return InvalidArgument(path + ": tenants." + tenant + " holds '" + hash.substr(0, 12) +
-                             "...', not a lowercase SHA-256 hex hash");
-    }
-    out->hashes.push_back(hash);
+    KeyStore::Grant grant;
+    grant.tenant = tenant;
+    REINS_RETURN_IF_ERROR(ReadKey(path + ": tenants." + tenant, h, &grant));
+    out->keys.push_back(std::move(grant));
   }
   return {};
 }
@@ -123,10 +157,14 @@ Result<KeyStore> KeyStore::Load(const std::string& path) {
   if (!tenants.ok()) return tenants.status();
   KeyStore store;
   for (const auto& [tenant, t] : *tenants) {
-    for (const std::string& h : t.hashes) store.hashes_.emplace_back(h, tenant);
+    store.grants_.insert(store.grants_.end(), t.keys.begin(), t.keys.end());
     if (t.max_sessions) store.max_sessions_[tenant] = *t.max_sessions;
   }
   return store;
+}
+
+bool KeyStore::Grant::SpeaksFor(const std::string& speaker) const {
+  return speakers.empty() || std::find(speakers.begin(), speakers.end(), speaker) != speakers.end();
 }
 
 std::optional<int64_t> KeyStore::MaxSessions(const std::string& tenant) const {
@@ -135,16 +173,17 @@ std::optional<int64_t> KeyStore::MaxSessions(const std::string& tenant) const {
   return it->second;
 }
 
-std::string KeyStore::Authenticate(std::string_view key) const {
+const KeyStore::Grant* KeyStore::Authenticate(std::string_view key) const {
   const std::string hash = Sha256Hex(key);
-  std::string found;
-  for (const auto& [h, tenant] : hashes_) {  // every entry compared: timing says nothing
-    if (CRYPTO_memcmp(h.data(), hash.data(), hash.size()) == 0) found = tenant;
+  const Grant* found = nullptr;
+  for (const Grant& g : grants_) {  // every entry compared: timing says nothing
+    if (CRYPTO_memcmp(g.hash.data(), hash.data(), hash.size()) == 0) found = &g;
   }
   return found;
 }
 
-Result<std::string> AddKey(const std::string& path, const std::string& tenant) {
+Result<std::string> AddKey(const std::string& path, const std::string& tenant, const std::vector<std::string>& speakers,
+                           const std::vector<std::string>& roles) {
   if (!RE2::FullMatch(tenant, "[A-Za-z0-9_-]{1,64}")) {
     return InvalidArgument("tenant '" + tenant + "': use 1 to 64 letters, digits, '_' or '-'");
   }
@@ -154,20 +193,40 @@ Result<std::string> AddKey(const std::string& path, const std::string& tenant) {
   unsigned char random[32];
   if (RAND_bytes(random, sizeof random) != 1) return Internal("no randomness available for a new key");
   std::string key = "rk_" + Base64Url(random, sizeof random);
-  all[tenant].hashes.push_back(Sha256Hex(key));
+  for (const std::string& name : speakers) {
+    if (name.empty() || name.size() > 128) return InvalidArgument("speaker '" + name + "': use 1 to 128 characters");
+  }
+  for (const std::string& name : roles) {
+    if (!RE2::FullMatch(name, "[A-Za-z0-9_.-]{1,64}")) {
+      return InvalidArgument("role '" + name + "': use 1 to 64 letters, digits, '_', '.' or '-'");
+    }
+  }
+  all[tenant].keys.push_back(KeyStore::Grant{Sha256Hex(key), tenant, speakers, roles});
 
   YAML::Emitter out;
+  auto keys = [&out](const Tenant& t) {
+    out << YAML::BeginSeq;
+    for (const KeyStore::Grant& g : t.keys) {
+      if (g.speakers.empty() && g.roles.empty()) {
+        out << g.hash;
+        continue;
+      }
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "hash" << YAML::Value << g.hash;
+      if (!g.speakers.empty()) out << YAML::Key << "speakers" << YAML::Value << YAML::Flow << g.speakers;
+      if (!g.roles.empty()) out << YAML::Key << "roles" << YAML::Value << YAML::Flow << g.roles;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  };
   out << YAML::BeginMap << YAML::Key << "tenants" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, t] : all) {
     out << YAML::Key << name << YAML::Value;
     if (t.max_sessions) {
-      out << YAML::BeginMap << YAML::Key << "keys" << YAML::Value << YAML::BeginSeq;
-      for (const std::string& h : t.hashes) out << h;
-      out << YAML::EndSeq << YAML::Key << "max_sessions" << YAML::Value << *t.max_sessions << YAML::EndMap;
+      out << YAML::BeginMap << YAML::Key << "keys" << YAML::Value;
+      keys(t);
+      out << YAML::Key << "max_sessions" << YAML::Value << *t.max_sessions << YAML::EndMap;
     } else {
-      out << YAML::BeginSeq;
-      for (const std::string& h : t.hashes) out << h;
-      out << YAML::EndSeq;
+      keys(t);
     }
   }
   out << YAML::EndMap << YAML::EndMap;

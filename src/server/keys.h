@@ -1,6 +1,8 @@
 // API keys for `reins serve`: a keys file maps tenant -> SHA-256 hashes of its keys
 // (the keys themselves are never stored) and, optionally, the tenant's session quota.
-// `reins keys add TENANT` makes a new key.
+// A key may also name the speakers it speaks for (any other is refused) and the roles
+// it acts in (an approval whose approvers list role:NAME admits it); docs/security.md.
+// `reins keys add TENANT [--speaker NAME] [--role NAME]` makes a new key.
 #pragma once
 
 #include <cstdint>
@@ -24,19 +26,31 @@ class KeyStore {
   // with loose permissions); InvalidArgument (with the file name and what is wrong)
   // when malformed.
   static Result<KeyStore> Load(const std::string& path);
-  // The tenant a presented key belongs to, "" when unknown. Constant-time comparison.
-  std::string Authenticate(std::string_view key) const;
+  // What a key may do: its tenant, the speakers it may speak as (empty: any) and the
+  // roles it acts in.
+  struct Grant {
+    std::string hash;
+    std::string tenant;
+    std::vector<std::string> speakers;
+    std::vector<std::string> roles;
+    // Whether a turn may be spoken as `speaker` with this key.
+    bool SpeaksFor(const std::string& speaker) const;
+  };
+  // The grant of a presented key, nullptr when unknown. Constant-time comparison.
+  const Grant* Authenticate(std::string_view key) const;
   // The most sessions `tenant` may create; nullopt: no limit.
   std::optional<int64_t> MaxSessions(const std::string& tenant) const;
-  size_t size() const { return hashes_.size(); }
+  size_t size() const { return grants_.size(); }
 
  private:
-  std::vector<std::pair<std::string, std::string>> hashes_;  // (hash, tenant)
+  std::vector<Grant> grants_;
   std::map<std::string, int64_t> max_sessions_;
 };
 
-// Generates a new key for `tenant` ("rk_" + 43 base64url characters), adds its hash to
-// the keys file (created if missing, mode 0600, replaced atomically) and returns it.
-Result<std::string> AddKey(const std::string& path, const std::string& tenant);
+// Generates a new key for `tenant` ("rk_" + 43 base64url characters), adds its hash (with
+// the speakers and roles it is limited to, if any) to the keys file (created if missing,
+// mode 0600, replaced atomically) and returns it.
+Result<std::string> AddKey(const std::string& path, const std::string& tenant,
+                           const std::vector<std::string>& speakers = {}, const std::vector<std::string>& roles = {});
 
 }  // namespace reins

@@ -39,7 +39,9 @@ std::optional<ApiError> ReadTurn(Json& j, std::string_view idempotency_header, T
     if (key == "speaker" || key == "say" || key == "select" || key == "idempotency_key") {
       if (!value.is_string()) return Bad("'" + key + "' must be a string");
     } else if (key == "approve") {
-      if (!value.is_boolean()) return Bad("'approve' must be true or false");
+      Result<ApprovalAnswer> answer = ApprovalAnswerFromJson(value);
+      if (!answer.ok()) return Bad(answer.status().message());
+      in->approve = std::move(answer).value();
     } else if (key == "page_context") {
       if (!value.is_object()) return Bad("'page_context' must be an object");
     } else {
@@ -49,7 +51,6 @@ std::optional<ApiError> ReadTurn(Json& j, std::string_view idempotency_header, T
   in->speaker = j.value("speaker", "user");
   if (j.contains("say")) in->say = j["say"].get<std::string>();
   if (j.contains("select")) in->select = j["select"].get<std::string>();
-  if (j.contains("approve")) in->approve = j["approve"].get<bool>();
   if (j.contains("page_context")) in->page_context = std::move(j["page_context"]);
   const std::string from_body = j.value("idempotency_key", "");
   if (!idempotency_header.empty() && j.contains("idempotency_key") && from_body != idempotency_header) {

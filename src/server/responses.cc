@@ -19,6 +19,8 @@ ApiError FromStatus(const Status& s) {
     case StatusCode::kNotFound: return {404, "not_found", s.message()};
     case StatusCode::kFailedPrecondition: return {409, "conflict", s.message()};
     case StatusCode::kInvalidArgument: return {422, "invalid", s.message()};
+    // The one permission a turn checks: who may answer an approval (approval.approvers).
+    case StatusCode::kPermissionDenied: return {403, "not_an_approver", s.message()};
     case StatusCode::kUnavailable:
       LogDetail("api", s.message());
       return {503, "unavailable", "a part of the server is unavailable; retry shortly"};

@@ -46,12 +46,17 @@ Route MatchRoute(const std::string& path, const std::string& method) {
   if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "models" && !seg[2].empty()) {
     return {Endpoint::kModel, "/v1/models/{id}", std::string(seg[2]), "GET"};
   }
-  if (seg.size() < 2 || seg.size() > 4 || seg[0] != "v1" || seg[1] != "sessions") return {};
+  if (seg.size() < 2 || seg.size() > 5 || seg[0] != "v1" || seg[1] != "sessions") return {};
   if (seg.size() == 2 && method == "GET") return {Endpoint::kListSessions, "/v1/sessions", "", "GET"};
   if (seg.size() == 2) return {Endpoint::kCreateSession, "/v1/sessions", "", "POST"};
   if (!IsSessionId(seg[2])) return {};
   if (seg.size() == 3) return {Endpoint::kSession, "/v1/sessions/{id}", std::string(seg[2]), "GET"};
   const std::string_view leaf = seg[3];
+  if (seg.size() == 5) {
+    if (leaf != "approvals" || seg[4].empty() || seg[4].size() > 64) return {};
+    return {Endpoint::kRememberedApproval, "/v1/sessions/{id}/approvals/{tool}", std::string(seg[2]), "DELETE",
+            std::string(seg[4])};
+  }
   if (leaf == "turns") return {Endpoint::kTurns, "/v1/sessions/{id}/turns", std::string(seg[2]), "POST"};
   if (leaf == "trace") return {Endpoint::kTrace, "/v1/sessions/{id}/trace", std::string(seg[2]), "GET"};
   if (leaf == "timeline") return {Endpoint::kTimeline, "/v1/sessions/{id}/timeline", std::string(seg[2]), "GET"};

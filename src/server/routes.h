@@ -11,6 +11,7 @@ namespace reins {
 enum class Endpoint {
   kNone, kHealth, kReady, kMetrics,
   kCreateSession, kListSessions, kSession, kTurns, kTrace, kTimeline, kLease, kEvents,
+  kRememberedApproval,                // DELETE .../approvals/{tool}: end a standing permission
   kChatCompletions, kModels, kModel,  // the OpenAI-compatible door
   kUi,                                // the trace viewer's files (docs/trace-viewer.md)
 };
@@ -20,6 +21,7 @@ struct Route {
   std::string_view label = "other";  // the metrics label: a pattern (a literal), never an id
   std::string session_id;  // kModel: the model id asked for; kUi: the file (or "" for /ui)
   const char* method = "GET";   // the one method the endpoint accepts
+  std::string item;             // kRememberedApproval: the tool
 };
 
 // `method` tells apart the two endpoints of /v1/sessions: GET lists, anything else

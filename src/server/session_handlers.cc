@@ -18,9 +18,9 @@ Json CreatedJson(const std::string& id, const std::string& greeting) {
 Task<void> Api::Impl::CreateSession(Exchange x) {
   Json metadata;
   std::unique_ptr<TurnInput> first;
-  if (auto bad = ParseSessionBody(x.req.body, x.req.Header("idempotency-key"), &metadata, &first)) {
-    co_return co_await SendError(x.res, *bad);
-  }
+  std::optional<ApiError> bad = ParseSessionBody(x.req.body, x.req.Header("idempotency-key"), &metadata, &first);
+  if (!bad && first) bad = ActAs(x.grant, *first);
+  if (bad) co_return co_await SendError(x.res, *bad);
   if (first) co_return co_await StartSession(x, std::move(metadata), std::move(first));
   Result<std::string> id = co_await NewSession(std::move(metadata), x.tenant);
   if (!id.ok()) co_return co_await SendError(x.res, SessionRefusal(id.status()));

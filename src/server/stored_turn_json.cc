@@ -50,6 +50,7 @@ Json SessionSummaryJson(const SessionSummary& s) {
   }
   if (!s.pending_clarification.is_null()) j["pending_clarification"] = s.pending_clarification;
   if (!s.pending_approval.is_null()) j["pending_approval"] = s.pending_approval;
+  if (!s.remembered_approvals.empty()) j["remembered_approvals"] = s.remembered_approvals;
   if (!s.last_status.empty()) j["status"] = s.last_status;
   return j;
 }

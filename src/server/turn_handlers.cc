@@ -164,7 +164,9 @@ Task<void> Api::Impl::AnswerHeld(std::shared_ptr<ServerResponse> held, TurnAnswe
 // Reads a turn's request and takes it a place among the turns in flight; false when
 // refused (the refusal answered).
 Task<bool> Api::Impl::AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot) {
-  if (auto bad = ParseTurnBody(x.req.body, x.req.Header("idempotency-key"), in)) {
+  std::optional<ApiError> bad = ParseTurnBody(x.req.body, x.req.Header("idempotency-key"), in);
+  if (!bad) bad = ActAs(x.grant, *in);
+  if (bad) {
     co_await SendError(x.res, *bad);
     co_return false;
   }
@@ -244,6 +246,28 @@ Task<void> Api::Impl::CancelLease(Exchange x) {
   const Result<TurnResult>& r = *outcome.result;
   if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
   LogTurn(id, *r, NowMs());
+  co_await x.res.Respond(204, std::string(), std::string());
+}
+
+// DELETE .../approvals/{tool}: the person's "always" for a tool ends (a revoke turn).
+// 204 when there was one; 404 when the session had no standing permission for it.
+Task<void> Api::Impl::RevokeApproval(Exchange x) {
+  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
+  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
+  auto in = std::make_unique<TurnInput>();
+  in->speaker = x.grant != nullptr && !x.grant->speakers.empty() ? x.grant->speakers.front() : "api";
+  in->revoke = std::string(x.item);
+  const std::string id = x.session_id;
+  const auto here = co_await boost::asio::this_coro::executor;
+  Task<TurnResultBox> turn = RunTurn(here, id, std::move(in));
+  const TurnResultBox outcome = co_await std::move(turn);
+  const Result<TurnResult>& r = *outcome.result;
+  if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
+  LogTurn(id, *r, NowMs());
+  const bool found = std::any_of(r->events.begin(), r->events.end(), [](const TraceEvent& e) {
+    return e.type == EventType::kApprovalRevoked && e.data.value("found", false);
+  });
+  if (!found) co_return co_await SendError(x.res, Err(404, "not_found", r->reply));
   co_await x.res.Respond(204, std::string(), std::string());
 }
 

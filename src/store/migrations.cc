@@ -359,6 +359,32 @@ ALTER TABLE clarifications_v12 RENAME TO clarifications;
 CREATE INDEX clarifications_by_session ON clarifications(session_id, status);
 )sql";
 
+// v13: approvals that lapse (approval.ttl_s), and what a decision said: the edited
+// arguments it approved, the person's message. SQLite cannot change a CHECK in place;
+// no table refers to approvals, so it is rebuilt with foreign keys on. The CHECK is
+// written as v12 writes them (no IN list).
+constexpr const char* kV13 = R"sql(
+CREATE TABLE approvals_v13 (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  turn_id TEXT NOT NULL REFERENCES turns(id),
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status = 'pending' OR status = 'granted' OR status = 'denied' OR status = 'cancelled'
+                              OR status = 'lapsed'),
+  decided_by TEXT,
+  decided_turn_id TEXT,
+  decided_at INTEGER,
+  approved_args TEXT,
+  message TEXT
+);
+INSERT INTO approvals_v13 (id, session_id, turn_id, tool, args, status, decided_by, decided_turn_id, decided_at)
+  SELECT id, session_id, turn_id, tool, args, status, decided_by, decided_turn_id, decided_at FROM approvals;
+DROP TABLE approvals;
+ALTER TABLE approvals_v13 RENAME TO approvals;
+CREATE INDEX approvals_by_session ON approvals(session_id, status);
+)sql";
+
 struct Step {
   const char* sql;
   // The step drops and recreates a table that other tables refer to. SQLite's way
@@ -371,7 +397,7 @@ struct Step {
 // Append new steps here; never edit one that has shipped.
 constexpr std::array kSteps = {Step{kV1}, Step{kV2}, Step{kV3}, Step{kV4},  Step{kV5},  Step{kV6},
                                Step{kV7}, Step{kV8}, Step{kV9}, Step{kV10}, Step{kV11},
-                               Step{kV12, /*rebuilds_a_parent=*/true}};
+                               Step{kV12, /*rebuilds_a_parent=*/true}, Step{kV13}};
 
 // Runs a step that rebuilds a parent table with foreign keys off, and puts them back
 // as they were, whatever happens. The pragma is a no-op inside a transaction: this

@@ -206,8 +206,17 @@ CREATE TABLE conversations (
 );
 )sql";
 
+// v7: approvals that lapse (approval.ttl_s), and what a decision said: the edited
+// arguments it approved, the person's message (as SQLite's v13).
+constexpr const char* kV7 = R"sql(
+ALTER TABLE approvals DROP CONSTRAINT IF EXISTS approvals_status_check;
+ALTER TABLE approvals ADD CONSTRAINT approvals_status_check
+  CHECK (status IN ('pending', 'granted', 'denied', 'cancelled', 'lapsed'));
+ALTER TABLE approvals ADD COLUMN approved_args TEXT, ADD COLUMN message TEXT;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

@@ -86,8 +86,18 @@ Status RecordApprovals(Connection& c, const TurnRecord& turn, const std::string&
         "INSERT INTO approvals (id, session_id, turn_id, tool, args, status) VALUES ($1, $2, $3, $4, $5, 'pending')",
         {Text(a->id), Text(turn.session_id), Text(turn.result.turn_id), Text(a->tool), Text(DumpJson(a->args))}, what));
   }
-  for (const auto& [id, status] : {std::make_pair(turn.decided_approval_id, turn.approval_decision),
-                                   std::make_pair(turn.cancelled_approval_id, std::string("cancelled"))}) {
+  if (!turn.decided_approval_id.empty()) {
+    REINS_RETURN_IF_ERROR(c.Exec(
+        "UPDATE approvals SET status = $1, decided_by = $2, decided_turn_id = $3, decided_at = $4, approved_args = $5, "
+        "message = $6 WHERE id = $7 AND session_id = $8 AND status = 'pending'",
+        {Text(turn.approval_decision), Text(turn.speaker), Text(turn.result.turn_id), Int(turn.created_at_ms),
+         turn.approved_args.is_null() ? Null() : Text(DumpJson(turn.approved_args)),
+         turn.approval_message.empty() ? Null() : Text(turn.approval_message), Text(turn.decided_approval_id),
+         Text(turn.session_id)},
+        what));
+  }
+  for (const auto& [id, status] : {std::make_pair(turn.cancelled_approval_id, std::string("cancelled")),
+                                   std::make_pair(turn.lapsed_approval_id, std::string("lapsed"))}) {
     if (id.empty()) continue;
     REINS_RETURN_IF_ERROR(c.Exec(
         "UPDATE approvals SET status = $1, decided_by = $2, decided_turn_id = $3, decided_at = $4 "

@@ -131,8 +131,30 @@ void RecordApprovals(store::StatementCache& db, const TurnRecord& turn) {
     q.bind(5, DumpJson(a->args));
     q.exec();
   }
-  for (const auto& [id, status] : {std::make_pair(turn.decided_approval_id, turn.approval_decision),
-                                   std::make_pair(turn.cancelled_approval_id, std::string("cancelled"))}) {
+  if (!turn.decided_approval_id.empty()) {
+    SQLite::Statement& q = db.Get(
+        "UPDATE approvals SET status = ?, decided_by = ?, decided_turn_id = ?, decided_at = ?, approved_args = ?, "
+        "message = ? WHERE id = ? AND session_id = ? AND status = 'pending'");
+    q.bind(1, turn.approval_decision);
+    q.bind(2, turn.speaker);
+    q.bind(3, turn.result.turn_id);
+    q.bind(4, turn.created_at_ms);
+    if (turn.approved_args.is_null()) {
+      q.bind(5);
+    } else {
+      q.bind(5, DumpJson(turn.approved_args));
+    }
+    if (turn.approval_message.empty()) {
+      q.bind(6);
+    } else {
+      q.bind(6, turn.approval_message);
+    }
+    q.bind(7, turn.decided_approval_id);
+    q.bind(8, turn.session_id);
+    q.exec();
+  }
+  for (const auto& [id, status] : {std::make_pair(turn.cancelled_approval_id, std::string("cancelled")),
+                                   std::make_pair(turn.lapsed_approval_id, std::string("lapsed"))}) {
     if (id.empty()) continue;
     SQLite::Statement& q = db.Get(
         "UPDATE approvals SET status = ?, decided_by = ?, decided_turn_id = ?, decided_at = ? "

@@ -2,10 +2,38 @@
 
 namespace reins {
 
+void EntityLedger::AddProduced(const std::string& type, const std::string& id, const std::string& owner) {
+  Maps& m = Entries();
+  m.produced[type].insert(id);
+  if (!owner.empty()) m.owners[type][id].insert(owner);
+  if (auto down = m.turned_down.find(type); down != m.turned_down.end()) down->second.erase(id);
+}
+
 bool EntityLedger::WasProduced(const std::string& type, const std::string& id) const {
   if (!entries_) return false;
   auto it = entries_->produced.find(type);
   return it != entries_->produced.end() && it->second.count(id) > 0;
+}
+
+std::vector<std::string> EntityLedger::OwnersOf(const std::string& type, const std::string& id) const {
+  if (!entries_) return {};
+  auto of_type = entries_->owners.find(type);
+  if (of_type == entries_->owners.end()) return {};
+  auto it = of_type->second.find(id);
+  if (it == of_type->second.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+void EntityLedger::Choose(const std::string& type, const std::string& id, int turn,
+                          const std::vector<std::string>& candidates) {
+  Maps& m = Entries();
+  m.chosen[type] = {id, turn};
+  std::map<std::string, int>& down = m.turned_down[type];
+  down.erase(id);
+  for (const std::string& other : candidates) {
+    if (other != id) down[other] = turn;
+  }
+  if (down.empty()) m.turned_down.erase(type);
 }
 
 std::optional<std::string> EntityLedger::ChosenFor(const std::string& type, int turn) const {
@@ -15,22 +43,54 @@ std::optional<std::string> EntityLedger::ChosenFor(const std::string& type, int 
   return it->second.first;
 }
 
+std::optional<int> EntityLedger::TurnedDown(const std::string& type, const std::string& id) const {
+  if (!entries_) return std::nullopt;
+  auto of_type = entries_->turned_down.find(type);
+  if (of_type == entries_->turned_down.end()) return std::nullopt;
+  auto it = of_type->second.find(id);
+  if (it == of_type->second.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string* EntityLedger::TitleOf(const std::string& id) const {
+  if (!entries_) return nullptr;
+  auto it = entries_->titles.find(id);
+  return it == entries_->titles.end() ? nullptr : &it->second;
+}
+
 Json EntityLedger::ToJson() const {
   Json produced = Json::object();
   Json chosen = Json::object();
+  Json j = Json::object();
   if (entries_) {
     for (const auto& [type, ids] : entries_->produced) produced[type] = ids;
     for (const auto& [type, choice] : entries_->chosen) {
       chosen[type] = JsonObject("id", choice.first, "turn", choice.second);
     }
+    if (!entries_->owners.empty()) {
+      Json& owners = j["owners"];
+      for (const auto& [type, ids] : entries_->owners) {
+        for (const auto& [id, of] : ids) owners[type][id] = of;
+      }
+    }
+    for (const auto& [type, ids] : entries_->turned_down) {
+      for (const auto& [id, turn] : ids) j["turned_down"][type][id] = turn;
+    }
+    if (!entries_->titles.empty()) j["titles"] = entries_->titles;
   }
-  return JsonObject("produced", std::move(produced), "chosen", std::move(chosen));
+  j["produced"] = std::move(produced);
+  j["chosen"] = std::move(chosen);
+  return j;
 }
 
 EntityLedger EntityLedger::FromJson(const Json& j) {
   EntityLedger ledger;
   if (!j.is_object()) return ledger;
-  if (auto p = j.find("produced"); p != j.end() && p->is_object()) {
+  auto mapping = [&j](const char* key) -> const Json* {
+    auto it = j.find(key);
+    return it != j.end() && it->is_object() ? &*it : nullptr;
+  };
+  if (const Json* p = mapping("produced")) {
     for (const auto& [type, ids] : p->items()) {
       if (!ids.is_array()) continue;
       for (const Json& id : ids) {
@@ -38,11 +98,35 @@ EntityLedger EntityLedger::FromJson(const Json& j) {
       }
     }
   }
-  if (auto c = j.find("chosen"); c != j.end() && c->is_object()) {
+  if (const Json* o = mapping("owners")) {
+    for (const auto& [type, ids] : o->items()) {
+      if (!ids.is_object()) continue;
+      for (const auto& [id, owners] : ids.items()) {
+        if (!owners.is_array()) continue;
+        for (const Json& owner : owners) {
+          if (owner.is_string()) ledger.AddProduced(type, id, owner.get<std::string>());
+        }
+      }
+    }
+  }
+  if (const Json* c = mapping("chosen")) {
     for (const auto& [type, choice] : c->items()) {
       if (choice.is_object() && choice.contains("id") && choice["id"].is_string()) {
         ledger.Choose(type, choice["id"].get<std::string>(), choice.value("turn", 0));
       }
+    }
+  }
+  if (const Json* d = mapping("turned_down")) {
+    for (const auto& [type, ids] : d->items()) {
+      if (!ids.is_object()) continue;
+      for (const auto& [id, turn] : ids.items()) {
+        if (turn.is_number_integer()) ledger.Entries().turned_down[type][id] = turn.get<int>();
+      }
+    }
+  }
+  if (const Json* t = mapping("titles")) {
+    for (const auto& [id, title] : t->items()) {
+      if (title.is_string()) ledger.AddTitle(id, title.get<std::string>());
     }
   }
   return ledger;
@@ -89,15 +173,7 @@ std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) 
 Json SessionState::ToJson() const {
   Json j = JsonObject("entities", entities.ToJson());
   if (pending_clarification) j["pending_clarification"] = PendingClarificationToJson(*pending_clarification);
-  if (pending_approval) {
-    const PendingApproval& a = *pending_approval;
-    Json& p = j["pending_approval"];
-    p = {{"id", a.id}, {"tool", a.tool}, {"args", a.args}, {"request_text", a.request_text}};
-    if (!a.request_tools.empty()) p["request_tools"] = a.request_tools;
-    if (a.reason != ApprovalReason::kPolicy) p["reason"] = kApprovalReasons.Name(a.reason);
-    if (!a.prompt.empty()) p["prompt"] = a.prompt;
-    if (!a.provenance.is_null()) p["provenance"] = a.provenance;
-  }
+  if (pending_approval) j["pending_approval"] = PendingApprovalToStored(*pending_approval);
   if (!pending_plan.empty()) {
     Json steps = Json::array();
     for (const PlanStep& st : pending_plan) steps.push_back(PlanStepToJson(st));
@@ -122,10 +198,7 @@ SessionState SessionState::FromJson(const Json& j) {
     if (s.pending_plan_step >= s.pending_plan.size()) s.pending_plan.clear();
   }
   if (auto a = j.find("pending_approval"); a != j.end() && a->is_object() && a->contains("tool")) {
-    s.pending_approval = PendingApproval{a->value("id", ""), a->value("tool", ""), a->value("args", Json::object()),
-                                         a->value("request_text", ""), StringList(*a, "request_tools"),
-                                         kApprovalReasons.Parse(a->value("reason", "")).value_or(ApprovalReason::kPolicy),
-                                         a->value("prompt", ""), a->value("provenance", Json())};
+    s.pending_approval = PendingApprovalFromStored(*a);
   }
   if (auto k = j.find("slots"); k != j.end() && k->is_object()) {
     for (const auto& [mechanism, state] : k->items()) s.slots[mechanism] = state;

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "reins/heap_optional.h"
 #include "reins/json.h"
@@ -17,16 +18,32 @@
 
 namespace reins {
 
+// The entity ids of a session (I3): which ids tool results produced, to whom a scoped id
+// belongs (entities.scope), what the person chose in clarifications and which
+// candidates they turned down, and the titles clarification options gave ids.
 class EntityLedger {
  public:
-  void AddProduced(const std::string& type, const std::string& id) { Entries().produced[type].insert(id); }
+  // A result produced `id` of `type`; `owner`: the value the producing call had in the
+  // argument its entities.scope names for the type ("" for an unscoped type). A
+  // candidate the person turned down is one no longer once a result produces it again.
+  void AddProduced(const std::string& type, const std::string& id, const std::string& owner = "");
   bool WasProduced(const std::string& type, const std::string& id) const;
-  // The user chose `id` for `type` in the turn numbered `turn`; binds that turn.
-  void Choose(const std::string& type, const std::string& id, int turn) { Entries().chosen[type] = {id, turn}; }
+  // The owners a result listed `id` of `type` under (entities.scope); empty for none.
+  std::vector<std::string> OwnersOf(const std::string& type, const std::string& id) const;
+  // The person chose `id` for `type` in the turn numbered `turn`, among `candidates`:
+  // the choice binds that turn, and the other candidates stay turned down in later turns
+  // until a result produces them again or the person chooses one of them.
+  void Choose(const std::string& type, const std::string& id, int turn, const std::vector<std::string>& candidates = {});
   // The id the user chose for `type` if the choice binds `turn`.
   std::optional<std::string> ChosenFor(const std::string& type, int turn) const;
+  // The turn in which the person turned `id` down (chose another candidate), if they did
+  // and nothing produced it since.
+  std::optional<int> TurnedDown(const std::string& type, const std::string& id) const;
+  // How clarification options named ids ("Maria Garcia"), for the words a person reads.
+  void AddTitle(const std::string& id, const std::string& title) { Entries().titles[id] = title; }
+  const std::string* TitleOf(const std::string& id) const;
 
-  bool empty() const { return !entries_ || (entries_->produced.empty() && entries_->chosen.empty()); }
+  bool empty() const { return !entries_; }
 
   Json ToJson() const;
   static EntityLedger FromJson(const Json& j);
@@ -34,14 +51,17 @@ class EntityLedger {
  private:
   struct Maps {
     std::map<std::string, std::set<std::string>> produced;
+    std::map<std::string, std::map<std::string, std::set<std::string>>> owners;  // type -> id -> owners
     std::map<std::string, std::pair<std::string, int>> chosen;
+    std::map<std::string, std::map<std::string, int>> turned_down;  // type -> id -> turn
+    std::map<std::string, std::string> titles;
   };
   Maps& Entries() {
     if (!entries_) entries_ = Maps{};
     return *entries_;
   }
   // On the heap from the first entry: a session whose tools produce no entity (most
-  // sessions of most agents) keeps 8 bytes here instead of two maps' 96, in the
+  // sessions of most agents) keeps 8 bytes here instead of the maps' 240, in the
   // runtime's cache for as long as it is cached.
   HeapOptional<Maps> entries_;
 };

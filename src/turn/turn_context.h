@@ -35,8 +35,10 @@ struct PendingDecisions {
   std::string chosen_option_id;                  // ... with this option
   std::string withdrawn_clarification_id;        // superseded by a new request, or cancelled
   std::unique_ptr<PendingApproval> decided_approval;  // `approve` decided it ...
-  bool approval_granted = false;                    // ... this way
+  ApprovalAnswer approval_answer;                   // ... this way
+  Json approved_args;                               // ... with these arguments (null: as proposed)
   std::string cancelled_approval_id;                // withdrawn by a cancel
+  std::string lapsed_approval_id;                   // withdrawn because it waited past its ttl_s
 
   const ClarificationOption* ChosenOption() const {
     if (!answered) return nullptr;
@@ -151,7 +153,7 @@ struct TurnContext {
   // The person granted the approval this turn answers, for exactly this call: every
   // guard that would pause a call lets it through (I8).
   bool Approved(const ToolCall& call) const {
-    return decisions_ && decisions_->approval_granted && decisions_->decided_approval &&
+    return decisions_ && decisions_->approval_answer.decision && decisions_->decided_approval &&
            call.id == ApprovedCallId(*decisions_->decided_approval);
   }
   PendingDecisions& decide() {

@@ -40,7 +40,8 @@ TEST(ChatCommand, AConversationWithToolsAndAClarification) {
   std::string out = Shell(cmd, &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("with openai test-model"), std::string::npos) << out;
-  EXPECT_NE(out.find("/select u_smith"), std::string::npos) << out;  // the options, as commands
+  EXPECT_NE(out.find("2. John Smith (smith@example.com)"), std::string::npos) << out;  // the options, numbered
+  EXPECT_NE(out.find("answer with a number or a name (/select ID works too)"), std::string::npos) << out;
   EXPECT_NE(out.find("proposed 1 call  model chat (openai)  lookup_contacts("), std::string::npos) << out;
   EXPECT_NE(out.find("agent> "), std::string::npos) << out;
   EXPECT_NE(out.find("turn.started"), std::string::npos) << "/trace printed nothing: " << out;

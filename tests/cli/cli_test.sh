@@ -74,7 +74,18 @@ grep -q "$session" <<<"$listed" || fail "trace without --session does not list t
 json=$("$reins" trace --json --store "sqlite:$db" --session "$session")
 grep -q '"turn_number": 2' <<<"$json" ||
   fail "trace --json does not name turn_number as the HTTP API does"
+checked=$("$reins" trace --store "sqlite:$db" --session "$session" --check examples/messaging/agent.yaml) ||
+  fail "trace --check of a governed run exited non-zero: $checked"
+grep -q "invariants hold: I1 I2 I3" <<<"$checked" || fail "trace --check did not say the invariants hold: $checked"
 rm -f "$db" "$db-wal" "$db-shm"
+
+# trace --check on a recorded trace: the unchosen patient refilled a turn later (the
+# regression fixture, recorded before choices held) is flagged, exit 1.
+out=$("$reins" trace --check examples/pharmacy/agent.yaml --file tests/eval/fixtures/unchosen-patient-later.trace.json)
+rc=$?
+[ "$rc" -eq 1 ] || fail "trace --check on the unchosen-patient fixture exited $rc: $out"
+grep -q "^I3  turn 3 .*p_5810', a candidate the person did not choose in turn 2" <<<"$out" || fail "no I3 on turn 3: $out"
+grep -q "^write_with_unchosen_id  turn 3" <<<"$out" || fail "no harm on turn 3: $out"
 
 # A scenario whose model has no reply fails with the documented message.
 tmp=$(mktemp -d)

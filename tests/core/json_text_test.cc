@@ -227,7 +227,8 @@ TEST(JsonTextTest, ATurnResultIsWrittenAsTheApiShapesIt) {
   Json clarification = ClarificationToJson(pc.clarification);
   clarification["id"] = "c_1";
   Json expected = {
-      {"approval", {{"id", "a_1"}, {"tool", "send"}, {"args", {{"to", "x"}}}, {"reason", "policy"}}},
+      {"approval",
+       {{"id", "a_1"}, {"tool", "send"}, {"args", {{"to", "x"}}}, {"reason", "policy"}, {"approvers", Json::array({"requester"})}}},
       {"audit", {{"verdict", "ok"}}},
       {"blocked_reason", "held"},
       {"clarification", clarification},

@@ -26,7 +26,7 @@ class HarmsTest : public ::testing::Test {
     ToolDef send = Tool("send_message", "message sending", "Sends a short text message to one contact.");
     send.consumes["recipient_id"] = "contact";
     ToolDef book = Tool("book_appointment", "appointment booking", "Books an appointment with a pastor.");
-    book.approval_required = true;
+    book.approval.required = true;
     ToolDef prayer = Tool("submit_prayer_request", "prayer request", "Records a prayer request for the prayer team.");
     prayer.failure_note = "(Note: I had trouble saving your prayer request.)";
     config_.tools = {lookup, send, book, prayer};

@@ -33,7 +33,7 @@ TEST(McpCatalogTest, FillsConfiguredToolsAndDerivesPolicyFromAnnotations) {
   config.tools.push_back(McpToolDef("read", {{"server", "s"}}));
   config.tools.push_back(McpToolDef("write", {{"server", "s"}}));
   ToolDef wipe = McpToolDef("wipe", {{"server", "s"}, {"tool", "delete_all"}}, {"approval"});
-  wipe.approval_required = false;  // the config says so explicitly
+  wipe.approval.required = false;  // the config says so explicitly
   config.tools.push_back(wipe);
   config.tools.push_back(McpToolDef("drop", {{"server", "s"}, {"tool", "delete_all"}}));
   std::vector<McpTool> remote = {Remote("read", {{"readOnlyHint", true}}), Remote("write", {{"readOnlyHint", false}}),
@@ -46,9 +46,9 @@ TEST(McpCatalogTest, FillsConfiguredToolsAndDerivesPolicyFromAnnotations) {
   EXPECT_EQ(read->description, "does read");
   EXPECT_TRUE(read->input_schema["properties"].contains("id"));
   EXPECT_EQ(config.FindTool("write")->timing, ToolTiming::kDeferred);
-  EXPECT_FALSE(config.FindTool("write")->approval_required);
-  EXPECT_FALSE(config.FindTool("wipe")->approval_required);  // refined by the config
-  EXPECT_TRUE(config.FindTool("drop")->approval_required);    // destructiveHint
+  EXPECT_FALSE(config.FindTool("write")->approval.required);
+  EXPECT_FALSE(config.FindTool("wipe")->approval.required);  // refined by the config
+  EXPECT_TRUE(config.FindTool("drop")->approval.required);    // destructiveHint
   EXPECT_EQ(config.tools.size(), 4u);                         // nothing exposed wholesale
 }
 

@@ -15,16 +15,16 @@ ToolDef SendTool() {
   ToolDef t;
   t.name = "send_message";
   t.title = "Send a message";
-  t.approval_required = true;
+  t.approval.required = true;
   return t;
 }
 
 TEST(ApprovalResumeTest, AGrantedApprovalRunsExactlyTheDecidedCall) {
   testing::PolicyContext p({SendTool()});
-  ApprovalPolicy approval;
+  ApprovalPolicy approval(p.config);
   p.ctx.decide().decided_approval =
       std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}});
-  p.ctx.decide().approval_granted = true;
+  p.ctx.decide().approval_answer = true;
   std::optional<Resumption> r = approval.Resume(p.ctx);
   ASSERT_TRUE(r && r->call);
   EXPECT_FALSE(r->denied);
@@ -41,7 +41,7 @@ TEST(ApprovalResumeTest, AGrantedApprovalRunsExactlyTheDecidedCall) {
 
 TEST(ApprovalResumeTest, ADeniedApprovalRefusesTheCallAndLetsNothingThrough) {
   testing::PolicyContext p({SendTool()});
-  ApprovalPolicy approval;
+  ApprovalPolicy approval(p.config);
   p.ctx.decide().decided_approval =
       std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_message", Json{{"to", "u1"}}, "send it", {}});
   std::optional<Resumption> r = approval.Resume(p.ctx);
@@ -53,7 +53,7 @@ TEST(ApprovalResumeTest, ADeniedApprovalRefusesTheCallAndLetsNothingThrough) {
 
 TEST(ApprovalResumeTest, NothingToResumeWithoutADecision) {
   testing::PolicyContext p({SendTool()});
-  EXPECT_FALSE(ApprovalPolicy().Resume(p.ctx));
+  EXPECT_FALSE(ApprovalPolicy(p.config).Resume(p.ctx));
   EXPECT_FALSE(ClarificationAnswer().Resume(p.ctx));
 }
 

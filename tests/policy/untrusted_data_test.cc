@@ -153,7 +153,7 @@ TEST_F(UntrustedDataTest, TheCallThePersonApprovedPassesAndNoOtherDoes) {
   Ran("read_file", {{"file_path", "bill.txt"}}, {{"content", "IBAN US133000000121212121212"}});
   Json args = {{"recipient", "US133000000121212121212"}, {"amount", 5}};
   p_.ctx.decide().decided_approval = std::make_unique<PendingApproval>(PendingApproval{"a_1", "send_money", args});
-  p_.ctx.decide().approval_granted = true;
+  p_.ctx.decide().approval_answer = true;
   EXPECT_EQ(Propose("send_money", args, "approved_a_1").kind, CallVerdict::Kind::kContinue);
   EXPECT_EQ(Propose("send_money", args, "p9").kind, CallVerdict::Kind::kPause);
 }

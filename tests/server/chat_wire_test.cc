@@ -76,37 +76,62 @@ TEST(ChatWire, TheDigestIsTheConversationAsSpokenByItsSpeaker) {
   EXPECT_EQ(ConversationDigest("user", a).size(), 64u);
 }
 
-TEST(ChatWire, AMessageAnswersWhatIsPendingByIdTitleOrDecision) {
-  const Json clarification = Json::parse(R"({"id":"c_1","clarification":{"type":"contact_selection","question":"Which John?",
-      "options":[{"id":"u_doe","title":"John Doe"},{"id":"u_smith","title":"John Smith"}]}})");
-  const Json approval = Json::parse(R"({"id":"a_1","tool":"send","args":{}})");
-  const auto turn = [&](const std::string& text, const Json& c, const Json& a) {
+TEST(ChatWire, AMessageAnswersWhatIsPendingByNumberIdTitleLineOrPartOrDecision) {
+  const Json clarification = Json::parse(R"({"id":"c_1","clarification":{"type":"patient_selection","question":"Which Maria?",
+      "options":[{"id":"p_4471","title":"Maria Garcia","subtitle":"born 2 March 1962"},
+                 {"id":"p_5810","title":"Maria Garcia","subtitle":"born 2 November 1991"}]}})");
+  const Json approval = Json::parse(R"({"id":"a_1","tool":"send","args":{},"prompt":"Send it?"})");
+  const auto answer = [&](const std::string& text, const Json& c, const Json& a) {
     ChatRequest req;
     req.user = "alice";
     req.last = {"user", text};
-    return ChatTurnInput(req, c, a, "k1");
+    return ReadChatAnswer(req, c, a, "k1");
   };
-  EXPECT_EQ(turn("u_smith", clarification, nullptr).select, "u_smith");
-  EXPECT_EQ(turn(" john DOE ", clarification, nullptr).select, "u_doe");
-  EXPECT_EQ(turn("the other one", clarification, nullptr).say, "the other one");
-  EXPECT_EQ(turn("u_smith", nullptr, nullptr).say, "u_smith");  // nothing pending: said
-  EXPECT_EQ(turn("Yes", nullptr, approval).approve, true);
-  EXPECT_EQ(turn("deny", nullptr, approval).approve, false);
-  EXPECT_EQ(turn("yes", nullptr, nullptr).say, "yes");
-  TurnInput in = turn("hello", nullptr, nullptr);
+  EXPECT_EQ(answer("p_5810", clarification, nullptr).turn.select, "p_5810");
+  EXPECT_EQ(answer("2", clarification, nullptr).turn.select, "p_5810");
+  EXPECT_EQ(answer("the first one", clarification, nullptr).turn.select, "p_4471");
+  EXPECT_EQ(answer("Maria Garcia (born 2 November 1991)", clarification, nullptr).turn.select, "p_5810");
+  EXPECT_EQ(answer("1. Maria Garcia (born 2 March 1962)", clarification, nullptr).turn.select, "p_4471");
+  EXPECT_EQ(answer("the one from 1991", clarification, nullptr).turn.select, "p_5810");
+  // Fits both, none, or turns itself around: asked again, nothing selected (the turn says
+  // the message only for a resend of the request that asked, which is replayed).
+  for (const char* text : {"maria garcia", "the other one", "not the 1991 one", "3"}) {
+    ChatAnswer a = answer(text, clarification, nullptr);
+    EXPECT_FALSE(a.turn.select) << text;
+    EXPECT_EQ(a.turn.say, text);
+    EXPECT_NE(a.ask_again.find("Which Maria?"), std::string::npos) << text;
+  }
+  EXPECT_NE(answer("maria garcia", clarification, nullptr).ask_again.find("more than one"), std::string::npos);
+  EXPECT_EQ(answer("never mind", clarification, nullptr).turn.say, "never mind");  // drops the question
+  EXPECT_EQ(answer("p_5810", nullptr, nullptr).turn.say, "p_5810");  // nothing pending: said
+  EXPECT_EQ(answer("Yes", nullptr, approval).turn.approve->decision, true);
+  EXPECT_EQ(answer("go ahead", nullptr, approval).turn.approve->decision, true);
+  EXPECT_EQ(answer("deny", nullptr, approval).turn.approve->decision, false);
+  ChatAnswer unclear = answer("maybe later", nullptr, approval);
+  EXPECT_FALSE(unclear.turn.approve);
+  EXPECT_EQ(unclear.ask_again, "Please answer yes or no. Send it?");
+  EXPECT_EQ(answer("yes", nullptr, nullptr).turn.say, "yes");
+  TurnInput in = answer("hello", nullptr, nullptr).turn;
   EXPECT_EQ(in.speaker, "alice");
   EXPECT_EQ(in.idempotency_key, "k1");
   ChatRequest ext = Parsed(R"({"model":"m","messages":[{"role":"user","content":""}],"reins":{"select":"u_doe"}})");
-  EXPECT_EQ(ChatTurnInput(ext, nullptr, nullptr, "").select, "u_doe");
+  EXPECT_EQ(ReadChatAnswer(ext, nullptr, nullptr, "").turn.select, "u_doe");
   ext = Parsed(R"({"model":"m","messages":[{"role":"user","content":"ok"}],"reins":{"approve":false}})");
-  EXPECT_EQ(ChatTurnInput(ext, nullptr, approval, "").approve, false);
+  EXPECT_EQ(ReadChatAnswer(ext, nullptr, approval, "").turn.approve->decision, false);
+  ext = Parsed(R"({"model":"m","messages":[{"role":"user","content":"ok"}],
+      "reins":{"approve":{"decision":true,"args":{"quantity":60},"message":"fewer","remember":true}}})");
+  const ApprovalAnswer long_form = *ReadChatAnswer(ext, nullptr, approval, "").turn.approve;
+  EXPECT_TRUE(long_form.decision);
+  EXPECT_EQ(long_form.args, Json({{"quantity", 60}}));
+  EXPECT_EQ(long_form.message, "fewer");
+  EXPECT_TRUE(long_form.remember);
 }
 
 TEST(ChatWire, TheAssistantSaysTheReplyListsTheOptionsAndTellsWhyABlockedTurnWaits) {
   EXPECT_EQ(AssistantText(Json::parse(R"({"status":"completed","reply":"Hello."})")), "Hello.");
   EXPECT_EQ(AssistantText(Json::parse(R"({"status":"awaiting_clarification","reply":"Which John?",
       "clarification":{"id":"c","question":"Which John?","options":[{"id":"u_doe","title":"John Doe","subtitle":"Berlin"},
-      {"id":"u_smith","title":"John Smith"}]}})")), "Which John?\n- John Doe (Berlin)\n- John Smith");
+      {"id":"u_smith","title":"John Smith"}]}})")), "Which John?\n1. John Doe (Berlin)\n2. John Smith");
   EXPECT_EQ(AssistantText(Json::parse(R"({"status":"blocked","reply":"","blocked_reason":"floor held by alice"})")),
             "floor held by alice");
 }

@@ -44,10 +44,15 @@ chat "$key" "{\"model\":\"serve-test\",\"messages\":[$history,{\"role\":\"user\"
 [ "$(field "['reins']['turn_id']")" = "$first_turn" ] || fail "a resend ran again"
 [ "$(header idempotent-replay)" = true ] || fail "a resend was not marked as a replay"
 # The clarification answered by title, in words; then an approval answered "yes".
-history="$history,{\"role\":\"user\",\"content\":\"Who is John?\"},{\"role\":\"assistant\",\"content\":\"Which John?\\n- John Doe\\n- John Smith\"}"
+history="$history,{\"role\":\"user\",\"content\":\"Who is John?\"},{\"role\":\"assistant\",\"content\":\"Which John?\\n1. John Doe\\n2. John Smith\"}"
 chat "$key" "{\"model\":\"serve-test\",\"messages\":[$history,{\"role\":\"user\",\"content\":\"John Doe\"}]}" >/dev/null
 chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"x"}],"reins":{"select":"u_smith"}}' \
   -H "X-Reins-Session: $session" >/dev/null
+# This fixture's model asks which John again; a message that fits no option asks again
+# (nothing is guessed) until the person answers or says never mind.
+chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"show me"}]}' -H "X-Reins-Session: $session" >/dev/null
+grep -q '^I could not tell which one you mean' <<<"$(field "['choices'][0]['message']['content']")" || fail "not asked again: $(cat "$dir/body")"
+chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"never mind"}]}' -H "X-Reins-Session: $session" >/dev/null
 chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"show me"}]}' -H "X-Reins-Session: $session" >/dev/null
 [ "$(field "['reins']['approval']['tool']")" = display_confirmation ] || fail "approval: $(cat "$dir/body")"
 chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"yes"}]}' -H "X-Reins-Session: $session" >/dev/null

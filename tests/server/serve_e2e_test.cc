@@ -361,8 +361,8 @@ TEST_F(ServeTest, AFailedWriteIsANoticeAfterTheReplyAndTheFinalResultCarriesIt) 
       << "turn.completed carries the reply as finally delivered";
 }
 
-// The approval event is the TurnResult's `approval`: id, tool, args, why it waits and
-// the question the person reads (docs/http-api.md).
+// The approval event is the TurnResult's `approval`: id, tool, args, why it waits, the
+// question the person reads, who asked and who may answer (docs/http-api.md).
 TEST_F(ServeTest, AStreamedApprovalIsItsIdToolArgsReasonAndQuestion) {
   Start();
   std::string id = NewSession(*server_);
@@ -374,7 +374,9 @@ TEST_F(ServeTest, AStreamedApprovalIsItsIdToolArgsReasonAndQuestion) {
   EXPECT_EQ(approval["args"], Json({{"text", "saved"}}));
   EXPECT_EQ(approval["reason"], "policy");
   EXPECT_EQ(approval["prompt"], Json::parse(events.back().data)["approval"]["prompt"]);
-  EXPECT_EQ(approval.size(), 5u) << approval.dump();
+  EXPECT_EQ(approval["requested_by"], "user");
+  EXPECT_EQ(approval["approvers"], Json::array({"requester"}));
+  EXPECT_EQ(approval.size(), 7u) << approval.dump() << " (no expires_at, allow_edit or remember: the rule has none)";
   EXPECT_EQ(approval["id"].get<std::string>().rfind("a_", 0), 0u);
 }
 

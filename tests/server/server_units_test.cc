@@ -24,6 +24,41 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
+std::string TenantOf(const KeyStore& store, std::string_view key) {
+  const KeyStore::Grant* grant = store.Authenticate(key);
+  return grant != nullptr ? grant->tenant : "";
+}
+
+TEST(Keys, AKeyMaySpeakOnlyForItsSpeakersAndCarriesItsRoles) {
+  std::string path = TempPath("grants.yaml");
+  unlink(path.c_str());
+  auto open = AddKey(path, "riverside");
+  auto jo = AddKey(path, "riverside", {"jo"}, {"pharmacist"});
+  ASSERT_TRUE(open.ok() && jo.ok()) << jo.status().message();
+  EXPECT_FALSE(AddKey(path, "riverside", {""}, {}).ok());
+  EXPECT_FALSE(AddKey(path, "riverside", {}, {"no spaces"}).ok());
+  auto store = KeyStore::Load(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const KeyStore::Grant* any = store->Authenticate(*open);
+  const KeyStore::Grant* pharmacist = store->Authenticate(*jo);
+  ASSERT_TRUE(any != nullptr && pharmacist != nullptr);
+  EXPECT_TRUE(any->SpeaksFor("whoever"));
+  EXPECT_TRUE(any->roles.empty());
+  EXPECT_TRUE(pharmacist->SpeaksFor("jo"));
+  EXPECT_FALSE(pharmacist->SpeaksFor("james"));
+  EXPECT_EQ(pharmacist->roles, std::vector<std::string>{"pharmacist"});
+  EXPECT_EQ(pharmacist->tenant, "riverside");
+  for (const char* body : {"tenants: { a: [ { hash: zz } ] }", "tenants: { a: [ { hash: %H, color: red } ] }",
+                           "tenants: { a: [ { hash: %H, speakers: jo } ] }"}) {
+    std::string text = body;
+    if (size_t at = text.find("%H"); at != std::string::npos) text.replace(at, 2, Sha256Hex("k"));
+    std::ofstream(path) << text;
+    chmod(path.c_str(), 0600);
+    EXPECT_FALSE(KeyStore::Load(path).ok()) << text;
+  }
+  unlink(path.c_str());
+}
+
 TEST(Keys, Sha256MatchesTheKnownVector) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
@@ -40,11 +75,11 @@ TEST(Keys, AddedKeysAuthenticateTheirTenantAndOnlyHashesAreStored) {
   auto store = KeyStore::Load(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
   EXPECT_EQ(store->size(), 3u);
-  EXPECT_EQ(store->Authenticate(*alice), "alice");
-  EXPECT_EQ(store->Authenticate(*alice2), "alice");
-  EXPECT_EQ(store->Authenticate(*bob), "bob");
-  EXPECT_EQ(store->Authenticate("rk_not_a_key"), "");
-  EXPECT_EQ(store->Authenticate(""), "");
+  EXPECT_EQ(TenantOf(*store, *alice), "alice");
+  EXPECT_EQ(TenantOf(*store, *alice2), "alice");
+  EXPECT_EQ(TenantOf(*store, *bob), "bob");
+  EXPECT_EQ(store->Authenticate("rk_not_a_key"), nullptr);
+  EXPECT_EQ(store->Authenticate(""), nullptr);
   std::string text = Slurp(path);
   EXPECT_EQ(text.find(*alice), std::string::npos) << "a key was stored in clear";
   EXPECT_NE(text.find(Sha256Hex(*bob)), std::string::npos);
@@ -91,7 +126,7 @@ TEST(Keys, ReadsATenantsSessionQuotaAndKeepsItWhenAKeyIsAdded) {
   chmod(path.c_str(), 0600);
   auto store = KeyStore::Load(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ(store->Authenticate("k1"), "acme");
+  EXPECT_EQ(TenantOf(*store, "k1"), "acme");
   EXPECT_EQ(store->MaxSessions("acme"), 3);
   EXPECT_EQ(store->MaxSessions("bob"), std::nullopt);
   ASSERT_TRUE(AddKey(path, "acme").ok());

@@ -2,6 +2,8 @@
 
 #include "domain/entities.h"
 
+#include <algorithm>
+
 namespace reins {
 
 ProvenanceGuard::ProvenanceGuard(const AgentConfig& config) {
@@ -12,8 +14,33 @@ ProvenanceGuard::ProvenanceGuard(const AgentConfig& config) {
   }
 }
 
+namespace {
+
+std::string Quoted(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "'" : ", '") + id + "'";
+  return out;
+}
+
+// A scoped id in `arg` must belong to the value of the argument belongs_to pairs it with.
+std::optional<std::string> Unpaired(const TurnContext& ctx, const ToolDef& tool, const Json& args,
+                                    const std::string& arg, const std::string& type, const std::string& id) {
+  auto pair = tool.belongs_to.find(arg);
+  if (pair == tool.belongs_to.end()) return std::nullopt;
+  auto owner_value = args.find(pair->second);
+  const std::string owner = owner_value == args.end() ? "" : EntityIdText(*owner_value);
+  const std::vector<std::string> owners = ctx.session.entities.OwnersOf(type, id);
+  if (!owner.empty() && std::find(owners.begin(), owners.end(), owner) != owners.end()) return std::nullopt;
+  const std::string listed = owners.empty() ? "was not listed for anyone" : "was listed for " + Quoted(owners);
+  return type + " '" + id + "' " + listed + ", not for " + pair->second + " '" + owner + "'. Use a " + type +
+         " listed for " + pair->second + " '" + owner + "'.";
+}
+
+}  // namespace
+
 CallVerdict ProvenanceGuard::Guard(TurnContext& ctx, const ProposedCall& proposed) const {
   const ToolDef& tool = *proposed.tool;
+  const EntityLedger& entities = ctx.session.entities;
   for (const auto& [arg, type] : tool.consumes) {
     auto it = proposed.call->args.find(arg);
     if (it == proposed.call->args.end()) continue;  // required-ness is the schema's business
@@ -22,14 +49,17 @@ CallVerdict ProvenanceGuard::Guard(TurnContext& ctx, const ProposedCall& propose
       return CallVerdict::Reject("provenance", arg + " must be a " + type + " id taken from a tool result, got " +
                                                    it->dump() + ".");
     }
-    if (auto chosen = ctx.session.entities.ChosenFor(type, ctx.result.turn_number)) {
+    if (auto chosen = entities.ChosenFor(type, ctx.result.turn_number)) {
       if (id != *chosen) {
         return CallVerdict::Reject("provenance", "the user chose " + type + " '" + *chosen + "', but " + arg + " is '" +
                                                      id + "'. Use " + arg + " = '" + *chosen + "'.");
       }
-      continue;
-    }
-    if (!ctx.session.entities.WasProduced(type, id)) {
+    } else if (std::optional<int> turn = entities.TurnedDown(type, id)) {
+      return CallVerdict::Reject("provenance", "the user was asked which " + type + " they meant (turn " +
+                                                   std::to_string(*turn) + ") and did not choose '" + id +
+                                                   "'. Use the one they chose; if they now mean '" + id +
+                                                   "', ask them.");
+    } else if (!entities.WasProduced(type, id)) {
       std::string producers;
       for (const ToolDef& t : ctx.config.tools) {
         if (t.produces.count(type)) producers += (producers.empty() ? "" : " or ") + t.name;
@@ -38,22 +68,42 @@ CallVerdict ProvenanceGuard::Guard(TurnContext& ctx, const ProposedCall& propose
                                                    " id that any tool returned in this conversation. Call " +
                                                    producers + " and use an id from its result; never invent ids.");
     }
+    if (std::optional<std::string> why = Unpaired(ctx, tool, proposed.call->args, arg, type, id)) {
+      return CallVerdict::Reject("provenance", *why);
+    }
   }
   return CallVerdict::Continue();
 }
 
 void ProvenanceGuard::Observe(TurnContext& ctx, const ProposedCall& proposed, const ResultEnvelope& result) const {
   if (proposed.tool == nullptr) return;
-  for (const auto& [type, ids] : ProducedEntities(*proposed.tool, result)) {
-    for (const std::string& id : ids) ctx.session.entities.AddProduced(type, id);
+  const ToolDef& tool = *proposed.tool;
+  if (!tool.produces.empty()) {
+    for (const auto& [type, ids] : ProducedEntities(tool, result)) {
+      std::string owner;
+      if (auto scope = tool.scope.find(type); scope != tool.scope.end()) {
+        auto value = proposed.call->args.find(scope->second);
+        if (value != proposed.call->args.end()) owner = EntityIdText(*value);
+      }
+      for (const std::string& id : ids) ctx.session.entities.AddProduced(type, id, owner);
+    }
+    for (const auto& [id, title] : ProducedTitles(tool, result)) ctx.session.entities.AddTitle(id, title);
+  }
+  // The words an approval's question uses for an id: the ones the person was shown.
+  if (result.clarification) {
+    for (const ClarificationOption& o : result.clarification->options) {
+      if (!o.title.empty()) ctx.session.entities.AddTitle(o.id, o.title);
+    }
   }
 }
 
 void ProvenanceGuard::OnClarificationAnswered(TurnContext& ctx, const PendingClarification& pending,
                                               const std::string& option_id) const {
   if (pending.entity_type.empty()) return;
+  std::vector<std::string> candidates;
+  for (const ClarificationOption& o : pending.clarification.options) candidates.push_back(o.id);
   ctx.session.entities.AddProduced(pending.entity_type, option_id);
-  ctx.session.entities.Choose(pending.entity_type, option_id, ctx.result.turn_number);
+  ctx.session.entities.Choose(pending.entity_type, option_id, ctx.result.turn_number, candidates);
 }
 
 }  // namespace reins

@@ -1,8 +1,11 @@
 // ProvenanceGuard (I3): an argument declared as an entity (`entities.consumes`) must
 // hold an id that an earlier tool result of this session produced, or the one the user
 // chose in a clarification. After the user answers a clarification of that entity
-// type, only the chosen id is accepted for the rest of that turn, so a model that
-// "picks the other John" is refused instead of messaging the wrong person.
+// type, only the chosen id is accepted for the rest of that turn, and the candidates
+// they did not choose stay refused in later turns until a result produces them again
+// (a new lookup) or the person chooses one: a model that "picks the other Maria" a turn
+// later is refused instead of refilling the wrong patient's prescription. A scoped id
+// (entities.scope / belongs_to) must also belong to the owner the call pairs it with.
 #pragma once
 
 #include <map>
