@@ -40,8 +40,10 @@ inline Reply Call(const std::string& method, const std::string& url, const std::
 }
 
 // `reins keys add TENANT --keys FILE`: the new key it prints ("" when it failed).
-inline std::string AddKeyWithBinary(const std::string& keys_file, const std::string& tenant) {
-  std::string cmd = std::string(REINS_BINARY) + " keys add " + tenant + " --keys " + keys_file + " 2>/dev/null";
+// `extra`: more arguments for `reins keys add` (--speaker NAME, --role NAME).
+inline std::string AddKeyWithBinary(const std::string& keys_file, const std::string& tenant,
+                                    const std::string& extra = "") {
+  std::string cmd = std::string(REINS_BINARY) + " keys add " + tenant + " --keys " + keys_file + " " + extra + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   char buf[256] = {0};
   std::string key = p != nullptr && fgets(buf, sizeof buf, p) != nullptr ? buf : "";

@@ -13,7 +13,26 @@ const { default: OpenAI, AuthenticationError, RateLimitError, ConflictError, Not
   await import(join(sdkDir, 'node_modules/openai/index.mjs'));
 
 const model = 'serve-test';  // tests/server/agent.yaml's name
-let server, base, key, limitedKey, dir;
+let server, base, key, limitedKey, dir, pharmacy;
+
+// `reins serve` of an agent file on a free port, with the test's keys and a store in dir.
+async function serve(config, store) {
+  const child = spawn(reins, ['serve', '--config', config, '--listen', '127.0.0.1:0', '--keys', join(dir, 'keys.yaml'),
+                              '--store', `sqlite:${join(dir, store)}`],
+                      { cwd: sourceDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (d) => { log += d; });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`reins serve exited (${code}): ${log}`)));
+  });
+  return { child, url };
+}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'reins-sdk-'));
@@ -21,24 +40,13 @@ before(async () => {
   const addKey = (tenant) => execFileSync(reins, ['keys', 'add', tenant, '--keys', keys], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
   key = addKey('acme');
   limitedKey = addKey('limited');
-  server = spawn(reins, ['serve', '--config', 'tests/server/agent.yaml', '--listen', '127.0.0.1:0', '--keys', keys,
-                         '--store', `sqlite:${join(dir, 'reins.db')}`],
-                 { cwd: sourceDir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  server.stderr.on('data', (d) => { log += d; });
-  base = await new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) resolve(m[1]);
-    });
-    server.on('exit', (code) => reject(new Error(`reins serve exited (${code}): ${log}`)));
-  });
+  ({ child: server, url: base } = await serve('tests/server/agent.yaml', 'reins.db'));
+  pharmacy = await serve('tests/server/approvals_agent.yaml', 'approvals.db');
 });
 
 after(() => {
   server?.kill('SIGTERM');
+  pharmacy?.child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -47,8 +55,8 @@ const say = (text) => ({ role: 'user', content: text });
 const answer = (text) => ({ role: 'assistant', content: text });
 
 // A session's turns as reins stored them (its own API, with the same key).
-async function turns(sessionId) {
-  const res = await fetch(`${base}/v1/sessions/${sessionId}/trace`, { headers: { authorization: `Bearer ${key}` } });
+async function turns(sessionId, at = base) {
+  const res = await fetch(`${at}/v1/sessions/${sessionId}/trace`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(res.status, 200);
   return (await res.json()).turns;
 }
@@ -99,20 +107,65 @@ test('a streamed completion carries the governed deltas, then usage and [DONE]',
   assert.equal(ext.status, 'completed');
 });
 
-test('a clarification is answered by id and by title', async () => {
+test('a clarification is answered by id, by title, by number and by the line shown; an answer that fits two asks again', async () => {
   const opening = [say('hi, about contacts'), answer('Hello there.')];
   await client().chat.completions.create({ model, messages: [opening[0]] });
   const asked = await client().chat.completions.create({ model, messages: [...opening, say('Who is John?')] });
-  assert.equal(asked.choices[0].message.content, 'Which John?\n- John Doe\n- John Smith');
+  assert.equal(asked.choices[0].message.content, 'Which John?\n1. John Doe\n2. John Smith');
   assert.deepEqual(asked.reins.clarification.options.map((o) => o.id), ['u_doe', 'u_smith']);
-  const history = [...opening, say('Who is John?'), answer(asked.choices[0].message.content)];
-  const byId = await client().chat.completions.create({ model, messages: [...history, say('u_doe')] });
-  // This fixture's model looks the contacts up again, so the question comes back.
-  const again = [...history, say('u_doe'), answer(byId.choices[0].message.content)];
-  await client().chat.completions.create({ model, messages: [...again, say('john SMITH')] });
-  const inputs = (await turns(asked.reins.session_id)).map((t) => t.input);
-  assert.equal(inputs[2].select, 'u_doe');
-  assert.equal(inputs[3].select, 'u_smith');
+  const session = asked.reins.session_id;
+  let history = [...opening, say('Who is John?'), answer(asked.choices[0].message.content)];
+  // "john" fits both: the question again, numbered, and no turn runs.
+  const unsure = await client().chat.completions.create({ model, messages: [...history, say('john')] });
+  assert.equal(unsure.reins.status, 'awaiting_clarification');
+  assert.match(unsure.choices[0].message.content, /^I could not tell which one you mean\. Which John\? Answer with its number:\n1\. John Doe\n2\. John Smith$/);
+  assert.equal((await turns(session)).length, 2, 'asking again is no turn');
+  // The same request again: asked again, never guessed.
+  const resent = await client().chat.completions.create({ model, messages: [...history, say('john')] });
+  assert.equal(resent.choices[0].message.content, unsure.choices[0].message.content);
+  history = [...history, say('john'), answer(unsure.choices[0].message.content)];
+  // This fixture's model looks the contacts up again after each answer, so the question comes back.
+  const answers = ['u_doe', 'john SMITH', '1', '2. John Smith'];
+  for (const text of answers) {
+    const next = await client().chat.completions.create({ model, messages: [...history, say(text)] });
+    assert.equal(next.reins.session_id, session, text);
+    history = [...history, say(text), answer(next.choices[0].message.content)];
+  }
+  const inputs = (await turns(session)).map((t) => t.input);
+  assert.deepEqual(inputs.slice(2).map((i) => i.select), ['u_doe', 'u_smith', 'u_doe', 'u_smith']);
+});
+
+test('an approval is asked in its words and answered yes, no, or with edits through the reins extension', async () => {
+  const pharmacist = new OpenAI({ apiKey: key, baseURL: `${pharmacy.url}/v1`, maxRetries: 0 });
+  const ask = (messages, extra = {}) => pharmacist.chat.completions.create({ model: 'approvals-test', messages, ...extra });
+  const asked = await ask([say('a refill please')]);
+  assert.equal(asked.reins.status, 'awaiting_approval');
+  assert.equal(asked.reins.approval.prompt, 'Refill metformin: 120 units?');
+  assert.match(asked.choices[0].message.content, /Refill metformin: 120 units\?/);
+  assert.doesNotMatch(asked.choices[0].message.content, /[{}]|refill\(/, 'no JSON, no tool name');
+  const session = asked.reins.session_id;
+  let history = [say('a refill please'), answer(asked.choices[0].message.content)];
+  const unsure = await ask([...history, say('hmm, maybe')]);
+  assert.equal(unsure.choices[0].message.content, 'Please answer yes or no. Refill metformin: 120 units?');
+  assert.equal((await turns(session, pharmacy.url)).length, 1, 'asking again is no turn');
+  history = [...history, say('hmm, maybe'), answer(unsure.choices[0].message.content)];
+  // Yes, but 60 units: the reins extension carries the edit.
+  const edited = await ask([...history, say('yes, but 60')], { reins: { approve: { decision: true, args: { quantity: 60 } } } });
+  assert.equal(edited.reins.status, 'completed');
+  const stored = await turns(session, pharmacy.url);
+  const ran = stored[1].events.find((e) => e.type === 'tool.executed');
+  assert.deepEqual(ran.data.args, { drug: 'metformin', quantity: 60 });
+  // A typed yes and a typed no.
+  history = [...history, say('yes, but 60'), answer(edited.choices[0].message.content)];
+  for (const [typed, decided] of [['yes please', 'approval.granted'], ['no thanks', 'approval.denied']]) {
+    const again = await ask([...history, say('another refill')]);
+    assert.equal(again.reins.status, 'awaiting_approval');
+    history = [...history, say('another refill'), answer(again.choices[0].message.content)];
+    const answered = await ask([...history, say(typed)]);
+    history = [...history, say(typed), answer(answered.choices[0].message.content)];
+    const last = (await turns(session, pharmacy.url)).at(-1);
+    assert.ok(last.events.some((e) => e.type === decided), `${typed}: ${JSON.stringify(last.events.map((e) => e.type))}`);
+  }
 });
 
 test('a 401 and a 429 are the SDK\'s own errors', async () => {
