@@ -1,6 +1,7 @@
 #include "policy/provenance/provenance_guard.h"
 
 #include "domain/entities.h"
+#include "domain/typed_answer.h"
 
 #include <algorithm>
 
@@ -89,10 +90,11 @@ void ProvenanceGuard::Observe(TurnContext& ctx, const ProposedCall& proposed, co
     }
     for (const auto& [id, title] : ProducedTitles(tool, result)) ctx.session.entities.AddTitle(id, title);
   }
-  // The words an approval's question uses for an id: the ones the person was shown.
+  // The words an approval's question uses for an id: the line the person was shown for
+  // it (title and subtitle: two patients may share a name).
   if (result.clarification) {
     for (const ClarificationOption& o : result.clarification->options) {
-      if (!o.title.empty()) ctx.session.entities.AddTitle(o.id, o.title);
+      if (!o.title.empty()) ctx.session.entities.AddTitle(o.id, OptionLine(o));
     }
   }
 }
