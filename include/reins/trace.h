@@ -83,7 +83,7 @@ inline constexpr EventSpec kEventSpecs[] = {
     {EventType::kClarificationAnswered, "clarification.answered", "id option_id entity_type tool"},
     {EventType::kClarificationSuperseded, "clarification.superseded", "id"},
     {EventType::kClarificationCancelled, "clarification.cancelled", "id"},
-    {EventType::kApprovalRequested, "approval.requested", REINS_CALL_FIELDS "approval_id reason"},
+    {EventType::kApprovalRequested, "approval.requested", REINS_CALL_FIELDS "approval_id reason condition"},
     {EventType::kApproval, "approval",
      "id tool args reason prompt provenance approvers requested_by expires_at allow_edit remember"},
     {EventType::kApprovalGranted, "approval.granted", "id tool args by as approved_args message remember"},

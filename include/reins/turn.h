@@ -54,7 +54,7 @@ struct TurnInput {
   // releases the floor, withdraws a pending clarification, approval or plan.
   bool cancel = false;
   // Ends the standing permission the person gave this tool ("always", approval.remember)
-  // instead of saying anything (the API's DELETE .../approvals/remembered/{tool}).
+  // instead of saying anything (the API's DELETE .../approvals/{tool}).
   std::string revoke;
   // The roles the caller acts in (its API key's, docs/security.md): an approval whose
   // approvers name role:NAME admits a speaker whose request carries NAME. Set by the

@@ -122,8 +122,8 @@ void PrintResult(const TurnResult& r, const Term& term, size_t streamed) {
   }
 }
 
-// `/approve units=60 note="call first"`: each ARG=VALUE, the value read as JSON when it
-// is JSON (60, true, "text"), else as the text it is.
+// `/approve quantity=60 pickup=true`: each ARG=VALUE (words split at spaces, so a value
+// holds none), the value read as JSON when it is JSON (60, true), else as the text it is.
 std::optional<Json> EditedArgs(const std::string& text, const Term& term) {
   Json args = Json::object();
   std::istringstream words(text);

@@ -72,7 +72,13 @@ int CheckFile(const TraceFlags& flags, const Term& term) {
     std::cerr << flags.file << ": " << trace.status().message() << "\n";
     return 2;
   }
-  return CheckSession(flags.check, *trace, false, {}, {}, term);
+  try {
+    return CheckSession(flags.check, *trace, false, {}, {}, term);
+  } catch (const Json::exception& e) {
+    // A file is anyone's JSON: one whose events are not shaped as reins writes them.
+    std::cerr << flags.file << ": not a reins session trace (" << e.what() << ")\n";
+    return 2;
+  }
 }
 
 }  // namespace

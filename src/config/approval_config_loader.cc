@@ -15,7 +15,9 @@ void ParseConditions(ConfigReader& r, const std::string& cp, const std::string& 
   if (!r.Mapping(cp, {"gt", "ge", "lt", "le", "eq", "ne", "in", "matches"}, "condition")) return;
   if (auto parsed = JsonPath::ParseArgument(path); !parsed.ok()) return r.Error(cp, parsed.status().message());
   for (const auto& [name, operand] : r.Get(cp)->items()) {
-    const ConditionOp op = *kConditionOps.Parse(name);
+    const std::optional<ConditionOp> known = kConditionOps.Parse(name);
+    if (!known) continue;  // Mapping reported it
+    const ConditionOp op = *known;
     const std::string op_ptr = P(cp, name);
     switch (op) {
       case ConditionOp::kGt: case ConditionOp::kGe: case ConditionOp::kLt: case ConditionOp::kLe:
@@ -99,7 +101,9 @@ void CheckApprovalRule(ConfigReader& r, const std::string& tp, const ToolDef& t)
       r.Error(cp, "'" + c.path + "' is not an argument of " + t.name + " (its input_schema does not declare it)");
       continue;
     }
-    const std::string type = schema->is_object() ? schema->value("type", "") : "";
+    // One type named; a list of types (["integer", "null"]) is not judged here.
+    const Json* declared = schema->is_object() && schema->contains("type") ? &(*schema)["type"] : nullptr;
+    const std::string type = declared != nullptr && declared->is_string() ? declared->get<std::string>() : "";
     const bool numeric = c.op == ConditionOp::kGt || c.op == ConditionOp::kGe || c.op == ConditionOp::kLt ||
                          c.op == ConditionOp::kLe;
     if (numeric && !type.empty() && type != "number" && type != "integer") {

@@ -170,6 +170,7 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
     case EventType::kApprovalRequested:
       return Step("call", "paused", name,
                   Str(d, "reason") == "untrusted_data" ? "needs the person's approval: outside data steered it"
+                  : d.contains("condition")            ? "needs the person's approval: " + Str(d, "condition")
                                                        : "needs the person's approval",
                   at, {{"arguments", Text(d.value("args", Json()))}});
     case EventType::kApproval: {
@@ -202,7 +203,17 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
                                                                       : "cancelled";
       std::string why = d.contains("by") ? "by " + Str(d, "by") : "";
       if (e.type == EventType::kApprovalLapsed) why = "no answer by " + Str(d, "expired_at") + ": the call was withdrawn";
-      if (d.contains("approved_args")) why += ", with changed arguments";
+      if (const Json edited = d.value("approved_args", Json()); edited.is_object()) {
+        // What changed, as it changed: "quantity 180 → 60".
+        const Json asked = d.value("args", Json::object());
+        std::string changes;
+        for (const auto& [name, value] : edited.items()) {
+          const Json before = asked.is_object() ? asked.value(name, Json()) : Json();
+          if (before == value) continue;
+          changes += (changes.empty() ? "" : ", ") + name + " " + (before.is_null() ? "" : Text(before) + " \u2192 ") + Text(value);
+        }
+        why += ", with " + (changes.empty() ? std::string("changed arguments") : changes);
+      }
       if (Flag(d, "remember")) why += ", and for the rest of the session";
       return Step("approval", what, Str(d, "tool"), why, at,
                   {{"arguments", Text(d.value("args", Json()))}, {"approved arguments", Text(d.value("approved_args", Json()))},
@@ -308,7 +319,11 @@ std::string SaidText(const Json& input) {
   if (input.contains("approve") && input["approve"].is_object()) {
     const Json& a = input["approve"];
     std::string said = Flag(a, "decision") ? "(approved" : "(declined";
-    if (a.contains("args")) said += " with " + Text(a["args"]);
+    if (a.contains("args") && a["args"].is_object()) {
+      std::string changes;
+      for (const auto& [name, value] : a["args"].items()) changes += (changes.empty() ? "" : ", ") + name + " " + Text(value);
+      said += " with " + changes;
+    }
     if (Flag(a, "remember")) said += ", for the rest of the session";
     said += ")";
     if (a.contains("message")) said += " " + Str(a, "message");

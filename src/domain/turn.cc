@@ -81,8 +81,12 @@ std::optional<std::string> PendingApproval::AdmittedAs(const std::string& speake
                                                       const std::vector<std::string>& roles) const {
   static const std::vector<std::string> kRequester = {"requester"};
   for (const std::string& a : approvers.empty() ? kRequester : approvers) {
-    const bool admits = a == "any" || a == speaker || (a == "requester" && (requested_by.empty() || speaker == requested_by)) ||
-                        (a.starts_with("role:") && std::find(roles.begin(), roles.end(), a.substr(5)) != roles.end());
+    // "requester", "any" and "role:NAME" are kinds of approver, never names: a speaker
+    // who calls themself "role:pharmacist" is not admitted as one.
+    const bool is_role = a.starts_with("role:");
+    const bool admits = a == "any" || (a == "requester" && (requested_by.empty() || speaker == requested_by)) ||
+                        (is_role && std::find(roles.begin(), roles.end(), a.substr(5)) != roles.end()) ||
+                        (!is_role && a != "requester" && a == speaker);
     if (admits) return a;
   }
   return std::nullopt;

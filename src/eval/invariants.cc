@@ -124,7 +124,7 @@ void CheckProvenance(const AgentConfig& config, const std::vector<TurnRun>& turn
       }
       // A deferred write was accepted when it was queued: its ids are judged then.
       if (e.type != "tool.executed" && e.type != "tool.deferred") continue;
-      const Json d = e.data.json();
+      Json d = e.data.json();  // not const: a missing member reads as null
       const ToolDef* tool = config.FindTool(d.value("name", ""));
       if (tool == nullptr) continue;
       const Json& args = d["args"];
@@ -303,7 +303,7 @@ void CheckApproval(const AgentConfig& config, const std::vector<TurnRun>& turns,
         ParseIsoTime(e.data.value("expires_at", ""), &a.expires_at_ms);
         asked[e.data.value("id", "")] = std::move(a);
       } else if (e.type == "approval.granted") {
-        const Json d = e.data.json();
+        Json d = e.data.json();  // not const: a missing member reads as null
         const std::string by = d.value("by", ""), as = d.value("as", "");
         if (auto it = asked.find(d.value("id", "")); it != asked.end()) {
           const Asked& a = it->second;
@@ -322,7 +322,7 @@ void CheckApproval(const AgentConfig& config, const std::vector<TurnRun>& turns,
         standing.erase(e.data.value("tool", ""));
       }
       if (e.type != "tool.executed" && e.type != "deferred.executed") continue;
-      const Json d = e.data.json();
+      Json d = e.data.json();  // not const: a missing member reads as null
       const ToolDef* tool = config.FindTool(d.value("name", ""));
       if (tool == nullptr || !rules.Needs(*tool, d["args"])) continue;
       Json call = {{"tool", d["name"]}, {"args", d["args"]}};
@@ -361,7 +361,7 @@ void CheckPairing(const std::vector<Message>& history, std::vector<InvariantViol
 void CheckSchema(const AgentConfig& config, const TurnRun& t, std::vector<InvariantViolation>& out) {
   for (const TraceEvent& e : t.result.events) {
     if (e.type != "tool.executed") continue;
-    const Json d = e.data.json();
+    Json d = e.data.json();  // not const: a missing member reads as null
     const ToolDef* tool = config.FindTool(d.value("name", ""));
     if (tool == nullptr) {
       out.push_back({"I11", t.number, Describe(e) + ": executed a tool the agent does not define"});

@@ -6,6 +6,7 @@
 #include "domain/json_text.h"
 #include "domain/entities.h"
 #include "pipeline/event_text.h"
+#include "policy/approval/approval_words.h"
 #include "telemetry/turn_spans.h"
 #include "tools/timed_invoke.h"
 
@@ -121,9 +122,14 @@ PendingApproval Paused(const TurnContext& ctx, const ProposedCall& p, const Call
   a.reason = verdict.approval;
   a.prompt = verdict.prompt;
   a.provenance = verdict.provenance;
-  a.requested_by = ctx.input.speaker;
+  // The person whose request this is: in a turn that answers an approval, whoever asked
+  // for that one, not its approver.
+  const PendingApproval* answered = ctx.decisions().decided_approval.get();
+  a.requested_by = answered != nullptr && ctx.input.approve ? answered->requested_by : ctx.input.speaker;
   a.approvers = rule.approvers;
-  if (rule.ttl_s > 0) a.expires_at_ms = ctx.clock.NowMs() + int64_t{1000} * rule.ttl_s;
+  // To the whole second, as the API and the trace write it (expires_at), so that what
+  // they say and when it lapses agree.
+  if (rule.ttl_s > 0) a.expires_at_ms = (ctx.clock.NowMs() + int64_t{1000} * rule.ttl_s + 999) / 1000 * 1000;
   a.allow_edit = rule.allow_edit;
   a.may_remember = rule.remember == RememberScope::kSession && a.reason != ApprovalReason::kUntrustedData;
   return a;
@@ -203,6 +209,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
     Json data = CallEventData(ctx, p);
     data["approval_id"] = pending.id;
     if (pending.reason != ApprovalReason::kPolicy) data["reason"] = kApprovalReasons.Name(pending.reason);
+    if (pending.reason == ApprovalReason::kCondition) data["condition"] = ConditionsInWords(*p.tool);
     ctx.Emit("approval.requested", std::move(data));
     ctx.Append(Message::Tool(p.call->id, name, ErrorContent("not run yet: " + verdict.message), false));
     ctx.result.tools.push_back(std::move(o));

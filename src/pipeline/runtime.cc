@@ -757,7 +757,10 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
   // record keeps what the turn itself opened.
   TurnResult& result = record.result;
   if (!result.clarification && session.state.pending_clarification) result.clarification = *session.state.pending_clarification;
-  if (!result.approval && session.state.pending_approval) result.approval = *session.state.pending_approval;
+  // One that lapsed while a turn was held back (a blocked or cancelled turn does not
+  // reach the lapse) is not offered: GET session hides it too.
+  const HeapOptional<PendingApproval>& pending = session.state.pending_approval;
+  if (!result.approval && pending && !pending->LapsedAt(parts.clock->NowMs())) result.approval = *pending;
   co_return std::move(result);
 }
 

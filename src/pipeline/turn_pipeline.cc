@@ -68,6 +68,11 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
     Cancel(ctx, phase);
     return true;
   }
+  // Withdrawing a permission only makes the session stricter: no lease holds it back.
+  if (!ctx.input.revoke.empty()) {
+    Revoke(ctx, phase);
+    return true;
+  }
   const AdmitVerdict verdict = policies_.Admit(ctx);
   if (verdict.kind == AdmitVerdict::Kind::kBlock) {
     // Reaches neither the model nor any tool, and leaves no trace in the model's history.
@@ -80,10 +85,6 @@ bool TurnPipeline::Gate(TurnContext& ctx, TurnPhaseMachine& phase) {
   }
   if (verdict.kind == AdmitVerdict::Kind::kCancel) {
     Cancel(ctx, phase);
-    return true;
-  }
-  if (!ctx.input.revoke.empty()) {
-    Revoke(ctx, phase);
     return true;
   }
   return false;

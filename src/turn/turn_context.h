@@ -150,11 +150,14 @@ struct TurnContext {
   // What this turn's input did to what the session had pending; the turn's record
   // carries it to the store. decide() makes it on the turn's first decision.
   const PendingDecisions& decisions() const { return decisions_ ? *decisions_ : kNoDecisions; }
-  // The person granted the approval this turn answers, for exactly this call: every
-  // guard that would pause a call lets it through (I8).
+  // The person granted the approval this turn answers, for exactly this call (its id,
+  // tool and the arguments they approved, edited or not): every guard that would pause
+  // a call lets it through (I8).
   bool Approved(const ToolCall& call) const {
-    return decisions_ && decisions_->approval_answer.decision && decisions_->decided_approval &&
-           call.id == ApprovedCallId(*decisions_->decided_approval);
+    if (!decisions_ || !decisions_->approval_answer.decision || !decisions_->decided_approval) return false;
+    const PendingApproval& a = *decisions_->decided_approval;
+    const Json& args = decisions_->approved_args.is_null() ? a.args : decisions_->approved_args;
+    return call.id == ApprovedCallId(a) && call.name == a.tool && call.args == args;
   }
   PendingDecisions& decide() {
     if (!decisions_) decisions_ = std::make_unique<PendingDecisions>();

@@ -53,6 +53,12 @@ TEST(ApprovalConfigTest, AConditionIsCheckedAgainstTheInputSchema) {
   EXPECT_NE(problems.find("agent.yaml:6:"), std::string::npos) << "located: " << problems;
 }
 
+TEST(ApprovalConfigTest, AnArgumentOfSeveralTypesIsNotJudgedByType) {
+  EXPECT_EQ(Problems("  - name: refill\n    approval: { when: { quantity: { gt: 90 } } }\n"
+                     "    input_schema: { type: object, properties: { quantity: { type: [integer, \"null\"] } } }\n"),
+            "");
+}
+
 TEST(ApprovalConfigTest, AMistakeInTheRuleItselfIsNamed) {
   std::string problems = Problems(
       "  - name: refill\n    approval: { approvers: [], ttl_s: 0, remember: forever, when: { quantity: { about: 3 } },"

@@ -105,6 +105,7 @@ struct Paused {
 
 TEST(AnswerApprovalTest, OnlyTheApproversMayAnswerAndARefusalChangesNothing) {
   Paused requester{ApprovalRule{}};
+  EXPECT_EQ(requester.Answer("requester", true).code(), StatusCode::kPermissionDenied) << "a kind, not a name";
   Status other = requester.Answer("ben", true);
   EXPECT_EQ(other.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(other.message().find("the person who asked (ana)"), std::string::npos) << other.message();
@@ -117,6 +118,8 @@ TEST(AnswerApprovalTest, OnlyTheApproversMayAnswerAndARefusalChangesNothing) {
   by_role.approvers = {"dr_lee", "role:pharmacist"};
   Paused pharmacist{by_role};
   EXPECT_EQ(pharmacist.Answer("ana", true).code(), StatusCode::kPermissionDenied) << "the requester is not listed";
+  EXPECT_EQ(pharmacist.Answer("role:pharmacist", true).code(), StatusCode::kPermissionDenied)
+      << "a role is a key's, never a name a body claims";
   ASSERT_TRUE(pharmacist.Answer("someone", true, {"pharmacist"}).ok());
   EXPECT_EQ(pharmacist.Event("approval.granted")["as"], "role:pharmacist");
 }

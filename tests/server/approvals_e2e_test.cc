@@ -199,7 +199,7 @@ TEST_F(ApprovalsTest, AnApprovalLapsesAcrossARestart) {
   EXPECT_TRUE(asked.body["approval"].contains("expires_at")) << asked.body.dump();
   server_->Signal(SIGKILL);
   server_->Wait();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // ttl_s 1, to the next whole second
   Start({"--store", "sqlite:" + db});
 
   EXPECT_FALSE(Call("GET", url("/v1/sessions/" + id)).body.contains("pending_approval")) << "lapsed: no longer offered";

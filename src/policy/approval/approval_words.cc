@@ -79,4 +79,25 @@ std::string RulePrompt(const ToolDef& tool, const Json& args, const EntityLedger
   });
 }
 
+std::string ConditionsInWords(const ToolDef& tool) {
+  std::string out;
+  for (const ApprovalCondition& c : tool.approval.when) {
+    std::string op;
+    switch (c.op) {
+      case ConditionOp::kGt: op = "above"; break;
+      case ConditionOp::kGe: op = "at least"; break;
+      case ConditionOp::kLt: op = "below"; break;
+      case ConditionOp::kLe: op = "at most"; break;
+      case ConditionOp::kEq: op = "is"; break;
+      case ConditionOp::kNe: op = "is not"; break;
+      case ConditionOp::kIn: op = "one of"; break;
+      case ConditionOp::kMatches: op = "matching"; break;
+    }
+    const std::string label = c.path.starts_with("$") ? c.path : ArgLabel(tool, c.path);
+    const std::string operand = c.op == ConditionOp::kMatches ? "/" + c.operand.get<std::string>() + "/" : ValueWords(c.operand);
+    out += (out.empty() ? "" : " and ") + label + " " + op + " " + operand;
+  }
+  return out;
+}
+
 }  // namespace reins

@@ -1,6 +1,7 @@
 // How an approval's question shows a call to the person who answers it: the tool by its
 // title and its arguments in words ("recipient “GB82 WEST…”, amount 98.7"), an entity id
-// by the title a clarification option gave it ("patient “Maria Garcia”"), never as raw
+// by the line its clarification option was shown as ("patient “Maria Garcia (born
+// 2 March 1962)”"), never as raw
 // JSON; or the tool's own approval.prompt with its {arg} placeholders filled the same way.
 #pragma once
 
@@ -39,5 +40,8 @@ std::string ApprovalQuestion(const ToolDef& tool, const Json& args, const Entity
 // value in words (an id as its option's title, text unquoted: "Refill 120 units of
 // metformin for Maria Garcia?"), or, without a prompt, ApprovalQuestion.
 std::string RulePrompt(const ToolDef& tool, const Json& args, const EntityLedger* ids);
+
+// A rule's `when` in words, for the trace: "units above 90 and drug one of “a”, “b”".
+std::string ConditionsInWords(const ToolDef& tool);
 
 }  // namespace reins

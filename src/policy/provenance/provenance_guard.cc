@@ -88,7 +88,11 @@ void ProvenanceGuard::Observe(TurnContext& ctx, const ProposedCall& proposed, co
       }
       for (const std::string& id : ids) ctx.session.entities.AddProduced(type, id, owner);
     }
-    for (const auto& [id, title] : ProducedTitles(tool, result)) ctx.session.entities.AddTitle(id, title);
+    // A name listed beside an id, unless the person was already shown it by a line of
+    // its own (which may tell two "Maria Garcia"s apart).
+    for (const auto& [id, title] : ProducedTitles(tool, result)) {
+      if (ctx.session.entities.TitleOf(id) == nullptr) ctx.session.entities.AddTitle(id, title);
+    }
   }
   // The words an approval's question uses for an id: the line the person was shown for
   // it (title and subtitle: two patients may share a name).
