@@ -208,6 +208,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<void> AnswerHeld(std::shared_ptr<ServerResponse> held, TurnAnswer to, TurnOutcome outcome,
                         std::shared_ptr<void> slot);
   Task<void> AnswerTurn(ServerResponse& res, const TurnAnswer& to, TurnOutcome outcome);
+  Task<void> SendRefusal(ServerResponse& res, const std::string& id, const Status& refused);
   Task<void> CancelLease(Exchange x);
   Task<void> RevokeApproval(Exchange x);
   // A turn spoken with the caller's key: refused (403 speaker_not_allowed) when the key

@@ -189,7 +189,7 @@ Task<void> Api::Impl::AnswerTurn(ServerResponse& res, const TurnAnswer& to, Turn
       co_return co_await SendJson(res, 200, *first, ReplayHeader());
     }
   }
-  if (!r.ok()) co_return co_await SendError(res, FromStatus(r.status()));
+  if (!r.ok()) co_return co_await SendRefusal(res, to.session_id, r.status());
   LogTurn(to.session_id, *r, NowMs());
   std::string text = TurnResultText(*r, true);
   if (to.session == TurnAnswer::Session::kExisting) co_return co_await SendJsonText(res, 200, std::move(text));
@@ -222,7 +222,25 @@ Task<void> Api::Impl::AnswerUnstarted(ServerResponse& res, const std::string& id
   if (IsReplay(refused.status(), key)) {
     if (std::optional<Json> first = co_await Replay(id, key)) co_return co_await SendJson(res, 200, *first, ReplayHeader());
   }
-  co_await SendError(res, FromStatus(refused.status()));
+  co_await SendRefusal(res, id, refused.status());
+}
+
+// A refused turn's error, with what the session still has pending: an answer the runtime
+// refused (from someone who may not give it, with edits the rule does not allow) leaves
+// the question where it was, and the client can show it again without another request.
+Task<void> Api::Impl::SendRefusal(ServerResponse& res, const std::string& id, const Status& refused) {
+  const ApiError e = FromStatus(refused);
+  Json body = ErrorJson(e);
+  if (e.status == 403 || e.status == 409 || e.status == 422) {
+    const SessionView& view = sessions;
+    std::function<Result<SessionSummary>()> read = [&view, id] { return view.Describe(id); };
+    Result<SessionSummary> summary = co_await OnStore<Result<SessionSummary>>(std::move(read));
+    if (summary.ok() && !summary->pending_approval.is_null()) body["pending_approval"] = summary->pending_approval;
+    if (summary.ok() && !summary->pending_clarification.is_null()) {
+      body["pending_clarification"] = summary->pending_clarification;
+    }
+  }
+  co_await SendJson(res, e.status, std::move(body));
 }
 
 // A streamed turn's last event: its result, or the error it ended with.

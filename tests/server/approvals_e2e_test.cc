@@ -147,6 +147,7 @@ TEST_F(ApprovalsTest, AnAnswerFromSomeoneTheApproversDoNotAdmitIs403AndChangesNo
   EXPECT_EQ(other.status, 403) << other.body.dump();
   EXPECT_EQ(other.body["error"]["code"], "not_an_approver");
   EXPECT_NE(other.body["error"]["message"].get<std::string>().find("ana"), std::string::npos) << other.body.dump();
+  EXPECT_EQ(other.body["pending_approval"]["prompt"], "Refill metformin: 120 units?") << "still pending, and said so";
   EXPECT_EQ(Call("GET", url("/v1/sessions/" + id)).body["pending_approval"]["tool"], "refill") << "still pending";
   EXPECT_EQ(Call("GET", url("/v1/sessions/" + id)).body["turns"], 1) << "the refused answer is no turn";
   Reply own = Post(id, Approve("ana", true));
