@@ -5,6 +5,7 @@
 
 #include "domain/json_parse.h"
 #include "domain/json_text.h"
+#include "domain/stored_json.h"
 #include "reins/clock.h"
 
 namespace reins {
@@ -199,21 +200,6 @@ Json PendingApprovalToJson(const PendingApproval& a) {
   if (a.may_remember) j["remember"] = "session";
   return j;
 }
-
-namespace {
-
-// A list of strings from a stored state, ignoring anything else in it.
-std::vector<std::string> StoredStrings(const Json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const Json& v : *it) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-}  // namespace
 
 Json PendingApprovalToStored(const PendingApproval& a) {
   Json p = {{"id", a.id}, {"tool", a.tool}, {"args", a.args}, {"request_text", a.request_text}};

@@ -209,6 +209,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
                         std::shared_ptr<void> slot);
   Task<void> AnswerTurn(ServerResponse& res, const TurnAnswer& to, TurnOutcome outcome);
   Task<void> SendRefusal(ServerResponse& res, const std::string& id, const Status& refused);
+  Task<std::optional<TurnResultBox>> ControlTurn(Exchange& x, std::unique_ptr<TurnInput> in);
   Task<void> CancelLease(Exchange x);
   Task<void> RevokeApproval(Exchange x);
   // A turn spoken with the caller's key: refused (403 speaker_not_allowed) when the key

@@ -250,42 +250,51 @@ Task<void> Api::Impl::SendLastEvent(ServerResponse& res, const Result<TurnResult
   (void)co_await res.Send(name, data);
 }
 
-Task<void> Api::Impl::CancelLease(Exchange x) {
-  // A cancel is a turn too: it takes a place among the turns in flight.
+// A turn that only changes what the session holds (a cancel, a revoke): it takes a
+// place among the turns in flight like any other. Its result, or nullopt once the
+// refusal was sent.
+Task<std::optional<TurnResultBox>> Api::Impl::ControlTurn(Exchange& x, std::unique_ptr<TurnInput> in) {
   std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
-  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
-  auto in = std::make_unique<TurnInput>();
-  in->speaker = "api";
-  in->cancel = true;
+  if (!slot) {
+    co_await SendError(x.res, Overloaded(), RetryAfter(1));
+    co_return std::nullopt;
+  }
   const std::string id = x.session_id;
   const auto here = co_await boost::asio::this_coro::executor;
   Task<TurnResultBox> turn = RunTurn(here, id, std::move(in));
-  const TurnResultBox outcome = co_await std::move(turn);
+  TurnResultBox outcome = co_await std::move(turn);
   const Result<TurnResult>& r = *outcome.result;
-  if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
+  if (!r.ok()) {
+    co_await SendError(x.res, FromStatus(r.status()));
+    co_return std::nullopt;
+  }
   LogTurn(id, *r, NowMs());
+  co_return std::move(outcome);
+}
+
+Task<void> Api::Impl::CancelLease(Exchange x) {
+  auto in = std::make_unique<TurnInput>();
+  in->speaker = "api";
+  in->cancel = true;
+  Task<std::optional<TurnResultBox>> turn = ControlTurn(x, std::move(in));
+  if (!co_await std::move(turn)) co_return;
   co_await x.res.Respond(204, std::string(), std::string());
 }
 
 // DELETE .../approvals/{tool}: the person's "always" for a tool ends (a revoke turn).
 // 204 when there was one; 404 when the session had no standing permission for it.
 Task<void> Api::Impl::RevokeApproval(Exchange x) {
-  std::optional<std::shared_ptr<void>> slot = TakeTurnSlot();
-  if (!slot) co_return co_await SendError(x.res, Overloaded(), RetryAfter(1));
   auto in = std::make_unique<TurnInput>();
   in->speaker = x.grant != nullptr && !x.grant->speakers.empty() ? x.grant->speakers.front() : "api";
   in->revoke = std::string(x.item);
-  const std::string id = x.session_id;
-  const auto here = co_await boost::asio::this_coro::executor;
-  Task<TurnResultBox> turn = RunTurn(here, id, std::move(in));
-  const TurnResultBox outcome = co_await std::move(turn);
-  const Result<TurnResult>& r = *outcome.result;
-  if (!r.ok()) co_return co_await SendError(x.res, FromStatus(r.status()));
-  LogTurn(id, *r, NowMs());
-  const bool found = std::any_of(r->events.begin(), r->events.end(), [](const TraceEvent& e) {
+  Task<std::optional<TurnResultBox>> turn = ControlTurn(x, std::move(in));
+  const std::optional<TurnResultBox> outcome = co_await std::move(turn);
+  if (!outcome) co_return;
+  const TurnResult& r = **outcome->result;
+  const bool found = std::any_of(r.events.begin(), r.events.end(), [](const TraceEvent& e) {
     return e.type == EventType::kApprovalRevoked && e.data.value("found", false);
   });
-  if (!found) co_return co_await SendError(x.res, Err(404, "not_found", r->reply));
+  if (!found) co_return co_await SendError(x.res, Err(404, "not_found", r.reply));
   co_await x.res.Respond(204, std::string(), std::string());
 }
 

@@ -1,5 +1,7 @@
 #include "turn/session_state.h"
 
+#include "domain/stored_json.h"
+
 namespace reins {
 
 void EntityLedger::AddProduced(const std::string& type, const std::string& id, const std::string& owner) {
@@ -132,21 +134,6 @@ EntityLedger EntityLedger::FromJson(const Json& j) {
   return ledger;
 }
 
-namespace {
-
-// A list of strings from a stored state, ignoring anything else in it.
-std::vector<std::string> StringList(const Json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const Json& v : *it) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-}  // namespace
-
 Json PendingClarificationToJson(const PendingClarification& p) {
   Json j = {{"id", p.id}, {"clarification", ClarificationToJson(p.clarification)}, {"tool", p.tool},
             {"entity_type", p.entity_type}, {"request_text", p.request_text}};
@@ -166,7 +153,7 @@ std::optional<PendingClarification> PendingClarificationFromJson(const Json& j) 
   p.tool = j.value("tool", "");
   p.entity_type = j.value("entity_type", "");
   p.request_text = j.value("request_text", "");
-  p.request_tools = StringList(j, "request_tools");
+  p.request_tools = StoredStrings(j, "request_tools");
   return p;
 }
 
