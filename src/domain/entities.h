@@ -13,13 +13,15 @@
 
 namespace reins {
 
-// The ids a result produces, per entity type, using the tool's `entities.produces`.
-std::map<std::string, std::vector<std::string>> ProducedEntities(const ToolDef& tool, const ResultEnvelope& result);
-
-// The names a result gives the ids it produces: an id selected by a path ending in .KEY
+// What a successful result produces, by the tool's `entities.produces`: the ids per
+// entity type, and the names it gives them: an id selected by a path ending in .KEY
 // ("$.data.patients[*].id") is named by the `title` or else the `name` string of the
-// object it sits in ({"id": "p_2001", "name": "James Okafor"}): id -> name.
-std::map<std::string, std::string> ProducedTitles(const ToolDef& tool, const ResultEnvelope& result);
+// object it sits in ({"id": "p_2001", "name": "James Okafor"}).
+struct Produced {
+  std::map<std::string, std::vector<std::string>> ids;  // type -> ids, in the result's order
+  std::map<std::string, std::string> titles;            // id -> name
+};
+Produced ProducedBy(const ToolDef& tool, const ResultEnvelope& result);
 
 // Which entity type the options of a clarification are ids of: the tool's only
 // produced type, else the type whose produced ids include the first option; "" if none.

@@ -80,7 +80,8 @@ void ProvenanceGuard::Observe(TurnContext& ctx, const ProposedCall& proposed, co
   if (proposed.tool == nullptr) return;
   const ToolDef& tool = *proposed.tool;
   if (!tool.produces.empty()) {
-    for (const auto& [type, ids] : ProducedEntities(tool, result)) {
+    const Produced produced = ProducedBy(tool, result);
+    for (const auto& [type, ids] : produced.ids) {
       std::string owner;
       if (auto scope = tool.scope.find(type); scope != tool.scope.end()) {
         auto value = proposed.call->args.find(scope->second);
@@ -90,7 +91,7 @@ void ProvenanceGuard::Observe(TurnContext& ctx, const ProposedCall& proposed, co
     }
     // A name listed beside an id, unless the person was already shown it by a line of
     // its own (which may tell two "Maria Garcia"s apart).
-    for (const auto& [id, title] : ProducedTitles(tool, result)) {
+    for (const auto& [id, title] : produced.titles) {
       if (ctx.session.entities.TitleOf(id) == nullptr) ctx.session.entities.AddTitle(id, title);
     }
   }
