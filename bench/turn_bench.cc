@@ -6,13 +6,17 @@
 //   reins_bench --turns=N   N turns and nothing else (callgrind instruction counts)
 //   reins_bench --outside-turns=N | --outside-off-turns=N   the same for a turn that reads
 //                           outside data, with untrusted_data on | off
+//   reins_bench --file-turns=N | --file-write-turns=N   the same on a SQLite file store,
+//                           its call a read | a write (the write-ahead record's cost)
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <new>
 #include <string_view>
 
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -45,6 +49,7 @@ model: { provider: scripted }
 tools:
   - name: get_service_times
     description: Returns this week's service times.
+    annotations: { readOnlyHint: true }
     input_schema:
       type: object
       properties: { day: { type: string, enum: [saturday, sunday] } }
@@ -97,7 +102,7 @@ std::string AgentWithTools(int extra) {
   for (int i = 0; i < extra; ++i) {
     const std::string n = std::to_string(i);
     yaml += "  - name: lookup_" + n + "\n    description: Looks up record " + n +
-            " of the parish register.\n    input_schema:\n      type: object\n"
+            " of the parish register.\n    annotations: { readOnlyHint: true }\n    input_schema:\n      type: object\n"
             "      properties: { id: { type: string }, year: { type: integer, minimum: 1900 } }\n"
             "      required: [id]\n      additionalProperties: false\n";
   }
@@ -264,6 +269,53 @@ int RunOutsideTurns(long count, bool defence) {
   return failed == 0 ? 0 : 1;
 }
 
+// What the write-ahead record costs a write (docs/deployment.md, "Every write once"):
+// the same turn on a SQLite file store (WAL, as `reins serve --store sqlite:PATH`), its
+// one call annotated read-only (state.range(0) == 0) or a write (1), whose intent is
+// committed before it runs and whose outcome after.
+std::unique_ptr<Runtime> MakeFileRuntime(bool write, const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  std::string yaml = AgentWithTools(0);
+  const std::string read_only = "    annotations: { readOnlyHint: true }\n";
+  if (write) yaml.erase(yaml.find(read_only), read_only.size());
+  return MakeRuntimeOf(yaml, kReplies, std::shared_ptr<Store>(OpenStore("sqlite:" + path).value().release()),
+                       {{"get_service_times", kFixture}});
+}
+
+void BM_WriteTurn(benchmark::State& state) {
+  const std::string path = "/tmp/reins_bench_writes_" + std::to_string(::getpid()) + ".db";
+  std::unique_ptr<Runtime> runtime = MakeFileRuntime(state.range(0) == 1, path);
+  boost::asio::io_context io;
+  TurnInput input;
+  input.say = "What time is service on Sunday?";
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string session = runtime->CreateSession().value();
+    state.ResumeTiming();
+    if (!CompletesATurn(*runtime, io, session, input)) state.SkipWithError("turn did not complete");
+  }
+  runtime.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+BENCHMARK(BM_WriteTurn)->ArgName("write")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// `--file-turns=N` / `--file-write-turns=N`: N of those turns, the call a read or a
+// write, and nothing else (callgrind, as --turns).
+int RunFileTurns(long count, bool write) {
+  const std::string path = "/tmp/reins_bench_writes_" + std::to_string(::getpid()) + ".db";
+  std::unique_ptr<Runtime> runtime = MakeFileRuntime(write, path);
+  boost::asio::io_context io;
+  TurnInput input;
+  input.say = "What time is service on Sunday?";
+  int failed = 0;
+  for (long i = 0; i < count; ++i) {
+    if (!CompletesATurn(*runtime, io, runtime->CreateSession().value(), input)) ++failed;
+  }
+  runtime.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  return failed == 0 ? 0 : 1;
+}
+
 // `--turns=N`: exactly N pipeline-only turns and nothing else, for instruction counts
 // that do not depend on timing (callgrind: run N and 2N, the difference over N is the
 // cost of one turn without the process's fixed start-up).
@@ -285,6 +337,11 @@ int RunTurns(long count) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]).starts_with("--turns=")) {
     return reins::RunTurns(std::atol(argv[1] + 8));
+  }
+  for (const std::string_view flag : {"--file-turns=", "--file-write-turns="}) {
+    if (argc == 2 && std::string_view(argv[1]).starts_with(flag)) {
+      return reins::RunFileTurns(std::atol(argv[1] + flag.size()), flag == "--file-write-turns=");
+    }
   }
   for (const std::string_view flag : {"--outside-turns=", "--outside-off-turns="}) {
     if (argc == 2 && std::string_view(argv[1]).starts_with(flag)) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "reins/enum_names.h"
 #include "reins/envelope.h"
 #include "reins/json.h"
 #include "reins/message.h"
@@ -68,6 +69,29 @@ struct DeferredOutcome {
   std::string reply;               // non-empty: the turn's reply, now with its failure note (await)
   int64_t at_ms = 0;
 };
+
+// An immediate write's write-ahead record (docs/deployment.md, "Every write once"): its
+// intent is committed before the call runs, its outcome once the call returns. A retry of
+// the turn that proposes the same call finds the record under the same key and uses its
+// outcome instead of running the call again; a record still `running` when it is found
+// is a try that never returned (its process died): the write is uncertain.
+struct WriteRecord {
+  enum class State { kRunning, kSucceeded, kFailed, kUncertain };
+  std::string session_id;
+  std::string key;      // stable across the tries of its turn (pipeline/write_ledger.h)
+  std::string turn_id;  // the try that recorded it last
+  std::string tool;
+  Json args;
+  State state = State::kRunning;
+  Json result;  // the result envelope, once it returned (succeeded, failed)
+  int attempts = 1;
+  int64_t started_ms = 0;
+  int64_t finished_ms = 0;
+};
+inline constexpr EnumNames<WriteRecord::State, 4> kWriteStates{{{{WriteRecord::State::kRunning, "running"},
+                                                                 {WriteRecord::State::kSucceeded, "succeeded"},
+                                                                 {WriteRecord::State::kFailed, "failed"},
+                                                                 {WriteRecord::State::kUncertain, "uncertain"}}}};
 
 // Everything one turn writes.
 struct TurnRecord {
@@ -276,6 +300,30 @@ class Store {
   virtual Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) = 0;
   // Notices not yet carried by a reply, oldest first.
   virtual Result<std::vector<Notice>> PendingNotices(const std::string& session_id) = 0;
+
+  // The write-ahead record of immediate writes (WriteRecord). BeginWrite stores
+  // `intent` (state running) and returns nullopt, or, when its key is recorded already,
+  // stores nothing and returns that record. RetryWrite counts another try of a running
+  // record under its key (attempts + 1, the try's turn id). FinishWrite records the
+  // outcome (succeeded, failed, or uncertain when it is not run again) of a record still
+  // running, once: AlreadyExists when it has one. A store that keeps no such record
+  // answers Unimplemented, and the runtime then does not run the write.
+  virtual Result<std::optional<WriteRecord>> BeginWrite(const WriteRecord& intent) {
+    (void)intent;
+    return Unimplemented("this store keeps no write-ahead record of immediate writes");
+  }
+  virtual Status RetryWrite(const WriteRecord& retry) {
+    (void)retry;
+    return Unimplemented("this store keeps no write-ahead record of immediate writes");
+  }
+  virtual Status FinishWrite(const WriteRecord& outcome) {
+    (void)outcome;
+    return Unimplemented("this store keeps no write-ahead record of immediate writes");
+  }
+  virtual Result<std::vector<WriteRecord>> LoadWrites(const std::string& session_id) {
+    (void)session_id;
+    return std::vector<WriteRecord>{};
+  }
 
   // Floor leases (I6). LoadLease gives owner "" and version 0 when there never was one.
   virtual Result<Lease> LoadLease(const std::string& session_id) = 0;

@@ -30,7 +30,7 @@ enum class EventType : uint8_t {
   kModelCall, kModelResponse, kModelError, kModelRefusal, kModelCallsIgnored,
   // Tool calls
   kToolExecuted, kToolProgress, kToolRejected, kToolSkipped, kToolDeferred, kDeferredExecuted, kDeferredNote,
-  kNoticeCreated,
+  kNoticeCreated, kWriteUncertain,
   // Clarifications, approvals and the floor
   kClarification, kClarificationAnswered, kClarificationSuperseded, kClarificationCancelled, kApprovalRequested,
   kApproval, kApprovalGranted, kApprovalDenied, kApprovalCancelled, kApprovalLapsed, kApprovalRemembered,
@@ -70,7 +70,7 @@ inline constexpr EventSpec kEventSpecs[] = {
     {EventType::kModelRefusal, "model.refusal", "response text"},
     {EventType::kModelCallsIgnored, "model.calls_ignored", "response reason tool_calls"},
     {EventType::kToolExecuted, "tool.executed",
-     REINS_CALL_FIELDS "result success next_action latency_ms may_clarify untrusted"},
+     REINS_CALL_FIELDS "result success next_action latency_ms may_clarify untrusted write_key replayed attempt"},
     {EventType::kToolProgress, "tool.progress", "call_id name progress total message"},
     {EventType::kToolRejected, "tool.rejected", REINS_CALL_FIELDS "reason guard message"},
     {EventType::kToolSkipped, "tool.skipped", REINS_CALL_FIELDS "reason idempotency_key"},
@@ -79,6 +79,7 @@ inline constexpr EventSpec kEventSpecs[] = {
      "name args idempotency_key result success next_action latency_ms mode"},
     {EventType::kDeferredNote, "deferred.note", "text"},
     {EventType::kNoticeCreated, "notice.created", "text tool"},
+    {EventType::kWriteUncertain, "write.uncertain", REINS_CALL_FIELDS "write_key attempts since_ms"},
     {EventType::kClarification, "clarification", "type question options id tool entity_type"},
     {EventType::kClarificationAnswered, "clarification.answered", "id option_id entity_type tool"},
     {EventType::kClarificationSuperseded, "clarification.superseded", "id"},

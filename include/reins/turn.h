@@ -90,13 +90,15 @@ struct ToolOutcome {
   std::string name;
   Json args;
   Status status = Status::kExecuted;
-  std::string reason;  // rejected: schema | provenance | unknown_tool | invalid_json ...; skipped: truncated | chain_stopped
+  std::string reason;  // rejected: schema | provenance | unknown_tool | invalid_json ...; skipped: truncated |
+                       // chain_stopped | uncertain (a write whose earlier try may have run, not run again)
   std::string message; // the guard's or the backend's message
   std::optional<ResultEnvelope> result;  // executed calls
   int64_t latency_ms = 0;
   int response_index = 0;  // which model response of the turn proposed it (1-based)
   int position = 0;        // 0-based position in that response
-  std::string idempotency_key;  // deferred calls: turn id + response + position
+  std::string idempotency_key;  // deferred calls: turn id + response + position; immediate writes: the
+                                // write-ahead record's key (pipeline/write_ledger.h)
   std::string step_id;          // plan mode: the step whose loop proposed it
 
   // Ran successfully in the loop, or is queued to run after the reply (a deferred call

@@ -58,6 +58,7 @@ std::string SkipWhy(const std::string& reason) {
   if (reason == "turn_timeout") return "the turn ran out of time";
   if (reason == "turn_failed") return "the turn failed, so the write it queued was withdrawn";
   if (reason == "refused") return "the model refused, so the write the turn queued was withdrawn";
+  if (reason == "unrecorded") return "a write whose record could not be stored before it ran: not run";
   return reason;
 }
 
@@ -150,8 +151,22 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
       std::string why = ok ? "next: " + StrOr(d, "next_action", "continue") : ErrorOf(d);
       Details details = CallDetails(d);
       if (Flag(d, "untrusted")) details.emplace_back("outside data", "its result is someone else's words (trust: untrusted)");
+      if (!Str(d, "write_key").empty()) details.emplace_back("write key", Str(d, "write_key"));
+      if (Flag(d, "replayed")) {
+        return Step("call", ok ? "already done" : "already failed", name,
+                    "an earlier try of this turn ran it: its recorded outcome, not run again", at, details);
+      }
+      if (d.value("attempt", 1) > 1) {
+        details.emplace_back("try", Text(d.value("attempt", Json())));
+        why = "run again under its key: an earlier try was interrupted. " + why;
+      }
       return Step("call", ok ? "executed" : "failed", name, why, at, details);
     }
+    case EventType::kWriteUncertain:
+      return Step("call", "uncertain", name,
+                  "an earlier try of this turn was interrupted while it ran: it may or may not have happened, and its "
+                  "backend takes no idempotency key, so it was not run again",
+                  at, {{"arguments", Text(d.value("args", Json()))}, {"write key", Str(d, "write_key")}});
     case EventType::kToolRejected:
       return Step("call", "rejected", name, Str(d, "message"), at,
                   {{"reason", Str(d, "reason")}, {"guard", Str(d, "guard")}, {"arguments", Text(d.value("args", Json()))}});

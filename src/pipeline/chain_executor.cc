@@ -42,11 +42,12 @@ ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutco
 }  // namespace
 
 Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, const Json& answer,
-                                            int64_t* latency_ms) {
+                                            int64_t* latency_ms, const std::string& write_key) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
+  std::string key = write_key.empty() ? IdempotencyKey(ctx, p.position) : write_key;
   ToolRequest request{p.tool->name, p.call->args, std::string(ctx.session_id), ctx.result.turn_id,
-                      IdempotencyKey(ctx, p.position).append(ctx.key_salt)};
+                      std::move(key.append(ctx.key_salt))};
   // The tool's own timeout, or what is left of the turn's budget if that ends sooner.
   const int64_t budget = std::min<int64_t>(p.tool->timeout_ms, ctx.RemainingMs());
   request.timeout_ms = budget;
@@ -152,11 +153,64 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, std::span<const ToolCall
   ChainOutcome outcome;
   for (const ProposedCall& p : proposed) {
     if (Settled(ctx, p, outcome)) continue;
+    if (WriteLedger::Records(*p.tool)) {
+      co_await RunWrite(ctx, p, answer, outcome);
+      continue;
+    }
     int64_t latency_ms = 0;
-    ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms);
+    ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms, {});
     Executed(ctx, p, std::move(result), latency_ms, outcome);
   }
   co_return outcome;
+}
+
+Task<void> ChainExecutor::RunWrite(TurnContext& ctx, const ProposedCall& p, const Json& answer,
+                                   ChainOutcome& outcome) {
+  WriteStart start = co_await writes_.Begin(ctx, *p.tool, *p.call, WriteLedger::Key(ctx, *p.call));
+  WriteNote note{start.record.key, start.kind == WriteStart::Kind::kReplay, start.record.attempts};
+  switch (start.kind) {
+    case WriteStart::Kind::kReplay:
+      Executed(ctx, p, NormaliseToolResult(std::move(start.record.result)), 0, outcome, &note);
+      co_return;
+    case WriteStart::Kind::kUncertain:
+    case WriteStart::Kind::kUnrecorded:
+      NotRun(ctx, p, start, outcome);
+      co_return;
+    case WriteStart::Kind::kRun:
+    case WriteStart::Kind::kRetry:
+      break;
+  }
+  int64_t latency_ms = 0;
+  ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms, start.record.key);
+  co_await writes_.Finish(std::move(start.record), result);
+  Executed(ctx, p, std::move(result), latency_ms, outcome, &note);
+}
+
+void ChainExecutor::NotRun(TurnContext& ctx, const ProposedCall& p, const WriteStart& start,
+                           ChainOutcome& outcome) const {
+  const bool uncertain = start.kind == WriteStart::Kind::kUncertain;
+  ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kSkipped);
+  o.reason = uncertain ? "uncertain" : "unrecorded";
+  o.idempotency_key = start.record.key;
+  o.message = uncertain ? "not run again: an earlier try of this turn was interrupted while this call ran, so it "
+                          "may or may not have taken effect, and its backend takes no idempotency key"
+                        : "not run: its record could not be stored before it ran (" + start.error.message() + ")";
+  Json data = CallEventData(ctx, p);
+  if (uncertain) {
+    data["write_key"] = start.record.key;
+    data["attempts"] = start.record.attempts;
+    data["since_ms"] = start.record.started_ms;
+    ctx.Emit("write.uncertain", std::move(data));
+  } else {
+    data["reason"] = o.reason;
+    ctx.Emit("tool.skipped", std::move(data));
+  }
+  const std::string told = uncertain ? "; tell the person plainly that you cannot tell whether it happened, and "
+                                       "that they should check before asking for it again"
+                                     : "; tell the person it was not done";
+  ctx.Append(Message::Tool(p.call->id, p.call->name, ErrorContent(o.message + told), true));
+  ctx.result.tools.push_back(std::move(o));
+  outcome.stop = ChainStop::kError;
 }
 
 bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcome& outcome) const {
@@ -236,7 +290,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
 }
 
 void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnvelope result, int64_t latency_ms,
-                             ChainOutcome& outcome) const {
+                             ChainOutcome& outcome, const WriteNote* write) const {
   const std::string& name = p.call->name;
   policies_.Observe(ctx, p, result);
 
@@ -244,9 +298,11 @@ void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnve
   // Outside data is labelled where the defence watches it (the trace, its spans, the viewer).
   const bool untrusted = p.tool->trust == ToolTrust::kUntrusted &&
                          (ctx.config.untrusted_data.enabled || !ctx.config.rails.no_untrusted_links.is_null());
+  const ExecutedWrite written = write == nullptr ? ExecutedWrite{} : ExecutedWrite{write->key, write->replayed, write->attempt};
   ctx.Emit("tool.executed", ToolExecutedData(*p.call, ctx.response_index, p.position, p.tool->may_clarify, result,
-                                             ctx.history().back().text, latency_ms, untrusted));
+                                             ctx.history().back().text, latency_ms, untrusted, written));
   ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
+  if (write != nullptr) o.idempotency_key = write->key;
   o.latency_ms = latency_ms;
   if (!result.success) o.message = result.error;
   o.result = std::move(result);

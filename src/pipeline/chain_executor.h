@@ -12,6 +12,7 @@
 
 #include "turn/policy.h"
 #include "reins/async.h"
+#include "pipeline/write_ledger.h"
 #include "tools/tool_router.h"
 
 namespace reins {
@@ -28,7 +29,8 @@ struct ChainOutcome {
 
 class ChainExecutor {
  public:
-  ChainExecutor(const PolicyChain& policies, const ToolRouter& tools) : policies_(policies), tools_(tools) {}
+  ChainExecutor(const PolicyChain& policies, const ToolRouter& tools, WriteLedger& writes)
+      : policies_(policies), tools_(tools), writes_(writes) {}
 
   // Appends one tool message per call to the history (ctx.Append) and one ToolOutcome
   // per call to ctx.result.tools, with trace events. `answer`, when not null, is the person's answer
@@ -46,13 +48,30 @@ class ChainExecutor {
   // A call that does not run: skipped, or settled by a guard (rejected, waiting for
   // approval, deferred); its message, outcome and event recorded. False: run it.
   bool Settled(TurnContext& ctx, const ProposedCall& call, ChainOutcome& outcome) const;
-  Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, const Json& answer, int64_t* latency_ms);
+  // `write_key`: the write-ahead record's key of a write call, which its backend is
+  // sent ("" for a read: the turn's own key for the call).
+  Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, const Json& answer, int64_t* latency_ms,
+                               const std::string& write_key);
+  // A write call (WriteLedger): recorded before it runs and after, or given the outcome
+  // of an earlier try of the turn, or not run when that try's outcome is unknown.
+  Task<void> RunWrite(TurnContext& ctx, const ProposedCall& call, const Json& answer, ChainOutcome& outcome);
+  // How a write call ran, for its tool.executed event: its key, whether its outcome is
+  // an earlier try's (replayed), and which try of it this was.
+  struct WriteNote {
+    std::string key;
+    bool replayed = false;
+    int attempt = 1;
+  };
   // Records what a call that ran returned, and whether it stops the chain.
   void Executed(TurnContext& ctx, const ProposedCall& call, ResultEnvelope result, int64_t latency_ms,
-                ChainOutcome& outcome) const;
+                ChainOutcome& outcome, const WriteNote* write = nullptr) const;
+  // A write not run: its earlier try's outcome is unknown (uncertain), or its intent
+  // could not be recorded (unrecorded). Stops the chain.
+  void NotRun(TurnContext& ctx, const ProposedCall& call, const WriteStart& start, ChainOutcome& outcome) const;
 
   const PolicyChain& policies_;
   const ToolRouter& tools_;
+  WriteLedger& writes_;
 };
 
 }  // namespace reins

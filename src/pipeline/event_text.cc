@@ -69,21 +69,25 @@ EventData ModelResponseData(int response, const ModelResponse& r) {
 }
 
 EventData ToolExecutedData(const ToolCall& call, int response, int position, bool may_clarify,
-                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms, bool untrusted) {
+                           const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms, bool untrusted,
+                           const ExecutedWrite& write) {
   std::string& out = EventTextBuffer();
   JsonObjectText o(out);
   if (call.args_valid) o.Value("args", call.args);
   else o.String("args", call.arguments_text);  // the raw text, as the model sent it
+  if (write.attempt > 1 && !write.replayed) o.Int("attempt", write.attempt);
   o.String("call_id", call.id);
   o.Int("latency_ms", latency_ms);
   o.Bool("may_clarify", may_clarify);
   o.String("name", call.name);
   o.String("next_action", NextActionName(result.next_action));
   o.Int("position", position);
+  if (write.replayed) o.Bool("replayed", true);
   o.Int("response", response);
   o.Raw("result", envelope);
   o.Bool("success", result.success);
   if (untrusted) o.Bool("untrusted", true);
+  if (!write.key.empty()) o.String("write_key", write.key);
   o.Close();
   return EventData::FromText(out);
 }

@@ -32,12 +32,20 @@ EventData ModelCallData(std::string_view model, Purpose purpose, const ToolChoic
 // `response`: the response's 1-based index in the turn.
 EventData ModelResponseData(int response, const ModelResponse& r);
 
+// A write call's record (pipeline/write_ledger.h): its key ("" for a read), whether
+// the outcome is an earlier try's, and which try ran it.
+struct ExecutedWrite {
+  std::string_view key;
+  bool replayed = false;
+  int attempt = 1;
+};
+
 // A call that ran: its call fields (docs/trace.md), what it returned and how long it
 // took. `envelope` is the result's text (EnvelopeText), the one the model is given;
 // `untrusted`: the result is outside data (AGENT-CONFIG.md "Untrusted data").
 EventData ToolExecutedData(const ToolCall& call, int response, int position, bool may_clarify,
                            const ResultEnvelope& result, std::string_view envelope, int64_t latency_ms,
-                           bool untrusted = false);
+                           bool untrusted = false, const ExecutedWrite& write = {});
 
 // `streamed`: how much of a streamed reply the person already has.
 EventData ReplyFinalData(std::string_view reply, std::optional<size_t> streamed);

@@ -20,6 +20,7 @@
 #include "pipeline/deferred_runner.h"
 #include "pipeline/replica_claim.h"
 #include "pipeline/store_calls.h"
+#include "pipeline/write_ledger.h"
 #include "pipeline/session_queue.h"
 #include "pipeline/spare_blocks.h"
 #include "pipeline/turn_pipeline.h"
@@ -107,6 +108,7 @@ struct Runtime::Impl {
   // Every store call of a turn goes through here: off the event loop on a shared store.
   // After owed_releases: the releases it may still run when destroyed use them.
   std::unique_ptr<StoreCalls> calls;
+  std::unique_ptr<WriteLedger> writes;  // over calls: immediate writes recorded ahead
   std::unique_ptr<SessionView> view;  // over parts.store and parts.clock
   std::unique_ptr<CommitQueue> commits;  // over calls: turns that finish together commit together
   SessionQueue queue;
@@ -156,7 +158,7 @@ struct Runtime::Impl {
     c->config = std::move(config);
     c->tools = BuildToolRouter(c->config, *parts.clock, ToolBackendSources{parts.tool_backends, parts.mcp_backends});
     ModelProvider& audit = parts.audit_model ? *parts.audit_model : *parts.model;
-    c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, audit, c->tools);
+    c->pipeline = std::make_unique<TurnPipeline>(c->config, *parts.model, audit, c->tools, *writes);
     c->deferred = std::make_unique<DeferredRunner>(c->config, c->tools, *calls, *parts.clock);
     c->deferred->key_salt = parts.idempotency_salt;
     c->deferred->on_event = [this](const std::string& session_id, const TraceEvent& e) {
@@ -438,6 +440,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->rng.seed(impl->parts.id_seed != 0 ? impl->parts.id_seed : std::random_device{}());
   Store& store = *impl->parts.store;
   impl->calls = std::make_unique<StoreCalls>(store, store.shared() ? store.concurrent_calls() : 0);
+  impl->writes = std::make_unique<WriteLedger>(*impl->calls, *impl->parts.clock);
   impl->catalog = impl->Build(std::move(config));
   impl->view = std::make_unique<SessionView>(store, *impl->parts.clock);
   impl->commits = std::make_unique<CommitQueue>(*impl->calls);

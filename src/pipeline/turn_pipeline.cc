@@ -13,6 +13,23 @@ namespace reins {
 
 namespace {
 
+// What the person is told of each write this turn did not run again because an earlier
+// try of it was interrupted (WriteLedger: uncertain), whatever the model wrote: that it
+// may or may not have happened. Appended to `reply` unless it says so already.
+std::string WithUncertainWrites(const TurnContext& ctx, std::string reply) {
+  for (const ToolOutcome& t : ctx.result.tools) {
+    if (t.status != ToolOutcome::Status::kSkipped || t.reason != "uncertain") continue;
+    const ToolDef* tool = ctx.FindTool(t.name);
+    const std::string title = tool != nullptr && !tool->title.empty() ? tool->title : DefaultToolTitle(t.name);
+    const std::string note = "I can't tell whether the " + title +
+                             " went through: it was interrupted while it ran. Please check before asking for it again.";
+    if (reply.find(note) != std::string::npos) continue;
+    if (!reply.empty() && !std::isspace(static_cast<unsigned char>(reply.back()))) reply += ' ';
+    reply += note;
+  }
+  return reply;
+}
+
 // Where a streamed reply's own text begins: after the notices sent in front of it.
 struct StreamFront {
   size_t notices = 0;
@@ -44,9 +61,9 @@ void EraseLeadingSpace(std::string& text) {
 }  // namespace
 
 TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model,
-                           const ToolRouter& tools)
+                           const ToolRouter& tools, WriteLedger& writes)
     : policies_(BuildPolicyChain(config)),
-      executor_(policies_, tools),
+      executor_(policies_, tools, writes),
       loop_(config, policies_, model, audit_model, executor_),
       plan_(loop_),
       audit_(config, loop_, executor_),
@@ -560,10 +577,11 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPha
   const ReplyStream* stream = ctx.live_stream();
   if (stream != nullptr) {
     // The sentences are out; the rails may only append now.
-    reviewed = Told(ctx, policies_.CloseReply(ctx, OwnText(ctx, stream->sent()), RailsFiredIn(ctx)));
+    std::string closing = policies_.CloseReply(ctx, OwnText(ctx, stream->sent()), RailsFiredIn(ctx));
+    reviewed = Told(ctx, WithUncertainWrites(ctx, std::move(closing)));
     told = reviewed.substr(std::min(stream->response_start(), reviewed.size()));
   } else {
-    reviewed = Review(ctx, std::move(candidate));
+    reviewed = WithUncertainWrites(ctx, Review(ctx, std::move(candidate)));
     told = reviewed;
   }
   // History keeps what the person was told, so the next turn's model sees it too.

@@ -47,8 +47,10 @@ std::string ReplyHeldBy(const AgentConfig& config, const PolicyChain& policies);
 class TurnPipeline {
  public:
   // `audit_model` answers the audit's verdict calls (audit_model in the config; else
-  // the agent's model); every other call goes to `model`.
-  TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model, const ToolRouter& tools);
+  // the agent's model); every other call goes to `model`. `writes` records immediate
+  // writes ahead (write_ledger.h).
+  TurnPipeline(const AgentConfig& config, ModelProvider& model, ModelProvider& audit_model, const ToolRouter& tools,
+               WriteLedger& writes);
 
   // Runs one turn in `ctx`. A non-OK Status means the input was refused before
   // anything happened; otherwise ctx.result holds the outcome. `phase` (over

@@ -139,19 +139,6 @@ std::string Base64Url(const unsigned char* data, size_t n) {
 
 }  // namespace
 
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
-}
-
 Result<KeyStore> KeyStore::Load(const std::string& path) {
   Result<Tenants> tenants = ReadFile(path);
   if (!tenants.ok()) return tenants.status();

@@ -12,11 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "domain/digest.h"
 #include "reins/status.h"
 
 namespace reins {
-
-std::string Sha256Hex(std::string_view data);
 
 class KeyStore {
  public:

@@ -73,6 +73,9 @@ Metrics::Metrics() {
   Describe("reins_model_calls_total", /*unlabeled=*/false, Type::kCounter, "Model calls by purpose and provider.");
   Describe("reins_model_call_duration_seconds", /*unlabeled=*/false, Type::kHistogram, "Model call latency.");
   Describe("reins_tool_calls_total", /*unlabeled=*/false, Type::kCounter, "Tool calls by tool, status and whether deferred.");
+  Describe("reins_writes_total", /*unlabeled=*/false, Type::kCounter,
+           "Immediate writes by tool and outcome: ran, replayed (an earlier try's outcome), retried (under its key), "
+           "uncertain (not run again; the person told).");
   Describe("reins_rails_fired_total", /*unlabeled=*/false, Type::kCounter, "Reply rails that changed a reply.");
   Describe("reins_leases_blocked_total", /*unlabeled=*/true, Type::kCounter, "Turns blocked by a floor lease.");
   Describe("reins_audit_repairs_total", /*unlabeled=*/false, Type::kCounter, "Audit outcomes by repair.");

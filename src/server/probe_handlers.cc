@@ -90,8 +90,17 @@ void Api::Impl::Count(const std::string& session_id, const TraceEvent& e) {
       const bool ok = MemberText(e.data.text(), "success") == "true";
       metrics.Inc("reins_tool_calls_total", {{"tool", str("name")}, {"status", ok ? "success" : "failure"},
                                              {"deferred", e.type == EventType::kDeferredExecuted ? "true" : "false"}});
+      if (e.type == EventType::kToolExecuted && !str("write_key").empty()) {
+        const std::string_view how = MemberText(e.data.text(), "replayed") == "true" ? "replayed"
+                                      : MemberInt(e.data.text(), "attempt").value_or(1) > 1 ? "retried"
+                                                                                             : "ran";
+        metrics.Inc("reins_writes_total", {{"tool", str("name")}, {"outcome", how}});
+      }
       break;
     }
+    case EventType::kWriteUncertain:
+      metrics.Inc("reins_writes_total", {{"tool", str("name")}, {"outcome", "uncertain"}});
+      break;
     case EventType::kToolRejected:
     case EventType::kToolSkipped: {
       // A model may name any tool: only the agent's tools become label values, so the

@@ -385,6 +385,25 @@ ALTER TABLE approvals_v13 RENAME TO approvals;
 CREATE INDEX approvals_by_session ON approvals(session_id, status);
 )sql";
 
+// v14: the write-ahead record of immediate writes (WriteRecord, pipeline/write_ledger.h):
+// a row before the call runs, its outcome once it returns. No foreign key: the first
+// turn of a session may run its writes before the turn (and its session) is committed.
+constexpr const char* kV14 = R"sql(
+CREATE TABLE writes (
+  session_id TEXT NOT NULL,
+  write_key TEXT NOT NULL,
+  turn_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state = 'running' OR state = 'succeeded' OR state = 'failed' OR state = 'uncertain'),
+  result TEXT,
+  attempts INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  PRIMARY KEY (session_id, write_key)
+);
+)sql";
+
 struct Step {
   const char* sql;
   // The step drops and recreates a table that other tables refer to. SQLite's way
@@ -397,7 +416,7 @@ struct Step {
 // Append new steps here; never edit one that has shipped.
 constexpr std::array kSteps = {Step{kV1}, Step{kV2}, Step{kV3}, Step{kV4},  Step{kV5},  Step{kV6},
                                Step{kV7}, Step{kV8}, Step{kV9}, Step{kV10}, Step{kV11},
-                               Step{kV12, /*rebuilds_a_parent=*/true}, Step{kV13}};
+                               Step{kV12, /*rebuilds_a_parent=*/true}, Step{kV13}, Step{kV14}};
 
 // Runs a step that rebuilds a parent table with foreign keys off, and puts them back
 // as they were, whatever happens. The pragma is a no-op inside a transaction: this

@@ -215,8 +215,25 @@ ALTER TABLE approvals ADD CONSTRAINT approvals_status_check
 ALTER TABLE approvals ADD COLUMN approved_args TEXT, ADD COLUMN message TEXT;
 )sql";
 
+// v8: the write-ahead record of immediate writes (as SQLite's v14).
+constexpr const char* kV8 = R"sql(
+CREATE TABLE writes (
+  session_id TEXT NOT NULL,
+  write_key TEXT NOT NULL,
+  turn_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  args TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'uncertain')),
+  result TEXT,
+  attempts INTEGER NOT NULL,
+  started_at BIGINT NOT NULL,
+  finished_at BIGINT,
+  PRIMARY KEY (session_id, write_key)
+);
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

@@ -48,6 +48,11 @@ class PostgresStore final : public Store {
   Status RecordDeferredOutcome(const DeferredOutcome& outcome) override;
   Result<std::vector<OutboxEntry>> UnfinishedOutbox() override;
   Result<std::vector<OutboxEntry>> LoadOutbox(const std::string& session_id) override;
+  // The write-ahead record of immediate writes: postgres_writes.cc
+  Result<std::optional<WriteRecord>> BeginWrite(const WriteRecord& intent) override;
+  Status RetryWrite(const WriteRecord& retry) override;
+  Status FinishWrite(const WriteRecord& outcome) override;
+  Result<std::vector<WriteRecord>> LoadWrites(const std::string& session_id) override;
   Result<std::vector<Notice>> PendingNotices(const std::string& session_id) override;
   Result<Lease> LoadLease(const std::string& session_id) override;
   Result<int64_t> SetLease(const std::string& session_id, const Lease& lease, int64_t expected_version) override;

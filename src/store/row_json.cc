@@ -101,4 +101,8 @@ Status OutcomeAlreadyRecorded(const std::string& key) {
   return AlreadyExists("the outcome of deferred call '" + key + "' is already recorded; this delivery repeated it");
 }
 
+Status WriteAlreadyFinished(const std::string& key) {
+  return AlreadyExists("the outcome of write '" + key + "' is already recorded");
+}
+
 }  // namespace reins::store

@@ -56,5 +56,7 @@ Status CheckBegunSession(const TurnRecord& turn);
 // RecordDeferredOutcome on an entry that is done already: a replica that took the entry
 // over after its lapse delivered it too (same key) and recorded first.
 Status OutcomeAlreadyRecorded(const std::string& key);
+// RetryWrite or FinishWrite on a write whose outcome is recorded already.
+Status WriteAlreadyFinished(const std::string& key);
 
 }  // namespace reins::store

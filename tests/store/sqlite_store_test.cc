@@ -555,7 +555,7 @@ TEST_F(SqliteStoreTest, TheKeyMigrationCarriesKeysOfOlderTurnsOver) {
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
     db.exec("DROP TABLE conversations; DROP INDEX turns_by_idempotency_key; DROP INDEX sessions_by_tenant;"
             "ALTER TABLE turns DROP COLUMN idempotency_key; ALTER TABLE outbox DROP COLUMN step_id;"
-            "PRAGMA user_version = 5");
+            "DROP TABLE writes; PRAGMA user_version = 5");
   }
   Reopen();
   auto found = store_->FindTurnByKey("s1", "old-key");
@@ -586,7 +586,7 @@ TEST_F(SqliteStoreTest, TheV8MigrationKeepsInvocationsInOrderWithoutTheirSequenc
         "UPDATE tool_invocations SET id = id + 40;"  // ids with gaps, as a sequence leaves them
         "CREATE INDEX tool_invocations_by_turn ON tool_invocations(turn_id);"
         "CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);"
-        "PRAGMA user_version = 7");
+        "DROP TABLE writes; PRAGMA user_version = 7");
     ASSERT_EQ(db.execAndGet("SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'tool_invocations'").getInt(), 1);
   }
   Reopen();
@@ -627,7 +627,7 @@ TEST_F(SqliteStoreTest, TheV12MigrationRebuildsTheCheckedTablesAndKeepsEveryRow)
         " deferred INTEGER NOT NULL CHECK (deferred IN (0, 1)), message TEXT NOT NULL, idempotency_key TEXT);"
         "INSERT INTO tool_invocations SELECT * FROM v11; DROP TABLE v11;"
         "CREATE INDEX tool_invocations_by_session ON tool_invocations(session_id);"
-        "PRAGMA user_version = 11");
+        "DROP TABLE writes; PRAGMA user_version = 11");
   }
   Reopen();
   EXPECT_EQ(Int("PRAGMA user_version"), store::LatestSchemaVersion());

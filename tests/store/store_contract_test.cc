@@ -324,6 +324,61 @@ TEST_P(StoreContractTest, ClarificationsAreAnsweredOnceAndSuperseded) {
   EXPECT_EQ(store_->LoadSession("s1")->turn_count, 2);
 }
 
+// The write-ahead record of an immediate write (pipeline/write_ledger.h): an intent
+// once, another try counted only while it runs, an outcome recorded once, all kept
+// across a reopen (a restart).
+TEST_P(StoreContractTest, AnImmediateWriteIsRecordedAheadAndSettledOnce) {
+  WriteRecord intent;
+  intent.session_id = "s1";
+  intent.key = "w_1";
+  intent.turn_id = "t_a";
+  intent.tool = "send_card";
+  intent.args = Json{{"to", "Ana"}, {"text", "Zoë ✓"}};
+  intent.started_ms = 1000;
+  ASSERT_EQ(*store_->BeginWrite(intent), std::nullopt) << "new: run it";
+  Reopen();
+  std::optional<WriteRecord> found = *store_->BeginWrite(intent);
+  ASSERT_TRUE(found.has_value()) << "a second try finds the first";
+  EXPECT_EQ(found->state, WriteRecord::State::kRunning);
+  EXPECT_EQ(found->turn_id, "t_a");
+  EXPECT_EQ(found->args, intent.args);
+  EXPECT_EQ(found->started_ms, 1000);
+  EXPECT_EQ(found->attempts, 1);
+
+  WriteRecord retry = *found;
+  retry.turn_id = "t_b";
+  ASSERT_TRUE(store_->RetryWrite(retry).ok());
+  WriteRecord outcome = retry;
+  outcome.state = WriteRecord::State::kSucceeded;
+  outcome.result = Json{{"success", true}, {"data", {{"sent", "c_1"}}}};
+  outcome.finished_ms = 2000;
+  ASSERT_TRUE(store_->FinishWrite(outcome).ok());
+  WriteRecord late = outcome;  // the first try, back from the dead
+  late.state = WriteRecord::State::kFailed;
+  EXPECT_EQ(store_->FinishWrite(late).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->RetryWrite(retry).code(), StatusCode::kAlreadyExists);
+  Reopen();
+
+  const std::vector<WriteRecord> writes = *store_->LoadWrites("s1");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].state, WriteRecord::State::kSucceeded);
+  EXPECT_EQ(writes[0].attempts, 2);
+  EXPECT_EQ(writes[0].turn_id, "t_b");
+  EXPECT_EQ(writes[0].result, outcome.result);
+  EXPECT_EQ(writes[0].finished_ms, 2000);
+  EXPECT_TRUE(store_->LoadWrites("s2")->empty());
+  // The same key in another session is another write.
+  intent.session_id = "s2";
+  EXPECT_EQ(*store_->BeginWrite(intent), std::nullopt);
+  // Uncertain: recorded once too, with no result.
+  WriteRecord uncertain = intent;
+  uncertain.state = WriteRecord::State::kUncertain;
+  uncertain.finished_ms = 3000;
+  ASSERT_TRUE(store_->FinishWrite(uncertain).ok());
+  EXPECT_EQ(store_->BeginWrite(intent)->value().state, WriteRecord::State::kUncertain);
+  EXPECT_TRUE(store_->BeginWrite(intent)->value().result.is_null());
+}
+
 TEST_P(StoreContractTest, ADeferredCallsOutcomeReachesItsTurn) {
   TurnRecord t = Turn(1, "t1");
   t.result.tools = {Deferred("t1:1:0", "step_1")};

@@ -1,0 +1,97 @@
+#include "pipeline/write_ledger.h"
+
+#include <utility>
+
+#include "domain/detail_log.h"
+#include "domain/digest.h"
+
+namespace reins {
+
+bool WriteLedger::TakesKey(const ToolDef& tool) {
+  if (tool.backend.kind == ToolBackendConfig::Kind::kHttp) return true;
+  const auto hint = tool.annotations.find("idempotentHint");
+  return hint != tool.annotations.end() && hint->is_boolean() && hint->get<bool>();
+}
+
+std::string WriteLedger::KeyOf(std::string_view session_id, std::string_view turn, int ordinal, std::string_view tool,
+                               std::string_view args) {
+  std::string what;
+  what.append(session_id).append("\n").append(turn).append("\nwrite ").append(std::to_string(ordinal));
+  what.append("\n").append(tool).append("\n").append(args);
+  return "w_" + Sha256Hex(what).substr(0, 32);
+}
+
+std::string WriteLedger::Key(const TurnContext& ctx, const ToolCall& call) {
+  // What a retry of the turn sends again, and which of the turn's writes the call is
+  // (the reads around it may differ from try to try); never the turn's id, which each
+  // try draws anew.
+  int earlier_writes = 0;
+  for (const ToolOutcome& t : ctx.result.tools) earlier_writes += t.idempotency_key.starts_with("w_") ? 1 : 0;
+  const std::string turn = ctx.input.idempotency_key.empty() ? "turn " + std::to_string(ctx.result.turn_number)
+                                                             : "key " + ctx.input.idempotency_key;
+  return KeyOf(ctx.session_id, turn, earlier_writes, call.name, call.args_valid ? call.args.dump() : call.arguments_text);
+}
+
+Task<WriteStart> WriteLedger::Begin(const TurnContext& ctx, const ToolDef& tool, const ToolCall& call,
+                                    std::string key) {
+  WriteStart start;
+  WriteRecord& intent = start.record;
+  intent.session_id = std::string(ctx.session_id);
+  intent.key = std::move(key);
+  intent.turn_id = ctx.result.turn_id;
+  intent.tool = call.name;
+  intent.args = call.args_valid ? call.args : Json(call.arguments_text);
+  intent.started_ms = clock_.NowMs();
+  std::function<Result<std::optional<WriteRecord>>(Store&)> begin = [&intent](Store& store) {
+    return store.BeginWrite(intent);
+  };
+  Result<std::optional<WriteRecord>> found = co_await calls_.Run(std::move(begin));
+  if (!found.ok()) {
+    start.kind = WriteStart::Kind::kUnrecorded;
+    start.error = found.status();
+    co_return start;
+  }
+  if (!*found) co_return start;  // recorded now: run it
+  WriteRecord earlier = std::move(**found);
+  start.record = std::move(earlier);
+  WriteRecord& record = start.record;
+  switch (record.state) {
+    case WriteRecord::State::kSucceeded:
+    case WriteRecord::State::kFailed:
+      start.kind = WriteStart::Kind::kReplay;
+      co_return start;
+    case WriteRecord::State::kUncertain:
+      start.kind = WriteStart::Kind::kUncertain;
+      co_return start;
+    case WriteRecord::State::kRunning:
+      break;
+  }
+  if (TakesKey(tool)) {
+    record.turn_id = ctx.result.turn_id;
+    record.attempts += 1;
+    std::function<Status(Store&)> retry = [&record](Store& store) { return store.RetryWrite(record); };
+    Status counted = co_await calls_.Run(std::move(retry));
+    start.kind = counted.ok() ? WriteStart::Kind::kRetry : WriteStart::Kind::kUnrecorded;
+    start.error = std::move(counted);
+    co_return start;
+  }
+  // Not run again: recorded uncertain, so that every later try says so too.
+  start.kind = WriteStart::Kind::kUncertain;
+  WriteRecord uncertain = record;
+  uncertain.state = WriteRecord::State::kUncertain;
+  uncertain.finished_ms = clock_.NowMs();
+  std::function<Status(Store&)> finish = [&uncertain](Store& store) { return store.FinishWrite(uncertain); };
+  if (Status s = co_await calls_.Run(std::move(finish)); !s.ok()) LogDetail("writes", "recording " + record.key + " uncertain: " + s.message());
+  co_return start;
+}
+
+Task<void> WriteLedger::Finish(WriteRecord record, const ResultEnvelope& result) {
+  record.state = result.success ? WriteRecord::State::kSucceeded : WriteRecord::State::kFailed;
+  record.result = EnvelopeToJson(result);
+  record.finished_ms = clock_.NowMs();
+  std::function<Status(Store&)> finish = [&record](Store& store) { return store.FinishWrite(record); };
+  Status s = co_await calls_.Run(std::move(finish));
+  if (!s.ok()) LogDetail("writes", "recording the outcome of " + record.key + ": " + s.message());
+}
+
+}  // namespace reins
