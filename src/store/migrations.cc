@@ -388,6 +388,8 @@ CREATE INDEX approvals_by_session ON approvals(session_id, status);
 // v14: the write-ahead record of immediate writes (WriteRecord, pipeline/write_ledger.h):
 // a row before the call runs, its outcome once it returns. No foreign key: the first
 // turn of a session may run its writes before the turn (and its session) is committed.
+// WITHOUT ROWID: the key is the table's one B-tree, so each of a write's two commits
+// logs its leaf page and no separate index's.
 constexpr const char* kV14 = R"sql(
 CREATE TABLE writes (
   session_id TEXT NOT NULL,
@@ -401,7 +403,7 @@ CREATE TABLE writes (
   started_at INTEGER NOT NULL,
   finished_at INTEGER,
   PRIMARY KEY (session_id, write_key)
-);
+) WITHOUT ROWID;
 )sql";
 
 struct Step {
