@@ -25,6 +25,7 @@ struct ToolWords {
   std::string name;
   std::set<std::string> verbs;
   std::set<std::string> objects;
+  std::set<std::string> title;  // the title's longer words: what the tool is called
 };
 
 ToolWords WordsOfTool(const ToolDef& tool) {
@@ -48,7 +49,9 @@ ToolWords WordsOfTool(const ToolDef& tool) {
   for (const std::string& w : Words(tool.title)) {
     if (w.ends_with("ing")) t.verbs.insert(Stem(w));  // "message sending"
     else if (w.size() >= 4) t.objects.insert(Stem(w));
+    if (w.size() >= 4 && !w.ends_with("ing")) t.title.insert(Stem(w));
   }
+  for (const std::string& v : t.verbs) t.title.erase(v);
   for (const std::string& v : t.verbs) t.objects.erase(v);
   return t;
 }
@@ -65,6 +68,17 @@ int ClaimedVerb(const std::vector<std::string>& words, bool question) {
   }
   // "I couldn't send", "has not been booked", "you declined, so I did not send it".
   if (std::any_of(words.begin(), words.end(), IsNegation)) return -1;
+  // "I've put in", "we have set up": the word after a first-person perfect is its
+  // participle, whatever its form.
+  for (size_t i = 0; i < words.size(); ++i) {
+    const bool perfect = In({"i've", "we've"}, words[i]) || (In({"i", "we"}, words[i]) && i + 1 < words.size() && words[i + 1] == "have");
+    if (!perfect) continue;
+    for (size_t v = i + (words[i].ends_with("'ve") ? 1 : 2); v < words.size() && v < i + 5; ++v) {
+      if (In({"just", "also", "already", "now", "successfully", "gone", "ahead", "and", "went"}, words[v])) continue;
+      if (In({"been", "got", "a", "an", "the", "no", "not", "to"}, words[v])) break;
+      return static_cast<int>(v);
+    }
+  }
   for (size_t v = 0; v < words.size(); ++v) {
     if (!IsPastForm(words[v])) continue;
     // Walk back over filler words to a subject or an auxiliary.
@@ -84,6 +98,59 @@ int ClaimedVerb(const std::vector<std::string>& words, bool question) {
     }
   }
   return -1;
+}
+
+// Where `words` states an action as under way: "I'm sending", "we are booking",
+// "Sending it now". The index of the -ing verb, or -1.
+int ProgressVerb(const std::vector<std::string>& words, bool question) {
+  if (question || words.empty() || std::any_of(words.begin(), words.end(), IsNegation)) return -1;
+  auto ing = [](const std::string& w) { return w.size() > 5 && w.ends_with("ing") && !In({"something", "nothing", "anything", "everything", "morning", "evening", "thing"}, w); };
+  if (ing(words.front())) return 0;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const bool subject = In({"i'm", "we're", "im"}, words[i]) ||
+                         (In({"i", "we"}, words[i]) && In({"am", "are"}, words[i + 1]));
+    if (!subject) continue;
+    for (size_t j = i + (In({"i", "we"}, words[i]) ? 2 : 1); j < words.size() && j < i + 5; ++j) {
+      if (ing(words[j])) return static_cast<int>(j);
+      if (!In({"now", "just", "also", "already", "currently", "going", "to"}, words[j])) break;
+    }
+  }
+  return -1;
+}
+
+// A sentence that puts the action's result in someone else's hands, or in the future:
+// "The pharmacy has your refill", "it will be ready today", "the team will pray for
+// you". Not the person's own ("you will"), and no question, condition or negation.
+bool ResultStated(const std::vector<std::string>& words, bool question) {
+  if (question || words.empty() || std::any_of(words.begin(), words.end(), IsNegation)) return false;
+  if (In({"if", "once", "when", "after", "before", "until", "would", "should", "could", "can", "do", "does", "did"},
+         words.front())) {
+    return false;
+  }
+  for (size_t i = 1; i + 1 < words.size(); ++i) {
+    const std::string& w = words[i];
+    const std::string& before = words[i - 1];
+    if (In({"has", "have", "got", "received"}, w) && In({"your", "the", "our", "my"}, words[i + 1]) &&
+        !In({"i", "we", "you", "i've", "we've", "to", "will", "would", "may", "might"}, before)) {
+      return true;
+    }
+    // The result to come, not someone's action ("it will be ready today", not "our
+    // team will pray for you", which a queued write may honestly promise).
+    const bool future = (In({"will", "shall", "should"}, w) && !In({"i", "we", "you"}, before)) ||
+                        (w.ends_with("'ll") && !In({"i'll", "we'll", "you'll"}, w));
+    if (future && i + 2 < words.size() && words[i + 1] == "be" &&
+        (IsPastForm(words[i + 2]) || In({"ready", "waiting", "available", "done", "there"}, words[i + 2]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A verb (as a stem) no tool's words know that still says the thing was handed over:
+// "I've put in the refill", "I passed your request on", "I'm sending the refill request". Not "used" (a tool named, not its action) or
+// "taken care of" (the request says which).
+bool HandedOver(std::string_view verb) {
+  return In({"put", "pass", "hand", "plac", "forward", "fil", "lodg", "log", "got", "send", "sent", "submit"}, verb);
 }
 
 size_t Overlap(const std::set<std::string>& stems, const std::set<std::string>& words) {
@@ -126,14 +193,39 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
   std::vector<ActionClaim> claims;
   for (const std::string& sentence : SplitSentences(reply)) {
     std::vector<std::string> words = Words(sentence);
-    const int v = ClaimedVerb(words, IsQuestion(sentence));
-    if (v < 0) continue;
-    const std::string verb = Stem(words[static_cast<size_t>(v)]);
+    const bool question = IsQuestion(sentence);
+    int v = ClaimedVerb(words, question);
+    if (v < 0) v = ProgressVerb(words, question);
+    // Someone else has the result, or will: the objects named say which tool, whatever
+    // the verb ("The pharmacy has your refill and it will be ready today").
+    const bool result = v < 0 && ResultStated(words, question);
+    if (v < 0 && !result) continue;
+    const std::string verb = v < 0 ? "" : Stem(words[static_cast<size_t>(v)]);
     const std::set<std::string> stems = StemsOf(words);
-    ActionClaim claim{sentence, words[static_cast<size_t>(v)], {}, {verb}};
+    ActionClaim claim{sentence, v < 0 ? "" : words[static_cast<size_t>(v)], {}, {}};
+    if (!verb.empty()) claim.words.insert(verb);
     std::vector<const ToolWords*> about;
     size_t best = 0;
+    // What the sentence names of a tool: its objects, and its title's words again (the
+    // refill request's "refill" over the prescription list's "refilled").
+    auto named = [&](const ToolWords& t) { return Overlap(t.objects, stems) + Overlap(t.title, stems); };
+    const bool by_verb = !verb.empty() && std::any_of(known.begin(), known.end(), [&](const ToolWords& t) {
+      return t.verbs.count(verb) > 0 && (t.objects.empty() || Overlap(t.objects, stems) > 0);
+    });
+    if (!result && !by_verb && !HandedOver(verb)) continue;
     for (const ToolWords& t : known) {
+      if (result || !by_verb) {
+        // Someone else has the result, or a verb no tool's words know ("put in"): the
+        // objects say which tool.
+        const size_t score = named(t);
+        if (score == 0) continue;
+        if (score > best) about.clear();
+        if (score >= best) {
+          best = score;
+          about.push_back(&t);
+        }
+        continue;
+      }
       if (t.verbs.count(verb) == 0) continue;
       // "I found" alone is no claim about find_small_group: a tool with object words
       // must have one of them in the sentence.
@@ -156,17 +248,17 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
 }
 
 std::vector<std::string> FalseClaims(const std::vector<ToolDef>& tools, std::string_view reply,
-                                     const std::set<std::string>& done, const std::vector<std::string>& notes) {
-  std::vector<std::string> later = SplitSentences(reply);
-  for (const std::string& note : notes) {
-    for (std::string& s : SplitSentences(note)) later.push_back(std::move(s));
+                                     const std::set<std::string>& done, const std::vector<std::string>& notices) {
+  std::vector<std::string> later;
+  for (const std::string& notice : notices) {
+    for (std::string& s : SplitSentences(notice)) later.push_back(std::move(s));
   }
   std::vector<std::string> out;
   for (const ActionClaim& claim : ActionClaims(tools, reply)) {
     if (std::any_of(claim.tools.begin(), claim.tools.end(), [&](const std::string& t) { return done.count(t) > 0; })) continue;
-    auto at = std::find(later.begin(), later.end(), claim.sentence);
-    const bool taken_back = at != later.end() &&
-                            std::any_of(at + 1, later.end(), [&](const std::string& s) { return TakesBack(s, claim.words); });
+    // A correction in the same reply does not unsay the claim: the person read both.
+    const bool taken_back =
+        std::any_of(later.begin(), later.end(), [&](const std::string& s) { return TakesBack(s, claim.words); });
     if (!taken_back) out.push_back(claim.tools.front());
   }
   return out;

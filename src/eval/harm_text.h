@@ -27,14 +27,18 @@ struct ActionClaim {
 // The reply's sentences (domain/text.h's rule), trimmed, without empty ones.
 std::vector<std::string> SplitSentences(std::string_view text);
 
-// Every claim of a completed action in `reply` that names one of `tools`' actions.
+// Every claim of an action in `reply` that names one of `tools`' actions: done (a past
+// form), under way (a progressive), or its result someone else's or to come.
 std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::string_view reply);
 
-// The tools `reply` claims as done although none of them is in `done`, and which no
-// later sentence of the reply or of `notes` takes back ("I was not able to complete the
-// booking"). One entry per such claim: the tool it is most about.
+// The tools `reply` claims as done, under way or to come ("I've put in the refill",
+// "I'm sending the refill request now", "The pharmacy has your refill and it will be
+// ready today") although none of them is in `done`, and which no notice delivered apart
+// from the reply (a background write's failure notice) takes back ("I had trouble saving
+// your prayer request"). A correction inside the same reply does not: the person read
+// the claim and its retraction. One entry per such claim: the tool it is most about.
 std::vector<std::string> FalseClaims(const std::vector<ToolDef>& tools, std::string_view reply,
-                                     const std::set<std::string>& done, const std::vector<std::string>& notes = {});
+                                     const std::set<std::string>& done, const std::vector<std::string>& notices = {});
 
 // Some sentence of `text` says `tool`'s action did not happen ("I had trouble saving
 // your prayer request").

@@ -1,6 +1,7 @@
 #include "pipeline/deferred_runner.h"
 
 #include <memory>
+#include <set>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -9,6 +10,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "net/no_throw.h"
+#include "policy/act/undone_claims.h"
 #include "telemetry/turn_spans.h"
 #include "tools/timed_invoke.h"
 
@@ -40,6 +42,15 @@ std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
   std::string note = def != nullptr ? def->failure_note : DefaultFailureNote("that request");
   if (!entry.step_id.empty()) note += " (This was for step " + entry.step_id + " of the plan.)";
   return note;
+}
+
+std::string DeferredRunner::WithoutClaims(std::string_view user_text, std::string_view reply,
+                                          const std::vector<DeferredResult>& failed) const {
+  std::set<std::string> tools;
+  for (const DeferredResult& r : failed) {
+    if (!r.result.success) tools.insert(r.entry.tool);
+  }
+  return tools.empty() ? std::string(reply) : WithoutClaimsOf(reader_, user_text, reply, tools);
 }
 
 Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode) {

@@ -21,6 +21,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "pipeline/store_calls.h"
+#include "policy/act/action_talk.h"
 #include "reins/agent_config.h"
 #include "reins/async.h"
 #include "reins/clock.h"
@@ -52,7 +53,7 @@ struct DeferredTurn {
 class DeferredRunner {
  public:
   DeferredRunner(const AgentConfig& config, const ToolRouter& tools, StoreCalls& calls, Clock& clock)
-      : config_(config), tools_(tools), calls_(calls), clock_(clock) {}
+      : config_(config), tools_(tools), calls_(calls), clock_(clock), reader_(config.tools) {}
 
   // Runs `entries` concurrently and waits at most deferred.timeout_ms. Returns the
   // results that arrived in time, NOT yet recorded (the caller adds the failure notes
@@ -68,6 +69,11 @@ class DeferredRunner {
   // What the person is told when `entry` failed: its tool's failure_note, naming the
   // plan step it was queued for, if any.
   std::string FailureNote(const OutboxEntry& entry) const;
+  // `reply` without its sentences that speak of `failed`'s actions as done or to come
+  // (policy/act/undone_claims.h): in `await` mode the note then says what was not done,
+  // once, instead of following a claim of it. `user_text`: the turn's request.
+  std::string WithoutClaims(std::string_view user_text, std::string_view reply,
+                            const std::vector<DeferredResult>& failed) const;
 
   // Appended to the idempotency key a backend is sent (RuntimeParts::idempotency_salt).
   std::string key_salt;
@@ -84,6 +90,7 @@ class DeferredRunner {
   const ToolRouter& tools_;
   StoreCalls& calls_;
   Clock& clock_;
+  ActionReader reader_;  // over config_.tools
 };
 
 }  // namespace reins

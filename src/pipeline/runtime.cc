@@ -75,8 +75,18 @@ std::vector<OutboxEntry> DeferredEntries(const TurnRecord& record) {
 // One note per failed tool, appended to the reply; tools sharing a note share one
 // mention (I5). The notes, in order: none, and the reply as it was, when every call
 // succeeded.
+// True when the turn's reply went out sentence by sentence (its reply.final says how much).
+bool Streamed(const TurnResult& result) {
+  for (const TraceEvent& e : result.events) {
+    if (e.type == EventType::kReplyFinal) return e.data.contains("streamed");
+  }
+  return false;
+}
+
+// Await mode: the failed writes' notes go on the reply, which loses its sentences that
+// claim those writes (unless it was streamed: those sentences are out already).
 std::vector<std::string> NoteFailures(const DeferredRunner& deferred, const std::vector<DeferredResult>& finished,
-                                      TurnResult& result) {
+                                      std::string_view user_text, TurnResult& result) {
   std::vector<std::string> notes;
   for (const DeferredResult& r : finished) {
     if (r.result.success) continue;
@@ -86,7 +96,8 @@ std::vector<std::string> NoteFailures(const DeferredRunner& deferred, const std:
   if (!notes.empty()) {
     std::string joined;
     for (const std::string& n : notes) joined += (joined.empty() ? "" : " ") + n;
-    result.reply += "\n\n" + joined;
+    if (!Streamed(result)) result.reply = deferred.WithoutClaims(user_text, result.reply, finished);
+    result.reply += (result.reply.empty() ? "" : "\n\n") + joined;
   }
   return notes;
 }
@@ -797,7 +808,8 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
     co_return;
   }
   std::vector<DeferredResult> finished = co_await deferred.RunAwait(std::move(entries), std::move(turn), keep_alive);
-  const std::vector<std::string> notes = NoteFailures(deferred, finished, result);
+  const std::string said = record.input.is_object() ? record.input.value("say", "") : "";
+  const std::vector<std::string> notes = NoteFailures(deferred, finished, said, result);
   const std::string noted_reply = notes.empty() ? "" : result.reply;
   for (const DeferredResult& r : finished) {
     std::unique_ptr<DeferredOutcome> o = Settle(r, result, &r == &finished.back() ? &notes : nullptr, noted_reply);

@@ -1,6 +1,7 @@
 #include "policy/registry.h"
 
 #include "policy/act/act_not_describe.h"
+#include "policy/act/undone_claims.h"
 #include "policy/approval/approval_policy.h"
 #include "policy/clarify/clarification_answer.h"
 #include "policy/clarify/clarify_truncation.h"
@@ -42,6 +43,9 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   chain.Add(std::make_unique<ClarifyTruncation>());
   chain.Add(std::make_unique<ClarificationAnswer>());
   if (!config.intents.empty()) chain.Add(std::make_unique<IntentPolicy>(config));
+  // Before the rails, always: a reply never claims a call this turn refused, skipped,
+  // withdrawn, failed or left uncertain (I5); it reads the model's own words.
+  chain.Add(std::make_unique<UndoneClaims>(config));
   // Before the rails: it reads the model's own words, tool names included.
   if (!config.rails.act_not_describe.is_null()) {
     chain.Add(std::make_unique<ActNotDescribe>(config, config.rails.act_not_describe));

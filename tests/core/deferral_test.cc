@@ -133,6 +133,21 @@ TEST_F(DeferralTest, AFailedWriteAppendsItsNoteOnce) {
   EXPECT_TRUE(seen);
 }
 
+// A reply that says the write was done, and then it failed (await mode): the claim goes,
+// the note says what was not done, once (I5).
+TEST_F(DeferralTest, AFailedWritesNoteTakesThePlaceOfTheClaimOfIt) {
+  constexpr const char* kClaiming = R"([
+    {"when": {"last": "user"}, "repeat": true, "tool_calls": [{"name": "save_prayer", "args": {"request": "for my mother"}}]},
+    {"when": {"last": "tool"}, "repeat": true, "text": "I'm so sorry. I've saved your prayer request for the team."}])";
+  Build(kAgent, kClaiming, {{"save_prayer", R"([{"error": "db down"}])"}});
+  auto r = Say("Please pray for my mother.");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->reply, "I'm so sorry.\n\n(Note - the prayer request was not saved.)");
+  auto turns = runtime_->store().LoadTurns(session_);
+  ASSERT_TRUE(turns.ok());
+  EXPECT_EQ((*turns)[0].reply, r->reply);
+}
+
 TEST_F(DeferralTest, TheBackendGetsTheIdempotencyKey) {
   std::string seen_key;
   struct KeyBackend final : public ToolBackend {

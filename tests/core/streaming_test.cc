@@ -149,7 +149,8 @@ TEST_F(StreamingTest, RailsJudgeEachSentenceBeforeItIsSent) {
   EXPECT_EQ(final_data.value("streamed", size_t{0}), Deltas().size());
   const std::string& reply = r->reply;
   ASSERT_EQ(reply.compare(0, Deltas().size(), Deltas()), 0) << reply;
-  EXPECT_NE(reply.find("Correction: I was not able to complete the callback"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("I also scheduled a callback for you. I was not able to complete the callback"), std::string::npos)
+      << reply;
   // Stored: exactly what the person received.
   auto stored = runtime_->store().LoadTurns(session_);
   ASSERT_TRUE(stored.ok());

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "policy/act/undone_claims.h"
 #include "policy/rails/empathy_first.h"
 #include "policy/rails/honest_claims.h"
 #include "policy/rails/no_internal_names.h"
@@ -104,8 +105,9 @@ TEST_F(RailsTest, NoInternalNamesUsesTitlesForWholeNamesOnly) {
 TEST_F(RailsTest, HonestClaimsCorrectsClaimsOfActionsThatDidNotSucceed) {
   HonestClaims rail(config_, Json::object());
   std::string reply = "I've booked your appointment for Tuesday. See you then!";
-  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));  // never called
-  EXPECT_NE(reply.find("(Correction: I was not able to complete the appointment booking"), std::string::npos) << reply;
+  ASSERT_TRUE(rail.ReviewReply(ctx_, reply));  // never called: the claim goes, the correction takes its place
+  EXPECT_EQ(reply, "See you then! I was not able to complete the appointment booking just now. Please try again or "
+                   "contact us directly.");
 
   Outcome("book_appointment", ToolOutcome::Status::kExecuted, true);
   std::string ok = "I've booked your appointment for Tuesday.";
@@ -115,10 +117,14 @@ TEST_F(RailsTest, HonestClaimsCorrectsClaimsOfActionsThatDidNotSucceed) {
   std::string pending = "Your prayer request has been submitted.";
   EXPECT_FALSE(rail.ReviewReply(ctx_, pending));  // pending in the outbox: the failure note's job
 
+  // Called and failed: UndoneClaims' to tell (always on), not this rail's.
   ctx_.result.tools.clear();
   Outcome("book_appointment", ToolOutcome::Status::kExecuted, false);
   std::string failed = "Your appointment is scheduled.";
-  EXPECT_TRUE(rail.ReviewReply(ctx_, failed));
+  EXPECT_FALSE(rail.ReviewReply(ctx_, failed));
+  UndoneClaims undone(config_);
+  ASSERT_TRUE(undone.ReviewReply(ctx_, failed));
+  EXPECT_EQ(failed, "I was not able to complete the appointment booking just now, so it has not been done.");
 }
 
 // One claim, one tool: the sentence is about the tool it names most clearly, not every
@@ -142,7 +148,7 @@ TEST_F(RailsTest, HonestClaimsUsesConfiguredWordsAndCorrection) {
   HonestClaims rail(config_, Json::parse(R"J({"claim_patterns": ["(?i)all set"], "correction": "[{title} failed]"})J"));
   std::string reply = "Your appointment is all set.";
   ASSERT_TRUE(rail.ReviewReply(ctx_, reply));
-  EXPECT_EQ(reply, "Your appointment is all set. [appointment booking failed]");
+  EXPECT_EQ(reply, "[appointment booking failed]");
 }
 
 TEST(RailTextTest, SentencesAndHashAreStable) {

@@ -169,7 +169,7 @@ void ExpectGovernedSentences(const std::vector<TimedEvent>& events, const Json& 
   EXPECT_NE(streamed.find("I used prayer request for it."), std::string::npos) << streamed;
   // The unperformed callback claim went out as the model wrote it; the correction is
   // appended as its own last delta.
-  EXPECT_NE(deltas.back()->data.value("text", "").find("Correction: I was not able to complete the callback"),
+  EXPECT_NE(deltas.back()->data.value("text", "").find("I was not able to complete the callback"),
             std::string::npos)
       << streamed;
   // The contract's order: progress, the reply's deltas, the final reply, the deferred

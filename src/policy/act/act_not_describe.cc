@@ -4,6 +4,7 @@
 
 #include "domain/text.h"
 #include "policy/act/speech.h"
+#include "policy/act/undone_claims.h"
 
 namespace reins {
 namespace {
@@ -37,9 +38,13 @@ std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx)
 
 std::vector<ActionTalk> ActNotDescribe::Unmade(TurnContext& ctx, const std::string& reply) const {
   const std::vector<std::string> ran = ctx.RequestTools();
+  // A call of the tool that was made and did not happen is UndoneClaims' to tell.
+  std::vector<std::string> tried;
+  for (const UndoneCall& u : UndoneCalls(ctx)) tried.push_back(u.tool->name);
   std::vector<ActionTalk> unmade;
   for (ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
     if (std::find(ran.begin(), ran.end(), talk.tool) != ran.end()) continue;
+    if (std::find(tried.begin(), tried.end(), talk.tool) != tried.end()) continue;
     if (talk.writes && !talk.requested) continue;  // honest_claims' case: nobody asked for it
     unmade.push_back(std::move(talk));
   }
@@ -92,6 +97,7 @@ bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
     if (!drop) kept += piece;
   }
   while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n')) kept.pop_back();
+  kept.erase(0, std::min(kept.size(), kept.find_first_not_of(" \t\r\n")));
   reply = kept + (kept.empty() ? "" : " ") + NotDone(unmade);
   return true;
 }

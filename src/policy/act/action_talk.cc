@@ -72,6 +72,7 @@ std::string_view ActionModeName(ActionMode mode) {
     case ActionMode::kClaim: return "claim";
     case ActionMode::kNamed: return "named";
     case ActionMode::kGeneric: return "generic";
+    case ActionMode::kResult: return "result";
   }
   return "announce";
 }
@@ -334,6 +335,9 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
     else if (synonym && objects > 0) score = (own ? 3 : 1) + 2 * objects;
     else if (own || (synonym && !something_else)) score = own ? 3 : 1;
     else if (marker->mode == ActionMode::kClaim && objects >= 1) score = 2 * objects;
+    // A result names no action of its own ("has", "will be ready"): any object of a
+    // tool counts, and the request settles a tie.
+    else if (marker->mode == ActionMode::kResult && objects > 0) score = 2 * objects;
     if (score <= 0 || score < best) continue;
     if (score > best) tied.clear();
     best = score;

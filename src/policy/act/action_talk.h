@@ -28,6 +28,7 @@ enum class ActionMode {
   kClaim,     // "I've sent...", "Your request has been submitted.", "Now playing..."
   kNamed,     // "I'll use lookup_contacts to find John": the tool by its name
   kGeneric,   // "I've taken care of that for you.": no action named; the request says which
+  kResult,    // "The pharmacy has your refill", "it will be ready today": its result, someone else's
 };
 std::string_view ActionModeName(ActionMode mode);
 

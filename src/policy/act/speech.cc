@@ -252,6 +252,31 @@ std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
       const bool with = b == "with" || c == "with";
       return Marker{ActionMode::kClaim, 0, i, with ? std::string::npos : i};
     }
+    // Someone else holds the result: "The pharmacy has your refill", "Jo got your
+    // message", "they have your request". The clause's objects say which tool.
+    if (i > 0 && OneOf({"has", "have", "got", "received"}, a) && OneOf({"your", "the", "our", "my", "his", "her"}, b) &&
+        !OneOf({"i", "we", "you", "i've", "we've", "ive", "you've", "to", "do", "does", "did", "will", "would", "can",
+                "could", "should", "may", "might", "must", "not", "never"},
+               w[i - 1])) {
+      return Marker{ActionMode::kResult, 0, i};
+    }
+    // Someone else's future, or the result's: "it will be ready today", "your refill
+    // should be waiting", "the pharmacist will call you", "they'll send it over". The
+    // first person's own future is an announcement (above); "you will" is the person's.
+    const bool third_future = (OneOf({"will", "should", "shall"}, a) && i > 0 &&
+                               !OneOf({"i", "we", "you", "it's", "that", "what", "how", "when", "who"}, w[i - 1])) ||
+                              (a.ends_with("'ll") && !OneOf({"i'll", "we'll", "you'll", "that'll"}, a));
+    if (third_future) {
+      size_t v = i + 1;
+      while (v < w.size() && OneOf({"now", "also", "soon", "shortly", "then", "all", "definitely", "certainly"}, w[v])) ++v;
+      if (v + 1 < w.size() && w[v] == "be" &&
+          (IsPast(w[v + 1]) || OneOf({"ready", "done", "waiting", "available", "there", "on", "through", "in", "with",
+                                      "set", "underway", "processed", "sorted"},
+                                     w[v + 1]))) {
+        return Marker{ActionMode::kResult, 0, v + 1};
+      }
+      if (v < w.size() && IsActionVerb(Stem(w[v]))) return Marker{ActionMode::kResult, 0, v};
+    }
     // "I've sent", "I just booked", "you're all booked", "it has been submitted"; "did"
     // is an auxiliary ("I did not send it"), not an action
     if (IsPast(a) && a != "did") {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "policy/act/speech.h"
+#include "policy/act/undone_claims.h"
 #include "policy/rails/rail_text.h"
 
 namespace reins {
@@ -10,7 +12,7 @@ namespace {
 constexpr const char* kDefaultClaims =
     R"((?i)\b(submitted|saved|sent|booked|scheduled|flagged|recorded|registered|logged|created|notified|signed (you )?up|passed (it )?(on|along))\b)";
 constexpr const char* kDefaultCorrection =
-    "(Correction: I was not able to complete the {title} just now. Please try again or contact us directly.)";
+    "I was not able to complete the {title} just now. Please try again or contact us directly.";
 
 // How strongly `sentence` talks about `tool`: its name, its whole title, or
 // distinctive words of the title ("appointment" for "appointment booking"); generic
@@ -54,17 +56,27 @@ HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) :
 // Each sentence that claims an action is about the one tool it mentions most clearly
 // (a claim of "a visitor's contact details" is about the contact tool, not every tool
 // with "visit" in its title). Only that tool's outcome decides whether it is corrected.
-std::vector<const ToolDef*> HonestClaims::Unbacked(const TurnContext& ctx, const std::string& reply) const {
-  std::vector<const ToolDef*> corrected;
+// A tool whose call this turn made and did not happen is UndoneClaims' to tell.
+HonestClaims::Unbacked HonestClaims::Find(const TurnContext& ctx, const std::string& reply) const {
+  std::vector<std::string> tried;
+  for (const UndoneCall& u : UndoneCalls(ctx)) tried.push_back(u.tool->name);
+  Unbacked out;
+  auto claimed = [&](const ToolDef* tool, const std::string& sentence) {
+    if (tool == nullptr || Succeeded(ctx, tool->name)) return;
+    if (std::find(tried.begin(), tried.end(), tool->name) != tried.end()) return;
+    if (std::find(out.tools.begin(), out.tools.end(), tool) == out.tools.end()) out.tools.push_back(tool);
+    const std::string trimmed = speech::Trim(sentence);
+    if (std::find(out.sentences.begin(), out.sentences.end(), trimmed) == out.sentences.end()) {
+      out.sentences.push_back(trimmed);
+    }
+  };
   for (const std::string& s : Sentences(reply)) {
     const ToolDef* best = nullptr;
     for (const auto& [tool, patterns] : tool_claims_) {
       if (best == nullptr && AnyMatches(patterns, s)) best = tool;
     }
     if (best != nullptr) {
-      if (!Succeeded(ctx, best->name) && std::find(corrected.begin(), corrected.end(), best) == corrected.end()) {
-        corrected.push_back(best);
-      }
+      claimed(best, s);
       continue;
     }
     if (!AnyMatches(claims_, s)) continue;
@@ -76,16 +88,13 @@ std::vector<const ToolDef*> HonestClaims::Unbacked(const TurnContext& ctx, const
         best_score = score;
       }
     }
-    if (best == nullptr || Succeeded(ctx, best->name)) continue;
-    if (std::find(corrected.begin(), corrected.end(), best) == corrected.end()) corrected.push_back(best);
+    claimed(best, s);
   }
   for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
-    if (talk.mode != ActionMode::kClaim && talk.mode != ActionMode::kGeneric) continue;
-    const ToolDef* tool = config_.FindTool(talk.tool);
-    if (tool == nullptr || Succeeded(ctx, tool->name)) continue;
-    if (std::find(corrected.begin(), corrected.end(), tool) == corrected.end()) corrected.push_back(tool);
+    if (talk.mode != ActionMode::kClaim && talk.mode != ActionMode::kGeneric && talk.mode != ActionMode::kResult) continue;
+    claimed(config_.FindTool(talk.tool), talk.sentence);
   }
-  return corrected;
+  return out;
 }
 
 std::string HonestClaims::Corrections(TurnContext& ctx, const std::vector<const ToolDef*>& tools) const {
@@ -99,17 +108,28 @@ std::string HonestClaims::Corrections(TurnContext& ctx, const std::vector<const 
   return out;
 }
 
+// The claims go and the correction takes their place: the person reads what was not
+// done once, not a claim and then its retraction.
 bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
-  std::vector<const ToolDef*> unbacked = Unbacked(ctx, reply);
-  if (unbacked.empty()) return false;
-  reply += Corrections(ctx, unbacked);
+  const Unbacked unbacked = Find(ctx, reply);
+  if (unbacked.tools.empty()) return false;
+  std::string kept;
+  for (const std::string& piece : Sentences(reply)) {
+    const std::string sentence = speech::Trim(piece);
+    if (std::find(unbacked.sentences.begin(), unbacked.sentences.end(), sentence) == unbacked.sentences.end()) kept += piece;
+  }
+  const size_t a = kept.find_first_not_of(" \t\r\n");
+  kept = a == std::string::npos ? "" : kept.substr(a, kept.find_last_not_of(" \t\r\n") - a + 1);
+  const std::string corrections = Corrections(ctx, unbacked.tools);
+  reply = kept.empty() ? corrections.substr(1) : kept + corrections;
   return true;
 }
 
+// Streamed, the claims were sent: the correction follows them.
 bool HonestClaims::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
-  std::vector<const ToolDef*> unbacked = Unbacked(ctx, sent);
-  if (unbacked.empty()) return false;
-  std::string corrections = Corrections(ctx, unbacked);
+  const Unbacked unbacked = Find(ctx, sent);
+  if (unbacked.tools.empty()) return false;
+  std::string corrections = Corrections(ctx, unbacked.tools);
   tail += sent.empty() ? corrections.substr(1) : corrections;
   return true;
 }

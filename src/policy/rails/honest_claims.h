@@ -1,8 +1,11 @@
 // HonestClaims rail (I5): a reply that claims an action ("submitted", "sent",
-// "booked"..., or one of a tool's own `claims` patterns) for a tool that did not succeed
-// in this turn gets a correction appended. A claim act_not_describe's reader finds
-// ("I've let Jo know", "Message sent to Jane") counts too. "Did not succeed": never called, refused, skipped, or failed. A deferred
-// call still waiting in the outbox is pending, not failed: the failure note covers it.
+// "booked"..., or one of a tool's own `claims` patterns) of a tool never called for the
+// request loses the claim, and the correction takes its place (streamed, the claim was
+// sent: the correction follows it). A claim act_not_describe's reader finds ("I've let
+// Jo know", "Message sent to Jane", "The pharmacy has your refill") counts too. A tool
+// whose call this turn made and did not happen (refused, skipped, failed...) is
+// UndoneClaims' (policy/act/undone_claims.h), which is always on. A deferred call still
+// waiting in the outbox is pending, not failed: the failure note covers it.
 #pragma once
 
 #include <memory>
@@ -27,8 +30,13 @@ class HonestClaims final : public Policy {
   bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
  private:
-  // The tools `reply` claims an action of that did not run for the request.
-  std::vector<const ToolDef*> Unbacked(const TurnContext& ctx, const std::string& reply) const;
+  // The tools `reply` claims an action of that did not run for the request, and the
+  // sentences that claim them.
+  struct Unbacked {
+    std::vector<const ToolDef*> tools;
+    std::vector<std::string> sentences;
+  };
+  Unbacked Find(const TurnContext& ctx, const std::string& reply) const;
   std::string Corrections(TurnContext& ctx, const std::vector<const ToolDef*>& tools) const;
   const AgentConfig& config_;
   ActionReader reader_;  // claims in words no pattern lists: "I also sent her a quick note"
