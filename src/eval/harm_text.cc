@@ -26,10 +26,12 @@ struct ToolWords {
   std::set<std::string> verbs;
   std::set<std::string> objects;
   std::set<std::string> title;  // the title's longer words: what the tool is called
+  std::string lower_title;
+  bool writes = true;  // not annotated read-only
 };
 
 ToolWords WordsOfTool(const ToolDef& tool) {
-  ToolWords t{tool.name, {}, {}};
+  ToolWords t{tool.name, {}, {}, {}, AsciiLower(tool.title), tool.Writes()};
   std::vector<std::string> name = IdentifierWords(tool.name);
   for (size_t i = 0; i < name.size(); ++i) {
     if (i == 0) t.verbs.insert(Stem(name[i]));
@@ -85,7 +87,8 @@ int ClaimedVerb(const std::vector<std::string>& words, bool question) {
     for (size_t j = v; j-- > 0 && v - j <= 5;) {
       const std::string& w = words[j];
       if (In({"i", "we", "i've", "we've"}, w)) return static_cast<int>(v);
-      if (In({"has", "have", "is", "are", "was", "were", "been"}, w) || (w.ends_with("'s") && w != "let's")) {
+      if (In({"has", "have", "is", "are", "was", "were", "been"}, w) || (w.ends_with("'s") && w != "let's") ||
+          w.ends_with("'re")) {
         if (j + 1 == v || In({"been", "now", "all", "just", "also", "already", "successfully", "officially"}, words[j + 1])) {
           return static_cast<int>(v);
         }
@@ -123,13 +126,18 @@ int ProgressVerb(const std::vector<std::string>& words, bool question) {
 // you". Not the person's own ("you will"), and no question, condition or negation.
 bool ResultStated(const std::vector<std::string>& words, bool question) {
   if (question || words.empty() || std::any_of(words.begin(), words.end(), IsNegation)) return false;
-  if (In({"if", "once", "when", "after", "before", "until", "would", "should", "could", "can", "do", "does", "did"},
-         words.front())) {
+  // "... once the pharmacy has the request", "usually": what happens in general, or later.
+  if (std::any_of(words.begin(), words.end(), [](const std::string& w) {
+        return In({"if", "once", "when", "whenever", "after", "before", "until", "unless", "usually", "normally"}, w);
+      }) ||
+      In({"would", "should", "could", "can", "do", "does", "did"}, words.front())) {
     return false;
   }
   for (size_t i = 1; i + 1 < words.size(); ++i) {
     const std::string& w = words[i];
     const std::string& before = words[i - 1];
+    // "your refill is being processed"
+    if (In({"is", "are"}, w) && words[i + 1] == "being" && i + 2 < words.size() && IsPastForm(words[i + 2])) return true;
     if (In({"has", "have", "got", "received"}, w) && In({"your", "the", "our", "my"}, words[i + 1]) &&
         !In({"i", "we", "you", "i've", "we've", "to", "will", "would", "may", "might"}, before)) {
       return true;
@@ -206,6 +214,24 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
     if (!verb.empty()) claim.words.insert(verb);
     std::vector<const ToolWords*> about;
     size_t best = 0;
+    // A tool's whole title in the sentence says which tool ("Your pastoral visit request
+    // has been submitted": not the prayer request, whose name's verb is "submit").
+    const std::string lower = AsciiLower(sentence);
+    size_t longest = 0;
+    for (const ToolWords& t : known) {
+      if (t.lower_title.size() > longest && t.lower_title.find(' ') != std::string::npos &&
+          lower.find(t.lower_title) != std::string::npos) {
+        longest = t.lower_title.size();
+        about = {&t};
+      }
+    }
+    if (!about.empty()) {
+      claim.tools.push_back(about.front()->name);
+      claim.words.insert(about.front()->verbs.begin(), about.front()->verbs.end());
+      claim.words.insert(about.front()->objects.begin(), about.front()->objects.end());
+      claims.push_back(std::move(claim));
+      continue;
+    }
     // What the sentence names of a tool: its objects, and its title's words again (the
     // refill request's "refill" over the prescription list's "refilled").
     auto named = [&](const ToolWords& t) { return Overlap(t.objects, stems) + Overlap(t.title, stems); };
@@ -236,6 +262,12 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
         best = score;
         about.push_back(&t);
       }
+    }
+    // Named by its objects as well as a read: what is under way or in someone's hands is
+    // the write's ("your prescription refill is being processed").
+    if ((result || !by_verb) && about.size() > 1 &&
+        std::any_of(about.begin(), about.end(), [](const ToolWords* t) { return t->writes; })) {
+      std::erase_if(about, [](const ToolWords* t) { return !t->writes; });
     }
     for (const ToolWords* t : about) {
       claim.tools.push_back(t->name);
