@@ -209,6 +209,7 @@ std::vector<ActionClaim> ActionClaims(const std::vector<ToolDef>& tools, std::st
     const bool result = v < 0 && ResultStated(words, question);
     if (v < 0 && !result) continue;
     const std::string verb = v < 0 ? "" : Stem(words[static_cast<size_t>(v)]);
+    if (verb == "use" || verb == "used") continue;  // "I used the appointment booking tool": a tool named, not its action
     const std::set<std::string> stems = StemsOf(words);
     ActionClaim claim{sentence, v < 0 ? "" : words[static_cast<size_t>(v)], {}, {}};
     if (!verb.empty()) claim.words.insert(verb);

@@ -42,7 +42,7 @@ ToolOutcome BaseOutcome(const TurnContext& ctx, const ProposedCall& p, ToolOutco
 }  // namespace
 
 Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall& p, const Json& answer,
-                                            int64_t* latency_ms, const std::string& write_key) {
+                                            int64_t* latency_ms, const std::string& write_key, bool* timed_out) {
   ToolBackend* backend = tools_.Find(p.tool->name);
   if (backend == nullptr) co_return ResultEnvelope::Failure("tool " + p.tool->name + " has no backend configured");
   std::string key = write_key.empty() ? IdempotencyKey(ctx, p.position) : write_key;
@@ -69,6 +69,7 @@ Task<ResultEnvelope> ChainExecutor::Execute(TurnContext& ctx, const ProposedCall
   std::optional<Result<Json>> called = co_await InvokeWithin(*backend, request, ctx.clock);
   *latency_ms = ctx.clock.NowMs() - start;
   if (!called) {
+    if (timed_out != nullptr) *timed_out = true;
     const bool turn_ran_out = budget < p.tool->timeout_ms;
     co_return ResultEnvelope::Failure("timed out after " + std::to_string(budget) + " ms" +
                                       (turn_ran_out ? " (the turn's limits.turn_timeout_ms ran out)" : ""));
@@ -181,9 +182,14 @@ Task<void> ChainExecutor::RunWrite(TurnContext& ctx, const ProposedCall& p, cons
       break;
   }
   int64_t latency_ms = 0;
-  ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms, start.record.key);
-  co_await writes_.Finish(std::move(start.record), result);
+  bool timed_out = false;
+  ResultEnvelope result = co_await Execute(ctx, p, answer, &latency_ms, start.record.key, &timed_out);
+  // A call that did not answer in time may have taken effect: its record stays running,
+  // so that a retry of the turn treats it as any interrupted try, and the person is told
+  // it may or may not have happened (the outcome's reason).
+  if (!timed_out) co_await writes_.Finish(std::move(start.record), result);
   Executed(ctx, p, std::move(result), latency_ms, outcome, &note);
+  if (timed_out) ctx.result.tools.back().reason = "uncertain";
 }
 
 void ChainExecutor::NotRun(TurnContext& ctx, const ProposedCall& p, const WriteStart& start,

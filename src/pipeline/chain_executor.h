@@ -50,8 +50,10 @@ class ChainExecutor {
   bool Settled(TurnContext& ctx, const ProposedCall& call, ChainOutcome& outcome) const;
   // `write_key`: the write-ahead record's key of a write call, which its backend is
   // sent ("" for a read: the turn's own key for the call).
+  // `timed_out` (when given) is set when the call did not answer in time: whether it took
+  // effect is unknown.
   Task<ResultEnvelope> Execute(TurnContext& ctx, const ProposedCall& call, const Json& answer, int64_t* latency_ms,
-                               const std::string& write_key);
+                               const std::string& write_key, bool* timed_out = nullptr);
   // A write call (WriteLedger): recorded before it runs and after, or given the outcome
   // of an earlier try of the turn, or not run when that try's outcome is unknown.
   Task<void> RunWrite(TurnContext& ctx, const ProposedCall& call, const Json& answer, ChainOutcome& outcome);

@@ -72,9 +72,6 @@ std::vector<OutboxEntry> DeferredEntries(const TurnRecord& record) {
   return entries;
 }
 
-// One note per failed tool, appended to the reply; tools sharing a note share one
-// mention (I5). The notes, in order: none, and the reply as it was, when every call
-// succeeded.
 // True when the turn's reply went out sentence by sentence (its reply.final says how much).
 bool Streamed(const TurnResult& result) {
   for (const TraceEvent& e : result.events) {
@@ -83,8 +80,10 @@ bool Streamed(const TurnResult& result) {
   return false;
 }
 
-// Await mode: the failed writes' notes go on the reply, which loses its sentences that
-// claim those writes (unless it was streamed: those sentences are out already).
+// Await mode: one note per failed tool, appended to the reply; tools sharing a note share
+// one mention (I5). The reply loses its sentences that claim those writes first (unless
+// it was streamed: those sentences are out already). The notes, in order: none, and the
+// reply as it was, when every call succeeded.
 std::vector<std::string> NoteFailures(const DeferredRunner& deferred, const std::vector<DeferredResult>& finished,
                                       std::string_view user_text, TurnResult& result) {
   std::vector<std::string> notes;

@@ -13,16 +13,20 @@ namespace reins {
 
 namespace {
 
-// What the person is told of each write this turn did not run again because an earlier
-// try of it was interrupted (WriteLedger: uncertain), whatever the model wrote: that it
-// may or may not have happened. Appended to `reply` unless it says so already.
+// What the person is told of each write whose outcome is unknown (WriteLedger: an
+// earlier try of it was interrupted and it was not run again, or it did not answer in
+// time), whatever the model wrote: that it may or may not have happened. Appended to
+// `reply` unless it says so already.
 std::string WithUncertainWrites(const TurnContext& ctx, std::string reply) {
   for (const ToolOutcome& t : ctx.result.tools) {
-    if (t.status != ToolOutcome::Status::kSkipped || t.reason != "uncertain") continue;
+    if (t.reason != "uncertain") continue;
     const ToolDef* tool = ctx.FindTool(t.name);
     const std::string title = tool != nullptr && !tool->title.empty() ? tool->title : DefaultToolTitle(t.name);
-    const std::string note = "I can't tell whether the " + title +
-                             " went through: it was interrupted while it ran. Please check before asking for it again.";
+    // Skipped: an earlier try of the turn was interrupted; executed: it did not answer in time.
+    const std::string why = t.status == ToolOutcome::Status::kSkipped ? "it was interrupted while it ran"
+                                                                      : "it did not answer in time";
+    const std::string note =
+        "I can't tell whether the " + title + " went through: " + why + ". Please check before asking for it again.";
     if (reply.find(note) != std::string::npos) continue;
     if (!reply.empty() && !std::isspace(static_cast<unsigned char>(reply.back()))) reply += ' ';
     reply += note;
@@ -271,7 +275,7 @@ void TurnPipeline::PresentApproval(TurnContext& ctx, PendingApproval approval, T
                                       : "Should I go ahead with \u201c" + DefaultToolTitle(approval.tool) + "\u201d? (approve or deny)";
   }
   ctx.Append(Message::Assistant(approval.prompt));
-  ctx.result.reply = Told(ctx, approval.prompt);
+  ctx.result.reply = Told(ctx, WithUncertainWrites(ctx, approval.prompt));
   ctx.result.approval = approval;
   ctx.Emit("approval", PendingApprovalToJson(approval));
   if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
@@ -381,7 +385,7 @@ void TurnPipeline::Present(TurnContext& ctx, PendingClarification pending, TurnP
   phase.Enter(TurnPhase::kAwaitingClarification);
   // The system asks, not the model: the options keep their real ids.
   ctx.Append(Message::Assistant(pending.clarification.question));
-  ctx.result.reply = Told(ctx, pending.clarification.question);
+  ctx.result.reply = Told(ctx, WithUncertainWrites(ctx, pending.clarification.question));
   Json c = ClarificationToJson(pending.clarification);
   c["id"] = pending.id;
   c["tool"] = pending.tool;
@@ -408,7 +412,7 @@ void TurnPipeline::Fail(TurnContext& ctx, const std::string& why, TurnPhaseMachi
   phase.Enter(TurnPhase::kFailed);
   WithdrawDeferred(ctx, "turn_failed");
   ctx.result.error = why;
-  ctx.result.reply = Told(ctx, "Sorry, I could not complete that request just now.");
+  ctx.result.reply = Told(ctx, WithUncertainWrites(ctx, "Sorry, I could not complete that request just now."));
   if (SentSome(ctx)) ctx.Emit("reply.final", ReplyFinal(ctx));
   // What the person was told closes the turn in history too, so the next model call
   // never sees this turn's message as a request still waiting for an answer.

@@ -25,8 +25,14 @@ std::string WriteLedger::Key(const TurnContext& ctx, const ToolCall& call) {
   // What a retry of the turn sends again, and which of the turn's writes the call is
   // (the reads around it may differ from try to try); never the turn's id, which each
   // try draws anew.
+  // Only earlier writes of this very call count (the same tool and arguments, asked for
+  // twice on purpose): a write that a guard refused, or that the model dropped, in one
+  // try and not in another changes no other write's key.
+  const Json& args = call.args_valid ? call.args : Json(call.arguments_text);
   int earlier_writes = 0;
-  for (const ToolOutcome& t : ctx.result.tools) earlier_writes += t.idempotency_key.starts_with("w_") ? 1 : 0;
+  for (const ToolOutcome& t : ctx.result.tools) {
+    earlier_writes += t.idempotency_key.starts_with("w_") && t.name == call.name && t.args == args ? 1 : 0;
+  }
   const std::string turn = ctx.input.idempotency_key.empty() ? "turn " + std::to_string(ctx.result.turn_number)
                                                              : "key " + ctx.input.idempotency_key;
   return KeyOf(ctx.session_id, turn, earlier_writes, call.name, call.args_valid ? call.args.dump() : call.arguments_text);

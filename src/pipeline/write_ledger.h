@@ -4,13 +4,16 @@
 // Before an immediate call to a write tool runs, its intent (tool, arguments, key) is
 // committed; once it returns, its outcome. The key is what a retry of the turn proposes
 // again: the session, the turn's Idempotency-Key (or its number, for a turn sent
-// without one), which of the turn's writes the call is, its tool and its arguments. A retried turn
+// without one), its tool and its arguments, and how many times the turn made that very
+// call before. A retried turn
 // that proposes the same call finds the record and is given its outcome; a different
 // call gets a new key. A record found still running is a try that never returned (its
 // process died): the write is **uncertain**. It runs again, under the same key, only
 // when its backend takes a key (an http backend sends it as Idempotency-Key; a tool
 // whose annotations.idempotentHint is true); otherwise it does not run and the person
-// is told that it may or may not have happened.
+// is told that it may or may not have happened. A call that does not answer in time is
+// uncertain too: its record stays running, and its outcome (executed, failed) carries
+// the reason `uncertain` (ChainExecutor::RunWrite).
 #pragma once
 
 #include <optional>
@@ -52,7 +55,8 @@ class WriteLedger {
   // The key of `call`, the next write of the turn (see above).
   static std::string Key(const TurnContext& ctx, const ToolCall& call);
   // The same from its parts: `turn` is "key " + the turn's Idempotency-Key, or "turn " +
-  // its number; `ordinal` counts the turn's writes before this one; `args` as JSON text.
+  // its number; `ordinal` counts the turn's earlier writes of this very call (same tool
+  // and arguments); `args` as JSON text.
   static std::string KeyOf(std::string_view session_id, std::string_view turn, int ordinal, std::string_view tool,
                            std::string_view args);
 

@@ -339,9 +339,11 @@ tools:
     input_schema: { type: object }
   - name: search
     timeout_ms: 5000
+    annotations: { readOnlyHint: true }   # a read: a write that times out is uncertain (write_ledger_test)
     input_schema: { type: object }
   - name: quick
     timeout_ms: 300
+    annotations: { readOnlyHint: true }
     input_schema: { type: object }
 )";
 

@@ -27,6 +27,11 @@ tools:
     timing: immediate
     annotations: { idempotentHint: true }
     input_schema: { type: object, properties: { guests: { type: integer } }, required: [guests] }
+  - name: ring_bell
+    title: bell
+    timing: immediate
+    timeout_ms: 1000
+    input_schema: { type: object }
 )";
 
 constexpr const char* kReplies = R"([
@@ -34,6 +39,7 @@ constexpr const char* kReplies = R"([
    "tool_calls": [{"name": "find_friend", "args": {"name": "Ana"}}, {"name": "send_card", "args": {"to": "Ana"}}]},
   {"when": {"last": "user", "user_matches": "table"}, "repeat": true,
    "tool_calls": [{"name": "book_table", "args": {"guests": 4}}]},
+  {"when": {"last": "user", "user_matches": "bell"}, "repeat": true, "tool_calls": [{"name": "ring_bell", "args": {}}]},
   {"when": {"last": "tool"}, "repeat": true, "text": "Anything else?"}])";
 
 class WriteLedgerTest : public testing::RuntimeHarness {
@@ -42,7 +48,8 @@ class WriteLedgerTest : public testing::RuntimeHarness {
     Build(kAgent, kReplies,
           {{"find_friend", R"([{"result": {"data": {"name": "Ana"}}}])"},
            {"send_card", R"([{"result": {"data": {"sent": "card_1"}}}])"},
-           {"book_table", R"([{"result": {"data": {"booking": "b_1"}}}])"}});
+           {"book_table", R"([{"result": {"data": {"booking": "b_1"}}}])"},
+           {"ring_bell", R"([{"latency_ms": 5000, "result": {"data": {"rang": true}}}])"}});
   }
   Result<TurnResult> Keyed(const std::string& text, const std::string& key) {
     TurnInput in;
@@ -153,6 +160,21 @@ TEST_F(WriteLedgerTest, AnUncertainWriteWhoseBackendTakesAKeyRunsAgainUnderIt) {
   EXPECT_EQ(r->reply, "Anything else?");
 }
 
+// A write that does not answer in time may have taken effect: its record stays running
+// (a retry of the turn treats it as an interrupted try) and the person is told.
+TEST_F(WriteLedgerTest, AWriteThatTimesOutIsUncertainNotFailed) {
+  Result<TurnResult> r = Keyed("Ring the bell", "k5");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tools.size(), 1u);
+  EXPECT_EQ(r->tools[0].status, ToolOutcome::Status::kExecuted);
+  EXPECT_EQ(r->tools[0].reason, "uncertain");
+  EXPECT_EQ(r->reply,
+            "Anything else? I can't tell whether the bell went through: it did not answer in time. Please check before "
+            "asking for it again.");
+  ASSERT_EQ(Writes().size(), 1u);
+  EXPECT_EQ(Writes()[0].state, WriteRecord::State::kRunning);
+}
+
 TEST_F(WriteLedgerTest, TheKeyFollowsWhatTheClientRetriesAndNothingElse) {
   const std::string a = WriteLedger::KeyOf("s_1", "key k", 0, "send_card", R"({"to":"Ana"})");
   EXPECT_EQ(a, WriteLedger::KeyOf("s_1", "key k", 0, "send_card", R"({"to":"Ana"})"));
@@ -161,6 +183,8 @@ TEST_F(WriteLedgerTest, TheKeyFollowsWhatTheClientRetriesAndNothingElse) {
   EXPECT_NE(a, WriteLedger::KeyOf("s_1", "key k", 1, "send_card", R"({"to":"Ana"})"));
   EXPECT_NE(a, WriteLedger::KeyOf("s_1", "key k", 0, "send_note", R"({"to":"Ana"})"));
   EXPECT_NE(a, WriteLedger::KeyOf("s_1", "key k", 0, "send_card", R"({"to":"Bo"})"));
+  // A read, or a write a guard refused, before it in one try and not in another does not
+  // move its key: only earlier writes of this very call count.
   EXPECT_TRUE(a.starts_with("w_"));
   // Two turns of one session without a key are two writes, though they ask the same.
   ASSERT_TRUE(Say("Send Ana a card").ok());

@@ -14,7 +14,8 @@ namespace {
 std::string WhyUndone(const ToolOutcome& o) {
   switch (o.status) {
     case ToolOutcome::Status::kExecuted:
-      return o.result && !o.result->success ? "failed" : "";
+      if (!o.result || o.result->success) return "";
+      return o.reason == "uncertain" ? "uncertain" : "failed";  // uncertain: it did not answer in time
     case ToolOutcome::Status::kDeferred:
       return "";
     case ToolOutcome::Status::kRejected:
@@ -29,13 +30,17 @@ std::string WhyUndone(const ToolOutcome& o) {
 }
 
 // A later call of the same tool that ran makes up for one refused for its form (its
-// schema, its JSON, an id), failed or skipped; never for one the person denied, one
-// outside data steered, or one that may have happened.
+// schema, its JSON, an id: the model repairs it with other arguments), or for one that
+// failed or was skipped and then ran with the same arguments; never for one the person
+// denied, one outside data steered, or one that may have happened. A send to Maria that
+// failed is not made good by a send to David.
 bool MadeGood(const std::vector<ToolOutcome>& tools, size_t i, const std::string& why) {
   const ToolOutcome& o = tools[i];
   if (why == "denied" || why == "uncertain" || o.reason == "untrusted_data" || o.reason == "not_allowed") return false;
-  return std::any_of(tools.begin() + static_cast<long>(i) + 1, tools.end(),
-                     [&](const ToolOutcome& later) { return later.name == o.name && later.SucceededOrQueued(); });
+  const bool form = why == "refused";
+  return std::any_of(tools.begin() + static_cast<long>(i) + 1, tools.end(), [&](const ToolOutcome& later) {
+    return later.name == o.name && later.SucceededOrQueued() && (form || later.args == o.args);
+  });
 }
 
 // The words of a call's string arguments long enough to tell calls apart in a sentence

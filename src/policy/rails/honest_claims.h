@@ -1,6 +1,6 @@
 // HonestClaims rail (I5): a reply that claims an action ("submitted", "sent",
-// "booked"..., or one of a tool's own `claims` patterns) of a tool never called for the
-// request loses the claim, and the correction takes its place (streamed, the claim was
+// "booked"..., or one of a tool's own `claims` patterns) of a tool that did not run for
+// the request (nor is queued) loses the claim, and the correction takes its place (streamed, the claim was
 // sent: the correction follows it). A claim act_not_describe's reader finds ("I've let
 // Jo know", "Message sent to Jane", "The pharmacy has your refill") counts too. A tool
 // whose call this turn made and did not happen (refused, skipped, failed...) is
