@@ -1,5 +1,6 @@
 #include "pipeline/write_ledger.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "domain/detail_log.h"
@@ -21,6 +22,15 @@ std::string WriteLedger::KeyOf(std::string_view session_id, std::string_view tur
   return "w_" + Sha256Hex(what).substr(0, 32);
 }
 
+std::string_view WriteLedger::RequestKey(std::string_view key) {
+  if (!key.starts_with("chat-")) return key;
+  const size_t at = key.rfind("-rerun-");
+  if (at == std::string_view::npos) return key;
+  const std::string_view n = key.substr(at + 7);
+  const bool number = !n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return number ? key.substr(0, at) : key;
+}
+
 std::string WriteLedger::Key(const TurnContext& ctx, const ToolCall& call) {
   // What a retry of the turn sends again, and which of the turn's writes the call is
   // (the reads around it may differ from try to try); never the turn's id, which each
@@ -33,8 +43,9 @@ std::string WriteLedger::Key(const TurnContext& ctx, const ToolCall& call) {
   for (const ToolOutcome& t : ctx.result.tools) {
     earlier_writes += t.idempotency_key.starts_with("w_") && t.name == call.name && t.args == args ? 1 : 0;
   }
-  const std::string turn = ctx.input.idempotency_key.empty() ? "turn " + std::to_string(ctx.result.turn_number)
-                                                             : "key " + ctx.input.idempotency_key;
+  const std::string turn = ctx.input.idempotency_key.empty()
+                               ? "turn " + std::to_string(ctx.result.turn_number)
+                               : "key " + std::string(RequestKey(ctx.input.idempotency_key));
   return KeyOf(ctx.session_id, turn, earlier_writes, call.name, call.args_valid ? call.args.dump() : call.arguments_text);
 }
 

@@ -54,6 +54,11 @@ class WriteLedger {
   static bool TakesKey(const ToolDef& tool);
   // The key of `call`, the next write of the turn (see above).
   static std::string Key(const TurnContext& ctx, const ToolCall& call);
+  // The request a turn's Idempotency-Key names: the key itself, except for the
+  // OpenAI-compatible door's rerun of a failed turn ("chat-<digest>-rerun-N",
+  // server/chat_handlers.cc), which asks again for the same request: its writes are
+  // that request's writes, and one that ran before the failure is not run twice.
+  static std::string_view RequestKey(std::string_view idempotency_key);
   // The same from its parts: `turn` is "key " + the turn's Idempotency-Key, or "turn " +
   // its number; `ordinal` counts the turn's earlier writes of this very call (same tool
   // and arguments); `args` as JSON text.

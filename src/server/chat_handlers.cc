@@ -108,7 +108,8 @@ struct Api::Impl::ChatTurn {
   // A person who sends a message again after it failed (the model was down) asks for
   // another try, not for the stored failure: the next try runs under the next key of
   // the digest's chain, so a resend after it succeeded still finds and replays it. A
-  // client's own key names one try: it is not rerun.
+  // client's own key names one try: it is not rerun. The rerun is the same request: a
+  // write its failed try ran is replayed, not run again (WriteLedger::RequestKey).
   bool RerunAfterFailure(const ChatOutcome& stored) {
     if (!derived_key || reruns >= kMaxReruns || stored.result.value("status", "") != "failed") return false;
     input.idempotency_key = key + "-rerun-" + std::to_string(++reruns);

@@ -186,6 +186,11 @@ TEST_F(WriteLedgerTest, TheKeyFollowsWhatTheClientRetriesAndNothingElse) {
   // A read, or a write a guard refused, before it in one try and not in another does not
   // move its key: only earlier writes of this very call count.
   EXPECT_TRUE(a.starts_with("w_"));
+  // The chat door's rerun of a failed turn asks for the same request again.
+  EXPECT_EQ(WriteLedger::RequestKey("chat-0a1b-rerun-2"), "chat-0a1b");
+  EXPECT_EQ(WriteLedger::RequestKey("chat-0a1b"), "chat-0a1b");
+  EXPECT_EQ(WriteLedger::RequestKey("mine-rerun-2"), "mine-rerun-2") << "a client's own key is one try";
+  EXPECT_EQ(WriteLedger::RequestKey("chat-0a1b-rerun-x"), "chat-0a1b-rerun-x");
   // Two turns of one session without a key are two writes, though they ask the same.
   ASSERT_TRUE(Say("Send Ana a card").ok());
   ASSERT_TRUE(Say("Send Ana a card").ok());
