@@ -32,12 +32,10 @@ std::string_view WriteLedger::RequestKey(std::string_view key) {
 }
 
 std::string WriteLedger::Key(const TurnContext& ctx, const ToolCall& call) {
-  // What a retry of the turn sends again, and which of the turn's writes the call is
-  // (the reads around it may differ from try to try); never the turn's id, which each
-  // try draws anew.
-  // Only earlier writes of this very call count (the same tool and arguments, asked for
-  // twice on purpose): a write that a guard refused, or that the model dropped, in one
-  // try and not in another changes no other write's key.
+  // What a retry of the turn sends again and the call itself; never the turn's id, which
+  // each try draws anew. Only earlier writes of this very call count (the same tool and
+  // arguments, asked for twice on purpose): a read, or a write that a guard refused or
+  // the model dropped, in one try and not in another changes no other write's key.
   const Json& args = call.args_valid ? call.args : Json(call.arguments_text);
   int earlier_writes = 0;
   for (const ToolOutcome& t : ctx.result.tools) {
