@@ -90,14 +90,9 @@ std::string ActNotDescribe::NotDone(const std::vector<ActionTalk>& unmade) const
 bool ActNotDescribe::ReviewReply(TurnContext& ctx, std::string& reply) const {
   std::vector<ActionTalk> unmade = Unmade(ctx, reply);
   if (unmade.empty()) return false;
-  std::string kept;
-  for (const std::string& piece : Sentences(reply)) {
-    const std::string sentence = speech::Trim(piece);
-    const bool drop = std::any_of(unmade.begin(), unmade.end(), [&](const ActionTalk& t) { return t.sentence == sentence; });
-    if (!drop) kept += piece;
-  }
-  while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n')) kept.pop_back();
-  kept.erase(0, std::min(kept.size(), kept.find_first_not_of(" \t\r\n")));
+  std::vector<std::string> drop;
+  for (const ActionTalk& talk : unmade) drop.push_back(talk.sentence);
+  const std::string kept = WithoutSentences(reply, drop);
   reply = kept + (kept.empty() ? "" : " ") + NotDone(unmade);
   return true;
 }

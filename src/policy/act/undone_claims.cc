@@ -64,18 +64,6 @@ bool NamesAny(const std::vector<std::string>& sentence, const std::vector<std::s
   });
 }
 
-// `reply` without `drop`'s sentences, trimmed at both ends.
-std::string Without(std::string_view reply, const std::vector<std::string>& drop) {
-  std::string kept;
-  for (const std::string& piece : Sentences(reply)) {
-    const std::string sentence = speech::Trim(piece);
-    if (std::find(drop.begin(), drop.end(), sentence) == drop.end()) kept += piece;
-  }
-  const size_t a = kept.find_first_not_of(" \t\r\n");
-  if (a == std::string::npos) return "";
-  return kept.substr(a, kept.find_last_not_of(" \t\r\n") - a + 1);
-}
-
 // Some sentence of `text` says the tool's action did not happen: a negation, or a word of
 // trouble, beside its title or one of the title's longer words.
 bool SaysNotDone(const ToolDef& tool, std::string_view text) {
@@ -103,6 +91,17 @@ struct UndoneTurn {
 
 }  // namespace
 
+std::string WithoutSentences(std::string_view reply, const std::vector<std::string>& drop) {
+  std::string kept;
+  for (const std::string& piece : Sentences(reply)) {
+    const std::string sentence = speech::Trim(piece);
+    if (std::find(drop.begin(), drop.end(), sentence) == drop.end()) kept += piece;
+  }
+  const size_t a = kept.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos) return "";
+  return kept.substr(a, kept.find_last_not_of(" \t\r\n") - a + 1);
+}
+
 std::vector<UndoneCall> UndoneCalls(const TurnContext& ctx) {
   std::vector<UndoneCall> out;
   const std::vector<ToolOutcome>& tools = ctx.result.tools;
@@ -121,14 +120,14 @@ std::string WithoutClaimsOf(const ActionReader& reader, std::string_view user_te
   for (const ActionTalk& talk : reader.Read(user_text, reply)) {
     if (tools.count(talk.tool) > 0) drop.push_back(talk.sentence);
   }
-  return Without(reply, drop);
+  return WithoutSentences(reply, drop);
 }
 
 UndoneClaims::UndoneClaims(const AgentConfig& config) : config_(config), reader_(config.tools) {}
 
-std::vector<std::string> UndoneClaims::Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone,
-                                              std::string_view reply) const {
-  std::vector<std::string> claims;
+UndoneClaims::Claimed UndoneClaims::Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone,
+                                           std::string_view reply) const {
+  Claimed claims;
   for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
     std::vector<std::string> undone_values, done_values;
     bool about_undone = false;
@@ -148,10 +147,19 @@ std::vector<std::string> UndoneClaims::Claims(const TurnContext& ctx, const std:
     }
     const std::vector<std::string> words = Words(talk.sentence);
     if (!ran || (NamesAny(words, undone_values, done_values) && !NamesAny(words, done_values, undone_values))) {
-      claims.push_back(talk.sentence);
+      claims.sentences.push_back(talk.sentence);
+      claims.tools.push_back(talk.tool);
     }
   }
   return claims;
+}
+
+std::vector<UndoneCall> UndoneClaims::Of(const std::vector<UndoneCall>& undone, const std::vector<std::string>& tools) {
+  std::vector<UndoneCall> out;
+  for (const UndoneCall& u : undone) {
+    if (std::find(tools.begin(), tools.end(), u.tool->name) != tools.end()) out.push_back(u);
+  }
+  return out;
 }
 
 std::string UndoneClaims::Statement(const std::vector<UndoneCall>& undone, std::string_view reply) const {
@@ -173,19 +181,10 @@ std::string UndoneClaims::Statement(const std::vector<UndoneCall>& undone, std::
 bool UndoneClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
   const std::vector<UndoneCall> undone = UndoneCalls(ctx);
   if (undone.empty()) return false;
-  const std::vector<std::string> claims = Claims(ctx, undone, reply);
-  if (claims.empty()) return false;
-  std::vector<UndoneCall> claimed;
-  for (const UndoneCall& u : undone) {
-    for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
-      if (talk.tool == u.tool->name && std::find(claims.begin(), claims.end(), talk.sentence) != claims.end()) {
-        claimed.push_back(u);
-        break;
-      }
-    }
-  }
-  std::string kept = Without(reply, claims);
-  const std::string statement = Statement(claimed, kept);
+  const Claimed claims = Claims(ctx, undone, reply);
+  if (claims.sentences.empty()) return false;
+  const std::string kept = WithoutSentences(reply, claims.sentences);
+  const std::string statement = Statement(Of(undone, claims.tools), kept);
   reply = kept + (kept.empty() || statement.empty() ? "" : " ") + statement;
   return true;
 }
@@ -193,10 +192,10 @@ bool UndoneClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
 bool UndoneClaims::ReviewSentence(TurnContext& ctx, const std::string& /*sent*/, std::string& sentence) const {
   const std::vector<UndoneCall> undone = UndoneCalls(ctx);
   if (undone.empty()) return false;
-  const std::vector<std::string> claims = Claims(ctx, undone, sentence);
-  if (claims.empty()) return false;
+  const Claimed claims = Claims(ctx, undone, sentence);
+  if (claims.sentences.empty()) return false;
   UndoneTurn& turn = ctx.Slot<UndoneTurn>();
-  for (const ActionTalk& talk : reader_.Read(ctx.user_text(), sentence)) turn.dropped_tools.push_back(talk.tool);
+  turn.dropped_tools.insert(turn.dropped_tools.end(), claims.tools.begin(), claims.tools.end());
   sentence.clear();
   return true;
 }
@@ -204,14 +203,7 @@ bool UndoneClaims::ReviewSentence(TurnContext& ctx, const std::string& /*sent*/,
 bool UndoneClaims::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
   const std::vector<UndoneCall> undone = UndoneCalls(ctx);
   if (undone.empty()) return false;
-  const UndoneTurn& turn = ctx.Slot<UndoneTurn>();
-  std::vector<UndoneCall> dropped;
-  for (const UndoneCall& u : undone) {
-    if (std::find(turn.dropped_tools.begin(), turn.dropped_tools.end(), u.tool->name) != turn.dropped_tools.end()) {
-      dropped.push_back(u);
-    }
-  }
-  const std::string statement = Statement(dropped, sent + tail);
+  const std::string statement = Statement(Of(undone, ctx.Slot<UndoneTurn>().dropped_tools), sent + tail);
   if (statement.empty()) return false;
   tail += (sent.empty() && tail.empty() ? "" : " ") + statement;
   return true;

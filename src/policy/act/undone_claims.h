@@ -40,6 +40,10 @@ struct UndoneCall {
 // proposed again and run).
 std::vector<UndoneCall> UndoneCalls(const TurnContext& ctx);
 
+// `reply` without the sentences in `drop` (as ActionTalk and speech::Trim give them),
+// with no space left in front or behind: what each rail that takes sentences out keeps.
+std::string WithoutSentences(std::string_view reply, const std::vector<std::string>& drop);
+
 // `reply` without the sentences that speak of an action of one of `tools` as happening,
 // done or to come, with no space left in front or behind.
 std::string WithoutClaimsOf(const ActionReader& reader, std::string_view user_text, std::string_view reply,
@@ -57,9 +61,14 @@ class UndoneClaims final : public Policy {
   bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
  private:
-  // The sentences of `reply` that claim an undone call's action.
-  std::vector<std::string> Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone,
-                                  std::string_view reply) const;
+  // The sentences of `reply` that claim an undone call's action, and the tools they claim.
+  struct Claimed {
+    std::vector<std::string> sentences;
+    std::vector<std::string> tools;
+  };
+  Claimed Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone, std::string_view reply) const;
+  // The undone calls of `tools`.
+  static std::vector<UndoneCall> Of(const std::vector<UndoneCall>& undone, const std::vector<std::string>& tools);
   // What was not done, once per tool, unless `reply` already says so; "" for none.
   std::string Statement(const std::vector<UndoneCall>& undone, std::string_view reply) const;
   const AgentConfig& config_;

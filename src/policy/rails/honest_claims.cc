@@ -113,13 +113,7 @@ std::string HonestClaims::Corrections(TurnContext& ctx, const std::vector<const 
 bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
   const Unbacked unbacked = Find(ctx, reply);
   if (unbacked.tools.empty()) return false;
-  std::string kept;
-  for (const std::string& piece : Sentences(reply)) {
-    const std::string sentence = speech::Trim(piece);
-    if (std::find(unbacked.sentences.begin(), unbacked.sentences.end(), sentence) == unbacked.sentences.end()) kept += piece;
-  }
-  const size_t a = kept.find_first_not_of(" \t\r\n");
-  kept = a == std::string::npos ? "" : kept.substr(a, kept.find_last_not_of(" \t\r\n") - a + 1);
+  const std::string kept = WithoutSentences(reply, unbacked.sentences);
   const std::string corrections = Corrections(ctx, unbacked.tools);
   reply = kept.empty() ? corrections.substr(1) : kept + corrections;
   return true;
