@@ -168,7 +168,8 @@ Task<ChainOutcome> ChainExecutor::Run(TurnContext& ctx, std::span<const ToolCall
 Task<void> ChainExecutor::RunWrite(TurnContext& ctx, const ProposedCall& p, const Json& answer,
                                    ChainOutcome& outcome) {
   WriteStart start = co_await writes_.Begin(ctx, *p.tool, *p.call, WriteLedger::Key(ctx, *p.call));
-  WriteNote note{start.record.key, start.kind == WriteStart::Kind::kReplay, start.record.attempts};
+  const std::string key = start.record.key;  // the record moves on to Finish
+  const ExecutedWrite note{key, start.kind == WriteStart::Kind::kReplay, start.record.attempts};
   switch (start.kind) {
     case WriteStart::Kind::kReplay:
       Executed(ctx, p, NormaliseToolResult(std::move(start.record.result)), 0, outcome, &note);
@@ -296,7 +297,7 @@ bool ChainExecutor::Settled(TurnContext& ctx, const ProposedCall& p, ChainOutcom
 }
 
 void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnvelope result, int64_t latency_ms,
-                             ChainOutcome& outcome, const WriteNote* write) const {
+                             ChainOutcome& outcome, const ExecutedWrite* write) const {
   const std::string& name = p.call->name;
   policies_.Observe(ctx, p, result);
 
@@ -304,11 +305,11 @@ void ChainExecutor::Executed(TurnContext& ctx, const ProposedCall& p, ResultEnve
   // Outside data is labelled where the defence watches it (the trace, its spans, the viewer).
   const bool untrusted = p.tool->trust == ToolTrust::kUntrusted &&
                          (ctx.config.untrusted_data.enabled || !ctx.config.rails.no_untrusted_links.is_null());
-  const ExecutedWrite written = write == nullptr ? ExecutedWrite{} : ExecutedWrite{write->key, write->replayed, write->attempt};
   ctx.Emit("tool.executed", ToolExecutedData(*p.call, ctx.response_index, p.position, p.tool->may_clarify, result,
-                                             ctx.history().back().text, latency_ms, untrusted, written));
+                                             ctx.history().back().text, latency_ms, untrusted,
+                                             write != nullptr ? *write : ExecutedWrite{}));
   ToolOutcome o = BaseOutcome(ctx, p, ToolOutcome::Status::kExecuted);
-  if (write != nullptr) o.idempotency_key = write->key;
+  if (write != nullptr) o.idempotency_key = std::string(write->key);
   o.latency_ms = latency_ms;
   if (!result.success) o.message = result.error;
   o.result = std::move(result);

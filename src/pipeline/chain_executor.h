@@ -12,6 +12,7 @@
 
 #include "turn/policy.h"
 #include "reins/async.h"
+#include "pipeline/event_text.h"
 #include "pipeline/write_ledger.h"
 #include "tools/tool_router.h"
 
@@ -57,16 +58,10 @@ class ChainExecutor {
   // A write call (WriteLedger): recorded before it runs and after, or given the outcome
   // of an earlier try of the turn, or not run when that try's outcome is unknown.
   Task<void> RunWrite(TurnContext& ctx, const ProposedCall& call, const Json& answer, ChainOutcome& outcome);
-  // How a write call ran, for its tool.executed event: its key, whether its outcome is
-  // an earlier try's (replayed), and which try of it this was.
-  struct WriteNote {
-    std::string key;
-    bool replayed = false;
-    int attempt = 1;
-  };
-  // Records what a call that ran returned, and whether it stops the chain.
+  // Records what a call that ran returned, and whether it stops the chain. `write`: how
+  // a write call ran (its key, an earlier try's outcome, which try), for its event.
   void Executed(TurnContext& ctx, const ProposedCall& call, ResultEnvelope result, int64_t latency_ms,
-                ChainOutcome& outcome, const WriteNote* write = nullptr) const;
+                ChainOutcome& outcome, const ExecutedWrite* write = nullptr) const;
   // A write not run: its earlier try's outcome is unknown (uncertain), or its intent
   // could not be recorded (unrecorded). Stops the chain.
   void NotRun(TurnContext& ctx, const ProposedCall& call, const WriteStart& start, ChainOutcome& outcome) const;
