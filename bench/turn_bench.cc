@@ -257,16 +257,26 @@ void BM_OutsideDataTurn(benchmark::State& state) {
 }
 BENCHMARK(BM_OutsideDataTurn)->ArgName("untrusted_data")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-// `--outside-turns=N` / `--outside-off-turns=N`: N of those turns, with the defence on
-// or off, and nothing else (callgrind, as --turns).
-int RunOutsideTurns(long count, bool defence) {
-  std::unique_ptr<Runtime> runtime = MakeOutsideRuntime(defence);
+// A SQLite file store's files, gone.
+void RemoveStoreFiles(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+
+// `count` turns of `input`, each on a new session, and nothing else (the callgrind modes
+// below): 0 when every one completed.
+int RunCount(Runtime& runtime, const TurnInput& input, long count) {
   boost::asio::io_context io;
   int failed = 0;
   for (long i = 0; i < count; ++i) {
-    if (!CompletesATurn(*runtime, io, runtime->CreateSession().value(), OutsideRequest())) ++failed;
+    if (!CompletesATurn(runtime, io, runtime.CreateSession().value(), input)) ++failed;
   }
   return failed == 0 ? 0 : 1;
+}
+
+// `--outside-turns=N` / `--outside-off-turns=N`: N of those turns, with the defence on
+// or off, and nothing else (callgrind, as --turns).
+int RunOutsideTurns(long count, bool defence) {
+  return RunCount(*MakeOutsideRuntime(defence), OutsideRequest(), count);
 }
 
 // What the write-ahead record costs a write (docs/deployment.md, "Every write once"):
@@ -274,7 +284,7 @@ int RunOutsideTurns(long count, bool defence) {
 // one call annotated read-only (state.range(0) == 0) or a write (1), whose intent is
 // committed before it runs and whose outcome after.
 std::unique_ptr<Runtime> MakeFileRuntime(bool write, const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  RemoveStoreFiles(path);
   std::string yaml = AgentWithTools(0);
   const std::string read_only = "    annotations: { readOnlyHint: true }\n";
   if (write) yaml.erase(yaml.find(read_only), read_only.size());
@@ -295,7 +305,7 @@ void BM_WriteTurn(benchmark::State& state) {
     if (!CompletesATurn(*runtime, io, session, input)) state.SkipWithError("turn did not complete");
   }
   runtime.reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  RemoveStoreFiles(path);
 }
 BENCHMARK(BM_WriteTurn)->ArgName("write")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
@@ -304,31 +314,21 @@ BENCHMARK(BM_WriteTurn)->ArgName("write")->Arg(0)->Arg(1)->Unit(benchmark::kMicr
 int RunFileTurns(long count, bool write) {
   const std::string path = "/tmp/reins_bench_writes_" + std::to_string(::getpid()) + ".db";
   std::unique_ptr<Runtime> runtime = MakeFileRuntime(write, path);
-  boost::asio::io_context io;
   TurnInput input;
   input.say = "What time is service on Sunday?";
-  int failed = 0;
-  for (long i = 0; i < count; ++i) {
-    if (!CompletesATurn(*runtime, io, runtime->CreateSession().value(), input)) ++failed;
-  }
+  const int failed = RunCount(*runtime, input, count);
   runtime.reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-  return failed == 0 ? 0 : 1;
+  RemoveStoreFiles(path);
+  return failed;
 }
 
 // `--turns=N`: exactly N pipeline-only turns and nothing else, for instruction counts
 // that do not depend on timing (callgrind: run N and 2N, the difference over N is the
 // cost of one turn without the process's fixed start-up).
 int RunTurns(long count) {
-  std::unique_ptr<Runtime> runtime = MakeRuntime(false);
-  boost::asio::io_context io;
   TurnInput input;
   input.say = "What time is service on Sunday?";
-  int failed = 0;
-  for (long i = 0; i < count; ++i) {
-    if (!CompletesATurn(*runtime, io, runtime->CreateSession().value(), input)) ++failed;
-  }
-  return failed == 0 ? 0 : 1;
+  return RunCount(*MakeRuntime(false), input, count);
 }
 
 }  // namespace
