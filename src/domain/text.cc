@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace reins {
 namespace {
@@ -139,13 +140,35 @@ std::string_view HeaderLineValue(std::string_view lines, std::string_view name, 
   return found;
 }
 
+namespace {
+
+// The '.' at `i` ends a title before a name ("St. Luke's", "Dr. Patel") or "e.g."/"i.e.",
+// not a sentence.
+bool EndsTitle(std::string_view text, size_t i) {
+  if (i >= 3 && text[i - 2] == '.' && (text.compare(i - 3, 3, "e.g") == 0 || text.compare(i - 3, 3, "i.e") == 0 ||
+                                       text.compare(i - 3, 3, "E.g") == 0 || text.compare(i - 3, 3, "I.e") == 0)) {
+    return true;
+  }
+  size_t a = i;
+  while (a > 0 && std::isalpha(static_cast<unsigned char>(text[a - 1]))) --a;
+  if (i - a < 2 || i - a > 4 || (a > 0 && !std::isspace(static_cast<unsigned char>(text[a - 1])) && text[a - 1] != '(')) return false;
+  std::string word(text.substr(a, i - a));
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string> kTitles = {"st", "dr", "mr", "mrs", "ms", "mt", "ft", "jr", "sr", "prof", "rev", "fr"};
+  // Streamed text that stops right after it waits for the name.
+  return kTitles.count(word) > 0 && (i + 2 >= text.size() || std::isupper(static_cast<unsigned char>(text[i + 2])));
+}
+
+}  // namespace
+
 std::vector<std::string> Sentences(std::string_view text) {
   std::vector<std::string> out;
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     bool end = c == '\n' || ((c == '.' || c == '!' || c == '?') &&
-                             (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1]))));
+                             (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1]))) &&
+                             !(c == '.' && EndsTitle(text, i)));
     if (!end) continue;
     if (i + 1 > start) out.emplace_back(text.substr(start, i + 1 - start));
     start = i + 1;
@@ -159,7 +182,10 @@ size_t CompleteSentencesEnd(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const bool stop = c == '.' || c == '!' || c == '?';
-    if (c == '\n' || (stop && i + 1 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 1])))) end = i + 1;
+    if (c == '\n' || (stop && i + 1 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 1])) &&
+                       !(c == '.' && EndsTitle(text, i)))) {
+      end = i + 1;
+    }
   }
   return end;
 }

@@ -46,7 +46,8 @@ template <typename Fill>
 std::string FillPlaceholders(std::string_view text, Fill fill);
 
 // Sentences of a reply: a piece ends after . ! or ? followed by whitespace or the end,
-// and at a line break (which the piece keeps). Pieces are not trimmed; empty text has none.
+// and at a line break (which the piece keeps); not after a title before a name ("St.
+// Luke's", "Dr. Patel"). Pieces are not trimmed; empty text has none.
 std::vector<std::string> Sentences(std::string_view text);
 
 // Text that is still being written (a streamed reply): the length of its prefix made

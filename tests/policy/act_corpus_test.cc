@@ -1,8 +1,9 @@
 // act_not_describe's reader against corpora of realistic model replies: act_corpus.yaml
-// (written before the reader was tuned, then tuned on) and act_corpus_heldout.yaml
-// (written after, never tuned on). A false positive forces a call nobody wanted, so
-// precision must stay at or above 95%; recall at or above 85%. The figures are printed
-// for docs/RESULTS.md; ACT_DEBUG=1 also prints what the reader read in each miss.
+// (written before the reader was tuned, then tuned on), held-out sets each written blind
+// after a round of tuning, and the last of them, act_corpus_heldout7.yaml, never tuned
+// on. A false positive forces a call nobody wanted, so precision comes first. The
+// figures are printed for docs/RESULTS.md; ACT_DEBUG=1 also prints what the reader read
+// in each miss.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -31,7 +32,7 @@ struct Figures {
 Figures Measure(const std::string& file) {
   const std::string root = REINS_SOURCE_DIR;
   Diagnostics diag;
-  LocatedDoc corpus = LoadYamlFile(root + "/tests/policy/" + file, diag);
+  LocatedDoc corpus = LoadYamlFile(file.starts_with("/") ? file : root + "/tests/policy/" + file, diag);
   EXPECT_TRUE(diag.empty()) << diag.Format();
   std::map<std::string, Agent> agents;
   for (const auto& [name, path] : corpus.value["agents"].items()) {
@@ -90,12 +91,37 @@ TEST(ActCorpusTest, PrecisionAndRecallOnRealisticReplies) {
   EXPECT_GE(f.recall, 0.85);
 }
 
-// Written after the tuning and never tuned on: how the reader does on phrasings nobody
-// tuned it for. Reported (docs/RESULTS.md); the floor only catches a collapse.
-TEST(ActCorpusTest, HeldOutReplies) {
+// Written after the first tuning and held out then (81.8% recall at 98.2% precision);
+// issue 73's tuning was made on its misses, and it holds the issue's bar.
+TEST(ActCorpusTest, FirstHeldOutReplies) {
   Figures f = Measure("act_corpus_heldout.yaml");
-  EXPECT_GE(f.precision, 0.85);
-  EXPECT_GE(f.recall, 0.60);
+  EXPECT_GE(f.precision, 0.97);
+  EXPECT_GE(f.recall, 0.90);
+}
+
+// Each written blind after a round of tuning, measured once as written (docs/RESULTS.md),
+// then tuned on in the next round: they guard what those rounds gained.
+TEST(ActCorpusTest, HeldOutSetsOfEarlierRounds) {
+  for (const char* file : {"act_corpus_heldout2.yaml", "act_corpus_heldout3.yaml", "act_corpus_heldout4.yaml",
+                           "act_corpus_heldout5.yaml", "act_corpus_heldout6.yaml"}) {
+    Figures f = Measure(file);
+    EXPECT_GE(f.precision, 0.95) << file;
+    EXPECT_GE(f.recall, 0.75) << file;
+  }
+}
+
+// Written blind after the last round and never tuned on: how the reader does on
+// phrasings nobody tuned it for, at issue 73's bar.
+TEST(ActCorpusTest, HeldOutReplies) {
+  Figures f = Measure("act_corpus_heldout7.yaml");
+  EXPECT_GE(f.precision, 0.97);
+  EXPECT_GE(f.recall, 0.90);
+}
+
+// ACT_CORPUS=/path/file.yaml: measure another corpus of the same shape (its agents'
+// paths relative to the source tree).
+TEST(ActCorpusTest, AnotherCorpus) {
+  if (const char* other = std::getenv("ACT_CORPUS")) Measure(other);
 }
 
 }  // namespace

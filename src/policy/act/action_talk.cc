@@ -1,66 +1,26 @@
 #include "policy/act/action_talk.h"
 
 #include <algorithm>
-#include <cctype>
-#include <map>
-#include <set>
-
-#include <re2/re2.h>
 
 #include "domain/text.h"
+#include "policy/act/action_words.h"
 #include "policy/act/speech.h"
 
 namespace reins {
 
 using namespace speech;
+using namespace action_words;
 
 namespace {
 
-using Stems = std::vector<std::string>;  // word stems, in order
-
-// Words too common in tool descriptions to tell one tool from another (as stems).
-bool IsPlainWord(const std::string& stem) {
-  static const std::set<std::string> kPlain = [] {
-    std::set<std::string> out;
-    for (const char* w : {"request", "information", "info", "details", "user", "someone", "person", "people", "their",
-                          "about", "which", "there", "these", "those", "other", "short", "whole", "some", "with", "from",
-                          "into", "this", "that", "what", "when", "where", "while", "them", "they", "your", "thing",
-                          "result", "results", "returns", "top", "may"}) {
-      out.insert(Stem(w));
-    }
-    return out;
-  }();
-  return kPlain.count(stem) > 0;
-}
-
-// Two stems name the same thing: equal, or one a short extension of the other
-// ("pray" and "prayer", "visit" and "visitor").
-bool SameStem(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  const std::string& shorter = a.size() < b.size() ? a : b;
-  const std::string& longer = a.size() < b.size() ? b : a;
-  return shorter.size() >= 4 && longer.size() - shorter.size() <= 2 && longer.compare(0, shorter.size(), shorter) == 0;
-}
-
-bool HasStem(const Stems& stems, const std::string& stem) {
-  return std::any_of(stems.begin(), stems.end(), [&](const std::string& s) { return SameStem(s, stem); });
-}
-
-Stems StemsOf(const std::vector<std::string>& words, size_t from = 0) {
-  Stems out;
-  for (size_t i = from; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    out.push_back(Stem(w.ends_with("'s") ? std::string_view(w).substr(0, w.size() - 2) : std::string_view(w)));
+// `reply` holds a call of `tool` written out as JSON: "name": "tool" (any spacing).
+bool WritesCall(std::string_view reply, const std::string& tool) {
+  for (size_t at = reply.find("\"name\""); at != std::string_view::npos; at = reply.find("\"name\"", at + 1)) {
+    size_t i = at + 6;
+    while (i < reply.size() && (reply[i] == ' ' || reply[i] == ':')) ++i;
+    if (reply.compare(i, tool.size() + 2, "\"" + tool + "\"") == 0) return true;
   }
-  return out;
-}
-
-// "e-mail" (the verb and the noun) as one word, "email", the way the synonyms and most
-// tools' words spell it.
-std::string OneWordEmail(std::string_view text) {
-  std::string out(text);
-  for (size_t at = 0; (at = AsciiLower(out).find("e-mail", at)) != std::string::npos;) out.erase(at + 1, 1);
-  return out;
+  return false;
 }
 
 }  // namespace
@@ -77,198 +37,14 @@ std::string_view ActionModeName(ActionMode mode) {
   return "announce";
 }
 
-struct ActionReader::Tool {
-  const ToolDef* def = nullptr;
-  std::set<std::string> own_verbs;       // stems: from its name, description and title
-  std::set<std::string> verbs;           // stems, with every verb of their groups
-  std::map<std::string, double> objects;  // stem -> weight (1 / how many tools share it)
-  std::set<std::string> title_words;     // the title's distinctive stems
-  std::string lower_name, lower_title;
-  bool identifier_name = false;  // "lookup_contacts", "webSearch": can be told from plain words
-  std::vector<std::unique_ptr<RE2>> claims;
-  bool writes = false;
-
-  bool OwnVerbIn(const Stems& stems) const {
-    return std::any_of(stems.begin(), stems.end(), [&](const std::string& s) { return own_verbs.count(s) > 0; });
-  }
-  bool VerbIn(const Stems& stems) const {
-    return std::any_of(stems.begin(), stems.end(), [&](const std::string& s) { return verbs.count(s) > 0; });
-  }
-  // `exact`: the stems themselves, not a short extension of one ("even" of "evening"
-  // is not "event").
-  double ObjectWeight(const Stems& stems, bool exact = false) const {
-    double total = 0;
-    for (const auto& [object, weight] : objects) {
-      if (exact ? std::find(stems.begin(), stems.end(), object) != stems.end() : HasStem(stems, object)) total += weight;
-    }
-    return total;
-  }
-  bool TitleIn(const Stems& stems) const {
-    return std::any_of(title_words.begin(), title_words.end(), [&](const std::string& t) { return HasStem(stems, t); });
-  }
-  // A word of its title that no other tool's words share ("removal" of "channel removal",
-  // where "channel" names six tools' objects), as that very stem.
-  bool OwnTitleWordIn(const Stems& stems) const {
-    return std::any_of(title_words.begin(), title_words.end(), [&](const std::string& t) {
-      auto it = objects.find(t);
-      return it != objects.end() && it->second >= 1 && std::find(stems.begin(), stems.end(), t) != stems.end();
-    });
-  }
-  bool ClaimsMatch(const std::string& text) const {
-    return std::any_of(claims.begin(), claims.end(), [&](const auto& re) { return RE2::PartialMatch(text, *re); });
-  }
-  bool NamedIn(const std::string& lower) const {
-    if (!identifier_name) return false;
-    for (size_t at = lower.find(lower_name); at != std::string::npos; at = lower.find(lower_name, at + 1)) {
-      auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-      if ((at == 0 || !word(lower[at - 1])) && (at + lower_name.size() == lower.size() || !word(lower[at + lower_name.size()]))) {
-        return true;
-      }
-    }
-    return false;
-  }
-};
-
-ActionReader::ActionReader(const std::vector<ToolDef>& tools) {
-  std::map<std::string, int> shared;
-  for (const ToolDef& def : tools) {
-    Tool t;
-    t.def = &def;
-    t.lower_name = AsciiLower(def.name);
-    t.lower_title = AsciiLower(def.title);
-    t.identifier_name = std::any_of(def.name.begin() + (def.name.empty() ? 0 : 1), def.name.end(), [](char c) {
-      return c == '_' || c == '.' || c == '-' || std::isupper(static_cast<unsigned char>(c));
-    });
-    t.writes = !def.annotations.value("readOnlyHint", false);
-    for (const std::string& p : def.claims) {
-      auto re = std::make_unique<RE2>(p, RE2::Quiet);
-      if (re->ok()) t.claims.push_back(std::move(re));
-    }
-    std::set<std::string> own_verbs, objects;
-    std::vector<std::string> name = IdentifierWords(def.name);
-    for (size_t i = 0; i < name.size(); ++i) {
-      const std::string s = Stem(name[i]);
-      if (i == 0 && IsActionVerb(s)) own_verbs.insert(s);
-      else if (s.size() >= 4) objects.insert(s);
-    }
-    // "Records a prayer request for the prayer team": the description's first word is
-    // its verb when it reads like one, its longer words what it acts on.
-    std::vector<std::string> description = Words(def.description);
-    size_t first_object = 0;
-    if (!description.empty() && description.front().ends_with("s") && description.front().size() > 3) {
-      own_verbs.insert(Stem(description.front()));
-      if (description.size() > 1 && description[1] == "up") first_object = 2;  // "Looks up"
-      else first_object = 1;
-    }
-    for (size_t i = first_object; i < description.size(); ++i) {
-      if (description[i].size() >= 4) objects.insert(Stem(description[i]));
-    }
-    for (const std::string& w : Words(def.title)) {
-      const std::string s = Stem(w);
-      if (w.ends_with("ing") && IsActionVerb(s)) {
-        own_verbs.insert(s);  // "message sending"
-      } else if (w.size() >= 4 && !IsPlainWord(s)) {
-        objects.insert(s);
-        t.title_words.insert(s);
-      }
-    }
-    t.own_verbs = own_verbs;
-    for (const std::string& v : own_verbs) {
-      t.verbs.insert(v);
-      if (auto it = Synonyms().find(v); it != Synonyms().end()) t.verbs.insert(it->second.begin(), it->second.end());
-    }
-    for (const std::string& o : objects) {
-      if (IsPlainWord(o) || own_verbs.count(o) > 0) continue;
-      t.objects[o] = 1.0;
-      ++shared[o];
-    }
-    tools_.push_back(std::move(t));
-  }
-  for (Tool& t : tools_) {
-    for (auto& [object, weight] : t.objects) weight = 1.0 / shared[object];
-  }
-}
-
-ActionReader::~ActionReader() = default;
-
-// What the person asked for, read once per reply.
-struct ActionReader::Request {
-  std::string text, lower;
-  Stems all;            // every stem of a clause they did not negate
-  Stems verbs;          // stems where a request puts its verb
-  Stems asked_objects;  // stems of clauses phrased as a request
-};
-
-ActionReader::Request ActionReader::ReadRequest(std::string_view user_text) const {
-  const std::string text = OneWordEmail(user_text);
-  Request r{text, AsciiLower(text), {}, {}, {}};
-  for (const std::string& sentence : Sentences(text)) {
-    for (const std::string& clause : Clauses(sentence)) {
-      std::vector<std::string> w = WithoutPleasantries(Words(clause));
-      size_t first_verb = 0;
-      while (first_verb < w.size() && !IsActionVerb(Stem(w[first_verb]))) ++first_verb;
-      if (NegatedBefore(w, first_verb)) continue;  // "Don't send it yet"
-      Stems stems = StemsOf(w);
-      for (size_t i = 0; i < w.size(); ++i) {
-        if (VerbPosition(w, i) && !AsksToBeTold(w, i)) r.verbs.push_back(stems[i]);
-      }
-      if (RequestForm(w) || (!w.empty() && IsActionVerb(stems[0]))) {
-        r.asked_objects.insert(r.asked_objects.end(), stems.begin(), stems.end());
-      }
-      r.all.insert(r.all.end(), stems.begin(), stems.end());
-    }
-  }
-  return r;
-}
-
-// Whether the person asked for `t`'s action: by its name, a claim pattern or its title's
-// words; by one of its verbs where a request puts one, with one of its objects or no
-// other tool sharing that verb; or by naming its distinctive object in a request.
-// `strict`: a title word counts only when no other tool's words share it (as "removal"
-// of "channel removal", where "channel" is six tools' object), and words match as the
-// very stems.
-bool ActionReader::Requested(const Request& r, const Tool& t, bool strict) const {
-  if (t.NamedIn(r.lower) || t.ClaimsMatch(r.text)) return true;
-  if (strict ? t.OwnTitleWordIn(r.all) : t.TitleIn(r.all)) return true;
-  for (const std::string& v : r.verbs) {
-    if (t.verbs.count(v) == 0) continue;
-    if (t.ObjectWeight(r.all, strict) > 0) return true;
-    const bool shared = std::any_of(tools_.begin(), tools_.end(), [&](const Tool& o) { return &o != &t && o.verbs.count(v) > 0; });
-    if (!shared) return true;
-  }
-  for (const auto& [object, weight] : t.objects) {
-    if (weight < 1) continue;
-    const Stems& asked = r.asked_objects;
-    if (strict ? std::find(asked.begin(), asked.end(), object) != asked.end() : HasStem(asked, object)) return true;
-  }
-  return false;
-}
-
-// The tool the request itself is about, among `candidates`: the one clear best.
-const ActionReader::Tool* ActionReader::FromRequest(const Request& r, const std::vector<const Tool*>& candidates) const {
-  const Tool* best = nullptr;
-  double best_score = 0, second = 0;
-  for (const Tool* t : candidates) {
-    const bool verb = std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) { return t->verbs.count(v) > 0; });
-    double score = (t->NamedIn(r.lower) ? 100 : 0) + (t->ClaimsMatch(r.text) ? 50 : 0) + (t->TitleIn(r.all) ? 5 : 0) +
-                   (verb ? 2 : 0) + t->ObjectWeight(r.all);
-    if (score > best_score) {
-      second = best_score;
-      best_score = score;
-      best = t;
-    } else if (score > second) {
-      second = score;
-    }
-  }
-  return best_score >= 2 && best_score > second ? best : nullptr;
-}
-
 // The tool one clause talks about doing, and how; nullptr when none. `rest`: the
 // sentence's later clauses, where the action's objects may be named ("I've shared your
 // request with our pastors, and they'll hold your marriage in prayer"). `plan_step`: the
 // clause is a step of a plan the reply announced ("Here's what I'll do: - Grab ...").
+// `whole`: the clause is the whole sentence ("You got it 👍", not "You got it — which
+// John?").
 const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::string& clause, const std::string& rest,
-                                               bool plan_step, ActionMode& mode) const {
+                                               bool plan_step, bool whole, ActionMode& mode) const {
   std::vector<std::string> w = WithoutPleasantries(Words(clause));
   if (w.empty()) return nullptr;
   const std::string lower = AsciiLower(clause);
@@ -277,7 +53,12 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
   if (NegatedBefore(w, marker ? marker->verb : w.size())) return nullptr;
   // By its name ("I'll use lookup_contacts"), or by one of its claim patterns.
   for (const Tool& t : tools_) {
-    if (t.NamedIn(lower) && (marker || HasPhrase(w, {"using"}) || HasPhrase(w, {"use"}) || HasPhrase(w, {"used"}))) {
+    const bool runs = std::any_of(w.begin(), w.end(), [](const std::string& x) {
+      return OneOf({"use", "using", "used", "run", "running", "call", "calling", "invoke", "invoking", "execute", "executing",
+                    "trigger", "triggering"},
+                   x);
+    });
+    if (t.NamedIn(lower) && (marker || runs)) {
       mode = ActionMode::kNamed;
       return &t;
     }
@@ -289,18 +70,8 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
     }
   }
   // "All set!", "I've taken care of that": the request says which.
-  if (IsGeneric(w)) {
-    // A write only when the request used one of its verbs, or named it by its title and
-    // used no other action's verb: "All set!" after "Send the report to my team" is no
-    // claim of saving it; after "Could you pray for us?" it claims the prayer request.
-    std::vector<const Tool*> all;
-    for (const Tool& t : tools_) {
-      const bool own_verb =
-          std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) { return t.verbs.count(v) > 0; });
-      const bool other_verb = std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) { return IsActionVerb(v); });
-      if (!t.writes || own_verb || (!other_verb && t.TitleIn(r.all))) all.push_back(&t);
-    }
-    if (const Tool* t = FromRequest(r, all)) {
+  if (IsGeneric(w) || (whole && IsBareAcknowledgement(w))) {
+    if (const Tool* t = Unnamed(r)) {
       mode = ActionMode::kGeneric;
       return t;
     }
@@ -308,16 +79,20 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
   if (!marker) return nullptr;
   mode = marker->mode;
   // Each tool's fit: its own verb (3) or a verb of the same action (1), twice the weight
-  // of its objects named, 100 for its whole title. A verb of the same action alone fits
-  // when it acts on nothing named ("Let me look that up"); "a", "the", "some" after it
-  // name something that may be another thing ("I'll set a sleep timer").
+  // of its objects named, 100 for its whole title. A verb alone fits when it acts on
+  // nothing named ("Let me look that up"); "a", "the", "some" after it name something
+  // that may be another thing ("I'll set a sleep timer").
   const size_t until = std::min(marker->until, w.size());
   Stems stems = StemsOf(std::vector<std::string>(w.begin(), w.begin() + static_cast<long>(until)), marker->from);
+  // The verb names the action, not what it acts on ("check" of a kids' check-in).
+  if (marker->verb >= marker->from && marker->verb - marker->from < stems.size() && IsActionVerb(Stem(w[marker->verb]))) {
+    stems.erase(stems.begin() + static_cast<long>(marker->verb - marker->from));
+  }
   if (marker->until == std::string::npos) {
     Stems later = StemsOf(Words(rest));
     stems.insert(stems.end(), later.begin(), later.end());
   }
-  const std::string verb = marker->verb < w.size() && marker->until == std::string::npos ? Stem(w[marker->verb]) : "";
+  const std::string verb = marker->until == std::string::npos ? ActionOf(w, marker->verb) : "";
   const bool something_else =
       std::any_of(w.begin() + static_cast<long>(std::min(marker->verb + 1, w.size())), w.end(), [](const std::string& x) {
         return OneOf({"a", "an", "the", "some", "my", "our", "his", "their", "any", "another", "every", "all"}, x);
@@ -333,7 +108,7 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
     double score = 0;
     if (title) score = 100;
     else if (synonym && objects > 0) score = (own ? 3 : 1) + 2 * objects;
-    else if (own || (synonym && !something_else)) score = own ? 3 : 1;
+    else if (synonym && !something_else) score = own ? 3 : 1;
     else if (marker->mode == ActionMode::kClaim && objects >= 1) score = 2 * objects;
     // A result names no action of its own ("has", "will be ready"): any object of a
     // tool counts, and the request settles a tie.
@@ -347,16 +122,40 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
   // Several fit as well: the request says which ("Let me check that" after "When is the
   // service?").
   if (tied.size() > 1) return FromRequest(r, tied);
+  // Several share the verb, acting on something none of them names ("I'll add you to
+  // the Facebook group"): only one whose object the request names.
+  if (by_verb.size() > 1 && something_else) {
+    std::erase_if(by_verb, [&](const Tool* t) { return t->ObjectWeight(r.all) == 0 && !t->TitleIn(r.all); });
+  }
   if (by_verb.size() > 1) return FromRequest(r, by_verb);
   // The one tool with that verb, acting on something the tool's words do not name:
   // a read, or a write the person asked for ("Queuing up some smooth jazz").
   if (by_verb.size() == 1 && (!by_verb.front()->writes || Requested(r, *by_verb.front()))) return by_verb.front();
+  // A verb that names no action of its own, and no tool of this agent's: as generic as
+  // "On it" ("Grabbing that for you", "Let me find Hallelujah"; not "I'll schedule
+  // that", another action). So is a claim whose subject names nothing ("Your request
+  // is in").
+  const bool plain_verb =
+      by_verb.empty() && OneOf({"grab", "get", "handle", "sort", "fix", "find", "pull", "fetch", "search", "look"}, verb);
+  const bool plain_subject =
+      marker->mode == ActionMode::kClaim && marker->until != std::string::npos && marker->until > 0 &&
+      std::all_of(w.begin(), w.begin() + static_cast<long>(std::min(marker->until, w.size())), [](const std::string& x) {
+        return IsPlainWord(Stem(x)) || OneOf({"your", "my", "our", "the", "it", "that", "this", "everything", "all"}, x);
+      });
+  if (plain_verb || plain_subject) return Unnamed(r);  // in the marker's mode: "finding it" claims nothing done
   return nullptr;
 }
 
 std::vector<ActionTalk> ActionReader::Read(std::string_view user_text, std::string_view reply) const {
   const Request request = ReadRequest(user_text);
   std::vector<ActionTalk> out;
+  // A call written out as text ({"name": "send_message", ...}, Mistral's [TOOL_CALLS]):
+  // the model meant to call it.
+  for (const Tool& t : tools_) {
+    if (WritesCall(reply, t.def->name)) {
+      out.push_back(ActionTalk{t.def->name, ActionMode::kNamed, Trim(reply), t.writes, Requested(request, t)});
+    }
+  }
   bool in_plan = false;  // after "Here's what I'll do:", lines are the plan's steps
   for (const std::string& piece : Sentences(reply)) {
     const std::string sentence = Trim(piece);
@@ -366,23 +165,70 @@ std::vector<ActionTalk> ActionReader::Read(std::string_view user_text, std::stri
       const std::vector<std::string> w = Words(sentence);
       in_plan = HasPhrase(w, {"i'll", "do"}) || HasPhrase(w, {"my", "plan"}) || HasPhrase(w, {"i'll"}) || HasPhrase(w, {"next", "steps"});
     }
-    if (IsQuestion(sentence) || Conditional(WithoutPleasantries(Words(sentence)))) continue;
+    if (IsQuestion(sentence)) continue;
     const std::vector<std::string> clauses = Clauses(sentence);
-    for (size_t i = 0; i < clauses.size(); ++i) {
+    // "Before I save anything, I'll show you the confirmation": what comes first is
+    // announced, not made to wait.
+    const std::vector<std::string> opening = clauses.empty() ? std::vector<std::string>{} : Words(clauses[0]);
+    const size_t first = clauses.size() > 1 && !opening.empty() && opening.front() == "before" ? 1 : 0;
+    std::string said;
+    for (size_t i = first; i < clauses.size(); ++i) said += clauses[i] + ", ";
+    // A condition makes what is to come wait, not what is done: "Done — node-30 is in
+    // the queue, and a ticket will open if the pings fail" still claims the triage. One
+    // on the person ("if you'd like", "once you confirm") holds the whole sentence; one
+    // on the world ("then triage it if it's offline") its own clause and what follows.
+    const bool conditional = Conditional(WithoutPleasantries(Words(said)));
+    bool on_person = false;
+    if (conditional) {
+      bool in_a_clause = false;
+      for (size_t i = first; i < clauses.size(); ++i) {
+        const std::vector<std::string> cw = WithoutPleasantries(Words(clauses[i]));
+        if (!Conditional(cw)) continue;
+        in_a_clause = true;
+        on_person = on_person || std::any_of(cw.begin(), cw.end(), [](const std::string& x) {
+                      return OneOf({"you", "your", "you're", "you'd", "you'll", "you've", "me", "us"}, x);
+                    });
+      }
+      on_person = on_person || !in_a_clause;
+    }
+    std::vector<ActionTalk> talks;  // one per tool the sentence's clauses speak of
+    std::optional<ActionTalk> generic;
+    bool generic_after_named = false;
+    for (size_t i = first; i < clauses.size(); ++i) {
       // "... so you can approve them": what someone else may then do
       const std::vector<std::string> cw = Words(clauses[i]);
       if (i > 0 && cw.size() > 1 && OneOf({"you", "they", "he", "she", "we", "i"}, cw[0]) &&
           OneOf({"can", "could", "may", "might", "will", "would"}, cw[1])) {
         continue;
       }
+      // Later clauses may name the action's objects; a purpose ("so our team can reach
+      // out") names what follows it.
       std::string rest;
-      for (size_t j = i + 1; j < clauses.size(); ++j) rest += clauses[j] + " ";
+      for (size_t j = i + 1; j < clauses.size() && !Words(clauses[j]).empty() && Words(clauses[j]).front() != "so"; ++j) {
+        rest += clauses[j] + " ";
+      }
+      if (conditional && Conditional(WithoutPleasantries(cw))) break;  // the condition and what follows it
       ActionMode mode = ActionMode::kAnnounce;
-      if (const Tool* t = ToolOf(request, clauses[i], rest, step, mode)) {
-        out.push_back(ActionTalk{t->def->name, mode, sentence, t->writes, Requested(request, *t)});
-        break;
+      const Tool* t = ToolOf(request, clauses[i], rest, step, clauses.size() == 1, mode);
+      if (t != nullptr && on_person && mode != ActionMode::kClaim && mode != ActionMode::kGeneric) t = nullptr;
+      if (t == nullptr) continue;
+      ActionTalk talk{t->def->name, mode, sentence, t->writes, Requested(request, *t)};
+      if (mode == ActionMode::kGeneric) {
+        if (!generic) {
+          generic = std::move(talk);
+          generic_after_named = !talks.empty();
+        }
+      } else if (std::none_of(talks.begin(), talks.end(), [&](const ActionTalk& o) { return o.tool == talk.tool; })) {
+        talks.push_back(std::move(talk));
       }
     }
+    // "On it — let me find Marco first": the clause that names the action says what "On
+    // it" was about; "Volume's at 70, and here comes Uptown Funk" speaks of two actions.
+    if (generic && (talks.empty() || generic_after_named) &&
+        std::none_of(talks.begin(), talks.end(), [&](const ActionTalk& o) { return o.tool == generic->tool; })) {
+      talks.push_back(std::move(*generic));
+    }
+    for (ActionTalk& talk : talks) out.push_back(std::move(talk));
   }
   return out;
 }
@@ -398,11 +244,6 @@ std::optional<ActionTalk> ActionReader::UnmadeCall(std::string_view user_text, s
     if (!generic) generic = std::move(talk);
   }
   return generic;
-}
-
-bool ActionReader::Asks(std::string_view user_text, std::string_view tool) const {
-  auto it = std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.def->name == tool; });
-  return it != tools_.end() && Requested(ReadRequest(user_text), *it, /*strict=*/true);
 }
 
 }  // namespace reins

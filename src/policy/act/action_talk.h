@@ -4,11 +4,13 @@
 // tools performs? And did the person's own message ask for that action?
 //
 // Deterministic, no model call. What a tool does comes from the agent's configuration:
-// its name, its title, the verb and the objects of its description, its `claims`
-// patterns, and a small table of verbs that name the same action ("text" and "send",
-// "pull up" and "look up"). How a sentence says it comes from rules of English: a
-// question, a condition or an offer, and a negation state no action; a first-person
-// future, a progressive, or a perfect or passive past do.
+// its name, its title, the verbs and the objects of its description, its input schema's
+// property names and enums, its `claims` patterns, and a small table of verbs that name
+// the same action ("text" and "send", "pull up" and "look up", "fire off" a text). How a
+// sentence says it comes from rules of English: a question, a condition or an offer,
+// and a negation state no action; a first-person future, a progressive, or a perfect or
+// passive past do. Built from three files: action_words.cc (each tool's words),
+// action_request.cc (what the request asks for), action_talk.cc (the reply's sentences).
 #pragma once
 
 #include <memory>
@@ -71,8 +73,9 @@ class ActionReader {
   Request ReadRequest(std::string_view user_text) const;
   bool Requested(const Request& request, const Tool& tool, bool strict = false) const;
   const Tool* FromRequest(const Request& request, const std::vector<const Tool*>& candidates) const;
+  const Tool* Unnamed(const Request& request) const;
   const Tool* ToolOf(const Request& request, const std::string& clause, const std::string& rest, bool plan_step,
-                     ActionMode& mode) const;
+                     bool whole, ActionMode& mode) const;
   std::vector<Tool> tools_;
 };
 

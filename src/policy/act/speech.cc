@@ -20,31 +20,32 @@ const std::map<std::string, std::set<std::string>>& Synonyms() {
     const std::vector<std::pair<std::vector<const char*>, std::vector<const char*>>> table = {
         {{"send"},
          {"text", "message", "forward", "email", "ping", "shoot", "drop", "deliver", "tell", "let", "remind", "ask", "pay",
-          "transfer", "wire", "reply", "respond"}},
+          "transfer", "wire", "reply", "respond", "notify", "inform"}},
         {{"post", "publish"}, {"post", "publish", "send", "reply", "respond", "share"}},
         {{"update", "change", "modify", "edit"}, {"update", "change", "modify", "edit", "adjust", "amend", "correct", "move"}},
         {{"append"}, {"add", "attach", "insert"}},
         {{"find", "look", "lookup", "search"},
-         {"find", "look", "lookup", "search", "check", "retrieve", "locate", "query", "scan", "hunt", "pull", "grab", "see"}},
+         {"find", "look", "lookup", "search", "check", "retrieve", "locate", "query", "scan", "hunt", "pull", "grab", "see",
+          "research"}},
         {{"get"}, {"find", "look", "check", "pull", "grab", "see", "fetch", "lookup"}},
         {{"fetch"}, {"read", "open", "load", "grab", "get", "pull"}},
         {{"submit", "record", "log"},
          {"submit", "record", "log", "add", "save", "file", "register", "enter", "pass", "put", "share", "send", "forward",
           "apply"}},
         {{"save", "capture"}, {"save", "capture", "record", "store", "keep", "add", "note", "log"}},
-        {{"book", "schedule", "reserve"}, {"book", "schedule", "arrange", "reserve", "set", "rent", "hire"}},
+        {{"book", "schedule", "reserve"}, {"book", "schedule", "arrange", "reserve", "set", "rent", "hire", "grab"}},
         {{"play"}, {"queue", "put", "spin", "throw"}},
         {{"set"}, {"turn", "raise", "lower", "adjust", "bump", "crank", "change", "increase", "decrease", "boost", "mute", "bring"}},
-        {{"ask", "request"}, {"ask", "request", "arrange", "have", "get", "pass", "let", "tell", "send", "put"}},
+        {{"ask", "request"}, {"ask", "request", "arrange", "have", "get", "pass", "let", "tell", "send", "put", "call"}},
         {{"tell", "alert", "flag", "notify", "inform"},
          {"tell", "alert", "flag", "notify", "inform", "escalate", "let", "pass", "reach", "forward", "send", "share"}},
         {{"start"}, {"begin", "kick", "launch", "initiate", "open"}},
         {{"sign"}, {"register", "enroll", "add", "put", "join"}},
         {{"draft"}, {"write", "prepare", "compose"}},
-        {{"analyze", "analyse"}, {"examine", "inspect", "investigate", "dig", "diagnose", "check", "look"}},
+        {{"analyze", "analyse"}, {"examine", "inspect", "investigate", "dig", "diagnose", "check", "look", "pull", "run"}},
         {{"compare"}, {"diff", "contrast", "check"}},
         {{"display", "show"}, {"display", "show", "confirm", "present", "bring", "put", "check"}},
-        {{"list"}, {"show", "pull", "count", "get"}},
+        {{"list"}, {"show", "pull", "count", "get", "grab", "check"}},
         {{"summarize"}, {"save", "note", "record"}},
     };
     std::map<std::string, std::set<std::string>> out;
@@ -58,12 +59,68 @@ const std::map<std::string, std::set<std::string>>& Synonyms() {
   return kSynonyms;
 }
 
-// A word some tool's action may be called by.
-bool IsActionVerb(const std::string& stem) {
+namespace {
+
+// Verbs whose particle, right after them or after their object, says the action: a
+// text is sent when it is fired off, a playlist started when it is fired up.
+struct Phrasal {
+  std::string_view verb, particle, action;
+};
+constexpr Phrasal kPhrasal[] = {
+    {"fire", "off", "send"},       {"write", "to", "send"},       {"write", "back", "send"},       {"fire", "up", "start"},       {"spin", "up", "start"},  {"kick", "off", "start"},
+    {"put", "together", "draft"},  {"dig", "up", "find"},         {"go", "through", "check"},
+    {"line", "against", "compare"}, {"stack", "against", "compare"}, {"take", "down", "set"}, {"take", "up", "set"},
+    {"crank", "up", "set"},        {"crank", "down", "set"},      {"bring", "down", "set"}, {"knock", "down", "set"},
+};
+
+// "go" is no action by itself ("I'm going to send it").
+bool IsPhrasalHead(const std::string& stem) {
+  return stem != "go" &&
+         std::any_of(std::begin(kPhrasal), std::end(kPhrasal), [&](const Phrasal& p) { return Stem(p.verb) == stem; });
+}
+
+bool KnownVerb(std::string_view stem) {
   for (const auto& [key, synonyms] : Synonyms()) {
-    if (key == stem || synonyms.count(stem) > 0) return true;
+    if (key == stem || synonyms.count(std::string(stem)) > 0) return true;
   }
   return false;
+}
+
+// "resend", "resubmit": the action again ("request", "record" are no re-anything).
+bool Again(std::string_view stem) { return stem.size() > 5 && stem.starts_with("re") && KnownVerb(stem.substr(2)); }
+
+}  // namespace
+
+// A word some tool's action may be called by.
+bool IsActionVerb(const std::string& stem) { return KnownVerb(stem) || IsPhrasalHead(stem) || Again(stem); }
+
+std::string ActionOf(const std::vector<std::string>& w, size_t verb) {
+  if (verb >= w.size()) return "";
+  std::string stem = Stem(w[verb]);
+  if (!KnownVerb(stem) && Again(stem)) stem.erase(0, 2);
+  // "taking a look", "have a quick look": the look
+  if (OneOf({"take", "have", "give"}, stem)) {
+    for (size_t j = verb + 1; j < w.size() && j <= verb + 3; ++j) {
+      if (w[j] == "look") return Stem("look");
+    }
+  }
+  // "run an analysis", "do a quick search": the action the noun names
+  if (OneOf({"run", "do", "perform", "start"}, stem)) {
+    for (size_t j = verb + 1; j < w.size() && j <= verb + 3; ++j) {
+      if (w[j] == "analysis") return Stem("analyze");
+      if (w[j] == "comparison") return Stem("compare");
+      if (OneOf({"search", "check", "scan", "lookup"}, w[j])) return Stem(w[j]);
+    }
+  }
+  for (const Phrasal& p : kPhrasal) {
+    if (Stem(p.verb) != stem) continue;
+    for (size_t j = verb + 1; j < w.size() && j <= verb + 3; ++j) {
+      if (w[j] == p.particle) return Stem(p.action);
+    }
+  }
+  // "give you a call", "give her a ring": the call
+  if (w[verb] == "ring" || w[verb] == "buzz") return Stem("call");
+  return stem;
 }
 
 std::string Trim(std::string_view s) {
@@ -73,17 +130,22 @@ std::string Trim(std::string_view s) {
 }
 
 // Ends with a question mark, emoji, quotes and brackets aside.
+// A question in quotes at the end is what the reply quotes ("I've sent Jane: \"Can you
+// grab milk?\"").
 bool IsQuestion(std::string_view sentence) {
+  bool quoted = false;
   for (size_t i = sentence.size(); i-- > 0;) {
     const unsigned char c = static_cast<unsigned char>(sentence[i]);
-    if (c == '?') return true;
+    if (c == '?') return !quoted;
     if (std::isalnum(c) || c == '.' || c == '!') return false;
+    if (c == '"' || (c == 0x9D && i >= 2 && sentence.substr(i - 2, 3) == "\xE2\x80\x9D")) quoted = true;  // " or U+201D
   }
   return false;
 }
 
 bool IsNegation(std::string_view w) {
-  return OneOf({"not", "never", "no", "cannot", "unable", "nothing", "neither", "nor", "without", "wont", "cant", "dont",
+  if (w.ends_with("'s")) w.remove_suffix(2);  // "nothing's been saved"
+  return OneOf({"not", "never", "no", "cannot", "unable", "nothing", "nobody", "none", "neither", "nor", "without", "wont", "cant", "dont",
              "didnt", "havent", "hasnt", "couldnt", "isnt", "wasnt"},
             w) ||
          w.ends_with("n't");
@@ -125,6 +187,11 @@ bool Conditional(const std::vector<std::string>& w) {
     return true;
   }
   if ((w.front() == "happy" || w.front() == "glad") && w.size() > 1 && w[1] == "to") return true;
+  // "Give me its id and I'll take a look": what the person gives first
+  if (OneOf({"give", "send", "tell", "share", "provide", "pick", "choose", "confirm"}, w.front()) &&
+      (HasPhrase(w, {"and", "i'll"}) || HasPhrase(w, {"and", "we'll"}))) {
+    return true;
+  }
   for (size_t i = 0; i < w.size(); ++i) {
     // "if needed" and "if so" are manners of speaking, not conditions
     if (w[i] == "if" && i + 1 < w.size() && OneOf({"needed", "necessary", "required", "so", "possible"}, w[i + 1])) continue;
@@ -139,6 +206,8 @@ bool Conditional(const std::vector<std::string>& w) {
       return true;
     }
     if (OneOf({"unless", "whenever"}, w[i])) return true;
+    // "..., once you've checked the numbers, I'll save it"; not "at once", "once again"
+    if (w[i] == "once" && i > 0 && w[i - 1] != "at" && !(i + 1 < w.size() && OneOf({"again", "more"}, w[i + 1]))) return true;
   }
   for (auto seq : {std::initializer_list<std::string_view>{"once", "you"}, {"once", "i"}, {"when", "you"}, {"as", "soon", "as"},
                    {"after", "you"}, {"i'd", "be"},
@@ -146,7 +215,8 @@ bool Conditional(const std::vector<std::string>& w) {
                    {"need", "me"}, {"let", "me", "know"}, {"let", "us", "know"}, {"say", "the", "word"}, {"feel", "free"},
                    {"ready", "to"}, {"i", "may"}, {"i", "might"}, {"should", "i"}, {"shall", "i"}, {"can", "i"},
                    {"would", "you"}, {"could", "you"}, {"can", "you"}, {"do", "you", "want"}, {"just", "say"},
-                   {"just", "tell", "me"}, {"i", "can't"}, {"up", "to", "you"}}) {
+                   {"just", "tell", "me"}, {"i", "can't"}, {"up", "to", "you"}, {"i", "want", "to"},
+                   {"to", "make", "sure"}}) {
     if (HasPhrase(w, seq)) return true;
   }
   return false;
@@ -160,7 +230,7 @@ bool IsActionIng(const std::string& w) { return w.size() > 5 && w.ends_with("ing
 }  // namespace
 
 bool IsPast(std::string_view w) {
-  return IsIrregularPast(w) || (w.ends_with("ed") && w.size() >= 5 && !OneOf({"indeed", "speed", "needed"}, w));
+  return IsIrregularPast(w) || w == "used" || (w.ends_with("ed") && w.size() >= 5 && !OneOf({"indeed", "speed", "needed"}, w));
 }
 
 namespace {
@@ -176,11 +246,13 @@ bool IsFiller(std::string_view w) {
 // ("I'll just go ahead and send"). "Get you signed up", "have it sent": the participle.
 size_t VerbAfter(const std::vector<std::string>& w, size_t from) {
   size_t v = from;
-  while (v < w.size() && IsFiller(w[v])) ++v;
-  // "take a closer look", "have a quick look": the look
+  while (v < w.size() && IsFiller(w[v]) && !(w[v] == "go" && v + 1 < w.size() && w[v + 1] == "through")) ++v;
+  // "I'll start by researching...": what it starts with
+  if (v + 2 < w.size() && w[v] == "start" && w[v + 1] == "by" && w[v + 2].ends_with("ing")) return v + 2;
+  // "take a closer look", "have a quick look", "give you a call": the look, the call
   if (v < w.size() && OneOf({"take", "have", "give"}, w[v])) {
     for (size_t j = v + 1; j < w.size() && j <= v + 3; ++j) {
-      if (w[j] == "look") return j;
+      if (OneOf({"look", "call", "ring", "buzz"}, w[j])) return j;
     }
   }
   if (v < w.size() && OneOf({"get", "have"}, w[v])) {
@@ -203,13 +275,25 @@ bool IsPronoun(std::string_view w) {
 std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
   if (w.empty()) return std::nullopt;
   auto announce = [&](size_t from) { return Marker{ActionMode::kAnnounce, from, VerbAfter(w, from)}; };
-  // "Searching for flights now.", "Pulling that up!"
+  // "Searching for flights now.", "Pulling that up!"; "Looking forward to it" is no look
   for (size_t i = 0; i < w.size() && i < 3; ++i) {
-    if (IsActionIng(w[i])) return Marker{ActionMode::kProgress, i, i};
+    if (IsActionIng(w[i]) && !(w[i] == "looking" && i + 1 < w.size() && w[i + 1] == "forward")) {
+      return Marker{ActionMode::kProgress, i, i};
+    }
     if (!OneOf({"now", "just", "currently", "still", "okay", "ok", "sure"}, w[i])) break;
   }
+  // "Saved!", "Sent to Jane.", "Booked for Tuesday."
+  if (w[0] != "got" && IsPast(w[0]) && IsActionVerb(Stem(w[0])) && (w.size() == 1 || OneOf({"to", "for", "and", "it", "that"}, w[1]))) {
+    return Marker{ActionMode::kClaim, 0, 0};
+  }
+  // "Volume's at 30 now", "Party mode's on": the subject is the result
+  if (w.size() >= 2 && w[0].ends_with("'s") && !IsPronoun(w[0]) && !OneOf({"here's", "there's", "what's", "who's", "let's"}, w[0]) &&
+      OneOf({"at", "on", "now", "up", "down"}, w[1])) {
+    return Marker{ActionMode::kClaim, 0, 0, 1};
+  }
   // "Message sent to Jane.", "Triage started for node-05."
-  if (w.size() >= 2 && !IsPronoun(w[0]) && w[0].find('\'') == std::string::npos && IsPast(w[1])) {
+  if (w.size() >= 2 && !IsPronoun(w[0]) && w[0].find('\'') == std::string::npos && IsPast(w[1]) &&
+      !OneOf({"got", "had", "did", "was", "were"}, w[1])) {
     return Marker{ActionMode::kClaim, 0, 1};
   }
   for (size_t i = 0; i < w.size(); ++i) {
@@ -219,7 +303,7 @@ std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
     if (OneOf({"i'll", "we'll"}, a)) return announce(i + 1);
     if (OneOf({"i", "we"}, a) && OneOf({"will", "shall"}, b)) return announce(i + 2);
     if (a == "let" && OneOf({"me", "us"}, b) && !OneOf({"know", "be"}, c)) return announce(i + 2);
-    if (a == "let's") return announce(i + 1);
+    if (a == "let's" || a == "lemme") return announce(i + 1);
     if ((a == "going" || a == "about") && b == "to" && i > 0 && OneOf({"i'm", "am", "we're", "are", "im"}, w[i - 1])) {
       return announce(i + 2);
     }
@@ -232,7 +316,9 @@ std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
       // "I'm checking", "I'm now pulling up", "I am just looking"
       const size_t start = i + (a == "i" || a == "we" ? 2 : 1);
       for (size_t j = start; j < w.size() && j < start + 3; ++j) {
-        if (IsActionIng(w[j])) return Marker{ActionMode::kProgress, j, j};
+        if (IsActionIng(w[j]) && !(w[j] == "looking" && j + 1 < w.size() && w[j + 1] == "forward")) {
+          return Marker{ActionMode::kProgress, j, j};
+        }
         if (!IsFiller(w[j]) && w[j] != "busy") break;
       }
     }
@@ -247,7 +333,8 @@ std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
     // "Your request is in", "your note is now with the team", "Party mix is on": what
     // the subject names was done (the subject alone says which tool).
     if (i > 0 && OneOf({"is", "are"}, a) &&
-        (OneOf({"in", "on", "with", "live", "queued", "playing", "through"}, b) || (b == "now" && OneOf({"in", "on", "with"}, c)))) {
+        (OneOf({"in", "on", "with", "live", "queued", "playing", "through", "rolling", "running", "underway"}, b) ||
+         (b == "now" && OneOf({"in", "on", "with"}, c)))) {
       // "... is now with our benevolence team": the rest names who has it, and so the tool
       const bool with = b == "with" || c == "with";
       return Marker{ActionMode::kClaim, 0, i, with ? std::string::npos : i};
@@ -275,7 +362,12 @@ std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
                                      w[v + 1]))) {
         return Marker{ActionMode::kResult, 0, v + 1};
       }
-      if (v < w.size() && IsActionVerb(Stem(w[v]))) return Marker{ActionMode::kResult, 0, v};
+      // "will be calling you"
+      if (v + 1 < w.size() && w[v] == "be" && IsActionIng(w[v + 1])) return Marker{ActionMode::kResult, 0, v + 1};
+      v = VerbAfter(w, v);
+      // "will start landing in your inbox": the -ing names the action
+      if (v + 1 < w.size() && OneOf({"start", "begin", "keep"}, w[v]) && w[v + 1].ends_with("ing")) ++v;
+      if (v < w.size() && IsActionVerb(ActionOf(w, v))) return Marker{ActionMode::kResult, 0, v};
     }
     // "I've sent", "I just booked", "you're all booked", "it has been submitted"; "did"
     // is an auxiliary ("I did not send it"), not an action
@@ -308,10 +400,14 @@ bool IsGeneric(const std::vector<std::string>& w) {
                    {"is", "done"}, {"consider", "it"}, {"been", "handled"}, {"is", "handled"}, {"i'm", "on", "it"},
                    {"got", "it", "done"}, {"been", "sorted"}, {"is", "sorted"}, {"it's", "handled"},
                    {"that's", "handled"}, {"that's", "done"}, {"on", "its", "way"}, {"on", "their", "way"},
-                   {"on", "the", "way"}, {"coming", "right", "up"}, {"coming", "up"}}) {
+                   {"on", "the", "way"}, {"coming", "right", "up"}, {"coming", "up"}, {"here", "comes"}}) {
     if (HasPhrase(w, seq)) return true;
   }
   return false;
+}
+
+bool IsBareAcknowledgement(const std::vector<std::string>& w) {
+  return w.size() == 3 && HasPhrase(w, {"you", "got", "it"});
 }
 
 // The clauses of a sentence: a negation in one ("Don't worry, I'll send it now") does
@@ -354,7 +450,9 @@ bool NegatedBefore(const std::vector<std::string>& w, size_t verb) {
 // Words where a request puts its verb: first ("Text Jane"), or after "please", "you",
 // "someone", "me", "to" ("can you ping Kevin", "I'd like to sign up").
 bool VerbPosition(const std::vector<std::string>& w, size_t i) {
-  return i == 0 || OneOf({"please", "pls", "you", "someone", "somebody", "me", "i", "we", "to", "and", "just", "u"}, w[i - 1]);
+  return i == 0 || OneOf({"please", "pls", "you", "someone", "somebody", "me", "i", "we", "to", "and", "just", "u", "hey",
+                          "hi", "ok", "okay", "can", "could", "would"},
+                         w[i - 1]);
 }
 
 bool AsksToBeTold(const std::vector<std::string>& w, size_t i) {

@@ -26,6 +26,9 @@ bool HasPhrase(const std::vector<std::string>& w, std::initializer_list<std::str
 const std::map<std::string, std::set<std::string>>& Synonyms();
 // A word some tool's action may be called by.
 bool IsActionVerb(const std::string& stem);
+// The action the verb at `verb` names, as a stem: its own, or its phrasal verb's ("fire
+// off" a text: send; "take it down": set), or "call" for a ring.
+std::string ActionOf(const std::vector<std::string>& words, size_t verb);
 bool IsPast(std::string_view word);
 bool IsNegation(std::string_view word);
 
@@ -51,10 +54,14 @@ struct Marker {
 std::optional<Marker> FindMarker(const std::vector<std::string>& words);
 // "I've taken care of that", "All set!", "Done!": a claim that names no action.
 bool IsGeneric(const std::vector<std::string>& words);
+// "You got it", as a whole sentence: the request says what was done. Part of one
+// ("You got it, which John?") it acknowledges the request, no more.
+bool IsBareAcknowledgement(const std::vector<std::string>& words);
 // A negation comes before the action's verb at `verb` ("I won't send it").
 bool NegatedBefore(const std::vector<std::string>& words, size_t verb);
 
-// In a request: word `i` is where a request puts its verb ("Text Jane", "can you ping").
+// In a request: word `i` is where a request puts its verb ("Text Jane", "can you ping",
+// "hey put on some jazz", "a pastor could call me").
 bool VerbPosition(const std::vector<std::string>& words, size_t i);
 // Word `i` asks for the person to be told ("tell me", "let us know", "show me what
 // ..."): what they ask for is the reply, no tool's action.
