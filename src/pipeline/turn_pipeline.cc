@@ -329,7 +329,7 @@ Json TurnPipeline::OpenStream(TurnContext& ctx) {
   ctx.streamed->reply_stream = std::make_unique<ReplyStream>(
       ctx.streamed->send_reply_text,
       [this, &ctx](const std::string& sent, std::string sentence) { return Judge(ctx, sent, std::move(sentence)); },
-      std::move(held_by));
+      [this, &ctx](const std::string& sentence) { return policies_.Waits(ctx, sentence); }, std::move(held_by));
   return reply;
 }
 
@@ -578,8 +578,9 @@ Task<void> TurnPipeline::Finish(TurnContext& ctx, LoopOutcome&& outcome, TurnPha
   }
   std::string reviewed;
   std::string told;  // what this response's message in history says the person was told
-  const ReplyStream* stream = ctx.live_stream();
+  ReplyStream* stream = ctx.live_stream();
   if (stream != nullptr) {
+    stream->Release();  // the reply's calls have all run: what waited for them is judged
     // The sentences are out; the rails may only append now.
     std::string closing = policies_.CloseReply(ctx, OwnText(ctx, stream->sent()), RailsFiredIn(ctx));
     reviewed = Told(ctx, WithUncertainWrites(ctx, std::move(closing)));

@@ -134,6 +134,9 @@ class Policy {
   virtual bool ReviewReply(TurnContext&, std::string& /*reply*/) const { return false; }
   virtual bool ReviewSentence(TurnContext&, const std::string& /*sent*/, std::string& /*sentence*/) const { return false; }
   virtual bool CloseReply(TurnContext&, const std::string& /*sent*/, std::string& /*tail*/) const { return false; }
+  // A sentence on its way waits until its response's calls are known (reply_stream.h),
+  // then goes to ReviewSentence: a claim of an action whose call may follow it.
+  virtual bool Waits(const TurnContext&, const std::string& /*sentence*/) const { return false; }
 };
 
 // A guard's verdict and the policy that gave it (the trace names the guard).
@@ -170,6 +173,8 @@ class PolicyChain {
   // text to append, "" for none).
   std::string ReviewSentence(TurnContext& ctx, const std::string& sent, std::string sentence, const RailFired& fired) const;
   std::string CloseReply(TurnContext& ctx, const std::string& sent, const RailFired& fired) const;
+  // Whether a rail has a streamed sentence wait for its response's calls.
+  bool Waits(const TurnContext& ctx, const std::string& sentence) const;
   // The first rail that can judge only a whole reply ("" when every rail streams).
   std::string_view WholeReplyRail() const;
 

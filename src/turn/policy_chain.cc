@@ -1,5 +1,7 @@
 #include "turn/policy.h"
 
+#include <algorithm>
+
 namespace reins {
 
 AdmitVerdict PolicyChain::Admit(TurnContext& ctx) const {
@@ -83,6 +85,12 @@ std::string PolicyChain::CloseReply(TurnContext& ctx, const std::string& sent, c
     if (policy->CloseReply(ctx, sent + tail, tail)) fired(policy->Name(), before, tail);
   }
   return tail;
+}
+
+bool PolicyChain::Waits(const TurnContext& ctx, const std::string& sentence) const {
+  return std::any_of(policies_.begin(), policies_.end(), [&](const auto& policy) {
+    return policy->rail() == Policy::Rail::kBySentence && policy->Waits(ctx, sentence);
+  });
 }
 
 std::string_view PolicyChain::WholeReplyRail() const {

@@ -1,7 +1,6 @@
 #include "turn/reply_stream.h"
 
 #include <cctype>
-#include <vector>
 
 #include "domain/text.h"
 
@@ -12,6 +11,7 @@ void ReplyStream::BeginResponse(bool continuation) {
     fed_.resize(consumed_);  // the repeat continues after the last whole sentence
     return;
   }
+  Release();  // the previous response's calls have run
   fed_.clear();
   consumed_ = 0;
   response_start_ = sent_.size();
@@ -37,6 +37,20 @@ void ReplyStream::EndResponse(const std::string& text, bool cut_off) {
 }
 
 void ReplyStream::Take(std::string sentence) {
+  if (!waiting_.empty() || (waits_ && waits_(sentence))) {
+    waiting_.push_back(std::move(sentence));
+    return;
+  }
+  SendJudged(std::move(sentence));
+}
+
+void ReplyStream::Release() {
+  std::vector<std::string> waiting = std::move(waiting_);
+  waiting_.clear();
+  for (std::string& sentence : waiting) SendJudged(std::move(sentence));
+}
+
+void ReplyStream::SendJudged(std::string sentence) {
   std::string judged = judge_(sent_, std::move(sentence));
   if (judged.empty()) return;
   // A new response's first sentence (after a preamble, say) is a new sentence of the reply.

@@ -1,6 +1,7 @@
 // Governed streaming (docs/streaming.md): a streamed reply goes out sentence by
-// sentence once the rails have judged each one; what was sent is never taken back (a
-// correction is appended); the writes the turn queued are in the store before the first
+// sentence once the rails have judged each one; a claim waits for its response's calls
+// and an unbacked one is never sent; what was sent is never taken back (a correction is
+// appended); the writes the turn queued are in the store before the first
 // delta (I12); the audit holds the reply until it is whole; a cut-off response never
 // sends its unfinished sentence; the deltas add up to the stored reply.
 #include <algorithm>
@@ -22,12 +23,15 @@ namespace {
 struct Collected {
   std::vector<std::string> sent;
   std::vector<std::string> judged;
+  std::string waits_for;  // a sentence containing this waits for its response's calls
+  std::string drops;      // the judge drops a sentence containing this
   ReplyStream Stream(std::string held_by = "") {
     return ReplyStream([this](std::string_view t) { sent.emplace_back(t); },
                        [this](const std::string&, std::string s) {
                          judged.push_back(s);
-                         return s;
+                         return !drops.empty() && s.find(drops) != std::string::npos ? "" : s;
                        },
+                       [this](const std::string& s) { return !waits_for.empty() && s.find(waits_for) != std::string::npos; },
                        std::move(held_by));
   }
 };
@@ -72,6 +76,32 @@ TEST(ReplyStream, AProviderThatDidNotStreamGivesItsTextAtTheEnd) {
   stream.BeginResponse(false);
   stream.EndResponse("One. Two.", false);
   EXPECT_EQ(c.sent, (std::vector<std::string>{"One.", " Two."}));
+}
+
+TEST(ReplyStream, AClaimWaitsWithWhatFollowsItUntilTheNextResponseBegins) {
+  Collected c;
+  c.waits_for = "saved";
+  ReplyStream stream = c.Stream();
+  stream.BeginResponse(false);
+  stream.EndResponse("One moment. I've saved it. Anything else?", false);
+  EXPECT_EQ(c.sent, (std::vector<std::string>{"One moment."}));
+  EXPECT_EQ(c.judged.size(), 1u);  // the waiting ones are judged once, when they go
+  stream.BeginResponse(false);     // the response's calls ran
+  EXPECT_EQ(c.sent, (std::vector<std::string>{"One moment.", " I've saved it.", " Anything else?"}));
+  EXPECT_EQ(stream.response_start(), stream.sent().size());
+}
+
+TEST(ReplyStream, AWaitingClaimTheJudgeDropsIsNeverSent) {
+  Collected c;
+  c.waits_for = c.drops = "saved";
+  ReplyStream stream = c.Stream();
+  stream.BeginResponse(false);
+  stream.EndResponse("I've saved it. Take care.", false);
+  EXPECT_TRUE(c.sent.empty());
+  stream.Release();  // the reply closes (the pipeline's judge trims a first sentence; this one does not)
+  EXPECT_EQ(stream.sent(), " Take care.");
+  stream.Release();  // nothing waits any more
+  EXPECT_EQ(stream.sent(), " Take care.");
 }
 
 // --- Through the runtime: the care agent's rails on a streamed reply -------------------
@@ -137,19 +167,19 @@ TEST_F(StreamingTest, RailsJudgeEachSentenceBeforeItIsSent) {
   auto r = Stream("Please pray for my mother, she is in the hospital.");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->status, TurnStatus::kCompleted);
-  ASSERT_EQ(deltas.size(), 3u);
+  ASSERT_EQ(deltas.size(), 2u);
   // The result-first opener got its acknowledgement before it was sent.
   EXPECT_EQ(deltas[0], "I'm so sorry you're going through this. I've submitted your prayer request.");
   // The tool's internal name was replaced mid-stream.
   EXPECT_EQ(deltas[1], " I used prayer request for it.");
-  // The false claim went out as written; its correction follows after the commit, in
-  // reply.final, and is never a retraction of what was sent.
-  EXPECT_EQ(deltas[2], " I also scheduled a callback for you.");
+  // The claim of a callback that never ran waited for the response's calls, was never
+  // sent, and the close says what was not done.
   ASSERT_TRUE(final_data.is_object());
   EXPECT_EQ(final_data.value("streamed", size_t{0}), Deltas().size());
   const std::string& reply = r->reply;
   ASSERT_EQ(reply.compare(0, Deltas().size(), Deltas()), 0) << reply;
-  EXPECT_NE(reply.find("I also scheduled a callback for you. I was not able to complete the callback"), std::string::npos)
+  EXPECT_EQ(reply.find("scheduled a callback"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("I used prayer request for it. I was not able to complete the callback"), std::string::npos)
       << reply;
   // Stored: exactly what the person received.
   auto stored = runtime_->store().LoadTurns(session_);
@@ -157,6 +187,30 @@ TEST_F(StreamingTest, RailsJudgeEachSentenceBeforeItIsSent) {
   EXPECT_EQ(stored->back().reply, reply);
   // The first event said the reply streams.
   EXPECT_EQ(seen.front().data.json()["reply"]["stream"], "sentences");
+}
+
+TEST_F(StreamingTest, AClaimWrittenBeforeItsCallGoesOutOnceTheCallRan) {
+  // The model says it scheduled the callback, then makes the call, in one response.
+  constexpr const char* kClaimFirst = R"([
+    {"when": {"last": "user"}, "text": "I've scheduled a callback for you.", "tool_calls": [{"name": "schedule_callback", "args": {}}]},
+    {"when": {"last": "tool"}, "text": "Talk soon."}])";
+  Build(kAgent, kClaimFirst, {{"schedule_callback", R"([{"result": {"ok": true}}])"}});
+  auto r = Stream("Can someone call me back?");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->status, TurnStatus::kCompleted);
+  EXPECT_EQ(Calls("schedule_callback"), 1);
+  // The claim went out after the call ran, and no correction follows it.
+  size_t executed = seen.size(), claim = seen.size();
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i].type == EventType::kToolExecuted && executed == seen.size()) executed = i;
+    if (seen[i].type == EventType::kReplyDelta && seen[i].data.value("text", "").find("scheduled a callback") != std::string::npos) {
+      claim = i;
+    }
+  }
+  ASSERT_LT(claim, seen.size()) << r->reply;
+  EXPECT_LT(executed, claim);
+  EXPECT_EQ(r->reply.find("not able"), std::string::npos) << r->reply;
+  EXPECT_EQ(r->reply, Deltas());
 }
 
 TEST_F(StreamingTest, TheQueuedWriteIsInTheStoreBeforeTheFirstDelta) {

@@ -42,6 +42,23 @@ bool Succeeded(const TurnContext& ctx, const std::string& tool) {
   return std::find(ran.begin(), ran.end(), tool) != ran.end();
 }
 
+// The tools whose calls this turn made and did not happen: UndoneClaims' to tell.
+std::vector<std::string> Tried(const TurnContext& ctx) {
+  std::vector<std::string> tried;
+  for (const UndoneCall& u : UndoneCalls(ctx)) tried.push_back(u.tool->name);
+  return tried;
+}
+
+// A claim of `tool` is this rail's to correct: it neither ran nor was tried.
+bool MineToCorrect(const TurnContext& ctx, const std::vector<std::string>& tried, const std::string& tool) {
+  return !Succeeded(ctx, tool) && std::find(tried.begin(), tried.end(), tool) == tried.end();
+}
+
+// The tools whose claims a streamed reply dropped: its close says they were not done.
+struct DroppedClaims {
+  std::vector<const ToolDef*> tools;
+};
+
 }  // namespace
 
 HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) : config_(config), reader_(config.tools) {
@@ -58,12 +75,10 @@ HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) :
 // with "visit" in its title). Only that tool's outcome decides whether it is corrected.
 // A tool whose call this turn made and did not happen is UndoneClaims' to tell.
 HonestClaims::Unbacked HonestClaims::Find(const TurnContext& ctx, const std::string& reply) const {
-  std::vector<std::string> tried;
-  for (const UndoneCall& u : UndoneCalls(ctx)) tried.push_back(u.tool->name);
+  const std::vector<std::string> tried = Tried(ctx);
   Unbacked out;
   auto claimed = [&](const ToolDef* tool, const std::string& sentence) {
-    if (tool == nullptr || Succeeded(ctx, tool->name)) return;
-    if (std::find(tried.begin(), tried.end(), tool->name) != tried.end()) return;
+    if (tool == nullptr || !MineToCorrect(ctx, tried, tool->name)) return;
     if (std::find(out.tools.begin(), out.tools.end(), tool) == out.tools.end()) out.tools.push_back(tool);
     const std::string trimmed = speech::Trim(sentence);
     if (std::find(out.sentences.begin(), out.sentences.end(), trimmed) == out.sentences.end()) {
@@ -119,11 +134,34 @@ bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
   return true;
 }
 
-// Streamed, the claims were sent: the correction follows them.
-bool HonestClaims::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
-  const Unbacked unbacked = Find(ctx, sent);
+bool HonestClaims::Waits(const TurnContext& ctx, const std::string& sentence) const {
+  return !Find(ctx, sentence).tools.empty();
+}
+
+// A streamed sentence, once its response's calls ran: a claim still unbacked is not sent.
+bool HonestClaims::ReviewSentence(TurnContext& ctx, const std::string& /*sent*/, std::string& sentence) const {
+  const Unbacked unbacked = Find(ctx, sentence);
   if (unbacked.tools.empty()) return false;
-  std::string corrections = Corrections(ctx, unbacked.tools);
+  std::vector<const ToolDef*>& dropped = ctx.Slot<DroppedClaims>().tools;
+  for (const ToolDef* tool : unbacked.tools) {
+    if (std::find(dropped.begin(), dropped.end(), tool) == dropped.end()) dropped.push_back(tool);
+  }
+  sentence.clear();
+  return true;
+}
+
+// The end of a streamed reply: what its dropped claims said was done, and was not, is
+// said once (a claim that went out unbacked, if a rail before this one let it, too).
+bool HonestClaims::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
+  std::vector<const ToolDef*> tools = Find(ctx, sent).tools;
+  const std::vector<std::string> tried = Tried(ctx);
+  for (const ToolDef* tool : ctx.Slot<DroppedClaims>().tools) {
+    if (MineToCorrect(ctx, tried, tool->name) && std::find(tools.begin(), tools.end(), tool) == tools.end()) {
+      tools.push_back(tool);
+    }
+  }
+  if (tools.empty()) return false;
+  std::string corrections = Corrections(ctx, tools);
   tail += sent.empty() ? corrections.substr(1) : corrections;
   return true;
 }

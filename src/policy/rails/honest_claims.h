@@ -1,7 +1,7 @@
 // HonestClaims rail (I5): a reply that claims an action ("submitted", "sent",
 // "booked"..., or one of a tool's own `claims` patterns) of a tool that did not run for
-// the request (nor is queued) loses the claim, and the correction takes its place (streamed, the claim was
-// sent: the correction follows it). A claim act_not_describe's reader finds ("I've let
+// the request (nor is queued) loses the claim, and the correction takes its place
+// (streamed, the claim waits for its response's calls and is never sent unbacked). A claim act_not_describe's reader finds ("I've let
 // Jo know", "Message sent to Jane", "The pharmacy has your refill") counts too. A tool
 // whose call this turn made and did not happen (refused, skipped, failed...) is
 // UndoneClaims' (policy/act/undone_claims.h), which is always on. A deferred call still
@@ -25,8 +25,11 @@ class HonestClaims final : public Policy {
   std::string_view Name() const override { return "honest_claims"; }
   Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
-  // A claim is judged once the reply is all sent: the call it claims may run after the
-  // sentence (a preamble's "I'm saving that now").
+  // Streamed, a sentence that claims an action not yet run waits until its response's
+  // calls ran (the model may write "I've saved that" and then make the call); judged
+  // then, a claim still unbacked is dropped, and CloseReply says what was not done.
+  bool Waits(const TurnContext& ctx, const std::string& sentence) const override;
+  bool ReviewSentence(TurnContext& ctx, const std::string& sent, std::string& sentence) const override;
   bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
  private:
