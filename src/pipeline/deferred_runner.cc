@@ -45,12 +45,10 @@ std::string DeferredRunner::FailureNote(const OutboxEntry& entry) const {
 }
 
 std::string DeferredRunner::WithoutClaims(std::string_view user_text, std::string_view reply,
-                                          const std::vector<DeferredResult>& failed) const {
-  std::set<std::string> tools;
-  for (const DeferredResult& r : failed) {
-    if (!r.result.success) tools.insert(r.entry.tool);
-  }
-  return tools.empty() ? std::string(reply) : WithoutClaimsOf(reader_, user_text, reply, tools);
+                                          const std::vector<DeferredResult>& finished) const {
+  std::vector<CallOf> undone, done;
+  for (const DeferredResult& r : finished) (r.result.success ? done : undone).push_back({r.entry.tool, r.entry.args});
+  return undone.empty() ? std::string(reply) : WithoutClaimsOf(reader_, user_text, reply, undone, done);
 }
 
 Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode) {

@@ -69,11 +69,13 @@ class DeferredRunner {
   // What the person is told when `entry` failed: its tool's failure_note, naming the
   // plan step it was queued for, if any.
   std::string FailureNote(const OutboxEntry& entry) const;
-  // `reply` without its sentences that speak of `failed`'s actions as done or to come
-  // (policy/act/undone_claims.h): in `await` mode the note then says what was not done,
-  // once, instead of following a claim of it. `user_text`: the turn's request.
+  // `reply` without its sentences that speak of the actions of `finished`'s failed calls
+  // as done or to come, judged per call (policy/act/undone_claims.h: "I sent David the
+  // summary" stays when that send ran and the one to Maria failed): in `await` mode the
+  // note then says what was not done, once, instead of following a claim of it.
+  // `user_text`: the turn's request.
   std::string WithoutClaims(std::string_view user_text, std::string_view reply,
-                            const std::vector<DeferredResult>& failed) const;
+                            const std::vector<DeferredResult>& finished) const;
 
   // Appended to the idempotency key a backend is sent (RuntimeParts::idempotency_salt).
   std::string key_salt;

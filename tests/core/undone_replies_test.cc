@@ -74,11 +74,14 @@ tools:
       {"when": {"turn": 1, "last": "user"}, "tool_calls": [{"name": "find_friend", "args": {"name": "Ana"}}]},
       {"when": {"turn": 1, "after_tool": "find_friend"}, "tool_calls": )" + path.calls + R"(},
       {"when": {"last": "tool"}, "repeat": true, "text": "Thanks for asking. )" + shape + R"( Anything else?"}])";
+    agent_yaml_ = agent;
+    replies_json_ = replies;
     Build(agent, replies,
           {{"find_friend", kFriends},
            {"check_stock", R"([{"result": {"success": false, "next_action": "error", "error": "out of cards"}}])"},
            {"send_card", path.fixture}});
   }
+  std::string agent_yaml_, replies_json_;  // the last BuildFor's, to build again with other fixtures
 };
 
 TEST_P(UndoneRepliesTest, TheReplyClaimsNothingAndSaysWhatWasNotDone) {
@@ -105,6 +108,25 @@ TEST_P(UndoneRepliesTest, TheReplyClaimsNothingAndSaysWhatWasNotDone) {
     EXPECT_EQ(reply.find(path.told, told + 1), std::string::npos) << path.name << ": said twice: " << reply;
     EXPECT_EQ(reply.find("Correction"), std::string::npos) << reply;
   }
+}
+
+// `await` mode, two cards: the one to David is sent, the one to Maria fails. Claims are
+// judged per call, by the words of its arguments: the sentence about David's stays, the
+// one about Maria's goes.
+TEST_F(UndoneRepliesTest, AFailedDeferredCallTakesOnlyItsOwnClaimAway) {
+  Path path = Paths().back();  // failed_deferred_await
+  path.calls = R"([{"name": "send_card", "args": {"friend_id": "f_david"}}, {"name": "send_card", "args": {"friend_id": "f_maria"}}])";
+  BuildFor(path, "I've sent David the birthday card. I've sent Maria the birthday card.");
+  Build(agent_yaml_, replies_json_,
+        {{"find_friend", R"([{"result": {"data": {"friends": [{"id": "f_david", "name": "David"}, {"id": "f_maria", "name": "Maria"}]}}}])"},
+         {"send_card", R"([{"when": {"args": {"friend_id": "f_david"}}, "result": {"data": {"sent": true}}},
+                           {"when": {"args": {"friend_id": "f_maria"}}, "error": "printer down"}])"}});
+  Result<TurnResult> r = Say("Send David and Maria a birthday card");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(Calls("send_card"), 2);
+  EXPECT_NE(r->reply.find("I've sent David the birthday card."), std::string::npos) << r->reply;
+  EXPECT_EQ(r->reply.find("I've sent Maria"), std::string::npos) << r->reply;
+  EXPECT_NE(r->reply.find("The card could not be sent."), std::string::npos) << r->reply;
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, UndoneRepliesTest, ::testing::ValuesIn(Paths()),

@@ -114,9 +114,9 @@ TEST_F(UndoneClaimsTest, AStreamedClaimIsNotSentAndTheStatementFollows) {
 
 TEST_F(UndoneClaimsTest, WithoutClaimsOfLeavesNoSpaceBehind) {
   ActionReader reader(p_.config.tools);
-  EXPECT_EQ(WithoutClaimsOf(reader, "Refill my atorvastatin", "  I've put in the refill.  Have a good day! ", {"request_refill"}),
+  EXPECT_EQ(WithoutClaimsOf(reader, "Refill my atorvastatin", "  I've put in the refill.  Have a good day! ", {{"request_refill", Json::object()}}, {}),
             "Have a good day!");
-  EXPECT_EQ(WithoutClaimsOf(reader, "Refill my atorvastatin", "I've put in the refill.", {"request_refill"}), "");
+  EXPECT_EQ(WithoutClaimsOf(reader, "Refill my atorvastatin", "I've put in the refill.", {{"request_refill", Json::object()}}, {}), "");
 }
 
 }  // namespace

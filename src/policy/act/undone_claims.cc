@@ -114,11 +114,30 @@ std::vector<UndoneCall> UndoneCalls(const TurnContext& ctx) {
   return out;
 }
 
+bool ClaimsUndone(const std::string& sentence, const std::string& tool, const std::vector<CallOf>& undone,
+                  const std::vector<CallOf>& done) {
+  std::vector<std::string> undone_values, done_values;
+  bool about_undone = false, ran = false;
+  for (const CallOf& c : undone) {
+    if (c.tool != tool) continue;
+    about_undone = true;
+    Values(c.args, undone_values);
+  }
+  for (const CallOf& c : done) {
+    if (c.tool != tool) continue;
+    ran = true;
+    Values(c.args, done_values);
+  }
+  if (!about_undone) return false;
+  const std::vector<std::string> words = Words(sentence);
+  return !ran || (NamesAny(words, undone_values, done_values) && !NamesAny(words, done_values, undone_values));
+}
+
 std::string WithoutClaimsOf(const ActionReader& reader, std::string_view user_text, std::string_view reply,
-                            const std::set<std::string>& tools) {
+                            const std::vector<CallOf>& undone, const std::vector<CallOf>& done) {
   std::vector<std::string> drop;
   for (const ActionTalk& talk : reader.Read(user_text, reply)) {
-    if (tools.count(talk.tool) > 0) drop.push_back(talk.sentence);
+    if (ClaimsUndone(talk.sentence, talk.tool, undone, done)) drop.push_back(talk.sentence);
   }
   return WithoutSentences(reply, drop);
 }
@@ -127,29 +146,18 @@ UndoneClaims::UndoneClaims(const AgentConfig& config) : config_(config), reader_
 
 UndoneClaims::Claimed UndoneClaims::Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone,
                                            std::string_view reply) const {
+  std::vector<CallOf> undone_calls, done;
+  for (const UndoneCall& u : undone) undone_calls.push_back({u.tool->name, u.outcome->args});
+  for (const ToolOutcome& o : ctx.result.tools) {
+    if (o.SucceededOrQueued()) done.push_back({o.name, o.args});
+  }
+  // An earlier turn of the request ran it; its arguments are not at hand.
+  for (const std::string& tool : ctx.request_tools) done.push_back({tool, Json()});
   Claimed claims;
   for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
-    std::vector<std::string> undone_values, done_values;
-    bool about_undone = false;
-    for (const UndoneCall& u : undone) {
-      if (u.tool->name != talk.tool) continue;
-      about_undone = true;
-      Values(u.outcome->args, undone_values);
-    }
-    if (!about_undone) continue;
-    // The same tool ran for this request too: the sentence is about the call whose
-    // arguments it names ("I sent David the summary"); naming neither, it may be true.
-    bool ran = std::find(ctx.request_tools.begin(), ctx.request_tools.end(), talk.tool) != ctx.request_tools.end();
-    for (const ToolOutcome& o : ctx.result.tools) {
-      if (o.name != talk.tool || !o.SucceededOrQueued()) continue;
-      ran = true;
-      Values(o.args, done_values);
-    }
-    const std::vector<std::string> words = Words(talk.sentence);
-    if (!ran || (NamesAny(words, undone_values, done_values) && !NamesAny(words, done_values, undone_values))) {
-      claims.sentences.push_back(talk.sentence);
-      claims.tools.push_back(talk.tool);
-    }
+    if (!ClaimsUndone(talk.sentence, talk.tool, undone_calls, done)) continue;
+    claims.sentences.push_back(talk.sentence);
+    claims.tools.push_back(talk.tool);
   }
   return claims;
 }

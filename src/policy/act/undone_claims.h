@@ -17,7 +17,6 @@
 // is the runtime's own note (it may or may not have happened).
 #pragma once
 
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +43,24 @@ std::vector<UndoneCall> UndoneCalls(const TurnContext& ctx);
 // with no space left in front or behind: what each rail that takes sentences out keeps.
 std::string WithoutSentences(std::string_view reply, const std::vector<std::string>& drop);
 
-// `reply` without the sentences that speak of an action of one of `tools` as happening,
-// done or to come, with no space left in front or behind.
+// A call by its tool and arguments.
+struct CallOf {
+  std::string tool;
+  Json args;
+};
+
+// Whether `sentence`, which speaks of an action of its tool, claims one of `undone`'s
+// calls of that tool: always when no call of it in `done` ran; otherwise only when it
+// names the undone call's arguments and not a done one's ("I sent David the summary"
+// stays when that send ran and the one to Maria failed).
+bool ClaimsUndone(const std::string& sentence, const std::string& tool, const std::vector<CallOf>& undone,
+                  const std::vector<CallOf>& done);
+
+// `reply` without the sentences that speak of an `undone` call's action as happening,
+// done or to come (judged per call, as ClaimsUndone), with no space left in front or
+// behind.
 std::string WithoutClaimsOf(const ActionReader& reader, std::string_view user_text, std::string_view reply,
-                            const std::set<std::string>& tools);
+                            const std::vector<CallOf>& undone, const std::vector<CallOf>& done);
 
 class UndoneClaims final : public Policy {
  public:
