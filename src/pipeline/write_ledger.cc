@@ -49,47 +49,52 @@ std::string WriteLedger::Key(const TurnContext& ctx, const ToolCall& call) {
 
 Task<WriteStart> WriteLedger::Begin(const TurnContext& ctx, const ToolDef& tool, const ToolCall& call,
                                     std::string key) {
+  WriteRecord wanted;
+  wanted.session_id = std::string(ctx.session_id);
+  wanted.key = std::move(key);
+  wanted.turn_id = ctx.result.turn_id;
+  wanted.tool = call.name;
+  wanted.args = call.args_valid ? call.args : Json(call.arguments_text);
+  wanted.started_ms = clock_.NowMs();
   WriteStart start;
-  WriteRecord& intent = start.record;
-  intent.session_id = std::string(ctx.session_id);
-  intent.key = std::move(key);
-  intent.turn_id = ctx.result.turn_id;
-  intent.tool = call.name;
-  intent.args = call.args_valid ? call.args : Json(call.arguments_text);
-  intent.started_ms = clock_.NowMs();
-  std::function<Result<std::optional<WriteRecord>>(Store&)> begin = [&intent](Store& store) {
-    return store.BeginWrite(intent);
-  };
-  Result<std::optional<WriteRecord>> found = co_await calls_.Run(std::move(begin));
-  if (!found.ok()) {
-    start.kind = WriteStart::Kind::kUnrecorded;
-    start.error = found.status();
-    co_return start;
-  }
-  if (!*found) co_return start;  // recorded now: run it
-  WriteRecord earlier = std::move(**found);
-  start.record = std::move(earlier);
-  WriteRecord& record = start.record;
-  switch (record.state) {
-    case WriteRecord::State::kSucceeded:
-    case WriteRecord::State::kFailed:
-      start.kind = WriteStart::Kind::kReplay;
+  // Twice at most: a retry that finds the earlier try finished meanwhile (its outcome
+  // recorded late, by a replica whose claim lapsed) reads the record again and replays it.
+  for (int look = 0;; ++look) {
+    start.record = wanted;
+    std::function<Result<std::optional<WriteRecord>>(Store&)> begin = [&wanted](Store& store) {
+      return store.BeginWrite(wanted);
+    };
+    Result<std::optional<WriteRecord>> found = co_await calls_.Run(std::move(begin));
+    if (!found.ok()) {
+      start.kind = WriteStart::Kind::kUnrecorded;
+      start.error = found.status();
       co_return start;
-    case WriteRecord::State::kUncertain:
-      start.kind = WriteStart::Kind::kUncertain;
-      co_return start;
-    case WriteRecord::State::kRunning:
-      break;
-  }
-  if (TakesKey(tool)) {
+    }
+    if (!*found) co_return start;  // recorded now: run it
+    start.record = std::move(**found);
+    WriteRecord& record = start.record;
+    switch (record.state) {
+      case WriteRecord::State::kSucceeded:
+      case WriteRecord::State::kFailed:
+        start.kind = WriteStart::Kind::kReplay;
+        co_return start;
+      case WriteRecord::State::kUncertain:
+        start.kind = WriteStart::Kind::kUncertain;
+        co_return start;
+      case WriteRecord::State::kRunning:
+        break;
+    }
+    if (!TakesKey(tool)) break;
     record.turn_id = ctx.result.turn_id;
     record.attempts += 1;
     std::function<Status(Store&)> retry = [&record](Store& store) { return store.RetryWrite(record); };
     Status counted = co_await calls_.Run(std::move(retry));
+    if (counted.code() == StatusCode::kAlreadyExists && look == 0) continue;
     start.kind = counted.ok() ? WriteStart::Kind::kRetry : WriteStart::Kind::kUnrecorded;
     start.error = std::move(counted);
     co_return start;
   }
+  WriteRecord& record = start.record;
   // Not run again: recorded uncertain, so that every later try says so too.
   start.kind = WriteStart::Kind::kUncertain;
   WriteRecord uncertain = record;

@@ -61,13 +61,26 @@ Result<std::optional<WriteRecord>> PostgresStore::BeginWrite(const WriteRecord& 
   return found;
 }
 
+namespace {
+
+// Why an update of a running write touched no row: its outcome is recorded, or it was
+// never begun.
+Status NoRunningWrite(Connection& c, const WriteRecord& write) {
+  REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("SELECT 1 FROM writes WHERE session_id = $1 AND write_key = $2",
+                                        {Text(write.session_id), Text(write.key)},
+                                        "cannot read write '" + write.key + "'"));
+  return r.size() > 0 ? store::WriteAlreadyFinished(write.key) : store::WriteNotBegun(write.key);
+}
+
+}  // namespace
+
 Status PostgresStore::RetryWrite(const WriteRecord& retry) {
   return Call([&](Connection& c) -> Status {
     REINS_ASSIGN_OR_RETURN(Rows r, c.Exec("UPDATE writes SET attempts = attempts + 1, turn_id = $1 "
                                           "WHERE session_id = $2 AND write_key = $3 AND state = 'running'",
                                           {Text(retry.turn_id), Text(retry.session_id), Text(retry.key)},
                                           "cannot record another try of write '" + retry.key + "'"));
-    return r.affected() == 1 ? Status() : store::WriteAlreadyFinished(retry.key);
+    return r.affected() == 1 ? Status() : NoRunningWrite(c, retry);
   });
 }
 
@@ -80,7 +93,7 @@ Status PostgresStore::FinishWrite(const WriteRecord& outcome) {
                         outcome.result.is_null() ? Null() : Text(DumpJson(outcome.result)), Int(outcome.finished_ms),
                         Text(outcome.session_id), Text(outcome.key)},
                        "cannot record the outcome of write '" + outcome.key + "'"));
-    return r.affected() == 1 ? Status() : store::WriteAlreadyFinished(outcome.key);
+    return r.affected() == 1 ? Status() : NoRunningWrite(c, outcome);
   });
 }
 

@@ -105,4 +105,6 @@ Status WriteAlreadyFinished(const std::string& key) {
   return AlreadyExists("the outcome of write '" + key + "' is already recorded");
 }
 
+Status WriteNotBegun(const std::string& key) { return NotFound("write '" + key + "' was never begun"); }
+
 }  // namespace reins::store

@@ -58,5 +58,7 @@ Status CheckBegunSession(const TurnRecord& turn);
 Status OutcomeAlreadyRecorded(const std::string& key);
 // RetryWrite or FinishWrite on a write whose outcome is recorded already.
 Status WriteAlreadyFinished(const std::string& key);
+// RetryWrite or FinishWrite on a write never begun (NotFound).
+Status WriteNotBegun(const std::string& key);
 
 }  // namespace reins::store

@@ -55,6 +55,20 @@ Result<std::optional<WriteRecord>> SqliteStore::BeginWrite(const WriteRecord& in
   });
 }
 
+namespace {
+
+// Why an update of a running write touched no row: its outcome is recorded, or it was
+// never begun.
+Status NoRunningWrite(store::StatementCache& statements, const WriteRecord& write) {
+  SQLite::Statement& q = statements.Get("SELECT 1 FROM writes WHERE session_id = ? AND write_key = ?");
+  q.bind(1, write.session_id);
+  q.bind(2, write.key);
+  const bool exists = q.executeStep();
+  return exists ? store::WriteAlreadyFinished(write.key) : store::WriteNotBegun(write.key);
+}
+
+}  // namespace
+
 Status SqliteStore::RetryWrite(const WriteRecord& retry) {
   std::lock_guard lock(mu_);
   store::ResetOnExit reset(*statements_);
@@ -65,7 +79,7 @@ Status SqliteStore::RetryWrite(const WriteRecord& retry) {
     q.bind(1, retry.turn_id);
     q.bind(2, retry.session_id);
     q.bind(3, retry.key);
-    if (q.exec() != 1) return store::WriteAlreadyFinished(retry.key);
+    if (q.exec() != 1) return NoRunningWrite(*statements_, retry);
     return {};
   });
 }
@@ -83,7 +97,7 @@ Status SqliteStore::FinishWrite(const WriteRecord& outcome) {
     q.bind(3, outcome.finished_ms);
     q.bind(4, outcome.session_id);
     q.bind(5, outcome.key);
-    if (q.exec() != 1) return store::WriteAlreadyFinished(outcome.key);
+    if (q.exec() != 1) return NoRunningWrite(*statements_, outcome);
     return {};
   });
 }

@@ -357,6 +357,11 @@ TEST_P(StoreContractTest, AnImmediateWriteIsRecordedAheadAndSettledOnce) {
   late.state = WriteRecord::State::kFailed;
   EXPECT_EQ(store_->FinishWrite(late).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(store_->RetryWrite(retry).code(), StatusCode::kAlreadyExists);
+  // A write never begun has nothing to retry or finish.
+  WriteRecord stranger = outcome;
+  stranger.key = "w_never";
+  EXPECT_EQ(store_->FinishWrite(stranger).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->RetryWrite(stranger).code(), StatusCode::kNotFound);
   Reopen();
 
   const std::vector<WriteRecord> writes = *store_->LoadWrites("s1");
