@@ -53,12 +53,13 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
   if (NegatedBefore(w, marker ? marker->verb : w.size())) return nullptr;
   // By its name ("I'll use lookup_contacts"), or by one of its claim patterns.
   for (const Tool& t : tools_) {
-    const bool runs = std::any_of(w.begin(), w.end(), [](const std::string& x) {
+    if (!t.NamedIn(lower)) continue;
+    const bool runs = marker || std::any_of(w.begin(), w.end(), [](const std::string& x) {
       return OneOf({"use", "using", "used", "run", "running", "call", "calling", "invoke", "invoking", "execute", "executing",
                     "trigger", "triggering"},
                    x);
     });
-    if (t.NamedIn(lower) && (marker || runs)) {
+    if (runs) {
       mode = ActionMode::kNamed;
       return &t;
     }
@@ -169,8 +170,12 @@ std::vector<ActionTalk> ActionReader::Read(std::string_view user_text, std::stri
     const std::vector<std::string> clauses = Clauses(sentence);
     // "Before I save anything, I'll show you the confirmation": what comes first is
     // announced, not made to wait.
-    const std::vector<std::string> opening = clauses.empty() ? std::vector<std::string>{} : Words(clauses[0]);
-    const size_t first = clauses.size() > 1 && !opening.empty() && opening.front() == "before" ? 1 : 0;
+    std::vector<std::string> opens;  // each clause's first word
+    for (const std::string& c : clauses) {
+      const std::vector<std::string> w = Words(c);
+      opens.push_back(w.empty() ? "" : w.front());
+    }
+    const size_t first = clauses.size() > 1 && opens[0] == "before" ? 1 : 0;
     std::string said;
     for (size_t i = first; i < clauses.size(); ++i) said += clauses[i] + ", ";
     // A condition makes what is to come wait, not what is done: "Done — node-30 is in
@@ -204,9 +209,7 @@ std::vector<ActionTalk> ActionReader::Read(std::string_view user_text, std::stri
       // Later clauses may name the action's objects; a purpose ("so our team can reach
       // out") names what follows it.
       std::string rest;
-      for (size_t j = i + 1; j < clauses.size() && !Words(clauses[j]).empty() && Words(clauses[j]).front() != "so"; ++j) {
-        rest += clauses[j] + " ";
-      }
+      for (size_t j = i + 1; j < clauses.size() && !opens[j].empty() && opens[j] != "so"; ++j) rest += clauses[j] + " ";
       if (conditional && Conditional(WithoutPleasantries(cw))) break;  // the condition and what follows it
       ActionMode mode = ActionMode::kAnnounce;
       const Tool* t = ToolOf(request, clauses[i], rest, step, clauses.size() == 1, mode);

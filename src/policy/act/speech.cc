@@ -1,6 +1,7 @@
 #include "policy/act/speech.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "domain/text.h"
@@ -75,15 +76,27 @@ constexpr Phrasal kPhrasal[] = {
 
 // "go" is no action by itself ("I'm going to send it").
 bool IsPhrasalHead(const std::string& stem) {
-  return stem != "go" &&
-         std::any_of(std::begin(kPhrasal), std::end(kPhrasal), [&](const Phrasal& p) { return Stem(p.verb) == stem; });
+  static const std::set<std::string, std::less<>> kHeads = [] {
+    std::set<std::string, std::less<>> out;
+    for (const Phrasal& p : kPhrasal) {
+      if (p.verb != "go") out.insert(Stem(p.verb));
+    }
+    return out;
+  }();
+  return kHeads.count(stem) > 0;
 }
 
+// Every verb of the synonym table, keys and synonyms, made once.
 bool KnownVerb(std::string_view stem) {
-  for (const auto& [key, synonyms] : Synonyms()) {
-    if (key == stem || synonyms.count(std::string(stem)) > 0) return true;
-  }
-  return false;
+  static const std::set<std::string, std::less<>> kVerbs = [] {
+    std::set<std::string, std::less<>> out;
+    for (const auto& [key, synonyms] : Synonyms()) {
+      out.insert(key);
+      out.insert(synonyms.begin(), synonyms.end());
+    }
+    return out;
+  }();
+  return kVerbs.find(stem) != kVerbs.end();
 }
 
 // "resend", "resubmit": the action again ("request", "record" are no re-anything).
@@ -112,10 +125,16 @@ std::string ActionOf(const std::vector<std::string>& w, size_t verb) {
       if (OneOf({"search", "check", "scan", "lookup"}, w[j])) return Stem(w[j]);
     }
   }
-  for (const Phrasal& p : kPhrasal) {
-    if (Stem(p.verb) != stem) continue;
+  // The table's verbs and actions as stems, made once.
+  static const std::vector<std::array<std::string, 3>> kStemmed = [] {
+    std::vector<std::array<std::string, 3>> out;
+    for (const Phrasal& p : kPhrasal) out.push_back({Stem(p.verb), std::string(p.particle), Stem(p.action)});
+    return out;
+  }();
+  for (const auto& [head, particle, action] : kStemmed) {
+    if (head != stem) continue;
     for (size_t j = verb + 1; j < w.size() && j <= verb + 3; ++j) {
-      if (w[j] == p.particle) return Stem(p.action);
+      if (w[j] == particle) return action;
     }
   }
   // "give you a call", "give her a ring": the call
