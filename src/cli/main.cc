@@ -162,6 +162,10 @@ int main(int argc, char** argv) {
   serve->add_option("--rate", serve_flags.rate, "requests per second per API key")->capture_default_str();
   serve->add_option("--burst", serve_flags.burst, "requests a key may send at once")->capture_default_str();
   serve->add_option("--max-body-bytes", serve_flags.max_body_bytes, "larger request bodies get 413")->capture_default_str();
+  serve->add_option("--allow-origin", serve_flags.allow_origins,
+                    "a browser origin whose pages may call (https://app.example.com; repeat for more); other origins get 403");
+  serve->add_option("--allow-host", serve_flags.allow_hosts,
+                    "without --keys: a Host name answered besides localhost, 127.0.0.1 and [::1] (repeat for more)");
   serve->add_option("--max-connections", serve_flags.max_connections, "open connections; one more gets 503")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));

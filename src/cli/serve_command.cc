@@ -191,6 +191,8 @@ int ServeCommand(const ServeFlags& flags) {
       };
     }
     options.max_inflight = flags.max_inflight;
+    options.allowed_origins = flags.allow_origins;
+    options.allowed_hosts = flags.allow_hosts;
     Api api(**runtime, strand, keys, metrics, options);
     api_ptr = &api;
     HttpServer::Options http{.host = host, .port = port, .max_body_bytes = flags.max_body_bytes};

@@ -1,4 +1,5 @@
 #include "server/api.h"
+#include "server/request_rules.h"
 
 #include "server/api_impl.h"
 
@@ -118,6 +119,11 @@ std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, const Route& 
                                          const KeyStore::Grant** grant, Headers* extra) {
   if (IsOpenEndpoint(route.endpoint)) return std::nullopt;
   if (shutting_down) return Err(503, "shutting_down", "the server is shutting down; retry against another instance");
+  // A browser page of another origin, or a name rebound to loopback: before any key.
+  const BrowserRules browser{keys != nullptr, options.allowed_origins, options.allowed_hosts};
+  if (std::optional<RequestRefusal> refused = CheckBrowser(req.Header("host"), req.Header("origin"), browser)) {
+    return ApiError{refused->status, refused->code, refused->message};
+  }
   std::string bucket = "local";
   if (keys) {
     std::string auth = req.Header("authorization");

@@ -26,6 +26,9 @@ struct ApiOptions {
   double rate_burst = 40;
   int heartbeat_ms = 15000;     // SSE comment lines on idle streams
   int max_inflight = 10000;     // turns running at once; beyond it 503 with Retry-After
+  // Browser pages of these origins may call (--allow-origin); without keys, these Host
+  // names are answered besides loopback's (--allow-host). request_rules.h, CheckBrowser.
+  std::vector<std::string> allowed_origins, allowed_hosts;
   // Connections open now (the transport's count), for /metrics; may be empty.
   std::function<int()> open_connections;
   // Sets the metrics other parts keep (the span exporter's counts) before /metrics is

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "domain/text.h"
 
@@ -64,7 +65,15 @@ std::optional<RequestTarget> CanonicalTarget(std::string_view target, RequestRef
 std::optional<RequestRefusal> CheckFraming(unsigned version, const std::vector<HeadField>& fields) {
   bool has_host = false, has_length = false;
   std::vector<std::string> codings;
+  static constexpr std::string_view kSingle[] = {"host",   "authorization",   "content-length", "content-type",
+                                                 "origin", "idempotency-key", "x-reins-session"};
+  int seen[std::size(kSingle)] = {};
   for (const auto& [name, value] : fields) {
+    for (size_t i = 0; i < std::size(kSingle); ++i) {
+      if (EqualsNoCase(name, kSingle[i]) && ++seen[i] > 1) {
+        return RequestRefusal{400, "bad_request", "send the " + std::string(name) + " header once"};
+      }
+    }
     if (EqualsNoCase(name, "host")) has_host = true;
     if (EqualsNoCase(name, "content-length")) has_length = true;
     if (!EqualsNoCase(name, "transfer-encoding")) continue;
@@ -88,6 +97,44 @@ std::optional<RequestRefusal> CheckFraming(unsigned version, const std::vector<H
   }
   if (codings.size() > 1) {
     return RequestRefusal{501, "not_implemented", "only Transfer-Encoding: chunked is supported"};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The host name of a Host header or an origin's authority, lower-cased, without its
+// port ("[::1]:8080" -> "[::1]").
+std::string HostName(std::string_view authority) {
+  if (authority.starts_with("[")) return AsciiLower(authority.substr(0, authority.find(']') + 1));
+  return AsciiLower(authority.substr(0, authority.find(':')));
+}
+
+bool IsLoopbackName(const std::string& name) {
+  return name == "localhost" || name == "[::1]" || name.starts_with("127.") || name.ends_with(".localhost");
+}
+
+}  // namespace
+
+std::optional<RequestRefusal> CheckBrowser(std::string_view host, std::string_view origin, const BrowserRules& rules) {
+  if (!origin.empty()) {
+    const size_t scheme = origin.find("://");
+    const std::string_view authority = scheme == std::string_view::npos ? std::string_view() : origin.substr(scheme + 3);
+    const bool same = !authority.empty() && EqualsNoCase(authority, host);
+    const bool allowed = std::find(rules.allowed_origins.begin(), rules.allowed_origins.end(), origin) != rules.allowed_origins.end();
+    if (!same && !allowed) {
+      return RequestRefusal{403, "cross_origin",
+                            "a page from " + std::string(origin) + " may not call this server; to allow it, start reins serve "
+                            "with --allow-origin " + std::string(origin)};
+    }
+  }
+  if (rules.keys) return std::nullopt;
+  const std::string name = HostName(host);
+  const bool allowed = std::find(rules.allowed_hosts.begin(), rules.allowed_hosts.end(), name) != rules.allowed_hosts.end();
+  if (!IsLoopbackName(name) && !allowed) {
+    return RequestRefusal{403, "host_not_allowed",
+                          "without --keys this server answers only loopback names (localhost, 127.0.0.1, [::1]), not '" +
+                              std::string(host) + "'; pass --allow-host " + name + " to answer it, or --keys to require keys"};
   }
   return std::nullopt;
 }

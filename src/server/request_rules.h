@@ -23,7 +23,7 @@ namespace reins {
 
 struct RequestRefusal {
   int status = 400;
-  std::string code;     // bad_request | not_implemented
+  std::string code;     // bad_request | not_implemented | cross_origin | host_not_allowed
   std::string message;  // a plain sentence
 };
 
@@ -36,9 +36,24 @@ struct RequestTarget {
 std::optional<RequestTarget> CanonicalTarget(std::string_view target, RequestRefusal* why);
 
 // Checks the request line's version and the header fields (names in any case), read
-// where they are (views into the parsed head).
+// where they are (views into the parsed head). A field that must be single (Host,
+// Authorization, Content-Length, Content-Type, Origin, Idempotency-Key, X-Reins-Session)
+// sent twice is refused: "bogus key, then a valid one" must not pick either.
 using HeadField = std::pair<std::string_view, std::string_view>;
 std::optional<RequestRefusal> CheckFraming(unsigned version, const std::vector<HeadField>& fields);
+
+// Who may call from a browser (docs/security.md, "Browsers"). A page of another origin
+// (its `Origin` header neither the request's own Host nor one of `allowed_origins`) is
+// refused: it would act with the person's network position and, without keys, with
+// no credential at all (CSRF). Without keys only loopback Host names (localhost,
+// 127.0.0.1, [::1]) and `allowed_hosts` are answered: a name an attacker's DNS points at
+// 127.0.0.1 is not (DNS rebinding).
+struct BrowserRules {
+  bool keys = false;
+  std::vector<std::string> allowed_origins;  // "https://app.example.com", exactly
+  std::vector<std::string> allowed_hosts;    // host names, without the port
+};
+std::optional<RequestRefusal> CheckBrowser(std::string_view host, std::string_view origin, const BrowserRules& rules);
 
 // The value of `name` in a query string ("after=3&limit=10"), percent-decoded; nullopt
 // when absent.

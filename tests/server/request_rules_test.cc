@@ -59,6 +59,44 @@ TEST(CheckFraming, RefusesAmbiguousBodiesAndMissingHost) {
   }
 }
 
+// Issue 74, finding 5: a repeated Authorization (bogus, then valid) or Host was accepted.
+TEST(CheckFraming, RefusesASingleHeaderSentTwice) {
+  EXPECT_EQ(CheckFraming(11, {{"Host", "x"}, {"Authorization", "Bearer bogus"}, {"authorization", "Bearer good"}})->status, 400);
+  EXPECT_EQ(CheckFraming(11, {{"Host", "x"}, {"Host", "evil.example"}})->status, 400);
+  EXPECT_EQ(CheckFraming(11, {{"Host", "x"}, {"Idempotency-Key", "a"}, {"Idempotency-Key", "b"}})->status, 400);
+  EXPECT_NE(CheckFraming(11, {{"Host", "x"}, {"Origin", "a"}, {"Origin", "b"}})->message.find("Origin"), std::string::npos);
+  // Fields that may repeat still may.
+  EXPECT_EQ(CheckFraming(11, {{"Host", "x"}, {"Accept", "a"}, {"Accept", "b"}}), std::nullopt);
+}
+
+// Issue 74, finding 4: without keys, any web page could drive the server (a cross-origin
+// text/plain POST ran a turn; Host: rebind.attacker.example listed every session).
+TEST(CheckBrowser, RefusesOtherOriginsAndRebindingNames) {
+  const BrowserRules open{false, {}, {}};
+  EXPECT_EQ(CheckBrowser("127.0.0.1:8080", "", open), std::nullopt);  // curl, an SDK: no Origin
+  EXPECT_EQ(CheckBrowser("localhost:8080", "http://localhost:8080", open), std::nullopt);  // the viewer itself
+  EXPECT_EQ(CheckBrowser("[::1]:8080", "", open), std::nullopt);
+  std::optional<RequestRefusal> csrf = CheckBrowser("127.0.0.1:8080", "https://evil.example", open);
+  ASSERT_TRUE(csrf);
+  EXPECT_EQ(csrf->status, 403);
+  EXPECT_EQ(csrf->code, "cross_origin");
+  EXPECT_NE(csrf->message.find("--allow-origin https://evil.example"), std::string::npos);
+  EXPECT_EQ(CheckBrowser("127.0.0.1:8080", "null", open)->code, "cross_origin");  // a sandboxed frame or a file
+  std::optional<RequestRefusal> rebound = CheckBrowser("rebind.attacker.example:8080", "", open);
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->code, "host_not_allowed");
+  EXPECT_EQ(CheckBrowser("rebind.attacker.example:8080", "http://rebind.attacker.example:8080", open)->code,
+            "host_not_allowed");  // same origin as itself, still not a loopback name
+  // What the operator allows.
+  const BrowserRules allowing{false, {"https://app.example.com"}, {"reins.internal"}};
+  EXPECT_EQ(CheckBrowser("127.0.0.1:8080", "https://app.example.com", allowing), std::nullopt);
+  EXPECT_EQ(CheckBrowser("reins.internal:8080", "", allowing), std::nullopt);
+  // With keys any Host is answered (a key is the credential), but other origins are not.
+  const BrowserRules keyed{true, {}, {}};
+  EXPECT_EQ(CheckBrowser("api.example.com", "", keyed), std::nullopt);
+  EXPECT_EQ(CheckBrowser("api.example.com", "https://evil.example", keyed)->code, "cross_origin");
+}
+
 TEST(QueryParam, FindsAndDecodesValues) {
   EXPECT_EQ(QueryParam("after=3&limit=10", "limit"), "10");
   EXPECT_EQ(QueryParam("a=x%20y+z", "a"), "x y z");

@@ -302,11 +302,38 @@ TEST_F(AbuseTest, UnreadableRequestsGetTheirStatusAndExpectContinueIsAnswered) {
   EXPECT_EQ(StatusOf(too_long), 413) << too_long;
   EXPECT_EQ(StatusOf(Raw(server_->port(), "NOT HTTP AT ALL\r\n\r\n")), 400);
 
-  const std::string go_on = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+  const std::string go_on = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
                                                  "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
   ASSERT_TRUE(go_on.starts_with("HTTP/1.1 100 Continue\r\n\r\n")) << go_on;
   EXPECT_EQ(StatusOf(go_on.substr(go_on.find("\r\n\r\n") + 4)), 201) << go_on;
   EXPECT_EQ(Count(go_on, "HTTP/1.1 100"), 1u) << go_on;
+  ExpectHealthy();
+}
+
+// Issue 74, findings 4 and 5: without --keys a web page could drive the server (a
+// cross-origin text/plain POST ran a turn; Host: rebind.attacker.example listed every
+// session), and a repeated Authorization picked one of two keys.
+TEST_F(AbuseTest, OtherOriginsReboundNamesAndRepeatedHeadersAreRefused) {
+  Start({"--allow-origin", "https://app.example.com"});
+  const std::string port = std::to_string(server_->port());
+  const std::string body = "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+  const std::string csrf = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                                                    "\r\nOrigin: https://evil.example\r\nContent-Type: text/plain\r\n" + body);
+  EXPECT_EQ(StatusOf(csrf), 403) << csrf;
+  EXPECT_NE(csrf.find("cross_origin"), std::string::npos) << csrf;
+  const std::string rebound = Raw(server_->port(), "GET /v1/sessions HTTP/1.1\r\nHost: rebind.attacker.example:" + port +
+                                                       "\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusOf(rebound), 403) << rebound;
+  EXPECT_NE(rebound.find("host_not_allowed"), std::string::npos) << rebound;
+  const std::string twice = Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer a\r\n"
+                                                     "Authorization: Bearer b\r\n" + body);
+  EXPECT_EQ(StatusOf(twice), 400) << twice;
+  // The viewer's own page (same origin) and an allowed one may.
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                                              "\r\nOrigin: http://127.0.0.1:" + port + "\r\n" + body)), 201);
+  EXPECT_EQ(StatusOf(Raw(server_->port(), "POST /v1/sessions HTTP/1.1\r\nHost: localhost:" + port +
+                                              "\r\nOrigin: https://app.example.com\r\n" + body)), 201);
+  EXPECT_NE(Metrics().find("reins_sessions 2"), std::string::npos) << "only the two allowed requests made sessions";
   ExpectHealthy();
 }
 
@@ -332,7 +359,7 @@ TEST_F(AbuseTest, ResponsesAreFramedExactly) {
   EXPECT_NE(two.substr(second).find("Connection: close\r\n"), std::string::npos) << two;
 
   const std::string id = NewSession();
-  const std::string none = Raw(server_->port(), "DELETE /v1/sessions/" + id + "/lease HTTP/1.1\r\nHost: x\r\n"
+  const std::string none = Raw(server_->port(), "DELETE /v1/sessions/" + id + "/lease HTTP/1.1\r\nHost: localhost\r\n"
                                                 "Connection: close\r\n\r\n");
   EXPECT_EQ(StatusOf(none), 204) << none;
   EXPECT_EQ(none.find("Content-Length"), std::string::npos) << none;
