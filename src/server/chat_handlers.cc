@@ -267,12 +267,13 @@ Task<std::optional<ApiError>> Api::Impl::FindChatSession(const ServerRequest& re
     probe.say = "-";
     probe.idempotency_key = client_key;
     if (Status ok = CheckTurnInput(probe); !ok.ok()) co_return Err(400, "bad_request", "Idempotency-Key: " + ok.message());
+    if (std::string reserved = ReservedKeyRefusal(client_key); !reserved.empty()) co_return Err(400, "bad_request", reserved);
   }
   turn->key = client_key;
   if (turn->key.empty() && !chat.history.empty()) {
     // A resend of the same history and message (an SDK's retry after a timeout) is the
     // same turn: its key is the conversation's digest, last message included.
-    turn->key = "chat-" + ConversationDigest(chat.user, With(chat.history, chat.last));
+    turn->key = std::string(kDerivedKeyPrefix) + ConversationDigest(chat.user, With(chat.history, chat.last));
     turn->derived_key = true;
   }
   Store& store = runtime.store();

@@ -158,6 +158,12 @@ std::string ConversationDigest(const std::string& user, const std::vector<ChatMe
   return Sha256Hex(canonical.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
+std::string ReservedKeyRefusal(std::string_view key) {
+  if (!key.starts_with(kDerivedKeyPrefix)) return "";
+  return "idempotency keys beginning with '" + std::string(kDerivedKeyPrefix) +
+         "' are the OpenAI door's own (derived from a conversation); choose another key";
+}
+
 ChatAnswer ReadChatAnswer(const ChatRequest& req, const Json& pending_clarification, const Json& pending_approval,
                           std::string key) {
   ChatAnswer out;

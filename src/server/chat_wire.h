@@ -50,6 +50,13 @@ std::optional<ApiError> ParseChatRequest(std::string_view body, ChatRequest* out
 // history belongs to. Whitespace around each text does not count (chat UIs trim).
 std::string ConversationDigest(const std::string& user, const std::vector<ChatMessage>& messages);
 
+// The door derives its own idempotency keys ("chat-" and a conversation's digest); a
+// client's key may not take that form, or it could plant the reply to another client's
+// next message (issue 74, finding 2). A sentence saying so, or "" when `key` is a
+// client's to use.
+inline constexpr std::string_view kDerivedKeyPrefix = "chat-";
+std::string ReservedKeyRefusal(std::string_view key);
+
 // What the last message does. With a clarification pending (`pending_clarification` as
 // the session state keeps it, null when none), an answer that names one option
 // (domain/typed_answer.h: its number, id, title, displayed line or a part only it has)

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "domain/json_parse.h"
+#include "server/chat_wire.h"
 #include "server/request_rules.h"
 
 namespace reins {
@@ -58,6 +59,7 @@ std::optional<ApiError> ReadTurn(Json& j, std::string_view idempotency_header, T
   }
   in->idempotency_key = idempotency_header.empty() ? from_body : std::string(idempotency_header);
   if (j.contains("idempotency_key") && in->idempotency_key.empty()) return Bad("'idempotency_key' must not be empty");
+  if (std::string reserved = ReservedKeyRefusal(in->idempotency_key); !reserved.empty()) return Bad(reserved);
   // The rest is what the runtime itself requires of any turn.
   if (Status ok = CheckTurnInput(*in); !ok.ok()) return Bad(ok.message());
   return std::nullopt;

@@ -337,6 +337,28 @@ TEST_F(AbuseTest, OtherOriginsReboundNamesAndRepeatedHeadersAreRefused) {
   ExpectHealthy();
 }
 
+// Issue 74, finding 2: a client's Idempotency-Key equal to a key the OpenAI door derives
+// from a conversation ("chat-<digest>") planted the reply to another client's next
+// message. Those keys are the door's own.
+TEST_F(AbuseTest, AClientMayNotUseTheDoorsDerivedKeys) {
+  Start();
+  const std::string session = NewSession();
+  Reply turn = Call("POST", url("/v1/sessions/" + session + "/turns"), R"({"say": "hello"})",
+                    {{"Idempotency-Key", "chat-0123abcd"}});
+  EXPECT_EQ(turn.status, 400) << turn.body.dump();
+  EXPECT_NE(turn.body.dump().find("the OpenAI door's own"), std::string::npos) << turn.body.dump();
+  Reply in_body = Call("POST", url("/v1/sessions/" + session + "/turns"), R"({"say": "hello", "idempotency_key": "chat-1"})");
+  EXPECT_EQ(in_body.status, 400) << in_body.body.dump();
+  Reply door = Call("POST", url("/v1/chat/completions"),
+                    R"({"model": "serve-test", "messages": [{"role": "user", "content": "hello"}]})",
+                    {{"Idempotency-Key", "chat-0123abcd"}, {"X-Reins-Session", session}});
+  EXPECT_EQ(door.status, 400) << door.body.dump();
+  // Any other key is the client's.
+  EXPECT_EQ(Call("POST", url("/v1/sessions/" + session + "/turns"), R"({"say": "hello"})", {{"Idempotency-Key", "my-chat-1"}}).status,
+            200);
+  ExpectHealthy();
+}
+
 // The server writes its response heads itself: each says how long its body is, a kept-
 // alive exchange carries no Connection field and the last one says close, and a 204
 // has no length at all.
