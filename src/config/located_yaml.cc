@@ -173,6 +173,29 @@ std::string UnsetVariable::Message() const {
   return "environment variable " + name + " is not set (write ${" + name + ":-default} to make it optional)";
 }
 
+namespace {
+
+// A plain value holding ':' (`store: sqlite::memory:`, `url: http://host:8080`) is what
+// most "illegal map value" errors come from: the line's value, quoted, is the fix.
+std::string QuotingHint(const std::string& text, int line) {
+  if (line < 0) return "";
+  size_t start = 0;
+  for (int i = 0; i < line && start != std::string::npos; ++i) {
+    start = text.find('\n', start);
+    if (start != std::string::npos) ++start;
+  }
+  if (start == std::string::npos) return "";
+  const std::string row = text.substr(start, text.find('\n', start) - start);
+  const size_t colon = row.find(": ");
+  if (colon == std::string::npos) return "";
+  std::string value = row.substr(colon + 2);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.pop_back();
+  if (value.empty() || value.find(':') == std::string::npos || value.front() == '"' || value.front() == '\'') return "";
+  return " (a value holding ':' must be quoted: " + row.substr(0, colon) + ": \"" + value + "\")";
+}
+
+}  // namespace
+
 LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diagnostics& diag, bool defer_unset) {
   LocatedDoc doc;
   doc.file = file_name;
@@ -182,7 +205,7 @@ LocatedDoc ParseYaml(const std::string& text, const std::string& file_name, Diag
     Converter converter(doc, diag, defer_unset);
     doc.value = converter.Convert(root, "", 0);
   } catch (const YAML::Exception& e) {
-    diag.Add(ToMark(file_name, e.mark), "YAML syntax error: " + e.msg);
+    diag.Add(ToMark(file_name, e.mark), "YAML syntax error: " + e.msg + QuotingHint(text, e.mark.line));
     doc.value = nullptr;
   }
   return doc;

@@ -135,6 +135,19 @@ TEST(RobustnessTest, AYamlAliasBombIsRefusedNotExpanded) {
   EXPECT_NE(diag.Format().find("expands to more than 200000 values"), std::string::npos) << diag.Format();
 }
 
+// Issue 74, finding 9: `store: sqlite::memory:` as the docs wrote it is "illegal map
+// value"; the error says to quote it, and how.
+TEST(RobustnessTest, AnUnquotedValueWithAColonGetsAQuotingHint) {
+  Diagnostics diag;
+  ParseYaml("name: x\nstore: sqlite::memory:\n", "agent.yaml", diag);
+  ASSERT_FALSE(diag.empty());
+  EXPECT_NE(diag.Format().find("must be quoted: store: \"sqlite::memory:\""), std::string::npos) << diag.Format();
+  Diagnostics quoted;
+  LocatedDoc doc = ParseYaml("name: x\nstore: \"sqlite::memory:\"\n", "agent.yaml", quoted);
+  EXPECT_TRUE(quoted.empty()) << quoted.Format();
+  EXPECT_EQ(doc.value["store"], "sqlite::memory:");
+}
+
 TEST(RobustnessTest, DeepYamlNestingIsADiagnosticNotACrash) {
   for (const std::string& deep : {std::string(100000, '[') + std::string(100000, ']'),
                                   std::string(100000, '{') + std::string(100000, '}')}) {
