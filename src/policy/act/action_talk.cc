@@ -147,6 +147,76 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
   return nullptr;
 }
 
+// The tools one sentence speaks of doing, one entry each. `step`: the sentence is a step
+// of a plan the reply announced.
+std::vector<ActionTalk> ActionReader::ReadSentence(const Request& request, const std::string& sentence, bool step) const {
+  const std::vector<std::string> clauses = Clauses(sentence);
+  std::vector<std::string> opens;  // each clause's first word
+  for (const std::string& c : clauses) {
+    const std::vector<std::string> w = Words(c);
+    opens.push_back(w.empty() ? "" : w.front());
+  }
+  // "Before I save anything, I'll show you the confirmation": what comes first is
+  // announced, not made to wait.
+  const size_t first = clauses.size() > 1 && opens[0] == "before" ? 1 : 0;
+  std::string said;
+  for (size_t i = first; i < clauses.size(); ++i) said += clauses[i] + ", ";
+  // A condition makes what is to come wait, not what is done: "Done — node-30 is in
+  // the queue, and a ticket will open if the pings fail" still claims the triage. One
+  // on the person ("if you'd like", "once you confirm") holds the whole sentence; one
+  // on the world ("then triage it if it's offline") its own clause and what follows.
+  const bool conditional = Conditional(WithoutPleasantries(Words(said)));
+  bool on_person = false;
+  if (conditional) {
+    bool in_a_clause = false;
+    for (size_t i = first; i < clauses.size(); ++i) {
+      const std::vector<std::string> cw = WithoutPleasantries(Words(clauses[i]));
+      if (!Conditional(cw)) continue;
+      in_a_clause = true;
+      on_person = on_person || std::any_of(cw.begin(), cw.end(), [](const std::string& x) {
+                    return OneOf({"you", "your", "you're", "you'd", "you'll", "you've", "me", "us"}, x);
+                  });
+    }
+    on_person = on_person || !in_a_clause;
+  }
+  std::vector<ActionTalk> talks;  // one per tool the sentence's clauses speak of
+  std::optional<ActionTalk> generic;
+  bool generic_after_named = false;
+  for (size_t i = first; i < clauses.size(); ++i) {
+    // "... so you can approve them": what someone else may then do
+    const std::vector<std::string> cw = Words(clauses[i]);
+    if (i > 0 && cw.size() > 1 && OneOf({"you", "they", "he", "she", "we", "i"}, cw[0]) &&
+        OneOf({"can", "could", "may", "might", "will", "would"}, cw[1])) {
+      continue;
+    }
+    // Later clauses may name the action's objects; a purpose ("so our team can reach
+    // out") names what follows it.
+    std::string rest;
+    for (size_t j = i + 1; j < clauses.size() && !opens[j].empty() && opens[j] != "so"; ++j) rest += clauses[j] + " ";
+    if (conditional && Conditional(WithoutPleasantries(cw))) break;  // the condition and what follows it
+    ActionMode mode = ActionMode::kAnnounce;
+    const Tool* t = ToolOf(request, clauses[i], rest, step, clauses.size() == 1, mode);
+    if (t != nullptr && on_person && mode != ActionMode::kClaim && mode != ActionMode::kGeneric) t = nullptr;
+    if (t == nullptr) continue;
+    ActionTalk talk{t->def->name, mode, sentence, t->writes, Requested(request, *t)};
+    if (mode == ActionMode::kGeneric) {
+      if (!generic) {
+        generic = std::move(talk);
+        generic_after_named = !talks.empty();
+      }
+    } else if (std::none_of(talks.begin(), talks.end(), [&](const ActionTalk& o) { return o.tool == talk.tool; })) {
+      talks.push_back(std::move(talk));
+    }
+  }
+  // "On it — let me find Marco first": the clause that names the action says what "On
+  // it" was about; "Volume's at 70, and here comes Uptown Funk" speaks of two actions.
+  if (generic && (talks.empty() || generic_after_named) &&
+      std::none_of(talks.begin(), talks.end(), [&](const ActionTalk& o) { return o.tool == generic->tool; })) {
+    talks.push_back(std::move(*generic));
+  }
+  return talks;
+}
+
 std::vector<ActionTalk> ActionReader::Read(std::string_view user_text, std::string_view reply) const {
   const Request request = ReadRequest(user_text);
   std::vector<ActionTalk> out;
@@ -167,74 +237,11 @@ std::vector<ActionTalk> ActionReader::Read(std::string_view user_text, std::stri
       in_plan = HasPhrase(w, {"i'll", "do"}) || HasPhrase(w, {"my", "plan"}) || HasPhrase(w, {"i'll"}) || HasPhrase(w, {"next", "steps"});
     }
     if (IsQuestion(sentence)) continue;
-    const std::vector<std::string> clauses = Clauses(sentence);
-    // "Before I save anything, I'll show you the confirmation": what comes first is
-    // announced, not made to wait.
-    std::vector<std::string> opens;  // each clause's first word
-    for (const std::string& c : clauses) {
-      const std::vector<std::string> w = Words(c);
-      opens.push_back(w.empty() ? "" : w.front());
-    }
-    const size_t first = clauses.size() > 1 && opens[0] == "before" ? 1 : 0;
-    std::string said;
-    for (size_t i = first; i < clauses.size(); ++i) said += clauses[i] + ", ";
-    // A condition makes what is to come wait, not what is done: "Done — node-30 is in
-    // the queue, and a ticket will open if the pings fail" still claims the triage. One
-    // on the person ("if you'd like", "once you confirm") holds the whole sentence; one
-    // on the world ("then triage it if it's offline") its own clause and what follows.
-    const bool conditional = Conditional(WithoutPleasantries(Words(said)));
-    bool on_person = false;
-    if (conditional) {
-      bool in_a_clause = false;
-      for (size_t i = first; i < clauses.size(); ++i) {
-        const std::vector<std::string> cw = WithoutPleasantries(Words(clauses[i]));
-        if (!Conditional(cw)) continue;
-        in_a_clause = true;
-        on_person = on_person || std::any_of(cw.begin(), cw.end(), [](const std::string& x) {
-                      return OneOf({"you", "your", "you're", "you'd", "you'll", "you've", "me", "us"}, x);
-                    });
-      }
-      on_person = on_person || !in_a_clause;
-    }
-    std::vector<ActionTalk> talks;  // one per tool the sentence's clauses speak of
-    std::optional<ActionTalk> generic;
-    bool generic_after_named = false;
-    for (size_t i = first; i < clauses.size(); ++i) {
-      // "... so you can approve them": what someone else may then do
-      const std::vector<std::string> cw = Words(clauses[i]);
-      if (i > 0 && cw.size() > 1 && OneOf({"you", "they", "he", "she", "we", "i"}, cw[0]) &&
-          OneOf({"can", "could", "may", "might", "will", "would"}, cw[1])) {
-        continue;
-      }
-      // Later clauses may name the action's objects; a purpose ("so our team can reach
-      // out") names what follows it.
-      std::string rest;
-      for (size_t j = i + 1; j < clauses.size() && !opens[j].empty() && opens[j] != "so"; ++j) rest += clauses[j] + " ";
-      if (conditional && Conditional(WithoutPleasantries(cw))) break;  // the condition and what follows it
-      ActionMode mode = ActionMode::kAnnounce;
-      const Tool* t = ToolOf(request, clauses[i], rest, step, clauses.size() == 1, mode);
-      if (t != nullptr && on_person && mode != ActionMode::kClaim && mode != ActionMode::kGeneric) t = nullptr;
-      if (t == nullptr) continue;
-      ActionTalk talk{t->def->name, mode, sentence, t->writes, Requested(request, *t)};
-      if (mode == ActionMode::kGeneric) {
-        if (!generic) {
-          generic = std::move(talk);
-          generic_after_named = !talks.empty();
-        }
-      } else if (std::none_of(talks.begin(), talks.end(), [&](const ActionTalk& o) { return o.tool == talk.tool; })) {
-        talks.push_back(std::move(talk));
-      }
-    }
-    // "On it — let me find Marco first": the clause that names the action says what "On
-    // it" was about; "Volume's at 70, and here comes Uptown Funk" speaks of two actions.
-    if (generic && (talks.empty() || generic_after_named) &&
-        std::none_of(talks.begin(), talks.end(), [&](const ActionTalk& o) { return o.tool == generic->tool; })) {
-      talks.push_back(std::move(*generic));
-    }
-    for (ActionTalk& talk : talks) out.push_back(std::move(talk));
+    for (ActionTalk& talk : ReadSentence(request, sentence, step)) out.push_back(std::move(talk));
   }
   return out;
 }
+
 
 std::optional<ActionTalk> ActionReader::UnmadeCall(std::string_view user_text, std::string_view reply,
                                                    const std::vector<std::string>& ran) const {

@@ -68,10 +68,12 @@ struct Phrasal {
   std::string_view verb, particle, action;
 };
 constexpr Phrasal kPhrasal[] = {
-    {"fire", "off", "send"},       {"write", "to", "send"},       {"write", "back", "send"},       {"fire", "up", "start"},       {"spin", "up", "start"},  {"kick", "off", "start"},
-    {"put", "together", "draft"},  {"dig", "up", "find"},         {"go", "through", "check"},
-    {"line", "against", "compare"}, {"stack", "against", "compare"}, {"take", "down", "set"}, {"take", "up", "set"},
-    {"crank", "up", "set"},        {"crank", "down", "set"},      {"bring", "down", "set"}, {"knock", "down", "set"},
+    {"fire", "off", "send"},         {"write", "to", "send"},          {"write", "back", "send"},
+    {"fire", "up", "start"},         {"spin", "up", "start"},          {"kick", "off", "start"},
+    {"put", "together", "draft"},    {"dig", "up", "find"},            {"go", "through", "check"},
+    {"line", "against", "compare"},  {"stack", "against", "compare"},  {"take", "down", "set"},
+    {"take", "up", "set"},           {"crank", "up", "set"},           {"crank", "down", "set"},
+    {"bring", "down", "set"},        {"knock", "down", "set"},
 };
 
 // "go" is no action by itself ("I'm going to send it").
@@ -164,9 +166,9 @@ bool IsQuestion(std::string_view sentence) {
 
 bool IsNegation(std::string_view w) {
   if (w.ends_with("'s")) w.remove_suffix(2);  // "nothing's been saved"
-  return OneOf({"not", "never", "no", "cannot", "unable", "nothing", "nobody", "none", "neither", "nor", "without", "wont", "cant", "dont",
-             "didnt", "havent", "hasnt", "couldnt", "isnt", "wasnt"},
-            w) ||
+  return OneOf({"not", "never", "no", "cannot", "unable", "nothing", "nobody", "none", "neither", "nor", "without", "wont",
+                "cant", "dont", "didnt", "havent", "hasnt", "couldnt", "isnt", "wasnt"},
+               w) ||
          w.ends_with("n't");
 }
 
@@ -302,12 +304,13 @@ std::optional<Marker> FindMarker(const std::vector<std::string>& w) {
     if (!OneOf({"now", "just", "currently", "still", "okay", "ok", "sure"}, w[i])) break;
   }
   // "Saved!", "Sent to Jane.", "Booked for Tuesday."
-  if (w[0] != "got" && IsPast(w[0]) && IsActionVerb(Stem(w[0])) && (w.size() == 1 || OneOf({"to", "for", "and", "it", "that"}, w[1]))) {
+  if (w[0] != "got" && IsPast(w[0]) && IsActionVerb(Stem(w[0])) &&
+      (w.size() == 1 || OneOf({"to", "for", "and", "it", "that"}, w[1]))) {
     return Marker{ActionMode::kClaim, 0, 0};
   }
   // "Volume's at 30 now", "Party mode's on": the subject is the result
-  if (w.size() >= 2 && w[0].ends_with("'s") && !IsPronoun(w[0]) && !OneOf({"here's", "there's", "what's", "who's", "let's"}, w[0]) &&
-      OneOf({"at", "on", "now", "up", "down"}, w[1])) {
+  if (w.size() >= 2 && w[0].ends_with("'s") && !IsPronoun(w[0]) &&
+      !OneOf({"here's", "there's", "what's", "who's", "let's"}, w[0]) && OneOf({"at", "on", "now", "up", "down"}, w[1])) {
     return Marker{ActionMode::kClaim, 0, 0, 1};
   }
   // "Message sent to Jane.", "Triage started for node-05."
