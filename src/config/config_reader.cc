@@ -210,6 +210,15 @@ std::optional<std::string> ConfigReader::Url(const std::string& obj, std::string
                    "put the secret in api_key or headers instead");
     return std::nullopt;
   }
+  // The same for a secret in the query ("?api_key=..."): refused like credentials.
+  if (const size_t q = url->find('?'); q != std::string::npos) {
+    static const RE2 kSecret(R"((?i)(^|&)(api[_-]?key|key|token|access[_-]?token|secret|password|sig|signature)=)");
+    if (RE2::PartialMatch(url->substr(q + 1), kSecret)) {
+      Error(pointer, std::string(key) + " holds a secret in its query (api_key=, token=...): URLs end up in logs and "
+                     "error messages; put the secret in api_key or headers instead");
+      return std::nullopt;
+    }
+  }
   return url;
 }
 

@@ -302,10 +302,16 @@ Status HttpModel::Failure(const Result<HttpResponse>& outcome, int attempts) con
     return Status(outcome.status().code(), std::string(Name()) + ": " + Redact(outcome.status().message()) + after);
   }
   std::string said = wire_->ErrorMessage(outcome->body);
-  if (said.empty()) said = outcome->body.substr(0, 200);
+  // A body not in the provider's error format (a proxy's page, a gateway's text) may
+  // name internal hosts, addresses and tokens: the client gets a fixed sentence, the
+  // log the body.
+  const bool foreign = said.empty();
+  if (foreign) said = outcome->body.substr(0, 200);
   const std::string status = "HTTP " + std::to_string(outcome->status);
   LogDetail(Name(), status + " from " + url_ + ": " + Redact(said, false) + after);
-  std::string message = std::string(Name()) + ": " + status + ": " + Redact(said) + after;
+  std::string message = std::string(Name()) + ": " + status + ": " +
+                        (foreign ? "an answer not in the provider's error format (the server's log has it)" : Redact(said)) +
+                        after;
   if (outcome->status == 401 || outcome->status == 403) {
     message += std::string("; check the API key (model.api_key in the agent config, or ") +
                (Name() == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY") + ")";

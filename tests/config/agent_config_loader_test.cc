@@ -204,6 +204,24 @@ tools:
   EXPECT_EQ(problems.find("needs exactly one of"), std::string::npos) << "no follow-on error: " << problems;
 }
 
+// Issue 74, finding 5: a base_url with ?api_key= passed `reins check`, was logged, and
+// broke the request path.
+TEST(AgentConfigLoaderTest, UrlsWithASecretInTheQueryAreRefusedLikeCredentials) {
+  std::string problems = Problems(R"(name: x
+model: { provider: openai, model: m, base_url: "https://llm.internal/v1?api_key=s3cret" }
+tools:
+  - name: send
+    backend: { http: { url: "http://hooks.internal/send?region=eu&token=abc" } }
+)");
+  EXPECT_NE(problems.find("base_url holds a secret in its query"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("agent.yaml:5:"), std::string::npos) << "the http backend's url: " << problems;
+  EXPECT_EQ(problems.find("s3cret"), std::string::npos) << problems;
+  EXPECT_EQ(Problems(R"(name: x
+model: { provider: openai, model: m, base_url: "https://llm.internal/v1?region=eu&monkey=1" }
+)"),
+            "");
+}
+
 TEST(AgentConfigLoaderTest, ScriptedRepliesInTheAgentAreCheckedLikeAScenarios) {
   std::string problems = Problems(R"(name: x
 model:

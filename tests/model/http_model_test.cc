@@ -204,6 +204,27 @@ TEST_P(HttpModelTest, NeverRetriesAClientErrorAndRedactsTheKey) {
   EXPECT_NE(m.find("check the API key"), std::string::npos) << m;
 }
 
+// Issue 74, finding 5: a non-JSON upstream error body reached clients with internal host
+// names, addresses and tokens (only URLs were stripped).
+TEST_P(HttpModelTest, AnErrorBodyNotInTheProvidersFormatStaysInTheLog) {
+  std::vector<std::string> details;
+  SetDetailSink([&](std::string_view, std::string_view m) { details.emplace_back(m); });
+  MockReply page;
+  page.status = 400;
+  page.headers = {{"Content-Type", "text/html"}};
+  page.chunks = {"<html>gateway gw-7.corp.internal (10.2.3.4) refused; token=abc123</html>"};
+  up_.Enqueue(page);
+  auto model = Model();
+  auto r = Complete(*model, AskWeather(false));
+  ASSERT_FALSE(r.ok());
+  const std::string& m = r.status().message();
+  for (const char* secret : {"gw-7.corp.internal", "10.2.3.4", "abc123"}) EXPECT_EQ(m.find(secret), std::string::npos) << m;
+  EXPECT_NE(m.find("HTTP 400"), std::string::npos) << m;
+  EXPECT_NE(m.find("not in the provider's error format"), std::string::npos) << m;
+  ASSERT_FALSE(details.empty());
+  EXPECT_NE(details.back().find("gw-7.corp.internal"), std::string::npos) << details.back();
+}
+
 TEST_P(HttpModelTest, ErrorsNeverNameTheUpstreamUrlWhichGoesToTheDetailLog) {
   std::vector<std::string> details;
   SetDetailSink([&](std::string_view, std::string_view m) { details.emplace_back(m); });
