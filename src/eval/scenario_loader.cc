@@ -156,6 +156,32 @@ void JudgeUnsetVariables(const LocatedDoc& doc, LocatedDoc& agent_doc, const std
 }
 
 // `person: {approves: [{name, args?}]}`: who answers the approvals the turns leave pending.
+// A scripted reply's `when.after_tool` names a tool the agent has, or one the script's
+// own replies call (a call of an unknown tool, on purpose): a typo ("find_patiant")
+// would only surface as "scripted model has no reply" when the run gets there.
+void CheckAfterTools(ConfigReader& r, const std::string& replies_ptr, const AgentConfig& agent) {
+  const Json* replies = r.Get(replies_ptr);
+  if (replies == nullptr || !replies->is_array() || agent.tools.empty()) return;
+  std::vector<std::string_view> known;
+  for (const ToolDef& t : agent.tools) known.push_back(t.name);
+  for (const Json& reply : *replies) {
+    if (!reply.is_object() || !reply.contains("tool_calls") || !reply["tool_calls"].is_array()) continue;
+    for (const Json& call : reply["tool_calls"]) {
+      if (call.is_object() && call.contains("name") && call["name"].is_string()) known.push_back(call["name"].get_ref<const std::string&>());
+    }
+  }
+  for (size_t i = 0; i < replies->size(); ++i) {
+    const Json& reply = (*replies)[i];
+    if (!reply.is_object() || !reply.contains("when") || !reply["when"].is_object()) continue;
+    const Json& after = reply["when"].value("after_tool", Json());
+    if (!after.is_string() || std::find(known.begin(), known.end(), after.get<std::string>()) != known.end()) continue;
+    const std::string name = after.get<std::string>();
+    std::optional<std::string_view> best = ClosestName(name, known);
+    r.Error(JoinPointer(JoinPointer(JoinPointer(replies_ptr, i), "when"), "after_tool"),
+            "'" + name + "' is not a tool of the agent" + (best ? " (did you mean '" + std::string(*best) + "'?)" : std::string()));
+  }
+}
+
 void ReadPerson(ConfigReader& r, const AgentConfig& agent, ScenarioPerson* person) {
   if (!r.Mapping("/person", {"approves"}, "person")) return;
   person->present = true;
@@ -258,7 +284,10 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     std::string mp = "/model";
     if (r.Mapping(mp, {"provider", "replies", "seed", "intents", "faults"}, "scenario model")) {
       r.Enum(mp, "provider", {"scripted", "sim"});
-      if (r.Has(mp, "replies")) CheckScriptedReplies(r, P(mp, "replies"));
+      if (r.Has(mp, "replies")) {
+        CheckScriptedReplies(r, P(mp, "replies"));
+        CheckAfterTools(r, P(mp, "replies"), s.agent);
+      }
       s.model = *r.Get(mp);
       if (Result<SimOptions> sim = SimOptionsFromJson(s.model); !sim.ok()) r.Error(mp, sim.status().message());
       if (r.Has(mp, "intents")) {
