@@ -136,7 +136,7 @@ class Policy {
   virtual bool CloseReply(TurnContext&, const std::string& /*sent*/, std::string& /*tail*/) const { return false; }
   // A sentence on its way waits until its response's calls are known (reply_stream.h),
   // then goes to ReviewSentence: a claim of an action whose call may follow it.
-  virtual bool Waits(const TurnContext&, const std::string& /*sentence*/) const { return false; }
+  virtual bool Waits(TurnContext&, const std::string& /*sentence*/) const { return false; }
 };
 
 // A guard's verdict and the policy that gave it (the trace names the guard).
@@ -174,7 +174,7 @@ class PolicyChain {
   std::string ReviewSentence(TurnContext& ctx, const std::string& sent, std::string sentence, const RailFired& fired) const;
   std::string CloseReply(TurnContext& ctx, const std::string& sent, const RailFired& fired) const;
   // Whether a rail has a streamed sentence wait for its response's calls.
-  bool Waits(const TurnContext& ctx, const std::string& sentence) const;
+  bool Waits(TurnContext& ctx, const std::string& sentence) const;
   // The first rail that can judge only a whole reply ("" when every rail streams).
   std::string_view WholeReplyRail() const;
 

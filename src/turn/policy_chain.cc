@@ -87,7 +87,7 @@ std::string PolicyChain::CloseReply(TurnContext& ctx, const std::string& sent, c
   return tail;
 }
 
-bool PolicyChain::Waits(const TurnContext& ctx, const std::string& sentence) const {
+bool PolicyChain::Waits(TurnContext& ctx, const std::string& sentence) const {
   return std::any_of(policies_.begin(), policies_.end(), [&](const auto& policy) {
     return policy->rail() == Policy::Rail::kBySentence && policy->Waits(ctx, sentence);
   });

@@ -54,9 +54,12 @@ bool MineToCorrect(const TurnContext& ctx, const std::vector<std::string>& tried
   return !Succeeded(ctx, tool) && std::find(tried.begin(), tried.end(), tool) == tried.end();
 }
 
-// The tools whose claims a streamed reply dropped: its close says they were not done.
-struct DroppedClaims {
-  std::vector<const ToolDef*> tools;
+// A streamed reply's claims that waited for their response's calls: whether any did (the
+// sentences sent before the first are not read again), and the tools of those then
+// dropped, which its close says were not done.
+struct HeldClaims {
+  bool waited = false;
+  std::vector<const ToolDef*> dropped;
 };
 
 }  // namespace
@@ -134,15 +137,19 @@ bool HonestClaims::ReviewReply(TurnContext& ctx, std::string& reply) const {
   return true;
 }
 
-bool HonestClaims::Waits(const TurnContext& ctx, const std::string& sentence) const {
-  return !Find(ctx, sentence).tools.empty();
+bool HonestClaims::Waits(TurnContext& ctx, const std::string& sentence) const {
+  if (Find(ctx, sentence).tools.empty()) return false;
+  ctx.Slot<HeldClaims>().waited = true;
+  return true;
 }
 
 // A streamed sentence, once its response's calls ran: a claim still unbacked is not sent.
+// Before anything waited, Waits has just read the sentence and found no claim.
 bool HonestClaims::ReviewSentence(TurnContext& ctx, const std::string& /*sent*/, std::string& sentence) const {
+  if (!ctx.Slot<HeldClaims>().waited) return false;
   const Unbacked unbacked = Find(ctx, sentence);
   if (unbacked.tools.empty()) return false;
-  std::vector<const ToolDef*>& dropped = ctx.Slot<DroppedClaims>().tools;
+  std::vector<const ToolDef*>& dropped = ctx.Slot<HeldClaims>().dropped;
   for (const ToolDef* tool : unbacked.tools) {
     if (std::find(dropped.begin(), dropped.end(), tool) == dropped.end()) dropped.push_back(tool);
   }
@@ -155,7 +162,7 @@ bool HonestClaims::ReviewSentence(TurnContext& ctx, const std::string& /*sent*/,
 bool HonestClaims::CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const {
   std::vector<const ToolDef*> tools = Find(ctx, sent).tools;
   const std::vector<std::string> tried = Tried(ctx);
-  for (const ToolDef* tool : ctx.Slot<DroppedClaims>().tools) {
+  for (const ToolDef* tool : ctx.Slot<HeldClaims>().dropped) {
     if (MineToCorrect(ctx, tried, tool->name) && std::find(tools.begin(), tools.end(), tool) == tools.end()) {
       tools.push_back(tool);
     }

@@ -1,8 +1,9 @@
 // HonestClaims rail (I5): a reply that claims an action ("submitted", "sent",
 // "booked"..., or one of a tool's own `claims` patterns) of a tool that did not run for
 // the request (nor is queued) loses the claim, and the correction takes its place
-// (streamed, the claim waits for its response's calls and is never sent unbacked). A claim act_not_describe's reader finds ("I've let
-// Jo know", "Message sent to Jane", "The pharmacy has your refill") counts too. A tool
+// (streamed, the claim waits for its response's calls and is never sent unbacked). A
+// claim act_not_describe's reader finds ("I've let Jo know", "Message sent to Jane",
+// "The pharmacy has your refill") counts too. A tool
 // whose call this turn made and did not happen (refused, skipped, failed...) is
 // UndoneClaims' (policy/act/undone_claims.h), which is always on. A deferred call still
 // waiting in the outbox is pending, not failed: the failure note covers it.
@@ -28,7 +29,7 @@ class HonestClaims final : public Policy {
   // Streamed, a sentence that claims an action not yet run waits until its response's
   // calls ran (the model may write "I've saved that" and then make the call); judged
   // then, a claim still unbacked is dropped, and CloseReply says what was not done.
-  bool Waits(const TurnContext& ctx, const std::string& sentence) const override;
+  bool Waits(TurnContext& ctx, const std::string& sentence) const override;
   bool ReviewSentence(TurnContext& ctx, const std::string& sent, std::string& sentence) const override;
   bool CloseReply(TurnContext& ctx, const std::string& sent, std::string& tail) const override;
 
