@@ -7,6 +7,20 @@ namespace reins {
 using namespace speech;
 using namespace action_words;
 
+namespace {
+
+// One of the request's verbs is among `verbs` (a tool's, with their groups).
+bool UsesVerbOf(const Stems& request_verbs, const std::set<std::string>& verbs) {
+  return std::any_of(request_verbs.begin(), request_verbs.end(), [&](const std::string& v) { return verbs.count(v) > 0; });
+}
+
+}  // namespace
+
+// A tool other than `t` has the verb `v`.
+bool ActionReader::OtherHasVerb(const Tool& t, const std::string& v) const {
+  return std::any_of(tools_.begin(), tools_.end(), [&](const Tool& o) { return &o != &t && o.verbs.count(v) > 0; });
+}
+
 ActionReader::Request ActionReader::ReadRequest(std::string_view user_text) const {
   const std::string text = OneWordEmail(user_text);
   Request r{text, AsciiLower(text), {}, {}, {}};
@@ -41,17 +55,13 @@ bool ActionReader::Requested(const Request& r, const Tool& t, bool strict) const
   for (const std::string& v : r.verbs) {
     if (t.verbs.count(v) == 0) continue;
     // Strictly, a verb other tools share asks for this one only with its object.
-    if (!strict || t.ObjectWeight(r.all, strict) > 0) return true;
-    const bool shared = std::any_of(tools_.begin(), tools_.end(), [&](const Tool& o) { return &o != &t && o.verbs.count(v) > 0; });
-    if (!shared) return true;
+    if (!strict || t.ObjectWeight(r.all, strict) > 0 || !OtherHasVerb(t, v)) return true;
   }
   // Read widely, an object two tools share counts ("Could the church help with our
   // bill?" asks the benevolence team and the care team alike), unless the request
   // used another tool's verb ("Find John's contact" asks no message sent to John).
-  const bool others_verb = std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) {
-    return t.verbs.count(v) == 0 &&
-           std::any_of(tools_.begin(), tools_.end(), [&](const Tool& o) { return &o != &t && o.verbs.count(v) > 0; });
-  });
+  const bool others_verb = std::any_of(r.verbs.begin(), r.verbs.end(),
+                                       [&](const std::string& v) { return t.verbs.count(v) == 0 && OtherHasVerb(t, v); });
   const double least = strict || others_verb ? 1 : 0.5;
   for (const auto& [object, weight] : t.objects) {
     if (weight < least) continue;
@@ -66,9 +76,8 @@ const ActionReader::Tool* ActionReader::FromRequest(const Request& r, const std:
   const Tool* best = nullptr;
   double best_score = 0, second = 0;
   for (const Tool* t : candidates) {
-    const bool verb = std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) { return t->verbs.count(v) > 0; });
     double score = (t->NamedIn(r.lower) ? 100 : 0) + (t->ClaimsMatch(r.text) ? 50 : 0) + (t->TitleIn(r.all) ? 5 : 0) +
-                   (verb ? 2 : 0) + t->ObjectWeight(r.all);
+                   (UsesVerbOf(r.verbs, t->verbs) ? 2 : 0) + t->ObjectWeight(r.all);
     if (score > best_score) {
       second = best_score;
       best_score = score;
@@ -85,11 +94,10 @@ const ActionReader::Tool* ActionReader::FromRequest(const Request& r, const std:
 // no other action's verb: "All set!" after "Send the report to my team" is no claim of
 // saving it; after "Could you pray for us?" it claims the prayer request.
 const ActionReader::Tool* ActionReader::Unnamed(const Request& r) const {
+  const bool any_action = std::any_of(r.verbs.begin(), r.verbs.end(), [](const std::string& v) { return IsActionVerb(v); });
   std::vector<const Tool*> all;
   for (const Tool& t : tools_) {
-    const bool own_verb = std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) { return t.verbs.count(v) > 0; });
-    const bool other_verb = std::any_of(r.verbs.begin(), r.verbs.end(), [&](const std::string& v) { return IsActionVerb(v); });
-    if (!t.writes || own_verb || (!other_verb && t.TitleIn(r.all))) all.push_back(&t);
+    if (!t.writes || UsesVerbOf(r.verbs, t.verbs) || (!any_action && t.TitleIn(r.all))) all.push_back(&t);
   }
   return FromRequest(r, all);
 }

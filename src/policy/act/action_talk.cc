@@ -151,14 +151,12 @@ const ActionReader::Tool* ActionReader::ToolOf(const Request& r, const std::stri
 // of a plan the reply announced.
 std::vector<ActionTalk> ActionReader::ReadSentence(const Request& request, const std::string& sentence, bool step) const {
   const std::vector<std::string> clauses = Clauses(sentence);
-  std::vector<std::string> opens;  // each clause's first word
-  for (const std::string& c : clauses) {
-    const std::vector<std::string> w = Words(c);
-    opens.push_back(w.empty() ? "" : w.front());
-  }
+  std::vector<std::vector<std::string>> words;  // each clause's, read once
+  for (const std::string& c : clauses) words.push_back(Words(c));
+  auto opens = [&](size_t i) -> std::string_view { return words[i].empty() ? "" : words[i].front(); };
   // "Before I save anything, I'll show you the confirmation": what comes first is
   // announced, not made to wait.
-  const size_t first = clauses.size() > 1 && opens[0] == "before" ? 1 : 0;
+  const size_t first = clauses.size() > 1 && opens(0) == "before" ? 1 : 0;
   std::string said;
   for (size_t i = first; i < clauses.size(); ++i) said += clauses[i] + ", ";
   // A condition makes what is to come wait, not what is done: "Done — node-30 is in
@@ -166,12 +164,14 @@ std::vector<ActionTalk> ActionReader::ReadSentence(const Request& request, const
   // on the person ("if you'd like", "once you confirm") holds the whole sentence; one
   // on the world ("then triage it if it's offline") its own clause and what follows.
   const bool conditional = Conditional(WithoutPleasantries(Words(said)));
+  std::vector<bool> condition(clauses.size(), false);  // the clause states a condition
   bool on_person = false;
   if (conditional) {
     bool in_a_clause = false;
     for (size_t i = first; i < clauses.size(); ++i) {
-      const std::vector<std::string> cw = WithoutPleasantries(Words(clauses[i]));
-      if (!Conditional(cw)) continue;
+      const std::vector<std::string> cw = WithoutPleasantries(words[i]);
+      condition[i] = Conditional(cw);
+      if (!condition[i]) continue;
       in_a_clause = true;
       on_person = on_person || std::any_of(cw.begin(), cw.end(), [](const std::string& x) {
                     return OneOf({"you", "your", "you're", "you'd", "you'll", "you've", "me", "us"}, x);
@@ -184,7 +184,7 @@ std::vector<ActionTalk> ActionReader::ReadSentence(const Request& request, const
   bool generic_after_named = false;
   for (size_t i = first; i < clauses.size(); ++i) {
     // "... so you can approve them": what someone else may then do
-    const std::vector<std::string> cw = Words(clauses[i]);
+    const std::vector<std::string>& cw = words[i];
     if (i > 0 && cw.size() > 1 && OneOf({"you", "they", "he", "she", "we", "i"}, cw[0]) &&
         OneOf({"can", "could", "may", "might", "will", "would"}, cw[1])) {
       continue;
@@ -192,8 +192,8 @@ std::vector<ActionTalk> ActionReader::ReadSentence(const Request& request, const
     // Later clauses may name the action's objects; a purpose ("so our team can reach
     // out") names what follows it.
     std::string rest;
-    for (size_t j = i + 1; j < clauses.size() && !opens[j].empty() && opens[j] != "so"; ++j) rest += clauses[j] + " ";
-    if (conditional && Conditional(WithoutPleasantries(cw))) break;  // the condition and what follows it
+    for (size_t j = i + 1; j < clauses.size() && !opens(j).empty() && opens(j) != "so"; ++j) rest += clauses[j] + " ";
+    if (condition[i]) break;  // the condition and what follows it
     ActionMode mode = ActionMode::kAnnounce;
     const Tool* t = ToolOf(request, clauses[i], rest, step, clauses.size() == 1, mode);
     if (t != nullptr && on_person && mode != ActionMode::kClaim && mode != ActionMode::kGeneric) t = nullptr;

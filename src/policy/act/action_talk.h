@@ -74,6 +74,7 @@ class ActionReader {
   bool Requested(const Request& request, const Tool& tool, bool strict = false) const;
   const Tool* FromRequest(const Request& request, const std::vector<const Tool*>& candidates) const;
   const Tool* Unnamed(const Request& request) const;
+  bool OtherHasVerb(const Tool& tool, const std::string& verb) const;
   std::vector<ActionTalk> ReadSentence(const Request& request, const std::string& sentence, bool step) const;
   const Tool* ToolOf(const Request& request, const std::string& clause, const std::string& rest, bool plan_step,
                      bool whole, ActionMode& mode) const;
