@@ -172,6 +172,10 @@ int main(int argc, char** argv) {
   serve->add_option("--max-inflight", serve_flags.max_inflight, "turns running at once; one more gets 503 with Retry-After")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
+  serve->add_option("--max-trace-reads", serve_flags.max_trace_reads,
+                    "trace and timeline reads at once per tenant; one more gets 429 with Retry-After")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   serve->add_option("--session-cache", serve_flags.session_cache,
                     "sessions kept in memory between turns (least recently used evicted; the store keeps all)")
       ->capture_default_str()

@@ -191,6 +191,7 @@ int ServeCommand(const ServeFlags& flags) {
       };
     }
     options.max_inflight = flags.max_inflight;
+    options.max_trace_reads = flags.max_trace_reads;
     options.allowed_origins = flags.allow_origins;
     options.allowed_hosts = flags.allow_hosts;
     Api api(**runtime, strand, keys, metrics, options);

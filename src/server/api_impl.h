@@ -50,10 +50,12 @@ struct Exchange {
 // timeline a person reads, domain/timeline.h).
 enum class TraceForm { kEvents, kTimeline };
 
-// A page of a session's trace: the turns' JSON texts, and the last turn's number.
+// A page of a session's trace: the turns' JSON texts, the last turn's number, and
+// whether turns may follow it (the page stopped at its count or its bytes).
 struct TracePage {
   std::vector<std::string> turns;
   int last_number = 0;
+  bool more = false;
 };
 
 // A refusal of NewSession as the API's status: beyond the tenant's quota is 429.
@@ -88,9 +90,10 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   std::atomic<bool> shutting_down{false};
   std::atomic<int> inflight{0};  // turns running now (--max-inflight)
 
-  std::mutex mu;  // guards subscribers and model_call_started
+  std::mutex mu;  // guards subscribers, model_call_started and trace_reads
   std::map<std::string, std::vector<std::weak_ptr<EventStream>>> subscribers;
   std::map<std::string, std::pair<int64_t, std::string>> model_call_started;  // session -> (at_ms, purpose)
+  std::map<std::string, int> trace_reads;  // tenant -> trace and timeline reads in flight (--max-trace-reads)
 
   Impl(Runtime& r, boost::asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
       : runtime(r), sessions(r.sessions()), strand(std::move(s)),
@@ -267,6 +270,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
   Task<void> AskAgain(ServerResponse& res, const ChatRequest& chat, const std::string& id, const std::string& tenant,
                       std::string text, const Json& clarification, const Json& approval);
+  // A place among the tenant's trace and timeline reads, held until the response is
+  // written; nullopt when the tenant has --max-trace-reads already.
+  std::optional<std::shared_ptr<void>> TakeReadSlot(const std::string& tenant);
   Task<Result<TracePage>> ReadPage(std::string id, TurnRange range, TraceForm form);
   Task<void> SendTrace(Exchange x, TraceForm form);
   Task<void> StreamTrace(ServerResponse& res, std::string id, TraceForm form);

@@ -1,6 +1,9 @@
 // GET .../trace (the stored turns, whole or a page), GET .../timeline (the same turns as
 // timelines, domain/timeline.h) and GET .../events (the session's durable events as they
-// happen). Traces are read on the reader thread, never on the runtime strand.
+// happen). Traces are read on the reader thread, never on the runtime strand, a page
+// of at most kPageBytes at a time, and a tenant has --max-trace-reads of them at once.
+#include <algorithm>
+
 #include <boost/asio/this_coro.hpp>
 
 #include "server/api_impl.h"
@@ -9,21 +12,61 @@
 namespace reins {
 namespace {
 
-constexpr int kTracePageTurns = 100;  // turns read per store call when streaming a whole trace
+constexpr int kTracePageTurns = 100;  // turns at most per page when streaming a whole trace
+constexpr int kFirstReadTurns = 16;   // turns of a page's first store call
+// Rendered bytes after which a page ends (it holds one turn at least). A page is what
+// one read holds in memory until the socket takes it: bounded by bytes, not only by
+// turns, a session of huge turns costs each reader about this much, not its whole trace.
+constexpr size_t kPageBytes = 1 << 20;
 
+// The turns after `range.after`, up to `range.limit` of them or kPageBytes of JSON. They
+// are read a few at a time, as many per store call as the turns read so far say will
+// fit, so that no store call loads more than about a page either.
 Result<TracePage> RenderPage(const SessionView& view, const std::string& id, TurnRange range, TraceForm form) {
-  REINS_ASSIGN_OR_RETURN(const StoredTrace trace, view.Trace(id, range));
   TracePage page;
-  for (const StoredTurn& t : trace.turns) {
-    page.turns.push_back(Dump(form == TraceForm::kTimeline ? TimelineTurnJson(t) : TraceTurnJson(t, trace.invocations)));
-    page.last_number = t.turn_number;
+  page.last_number = range.after;
+  size_t bytes = 0;
+  int step = std::min(range.limit, kFirstReadTurns);
+  while (true) {
+    const int want = std::min(step, range.limit - static_cast<int>(page.turns.size()));
+    REINS_ASSIGN_OR_RETURN(const StoredTrace trace, view.Trace(id, TurnRange{page.last_number, want}));
+    for (const StoredTurn& t : trace.turns) {
+      page.turns.push_back(Dump(form == TraceForm::kTimeline ? TimelineTurnJson(t) : TraceTurnJson(t, trace.invocations)));
+      bytes += page.turns.back().size();
+      page.last_number = t.turn_number;
+      if (bytes >= kPageBytes) {
+        page.more = true;
+        return page;
+      }
+    }
+    if (static_cast<int>(trace.turns.size()) < want) return page;  // the session's last turn
+    if (static_cast<int>(page.turns.size()) == range.limit) {
+      page.more = true;
+      return page;
+    }
+    const size_t per_turn = bytes / page.turns.size() + 1;
+    step = static_cast<int>(std::clamp<size_t>((kPageBytes - bytes) / per_turn + 1, 1, kTracePageTurns));
   }
-  return page;
 }
 
 std::string TraceOpening(const std::string& id) { return "{\"session_id\":" + Dump(Json(id)) + ",\"turns\":["; }
 
 }  // namespace
+
+std::optional<std::shared_ptr<void>> Api::Impl::TakeReadSlot(const std::string& tenant) {
+  std::lock_guard lock(mu);
+  int& reading = trace_reads[tenant];
+  if (reading >= options.max_trace_reads) {
+    if (reading == 0) trace_reads.erase(tenant);
+    return std::nullopt;
+  }
+  ++reading;
+  auto self = shared_from_this();
+  return std::shared_ptr<void>(nullptr, [self, tenant](void*) {
+    std::lock_guard lock(self->mu);
+    if (--self->trace_reads[tenant] == 0) self->trace_reads.erase(tenant);
+  });
+}
 
 Task<Result<TracePage>> Api::Impl::ReadPage(std::string id, TurnRange range, TraceForm form) {
   const SessionView& view = sessions;
@@ -38,13 +81,22 @@ Task<void> Api::Impl::GetTimeline(Exchange x) { co_await SendTrace(x, TraceForm:
 Task<void> Api::Impl::SendTrace(Exchange x, TraceForm form) {
   TraceQuery query;
   if (auto bad = ParseTraceQuery(x.req.query, &query)) co_return co_await SendError(x.res, *bad);
+  // A read holds a page in memory for as long as its client takes to read it: a tenant
+  // gets a few at once, so that clients that never read cannot pile pages up.
+  std::optional<std::shared_ptr<void>> slot = TakeReadSlot(x.tenant);
+  if (!slot) {
+    co_return co_await SendError(
+        x.res, Err(429, "too_many_reads", "this tenant has " + std::to_string(options.max_trace_reads) +
+                                              " trace or timeline reads in flight; retry after the Retry-After delay"),
+        RetryAfter(1));
+  }
   if (!query.paged) co_return co_await StreamTrace(x.res, x.session_id, form);
   Result<TracePage> page = co_await ReadPage(x.session_id, TurnRange{query.after, query.limit}, form);
   if (!page.ok()) co_return co_await SendError(x.res, FromStatus(page.status()));
   std::string body = TraceOpening(x.session_id);
   for (size_t i = 0; i < page->turns.size(); ++i) body += (i > 0 ? "," : "") + page->turns[i];
   body += "]";
-  if (static_cast<int>(page->turns.size()) == query.limit) body += ",\"next_after\":" + std::to_string(page->last_number);
+  if (page->more) body += ",\"next_after\":" + std::to_string(page->last_number);
   body += "}";
   std::string type = kJsonType;
   co_await x.res.Respond(200, std::move(type), std::move(body));
@@ -66,7 +118,7 @@ Task<void> Api::Impl::StreamTrace(ServerResponse& res, std::string id, TraceForm
     }
     if (!(co_await res.SendChunk(std::move(chunk))).ok()) co_return;
     chunk.clear();
-    if (static_cast<int>(page->turns.size()) < kTracePageTurns) break;
+    if (!page->more) break;
     page = co_await ReadPage(id, TurnRange{page->last_number, kTracePageTurns}, form);
     if (!page.ok()) {
       // The status line is gone: end the document so that it still parses, saying why.

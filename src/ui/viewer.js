@@ -117,6 +117,12 @@
     const summary = await getJson('/v1/sessions/' + id);
     const after = wholeSessions.has(id) ? 0 : Math.max(0, summary.turns - kNewestTurns);
     const timeline = await getJson('/v1/sessions/' + id + '/timeline' + (after > 0 ? '?after=' + after + '&limit=' + kNewestTurns : ''));
+    // A page also ends at about 1 MiB (docs/http-api.md): the rest of the newest turns follow.
+    for (let next = timeline.next_after; after > 0 && next !== undefined && timeline.turns.length < kNewestTurns;) {
+      const page = await getJson('/v1/sessions/' + id + '/timeline?after=' + next + '&limit=' + (kNewestTurns - timeline.turns.length));
+      timeline.turns.push(...(page.turns || []));
+      next = page.next_after;
+    }
     const facts = el('dl', {class: 'summary'},
         el('dt', {}, 'created'), el('dd', {}, when(summary.created_at)),
         el('dt', {}, 'turns'), el('dd', {}, String(summary.turns)),
