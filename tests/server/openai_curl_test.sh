@@ -98,6 +98,11 @@ s1=$(header x-reins-session)
 chat "$key" "$one" -H 'Idempotency-Key: k-first-1' >/dev/null
 [ "$(header x-reins-session)" = "$s1" ] || fail "a resent first message started a second session"
 [ "$(header idempotent-replay)" = true ] || fail "a resent first message ran again"
+# The same key with another message is not a resend: 422, and the first turn's answer
+# is not replayed to it (a replay matches the request it replays).
+[ "$(chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"hi twice"}]}' \
+  -H 'Idempotency-Key: k-first-1')" = 422 ] || fail "a key reused for another message: $(cat "$dir/body")"
+[ -z "$(header idempotent-replay)" ] || fail "another message got the first one's answer"
 
 # Two clients whose first exchanges match: their next request is refused, not merged.
 twin='{"model":"serve-test","messages":[{"role":"user","content":"hi twin"}]}'
