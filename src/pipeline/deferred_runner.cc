@@ -1,5 +1,6 @@
 #include "pipeline/deferred_runner.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -51,10 +52,35 @@ std::string DeferredRunner::WithoutClaims(std::string_view user_text, std::strin
   return undone.empty() ? std::string(reply) : WithoutClaimsOf(reader_, user_text, reply, undone, done);
 }
 
+template <typename T>
+Task<T> DeferredRunner::UntilReachable(std::function<T(Store&)> call) {
+  for (int64_t wait = kFirstRetryWaitMs;; wait = std::min(2 * wait, kMaxRetryWaitMs)) {
+    std::function<T(Store&)> once = call;
+    T answer = co_await calls_.Run(std::move(once));
+    if (ToStatus(answer).code() != StatusCode::kUnavailable) co_return answer;
+    co_await clock_.Sleep(wait);
+  }
+}
+
+Task<Status> DeferredRunner::Record(const DeferredOutcome& outcome) {
+  std::function<Status(Store&)> record = [&outcome](Store& store) { return store.RecordDeferredOutcome(outcome); };
+  co_return co_await UntilReachable(std::move(record));
+}
+
+void DeferredRunner::RecordLater(const boost::asio::any_io_executor& ex, DeferredOutcome outcome,
+                                 std::shared_ptr<const void> keep_alive) {
+  boost::asio::co_spawn(
+      ex, [this, outcome = std::move(outcome), keep_alive]() -> Task<void> { (void)co_await Record(outcome); },
+      boost::asio::detached);
+}
+
 Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode) {
-  const int64_t now = clock_.NowMs();
-  std::function<Result<bool>(Store&)> claim = [&entry, now](Store& store) { return store.ClaimOutbox(entry.key, now); };
-  Result<bool> claimed = co_await calls_.Run(std::move(claim));
+  // A claim the store could not take is tried again: until it is taken nobody runs the
+  // call, and a sweep would run it only once the store's outbox lapse has passed.
+  std::function<Result<bool>(Store&)> claim = [&entry, this](Store& store) {
+    return store.ClaimOutbox(entry.key, clock_.NowMs());
+  };
+  Result<bool> claimed = co_await UntilReachable(std::move(claim));
   if (claimed.ok() && !*claimed) co_return std::nullopt;  // done by an earlier run
   DeferredResult r;
   r.entry = entry;
@@ -98,10 +124,10 @@ Task<void> DeferredRunner::RecordUnattended(const DeferredResult& r) {
     o.notice = FailureNote(r.entry);
     o.events.push_back({EventType::kNoticeCreated, r.event.turn, clock_.NowMs(), {{"text", o.notice}, {"tool", r.entry.tool}}});
   }
-  // A failed write here leaves the entry unfinished: a restart runs it again under the
-  // same key, which the backend de-duplicates.
-  std::function<Status(Store&)> record = [&o](Store& store) { return store.RecordDeferredOutcome(o); };
-  Status recorded = co_await calls_.Run(std::move(record));
+  // Tried until the store takes it (Record). One it refuses otherwise leaves the entry
+  // unfinished: a restart runs it again under the same key, which the backend
+  // de-duplicates.
+  Status recorded = co_await Record(o);
   if (!recorded.ok()) co_return;
   if (!o.notice.empty() && on_notice) on_notice(r.entry.session_id);
   for (const TraceEvent& e : o.events) {

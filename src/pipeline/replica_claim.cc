@@ -1,5 +1,9 @@
 #include "pipeline/replica_claim.h"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 namespace reins {
 
 void OwedReleases::Add(std::string session_id, int64_t token) {
@@ -18,12 +22,32 @@ void OwedReleases::Retry(Store& store) {
   }
 }
 
+namespace {
+
+// How long a release that finds the store unreachable is tried again, on the store's
+// thread, before it is owed: a database restart takes a few seconds, and until the
+// release lands every other replica's turn of the session waits on the claim.
+constexpr int64_t kReleaseRetryMs = 10000;
+
+Status ReleaseWithin(Store& store, const std::string& session_id, int64_t token) {
+  Status released = store.ReleaseSession(session_id, token);
+  for (int64_t wait = 50, waited = 0; released.code() == StatusCode::kUnavailable && waited < kReleaseRetryMs;
+       waited += wait, wait = std::min<int64_t>(2 * wait, 2000)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+    released = store.ReleaseSession(session_id, token);
+  }
+  return released;
+}
+
+}  // namespace
+
 ReplicaClaim::~ReplicaClaim() {
-  // A release that fails is owed: retried before the next claim, and at worst the claim
-  // lapses at its expiry. Later turns of the session wait until then; nothing is lost.
+  // A release that fails is tried again for a while (ReleaseWithin), then owed:
+  // retried before the next claim, and at worst the claim lapses at its expiry. Later
+  // turns of the session wait until then; nothing is lost.
   if (calls_ == nullptr) return;
   calls_->Post([owed = owed_, session_id = std::move(session_id_), token = claim_.token](Store& store) {
-    if (!store.ReleaseSession(session_id, token).ok() && owed != nullptr) owed->Add(session_id, token);
+    if (!ReleaseWithin(store, session_id, token).ok() && owed != nullptr) owed->Add(session_id, token);
   });
 }
 

@@ -62,9 +62,9 @@ bool Eventually(const std::function<bool()>& done, int seconds) {
   return done();
 }
 
-// An agent whose one deferred tool posts to `journal`, with a short await budget so
-// the turn answers while its write is still at the backend.
-std::string JournalAgent(const MockUpstream& journal) {
+// An agent whose one deferred tool posts to `journal`, with a short await budget (by
+// default) so the turn answers while its write is still at the backend.
+std::string JournalAgent(const MockUpstream& journal, int await_ms = 300) {
   const std::string path = ::testing::TempDir() + "journal_agent_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << R"yaml(name: journal
 system_prompt: You keep prayer requests.
@@ -73,7 +73,7 @@ model:
   replies:
     - { when: { last: user }, repeat: true, tool_calls: [ { name: save_prayer, args: { request: for my mother } } ] }
     - { when: { last: tool }, repeat: true, text: The team will pray for her. }
-deferred: { mode: await, timeout_ms: 300 }
+deferred: { mode: await, timeout_ms: )yaml" << await_ms << R"yaml( }
 tools:
   - name: save_prayer
     timing: deferred
@@ -127,6 +127,67 @@ TEST(ReplicaFailuresE2eTest, AWriteWhoseReplicaWasKilledTakesEffectOnceUnderItsO
   for (const Json& e : trace.body["turns"][0]["events"]) executed += e["type"] == "deferred.executed";
   EXPECT_EQ(executed, 1) << "the outcome is recorded once";
   EXPECT_EQ(journal.requests().size(), 2u);
+}
+
+// Second probe, finding 3: writes whose outcome came back while the database was down
+// were left `running`, and delivered a second time once the outbox lapse passed; the
+// sessions' claims, whose release failed too, held every other replica's turn for
+// their whole lapse. Now the outcome and the release are tried until they land.
+TEST(ReplicaFailuresE2eTest, WritesThatFinishWhileTheDatabaseIsDownAreDeliveredOnceAndTheirSessionsFreed) {
+  MockUpstream journal;
+  constexpr int kSessions = 4;
+  for (int i = 0; i < 2 * kSessions; ++i) {
+    testing::MockReply slow = MockUpstream::Json(200, R"({"success":true,"data":{"id":"pr"}})");
+    slow.first_byte_delay_ms = 1500;  // each delivery returns while the database is down
+    journal.Enqueue(slow);
+  }
+  // The turns wait for their writes: each turn's end (its claim's release) comes while
+  // the database is down too.
+  const std::string config = JournalAgent(journal, 5000);
+  std::unique_ptr<testing::TestPostgres> pg = testing::TestPostgres::StartOwn();
+  const std::string store = pg->Url(pg->NewDatabase(), "outbox_lapse_ms=1500");
+  std::unique_ptr<ServerProcess> a = StartReplica(config, store);
+  std::vector<std::string> sessions;
+  for (int i = 0; i < kSessions; ++i) sessions.push_back(NewSession(*a));
+  std::vector<std::thread> turns;
+  for (const std::string& id : sessions) {
+    turns.emplace_back([&a, id] { Call("POST", a->base_url() + "/v1/sessions/" + id + "/turns", Say("Please pray for my mother")); });
+  }
+  ASSERT_TRUE(Eventually([&] { return journal.requests().size() == kSessions; }, 5)) << a->Log();
+  auto key_of = [](const testing::RecordedRequest& r) {
+    return r.headers.count("idempotency-key") ? r.headers.at("idempotency-key") : "";
+  };
+  std::map<std::string, int> deliveries;  // of the writes in flight when the database stopped
+  for (const testing::RecordedRequest& r : journal.requests()) deliveries[key_of(r)] = 0;
+  pg->Stop("immediate");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every delivery has returned
+  for (std::thread& t : turns) t.join();
+  pg->StartAgain();
+  std::this_thread::sleep_for(std::chrono::milliseconds(4000));  // past the lapse, and a back-off's longest wait
+
+  // A replica that starts now runs whatever the outbox still has unfinished.
+  std::unique_ptr<ServerProcess> b = StartReplica(config, store);
+  for (const std::string& id : sessions) {
+    HttpClient client;
+    HttpRequest next;
+    next.url = b->base_url() + "/v1/sessions/" + id + "/turns";
+    next.body = Say("hello");
+    next.timeouts.total_ms = next.timeouts.first_byte_ms = 10000;
+    boost::asio::io_context io;
+    int status = 0;
+    boost::asio::co_spawn(io, [&]() -> Task<void> {
+      Result<HttpResponse> answer = co_await client.Send(next);
+      status = answer.ok() ? answer->status : 0;
+    }, boost::asio::detached);
+    io.run();
+    EXPECT_EQ(status, 200) << id << ": the session's claim was left held\n" << a->Log();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ASSERT_EQ(deliveries.size(), static_cast<size_t>(kSessions));
+  for (const testing::RecordedRequest& r : journal.requests()) {
+    if (deliveries.count(key_of(r))) ++deliveries[key_of(r)];
+  }
+  for (const auto& [key, n] : deliveries) EXPECT_EQ(n, 1) << "write " << key << " was delivered " << n << " times";
 }
 
 TEST(ReplicaFailuresE2eTest, ADatabaseRestartUnderLoadFailsTurnsCleanlyAndHalfWritesNothing) {

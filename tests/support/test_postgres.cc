@@ -124,6 +124,14 @@ void TestPostgres::Restart() {
   if (std::system(Ctl("restart -m fast").c_str()) != 0) Die("the server did not restart", dir_ + "/server.log");
 }
 
+void TestPostgres::Stop(const std::string& mode) {
+  if (std::system(Ctl("stop -m " + mode).c_str()) != 0) Die("the server did not stop", dir_ + "/server.log");
+}
+
+void TestPostgres::StartAgain() {
+  if (std::system(Ctl("start").c_str()) != 0) Die("the server did not start again", dir_ + "/server.log");
+}
+
 std::string TestPostgres::Url(const std::string& name, const std::string& query) const {
   return "postgres://reins@127.0.0.1:" + std::to_string(port_) + "/" + name + (query.empty() ? "" : "?" + query);
 }
@@ -149,3 +157,4 @@ std::string TestPostgres::NewDatabase() {
 }
 
 }  // namespace reins::testing
+

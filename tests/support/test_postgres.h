@@ -33,6 +33,10 @@ class TestPostgres {
   // Stops the server (fast shutdown: connections are dropped) and starts it again on
   // the same port and data, as an operator's restart does.
   void Restart();
+  // Stops the server (`mode`: pg_ctl's -m, "immediate" is a crash) and starts it again
+  // on the same port and data, for a test that acts while it is down.
+  void Stop(const std::string& mode);
+  void StartAgain();
   int port() const { return port_; }
 
   ~TestPostgres();
