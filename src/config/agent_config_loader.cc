@@ -448,6 +448,19 @@ std::vector<std::string> AgentConfigWarnings(const AgentConfig& config) {
                          "under rails");
     }
   }
+  // A tool nobody described: it may write (MCP's reading), yet it runs at once inside
+  // the loop, before the reply is final, because only an explicit readOnlyHint: false
+  // defers a tool. (An MCP tool's annotations come from its server's listing at start.)
+  for (const ToolDef& tool : config.tools) {
+    if (!tool.Writes() || tool.timing != ToolTiming::kImmediate || tool.configured.count("timing") ||
+        !tool.annotations.empty() || tool.backend.kind == ToolBackendConfig::Kind::kMcp) {
+      continue;
+    }
+    warnings.push_back("tool '" + tool.name + "' has no annotations and no timing, so it may write and runs at once " +
+                       "inside the loop, before the reply is final; add `timing: deferred` (it then runs once, after " +
+                       "the reply), `annotations: { readOnlyHint: true }` if it only reads, or `timing: immediate` if " +
+                       "that is meant");
+  }
   // A condition on an argument the schema does not require: a call that leaves it out
   // never waits for the person.
   for (const ToolDef& tool : config.tools) {

@@ -486,7 +486,7 @@ tools: [ { name: state, input_schema: { type: object }, annotations: { readOnlyH
 TEST_F(ContractTest, CheckWarnsWhenAnAgentThatWritesHasNoHonestClaimsOrNoInternalNames) {
   AgentConfig writes = Config(R"(name: w
 model: { provider: scripted }
-tools: [ { name: send_message, input_schema: { type: object } }, { name: find, annotations: { readOnlyHint: true } } ]
+tools: [ { name: send_message, timing: immediate, input_schema: { type: object } }, { name: find, annotations: { readOnlyHint: true } } ]
 )");
   std::vector<std::string> warnings = AgentConfigWarnings(writes);
   ASSERT_EQ(warnings.size(), 2u);
@@ -496,7 +496,7 @@ tools: [ { name: send_message, input_schema: { type: object } }, { name: find, a
   AgentConfig railed = Config(R"(name: w
 model: { provider: scripted }
 rails: { honest_claims: {}, no_internal_names: {} }
-tools: [ { name: send_message, input_schema: { type: object } } ]
+tools: [ { name: send_message, timing: immediate, input_schema: { type: object } } ]
 )");
   EXPECT_TRUE(AgentConfigWarnings(railed).empty());
   AgentConfig reads = Config(R"(name: r
@@ -504,6 +504,24 @@ model: { provider: scripted }
 tools: [ { name: find, annotations: { readOnlyHint: true } } ]
 )");
   EXPECT_TRUE(AgentConfigWarnings(reads).empty());
+}
+
+// Second probe, finding 10: a tool with neither annotations nor timing may write, yet
+// runs at once inside the loop; check said nothing.
+TEST_F(ContractTest, CheckWarnsWhenAToolThatMayWriteRunsAtOnceBecauseNobodyDescribedIt) {
+  const std::string rails = "rails: { honest_claims: {}, no_internal_names: {} }\n";
+  AgentConfig bare = Config("name: w\nmodel: { provider: scripted }\n" + rails +
+                            "tools: [ { name: add_note, input_schema: { type: object } } ]\n");
+  std::vector<std::string> warnings = AgentConfigWarnings(bare);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("tool 'add_note' has no annotations and no timing"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("timing: deferred"), std::string::npos) << "names the fix: " << warnings[0];
+  for (const char* said : {"timing: deferred", "timing: immediate", "annotations: { readOnlyHint: true }",
+                           "annotations: { destructiveHint: false }"}) {
+    AgentConfig described = Config("name: w\nmodel: { provider: scripted }\n" + rails + "tools: [ { name: add_note, " +
+                                   said + ", input_schema: { type: object } } ]\n");
+    EXPECT_TRUE(AgentConfigWarnings(described).empty()) << said;
+  }
 }
 
 // ---- 9. Responses that are not finished answers --------------------------------------
