@@ -199,6 +199,21 @@ test('an SDK retry after a timeout runs nothing twice', async () => {
   assert.equal(stored.filter((t) => t.events.some((e) => e.type === 'tool.executed')).length, 1);
 });
 
+// The worked example of docs/openai-endpoint.md: a stateless UI that names its person
+// with `user` continues each conversation by its history alone, even when two people
+// opened with the same words.
+test('two people who both said "Hi" continue their own conversations by `user`', async () => {
+  const opening = [say('Hi')];
+  const ann = await client().chat.completions.create({ model, messages: opening, user: 'person-ann' });
+  const bob = await client().chat.completions.create({ model, messages: opening, user: 'person-bob' });
+  assert.notEqual(ann.reins.session_id, bob.reins.session_id);
+  const next = (first) => [...opening, answer(first.choices[0].message.content), say('Who is John?')];
+  const ann2 = await client().chat.completions.create({ model, messages: next(ann), user: 'person-ann' });
+  const bob2 = await client().chat.completions.create({ model, messages: next(bob), user: 'person-bob' });
+  assert.equal(ann2.reins.session_id, ann.reins.session_id);
+  assert.equal(bob2.reins.session_id, bob.reins.session_id);
+});
+
 test('two anonymous clients with the same first exchange are kept apart', async () => {
   const a = await client().chat.completions.create({ model, messages: [say('hello twins')] });
   const b = await client().chat.completions.create({ model, messages: [say('hello twins')] });
