@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -199,22 +200,69 @@ const Cassette::Exchange* Cassette::Find(const std::string& key, int run, bool g
   return nullptr;
 }
 
+namespace {
+
+// The tool whose call `id` is, from the assistant messages of `messages` (OpenAI's
+// tool_calls, Anthropic's tool_use blocks); "" when none names it.
+std::string ToolOfCall(const Json& messages, const std::string& id) {
+  for (const Json& m : messages) {
+    for (const Json& c : m.value("tool_calls", Json::array())) {
+      if (c.value("id", "") == id && c.contains("function")) return c["function"].value("name", "");
+    }
+    const Json content = m.value("content", Json());
+    if (!content.is_array()) continue;
+    for (const Json& b : content) {
+      if (b.is_object() && b.value("type", "") == "tool_use" && b.value("id", "") == id) return b.value("name", "");
+    }
+  }
+  return "";
+}
+
+// The tool whose result one of the differences `where` (paths such as
+// "/messages/3/content: ...") lies in, or nullopt when they are not in a tool's result.
+std::optional<std::string> ToolThatDiffers(const Json& request, const std::vector<std::string>& where) {
+  const Json messages = request.value("messages", Json::array());
+  for (const std::string& w : where) {
+    if (!w.starts_with("/messages/")) continue;
+    const size_t i = static_cast<size_t>(std::atoi(w.c_str() + 10));
+    if (i >= messages.size() || !messages[i].is_object()) continue;
+    const Json& m = messages[i];
+    if (m.value("role", "") == "tool") return ToolOfCall(messages, m.value("tool_call_id", ""));
+    const Json content = m.value("content", Json());
+    if (!content.is_array()) continue;
+    for (const Json& b : content) {  // Anthropic: a user message of tool_result blocks
+      if (b.is_object() && b.value("type", "") == "tool_result") return ToolOfCall(messages, b.value("tool_use_id", ""));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string Cassette::ExplainMiss(const Json& request, int run, bool governor, int turn) const {
   std::lock_guard lock(mu_);
   std::string message = "scenario '" + scenario_ + "' turn " + std::to_string(turn) +
                         ": no recorded model exchange matches this request (" + path_ + ")";
   const Exchange* nearest = nullptr;
   int fewest = 0;
+  bool nearest_aligned = false;
   std::vector<std::string> where;
+  const size_t messages = request.value("messages", Json::array()).size();
   for (const Exchange& e : exchanges_) {
     std::vector<std::string> w;
     int n = Differences(e.request, request, "", w);
-    // Ties go to the same run and turn: that is the exchange the request replaced.
-    bool closer = nearest == nullptr || n < fewest ||
-                  (n == fewest && e.run == run && e.governor == governor && e.turn == turn);
+    // An exchange at the same point of the conversation (as many messages) comes first:
+    // one earlier differs only in its length, which counts once, and would hide that a
+    // tool's result is what changed. Ties go to the same run and turn: that is the
+    // exchange the request replaced.
+    const bool aligned = e.request.value("messages", Json::array()).size() == messages;
+    bool closer = nearest == nullptr || (aligned && !nearest_aligned) ||
+                  (aligned == nearest_aligned &&
+                   (n < fewest || (n == fewest && e.run == run && e.governor == governor && e.turn == turn)));
     if (closer) {
       nearest = &e;
       fewest = n;
+      nearest_aligned = aligned;
       where = std::move(w);
     }
   }
@@ -223,6 +271,14 @@ std::string Cassette::ExplainMiss(const Json& request, int run, bool governor, i
              std::to_string(nearest->turn) + ") differs in " + std::to_string(fewest) + " place" +
              (fewest == 1 ? "" : "s") + ": ";
   for (size_t i = 0; i < where.size(); ++i) message += (i > 0 ? "; " : "") + where[i];
+  if (std::optional<std::string> tool = ToolThatDiffers(request, where)) {
+    // Not the prompt: a tool answered differently in this run than when it was recorded.
+    const std::string named = tool->empty() ? "a tool" : "tool '" + *tool + "'";
+    return message + ". The difference is in what " + named + " returned, not in the prompt: a cassette holds the " +
+           "model's exchanges only, and the agent's tools run again in replay. If the tool's service is down or " +
+           "answers differently, start it, or give the scenario a fixture for " +
+           (tool->empty() ? "the tool" : "'" + *tool + "'") + " (fixtures:, docs/scenarios.md) so that replay runs offline";
+  }
   return message + ". Record again with --record when the prompt or the tools changed";
 }
 

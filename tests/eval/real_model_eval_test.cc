@@ -163,6 +163,34 @@ TEST_P(RealModelEvalTest, AChangedSystemPromptFailsTheReplayNamingTheDifference)
   EXPECT_NE(s.reproduce.find("--replay"), std::string::npos);
 }
 
+// Second probe, finding 8: with an http tool's service down, replay failed advising to
+// record again "when the prompt or the tools changed". It names the tool and the fix.
+TEST_P(RealModelEvalTest, AToolThatAnswersDifferentlyInReplayIsNamedWithTheFixNotARecording) {
+  const Wire w = GetParam();
+  const fs::path dir = TempDir("tool_down_" + w.provider + (w.streamed ? "_sse" : "_json"));
+  WriteSuite(dir, w.provider, "You are a helpful assistant.");
+  MockUpstream mock;
+  EnqueueTurn(mock, w);
+  EvalOptions record = Live(mock, 1);
+  record.record = (dir / "cassettes").string();
+  ASSERT_EQ(Eval(dir, record).modes[0].passed, 1);
+
+  // The tool now fails, as an http tool does when its service is down.
+  std::ifstream in(dir / "weather.yaml");
+  std::string scenario((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string sunny = "{ success: true, data: { temp: 21, sky: sunny } }";
+  scenario.replace(scenario.find(sunny), sunny.size(), "{ success: false, error: connection refused }");
+  std::ofstream(dir / "weather.yaml") << scenario;
+  EvalOptions replay;
+  replay.replay = (dir / "cassettes").string();
+  const ScenarioStats& s = Eval(dir, replay).modes[0].scenarios[0];
+  EXPECT_EQ(s.passed, 0);
+  EXPECT_NE(s.first_failure.find("what tool 'lookup_weather' returned, not in the prompt"), std::string::npos)
+      << s.first_failure;
+  EXPECT_NE(s.first_failure.find("give the scenario a fixture for 'lookup_weather'"), std::string::npos) << s.first_failure;
+  EXPECT_EQ(s.first_failure.find("Record again"), std::string::npos) << s.first_failure;
+}
+
 INSTANTIATE_TEST_SUITE_P(Wires, RealModelEvalTest,
                          ::testing::Values(Wire{"openai", false}, Wire{"openai", true}, Wire{"anthropic", false},
                                            Wire{"anthropic", true}),
