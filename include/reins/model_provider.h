@@ -58,6 +58,10 @@ struct ModelRequest {
   // The most this call may take (the turn's remaining budget, limits.turn_timeout_ms);
   // 0: the provider's own timeout alone. A provider gives up (DeadlineExceeded) past it.
   int64_t timeout_ms = 0;
+  // The W3C trace context of this call's span (its `chat` span in the turn's trace), sent
+  // as the `traceparent` header by an HTTP provider so that a gateway in between (LiteLLM,
+  // Portkey) joins the trace; "" sends none.
+  std::string traceparent;
 };
 
 struct Usage {
@@ -81,6 +85,10 @@ struct ModelResponse {
   std::optional<Json> json;  // structured output, when requested and parseable
   Usage usage;
   FinishReason finish = FinishReason::kStop;
+  // What the provider said, for telemetry (gen_ai.response.*): the model that answered
+  // and its own finish reason ("tool_calls", "end_turn"); "" where it said nothing.
+  std::string model;
+  std::string provider_finish;
 };
 
 class ModelProvider {

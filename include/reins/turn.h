@@ -69,6 +69,10 @@ struct TurnInput {
   // (docs/telemetry.md). Stored with the input; not part of what makes a retry the
   // same request.
   std::string traceparent;
+  // The words a person typed that the OpenAI-compatible door read as `select` or
+  // `approve` ("2", "John Smith (Acme)", "go ahead"): stored with the input so that the
+  // timeline shows what they said; not part of what makes a retry the same request.
+  std::string words;
   // Streaming: receives the turn's events. Progress events (tools, model calls) arrive
   // as they happen; the reply, clarification and approval events only once the turn is
   // committed (I12: nothing is delivered before the writes it queued are durable);

@@ -254,7 +254,8 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
     }
     case EventType::kClarificationAnswered: {
       std::string about = Str(d, "entity_type");
-      return Step("clarification", "answered", Str(d, "option_id"), "", at,
+      const std::string id = Str(d, "option_id"), title = Str(d, "title");
+      return Step("clarification", "answered", title.empty() || title == id ? id : title + " (" + id + ")", "", at,
                   {{"about", about.empty() ? Str(d, "tool") : about}});
     }
     case EventType::kClarificationSuperseded:
@@ -329,8 +330,12 @@ Json EventStep(const TraceEvent& e, int64_t t0) {
 std::string SaidText(const Json& input) {
   if (!input.is_object()) return "";
   if (input.contains("say") && input["say"].is_string()) return input["say"].get<std::string>();
-  if (input.contains("select") && input["select"].is_string()) return "(chose " + input["select"].get<std::string>() + ")";
-  if (input.contains("approve") && input["approve"].is_boolean()) return input["approve"].get<bool>() ? "(approved)" : "(declined)";
+  // The words a person typed that the OpenAI door read as a choice or a decision.
+  const std::string words = input.contains("words") && input["words"].is_string() ? "\"" + Str(input, "words") + "\" " : "";
+  if (input.contains("select") && input["select"].is_string()) return words + "(chose " + Str(input, "select") + ")";
+  if (input.contains("approve") && input["approve"].is_boolean()) {
+    return words + (input["approve"].get<bool>() ? "(approved)" : "(declined)");
+  }
   if (input.contains("approve") && input["approve"].is_object()) {
     const Json& a = input["approve"];
     std::string said = Flag(a, "decision") ? "(approved" : "(declined";

@@ -29,7 +29,9 @@ struct TimelineTurn {
 Json TurnTimeline(const TimelineTurn& turn);
 
 // What a turn's input (the trace's `turn.started` input, or a stored turn's) said:
-// the text, or "(chose X)", "(approved)", "(declined)", "(cancelled)".
+// the text, or "(chose X)", "(approved)", "(declined)", "(cancelled)", after the words
+// the person typed when the OpenAI door read them as the choice or the decision
+// ("\"John Smith\" (chose u_smith)").
 std::string SaidText(const Json& input);
 
 }  // namespace reins

@@ -159,6 +159,7 @@ Json TurnInputToJson(const TurnInput& in) {
   if (!in.page_context.is_null()) j["page_context"] = in.page_context;
   if (!in.idempotency_key.empty()) j["idempotency_key"] = in.idempotency_key;
   if (!in.traceparent.empty()) j["traceparent"] = in.traceparent;
+  if (!in.words.empty()) j["words"] = in.words;
   return j;
 }
 

@@ -1,6 +1,7 @@
 #include "host/agent_host.h"
 
 #include <cstdlib>
+#include <iostream>
 
 #include "host/mcp_relay.h"
 #include "mcp/mcp_hub.h"
@@ -62,6 +63,9 @@ Result<Runtime*> AgentHost::StartRuntime(RuntimeParts parts) {
   }
   telemetry::ExporterOptions exporter = telemetry::ExporterOptionsFrom(
       agent_.telemetry.otlp_endpoint, agent_.telemetry.service_name, agent_.name, [](const char* n) -> const char* { return std::getenv(n); });
+  for (const std::string& refused : exporter.refused_headers) {
+    std::cerr << "reins: OTEL_EXPORTER_OTLP_HEADERS: " << refused << "; it is not sent\n";
+  }
   if (!exporter.endpoint.empty()) {
     telemetry::TelemetryOptions options{agent_.name, agent_.model.provider, agent_.telemetry.capture_content};
     telemetry_ = std::make_unique<telemetry::TurnTelemetry>(

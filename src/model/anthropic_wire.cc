@@ -265,6 +265,8 @@ Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
   if (stop == "max_tokens") response.finish = FinishReason::kLength;
   if (stop == "refusal") response.finish = FinishReason::kRefusal;
   if (stop == "pause_turn") response.finish = FinishReason::kPaused;
+  response.provider_finish = stop;
+  response.model = String(body, "model");
   if (const Json* usage = Object(body, "usage")) {
     response.usage.input_tokens = Int(*usage, "input_tokens");
     response.usage.output_tokens = Int(*usage, "output_tokens");
@@ -314,6 +316,7 @@ class AnthropicAssembler : public StreamAssembler {
 
   Status MessageStart(const Json& data) {
     const Json* message = Object(data, "message");
+    if (message != nullptr) model_ = String(*message, "model");
     if (const Json* usage = message != nullptr ? Object(*message, "usage") : nullptr) TakeUsage(*usage);
     return OkStatus();
   }
@@ -379,6 +382,7 @@ class AnthropicAssembler : public StreamAssembler {
     for (const auto& [index, block] : blocks_) content.push_back(WholeBlock(block));  // std::map: index order
     Json whole = {{"type", "message"}, {"role", "assistant"}, {"content", std::move(content)}, {"usage", usage_}};
     if (!stop_reason_.empty()) whole["stop_reason"] = stop_reason_;
+    if (!model_.empty()) whole["model"] = model_;
     return whole;
   }
 
@@ -388,6 +392,7 @@ class AnthropicAssembler : public StreamAssembler {
   std::map<int, Block> blocks_;
   Json usage_ = Json::object();
   std::string stop_reason_;
+  std::string model_;
 };
 
 // ---- Format --------------------------------------------------------------------------

@@ -151,6 +151,7 @@ HttpRequest HttpModel::WireBytes(const ModelRequest& request, bool streaming) co
   HttpRequest http;
   for (HttpHeader& h : wire_->Headers(config_)) http.headers.push_back({std::move(h.name), std::move(h.value)});
   if (streaming) http.headers.push_back({"Accept", "text/event-stream"});
+  if (!request.traceparent.empty()) http.headers.push_back({"traceparent", request.traceparent});
   http.body = wire_->BuildBody(config_, request, streaming);
   return http;
 }

@@ -27,6 +27,8 @@ ModelResponse Respond(Answer answer, bool structured) {
   }
   response.usage.input_tokens = answer.input_tokens;
   response.usage.output_tokens = answer.output_tokens;
+  response.model = std::move(answer.model);
+  response.provider_finish = std::move(answer.finish_reason);
   if (structured) response.json = wire::JsonObjectIn(response.text);
   return response;
 }
@@ -38,6 +40,7 @@ enum class Slot {
   kIgnored,  // anything reins does not read, and everything inside it
   kRoot,
   kError,
+  kModel,
   kChoices,
   kChoice,  // choices[0]; later choices are ignored
   kMessage,
@@ -62,6 +65,7 @@ Slot MemberSlot(Slot object, std::string_view key) {
       if (key == "error") return Slot::kError;
       if (key == "choices") return Slot::kChoices;
       if (key == "usage") return Slot::kUsage;
+      if (key == "model") return Slot::kModel;
       return Slot::kIgnored;
     case Slot::kChoice:
       if (key == "message") return Slot::kMessage;
@@ -110,6 +114,7 @@ class AnswerReader final : public JsonEvents {
       case Slot::kIgnored:
       case Slot::kError:  // "error": null is no error
       case Slot::kFinishReason:
+      case Slot::kModel:
       case Slot::kContent:
       case Slot::kRefusal:
       case Slot::kToolCalls:
@@ -131,6 +136,7 @@ class AnswerReader final : public JsonEvents {
     switch (Next()) {
       case Slot::kIgnored: return true;
       case Slot::kFinishReason: return Keep(answer_.finish_reason, value);
+      case Slot::kModel: return Keep(answer_.model, value);
       case Slot::kContent: return Keep(answer_.content, value);
       case Slot::kRefusal: return Keep(answer_.refusal, value);
       case Slot::kCallId: return Keep(call_id_, value);

@@ -24,6 +24,7 @@ struct Answer {
   std::string refusal;        // choices[0].message.refusal
   std::vector<ToolCall> tool_calls;
   std::string finish_reason;  // choices[0].finish_reason
+  std::string model;          // the model that answered
   int input_tokens = 0;       // usage.prompt_tokens
   int output_tokens = 0;      // usage.completion_tokens
 };

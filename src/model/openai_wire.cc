@@ -268,6 +268,7 @@ Result<ModelResponse> ParseResponse(const Json& body, bool structured) {
     }
   }
   answer.finish_reason = String((*choices)[0], "finish_reason");
+  answer.model = String(body, "model");
   if (const Json* usage = Object(body, "usage")) {
     answer.input_tokens = Int(*usage, "prompt_tokens");
     answer.output_tokens = Int(*usage, "completion_tokens");
@@ -300,6 +301,7 @@ class OpenAIAssembler : public StreamAssembler {
       }
     }
     if (const Json* usage = Object(chunk, "usage")) usage_ = *usage;
+    if (model_.empty()) model_ = String(chunk, "model");
     return OkStatus();
   }
 
@@ -361,6 +363,7 @@ class OpenAIAssembler : public StreamAssembler {
     if (!finish_reason_.empty()) choice["finish_reason"] = finish_reason_;
     Json body = {{"choices", Json::array({std::move(choice)})}};
     if (!usage_.is_null()) body["usage"] = usage_;
+    if (!model_.empty()) body["model"] = model_;
     return body;
   }
 
@@ -370,6 +373,7 @@ class OpenAIAssembler : public StreamAssembler {
   std::string content_;
   std::string refusal_;
   std::string finish_reason_;
+  std::string model_;
   std::map<int, PendingCall> calls_;
   Json usage_;
 };

@@ -44,6 +44,8 @@ EventData ModelResponseData(int response, const ModelResponse& r) {
   std::string& out = EventTextBuffer();
   JsonObjectText o(out);
   if (r.finish != FinishReason::kStop) o.String("finish", FinishReasonName(r.finish));
+  if (!r.model.empty()) o.String("model", r.model);  // as the provider said: telemetry's gen_ai.response.*
+  if (!r.provider_finish.empty()) o.String("provider_finish", r.provider_finish);
   o.Int("response", response);
   o.String("text", r.text);
   std::string& calls = o.Key("tool_calls");

@@ -6,6 +6,7 @@
 
 #include "pipeline/context_window.h"
 #include "pipeline/event_text.h"
+#include "telemetry/turn_spans.h"
 
 namespace reins {
 namespace {
@@ -28,7 +29,18 @@ std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& conf
 
 ModelLoop::ModelLoop(const AgentConfig& config, const PolicyChain& policies, ModelProvider& model,
                      ModelProvider& audit_model, ChainExecutor& executor)
-    : policies_(policies), model_(model), audit_model_(audit_model), executor_(executor), tools_(ToolSpecsOf(config)) {}
+    : policies_(policies),
+      model_(model),
+      audit_model_(audit_model),
+      model_id_(config.model.model),
+      audit_model_id_(config.audit_model ? config.audit_model->model : config.model.model),
+      executor_(executor),
+      tools_(ToolSpecsOf(config)) {}
+
+std::string_view ModelLoop::ModelId(const ModelProvider& called) const {
+  const std::string& id = &called == &audit_model_ ? audit_model_id_ : model_id_;
+  return id.empty() ? called.Name() : std::string_view(id);
+}
 
 namespace {
 
@@ -160,6 +172,11 @@ Task<void> Exchange(TurnContext& ctx, ModelProvider& model, ModelRequest& reques
   // the exchange). For any other, the turn stops waiting at the deadline whatever the
   // provider does.
   request.timeout_ms = ctx.deadline_ms != 0 ? ctx.RemainingMs() : 0;
+  // The call's own span in the turn's trace (the model.call just emitted is the turn's
+  // model_calls-th): a gateway that reads traceparent puts its spans under it.
+  const telemetry::TurnIds ids = telemetry::IdsOfTurn(ctx.session_id, ctx.result.turn_number, ctx.input.traceparent);
+  request.traceparent = telemetry::FormatTraceparent(
+      {ids.turn.trace_id, telemetry::ChatSpanId(ids, ctx.result.model_calls), ids.turn.sampled});
   return Bounded(ctx, model, request, answer);
 }
 
@@ -187,7 +204,7 @@ Task<void> ModelLoop::Call(TurnContext& ctx, Result<ModelResponse>& answer, cons
 Task<void> ModelLoop::CallOnce(TurnContext& ctx, Result<ModelResponse>& answer, Purpose purpose, ToolChoice choice,
                                std::vector<Message> extra, std::optional<Json> schema) {
   const ModelProvider& called = purpose == Purpose::kAudit ? audit_model_ : model_;
-  ctx.Emit("model.call", ModelCallData(called.Name(), purpose, choice, ctx.step_id));
+  ctx.Emit("model.call", ModelCallData(ModelId(called), purpose, choice, ctx.step_id));
   ++ctx.result.model_calls;
   CallRequest request = BuildModelRequest(ctx, purpose, choice, tools_);
   for (Message& m : extra) request.request.messages.push_back(std::move(m));
@@ -199,7 +216,7 @@ Task<void> ModelLoop::CallWith(TurnContext& ctx, Result<ModelResponse>& answer, 
                                std::vector<Message> messages, std::optional<Json> schema,
                                std::shared_ptr<const std::vector<ToolSpec>> tools) {
   const ModelProvider& called = purpose == Purpose::kAudit ? audit_model_ : model_;
-  ctx.Emit("model.call", ModelCallData(called.Name(), purpose, choice));
+  ctx.Emit("model.call", ModelCallData(ModelId(called), purpose, choice));
   ++ctx.result.model_calls;
   CallRequest request(RequestHead(ctx, purpose, std::move(choice), std::move(tools)));
   request.request.messages = std::move(messages);
@@ -267,7 +284,7 @@ Task<void> ModelLoop::Repeat(TurnContext& ctx, ModelProvider& model, ModelReques
   }
   if (!so_far.empty()) request.messages.push_back(Message::Assistant(so_far));
   ctx.Emit("model.call",
-           ModelCallData(model.Name(), request.purpose, request.tool_choice, {}, FinishReasonName(response->finish)));
+           ModelCallData(ModelId(model), request.purpose, request.tool_choice, {}, FinishReasonName(response->finish)));
   ++ctx.result.model_calls;
   co_await Exchange(ctx, model, request, response);
   Record(ctx, response);

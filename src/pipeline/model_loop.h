@@ -95,9 +95,14 @@ class ModelLoop {
   // answer is not kept in the loop's frame.
   std::unique_ptr<LoopOutcome> Reply(TurnContext& ctx, const ModelResponse& response, int round, ToolChoice* next);
 
+  // The model `called` is, as the config names it (`model.model`, gen_ai.request.model),
+  // or its provider where the config names none (scripted, sim).
+  std::string_view ModelId(const ModelProvider& called) const;
+
   const PolicyChain& policies_;
   ModelProvider& model_;
   ModelProvider& audit_model_;
+  std::string model_id_, audit_model_id_;
   ChainExecutor& executor_;
   std::shared_ptr<const std::vector<ToolSpec>> tools_;
 };

@@ -784,10 +784,12 @@ Task<Status> Runtime::Impl::CheckKeyUnused(const std::string& session_id, const 
   };
   REINS_CO_ASSIGN_OR_RETURN(std::optional<StoredTurn> earlier, co_await calls->Run(std::move(find)));
   if (!earlier) co_return OkStatus();
-  // The same request, whichever trace the retry came in.
+  // The same request, whichever trace the retry came in and whatever words it was in.
   Json asked = earlier->input, now = TurnInputToJson(input);
-  if (asked.is_object()) asked.erase("traceparent");
-  now.erase("traceparent");
+  for (const char* incidental : {"traceparent", "words"}) {
+    if (asked.is_object()) asked.erase(incidental);
+    now.erase(incidental);
+  }
   if (asked != now) {
     co_return InvalidArgument("idempotency key '" + key + "' was already used by turn " +
                               std::to_string(earlier->turn_number) +

@@ -195,12 +195,14 @@ Status TurnPipeline::Admit(TurnContext& ctx) {
     }
     PendingDecisions& d = ctx.decide();
     d.chosen_option_id = chosen->id;
+    const std::string chosen_title = chosen->title;
     d.answered = std::make_unique<PendingClarification>(std::move(*pending));
     pending.reset();
     ctx.request_tools = d.answered->request_tools;
     policies_.OnClarificationAnswered(ctx, *d.answered, d.chosen_option_id);
     ctx.Emit("clarification.answered", {{"id", d.answered->id},
                                         {"option_id", d.chosen_option_id},
+                                        {"title", chosen_title},
                                         {"entity_type", d.answered->entity_type},
                                         {"tool", d.answered->tool}});
     return {};

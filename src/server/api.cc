@@ -124,6 +124,9 @@ std::optional<ApiError> Api::Impl::Admit(const ServerRequest& req, const Route& 
   if (std::optional<RequestRefusal> refused = CheckBrowser(req.Header("host"), req.Header("origin"), browser)) {
     return ApiError{refused->status, refused->code, refused->message};
   }
+  if (std::optional<RequestRefusal> refused = CheckBodyType(req.Header("content-type"), !req.body.empty(), keys != nullptr)) {
+    return ApiError{refused->status, refused->code, refused->message};
+  }
   std::string bucket = "local";
   if (keys) {
     std::string auth = req.Header("authorization");

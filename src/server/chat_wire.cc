@@ -182,6 +182,7 @@ ChatAnswer ReadChatAnswer(const ChatRequest& req, const Json& pending_clarificat
     const OptionMatch match = MatchOption(pending->options, req.last.text);
     if (match.kind == OptionMatch::Kind::kOne) {
       in.select = pending->options[match.index].id;
+      in.words = req.last.text;
     } else {
       out.ask_again = AskAgain(*pending, match);
       in.say = req.last.text;
@@ -191,6 +192,7 @@ ChatAnswer ReadChatAnswer(const ChatRequest& req, const Json& pending_clarificat
   if (pending_approval.is_object()) {
     if (std::optional<bool> decision = TypedDecision(req.last.text)) {
       in.approve = *decision;
+      in.words = req.last.text;
     } else {
       out.ask_again = "Please answer yes or no. " + pending_approval.value("prompt", std::string("Should I go ahead?"));
       in.say = req.last.text;

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -273,10 +274,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // same error at once, forever, and spins).
   int reserve_fd = -1;
 
-  // Connections waiting for their next request, closed at once by Stop().
+  // Connections waiting for their next request, closed at once by Stop(), and those of
+  // them being closed to make room (ShedIdleConnection).
   std::mutex mu;
   uint64_t next_id = 0;
   std::map<uint64_t, tcp::socket*> idle;
+  std::set<uint64_t> shedding;
 
   // One client's connection, on the heap: a held response takes it along.
   struct Connection {
@@ -298,6 +301,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   Task<void> Accept();
   void ShedOneWaitingClient();
+  bool ShedIdleConnection();
   // Serves the connection's requests until it closes or a response is held; `held`: a
   // held response that ended, to finish first.
   Task<void> Serve(std::unique_ptr<Connection> conn, std::optional<HeldEnd> held);
@@ -316,7 +320,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
   void SetIdle(uint64_t id, tcp::socket* socket) {
     std::lock_guard lock(mu);
-    if (socket) idle[id] = socket; else idle.erase(id);
+    if (socket) {
+      idle[id] = socket;
+    } else {
+      idle.erase(id);
+      shedding.erase(id);
+    }
   }
 };
 
@@ -340,7 +349,7 @@ Task<void> HttpServer::Impl::Accept() {
       continue;
     }
     backoff_ms = 0;
-    if (open >= options.max_connections) {
+    if (open >= options.max_connections && !ShedIdleConnection()) {
       // Refused at once, without reading the request: a small blocking write to a
       // fresh socket does not block, and the descriptor is back within the call.
       beast::error_code ignored;
@@ -365,6 +374,27 @@ Task<void> HttpServer::Impl::Accept() {
                                              peer.address().to_string() + ":" + std::to_string(peer.port()));
     asio::co_spawn(executor, Serve(std::move(conn), std::nullopt), asio::detached);
   }
+}
+
+// Every connection is open: the one that has waited longest for a request (the oldest
+// idle one, which a client holding sockets open owns) is closed to make room, as a head
+// timeout cut short would. False when none waits, or when as many as kMaxShedding are
+// still closing (each lets one more in until it is gone).
+bool HttpServer::Impl::ShedIdleConnection() {
+  constexpr size_t kMaxShedding = 64;
+  std::lock_guard lock(mu);
+  if (shedding.size() >= kMaxShedding) return false;
+  for (const auto& [id, socket] : idle) {  // by id: the oldest connection first
+    if (shedding.count(id)) continue;
+    shedding.insert(id);
+    asio::post(socket->get_executor(), [self = shared_from_this(), id = id] {
+      std::lock_guard inner(self->mu);
+      if (auto it = self->idle.find(id); it != self->idle.end()) it->second->cancel();
+    });
+    if (options.on_refused) options.on_refused("idle_shed");
+    return true;
+  }
+  return false;
 }
 
 void HttpServer::Impl::ShedOneWaitingClient() {

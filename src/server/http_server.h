@@ -11,8 +11,11 @@
 // waiting meanwhile without a coroutine of its own. Malformed HTTP gets a 400 and the
 // connection is closed.
 //
-// Resources: at most `max_connections` are open at once; one more is answered 503 and
-// closed (`on_refused("max_connections")`). When the process runs out of file
+// Resources: at most `max_connections` are open at once. When all are open, the
+// connection that has waited longest for a request (an idle keep-alive, a head that
+// never came) is closed to make room (`on_refused("idle_shed")`), so that a client
+// holding idle sockets cannot keep everyone else out, /healthz included; with none
+// idle, one more is answered 503 and closed (`on_refused("max_connections")`). When the process runs out of file
 // descriptors, the accept loop backs off instead of spinning, and uses a descriptor it
 // kept in reserve to answer the waiting client 503 (`on_refused("fd_exhausted")`).
 //

@@ -139,6 +139,16 @@ std::optional<RequestRefusal> CheckBrowser(std::string_view host, std::string_vi
   return std::nullopt;
 }
 
+std::optional<RequestRefusal> CheckBodyType(std::string_view content_type, bool has_body, bool keys) {
+  if (keys || !has_body) return std::nullopt;
+  const std::string_view media = TrimmedSpace(content_type.substr(0, content_type.find(';')));
+  if (EqualsNoCase(media, "application/json")) return std::nullopt;
+  return RequestRefusal{415, "unsupported_media_type",
+                        "without --keys a request body must come with Content-Type: application/json (curl: -H "
+                        "'Content-Type: application/json'), not " +
+                            (content_type.empty() ? std::string("none") : "'" + std::string(content_type) + "'")};
+}
+
 std::optional<std::string> QueryParam(std::string_view query, std::string_view name) {
   while (!query.empty()) {
     size_t amp = query.find('&');

@@ -23,7 +23,7 @@ namespace reins {
 
 struct RequestRefusal {
   int status = 400;
-  std::string code;     // bad_request | not_implemented | cross_origin | host_not_allowed
+  std::string code;     // bad_request | not_implemented | cross_origin | host_not_allowed | unsupported_media_type
   std::string message;  // a plain sentence
 };
 
@@ -54,6 +54,10 @@ struct BrowserRules {
   std::vector<std::string> allowed_hosts;    // host names, without the port
 };
 std::optional<RequestRefusal> CheckBrowser(std::string_view host, std::string_view origin, const BrowserRules& rules);
+// Without keys, a request with a body must say Content-Type: application/json (415
+// otherwise): a page of another site can POST a form or text/plain to loopback without
+// asking, but not JSON, which needs the CORS preflight this server never grants.
+std::optional<RequestRefusal> CheckBodyType(std::string_view content_type, bool has_body, bool keys);
 
 // The value of `name` in a query string ("after=3&limit=10"), percent-decoded; nullopt
 // when absent.

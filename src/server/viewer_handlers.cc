@@ -1,6 +1,7 @@
 // The trace viewer (docs/trace-viewer.md): its page, style and scripts from the binary
 // (src/ui) under a strict Content-Security-Policy, and GET /v1/sessions, the list it
 // opens on. The files need no key; every session it shows is read with the caller's.
+#include "domain/timeline.h"
 #include "server/api_impl.h"
 #include "server/stored_turn_json.h"
 #include "ui/assets.h"
@@ -22,10 +23,33 @@ Headers UiHeaders() {
           {"Cache-Control", "no-cache"}};
 }
 
-Json SessionsJson(const std::vector<SessionSummary>& list) {
+constexpr size_t kOpeningChars = 140;  // of a session's first message, in the list
+
+// `text` cut to at most `n` bytes, not inside a UTF-8 character.
+std::string Prefix(const std::string& text, size_t n) {
+  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
+// The list, each session with who opened it and with what words (`opened_by`,
+// `opened_with`): an auditor scanning the list looks for a person or a request, not an
+// id. One turn read per listed session, on the reader thread.
+Result<Json> SessionsJson(const SessionView& view, const std::vector<SessionSummary>& list) {
   Json sessions = Json::array();
-  for (const SessionSummary& s : list) sessions.push_back(SessionSummaryJson(s));
-  return {{"sessions", std::move(sessions)}};
+  for (const SessionSummary& s : list) {
+    Json j = SessionSummaryJson(s);
+    if (s.turn_count > 0) {
+      REINS_ASSIGN_OR_RETURN(const StoredTrace first, view.Trace(s.id, TurnRange{0, 1}));
+      if (!first.turns.empty()) {
+        std::string said = SaidText(first.turns.front().input);
+        if (said.size() > kOpeningChars) said = Prefix(said, kOpeningChars) + "…";
+        j["opened_by"] = first.turns.front().speaker;
+        j["opened_with"] = std::move(said);
+      }
+    }
+    sessions.push_back(std::move(j));
+  }
+  return Json{{"sessions", std::move(sessions)}};
 }
 
 }  // namespace
@@ -54,7 +78,7 @@ Task<void> Api::Impl::ListSessions(Exchange x) {
   const std::optional<std::string> tenant = x.tenant;  // "" without keys: the sessions made without one
   std::function<Result<Json>()> read = [&view, tenant, limit]() -> Result<Json> {
     REINS_ASSIGN_OR_RETURN(const std::vector<SessionSummary> list, view.Recent(tenant, limit));
-    return SessionsJson(list);
+    return SessionsJson(view, list);
   };
   Result<Json> body = co_await OnSync<Result<Json>>(readers.get_executor(), std::move(read));
   if (!body.ok()) co_return co_await SendError(x.res, FromStatus(body.status()));

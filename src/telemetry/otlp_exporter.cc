@@ -1,8 +1,10 @@
 #include "telemetry/otlp_exporter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,6 +20,46 @@ std::string Env(GetEnv getenv, const char* name) {
   return v == nullptr ? "" : v;
 }
 
+// RFC 9110's token: what a header's name may hold.
+bool IsToken(std::string_view s) {
+  static constexpr std::string_view kPunctuation = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || kPunctuation.find(c) != std::string_view::npos;
+  });
+}
+
+// A field value: no control bytes but the tab (no NUL, CR or LF to split the request).
+bool IsFieldValue(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b < 0x20 && b != '\t') || b == 0x7f;
+  });
+}
+
+// The pairs of OTEL_EXPORTER_OTLP_HEADERS ("name=value,name2=value2", values
+// percent-encoded), each a header or, when it cannot be one, a reason in `refused`.
+void ReadHeaders(const std::string& text, ExporterOptions& o) {
+  for (size_t start = 0; start < text.size();) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string_view pair = std::string_view(text).substr(start, comma - start);
+    start = comma + 1;
+    if (TrimmedSpace(pair).empty()) continue;
+    const size_t eq = pair.find('=');
+    const std::string name(TrimmedSpace(pair.substr(0, eq)));
+    const std::string value = eq == std::string_view::npos ? "" : PercentDecoded(TrimmedSpace(pair.substr(eq + 1)));
+    if (eq == std::string_view::npos) {
+      o.refused_headers.push_back("'" + name + "' has no '=' and no value");
+    } else if (!IsToken(name)) {
+      o.refused_headers.push_back("'" + name + "' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)");
+    } else if (!IsFieldValue(value)) {
+      o.refused_headers.push_back("the value of '" + name + "' holds control bytes");
+    } else {
+      o.headers.push_back({name, value});
+    }
+  }
+}
+
 }  // namespace
 
 ExporterOptions ExporterOptionsFrom(const std::string& config_endpoint, const std::string& config_service,
@@ -28,17 +70,7 @@ ExporterOptions ExporterOptionsFrom(const std::string& config_endpoint, const st
   while (!base.empty() && base.back() == '/') base.pop_back();
   o.endpoint = Env(getenv, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
   if (o.endpoint.empty() && !base.empty()) o.endpoint = base + "/v1/traces";
-  const std::string headers = Env(getenv, "OTEL_EXPORTER_OTLP_HEADERS");
-  for (size_t start = 0; start < headers.size();) {
-    size_t comma = headers.find(',', start);
-    if (comma == std::string::npos) comma = headers.size();
-    const std::string pair = headers.substr(start, comma - start);
-    if (const size_t eq = pair.find('='); eq != std::string::npos) {
-      const std::string name(TrimmedSpace(std::string_view(pair).substr(0, eq)));
-      if (!name.empty()) o.headers.push_back({name, PercentDecoded(TrimmedSpace(std::string_view(pair).substr(eq + 1)))});
-    }
-    start = comma + 1;
-  }
+  ReadHeaders(Env(getenv, "OTEL_EXPORTER_OTLP_HEADERS"), o);
   o.resource.service_name = Env(getenv, "OTEL_SERVICE_NAME");
   if (o.resource.service_name.empty()) o.resource.service_name = config_service;
   if (o.resource.service_name.empty()) o.resource.service_name = agent_name;
@@ -72,6 +104,11 @@ void OtlpExporter::Export(std::vector<Span> spans) {
   }
   if (dropped > 0) dropped_queue_full_ += static_cast<int64_t>(dropped);
   if (full_batch) wake_.notify_one();
+}
+
+void OtlpExporter::Warn(const std::string& line) const {
+  if (options_.warn) options_.warn(line);
+  else std::cerr << "reins: " << line << "\n";
 }
 
 ExportCounts OtlpExporter::counts() const {
@@ -144,9 +181,11 @@ bool OtlpExporter::Send(boost::asio::io_context& io, HttpClient& client, std::ve
   request.body = TraceRequestText(options_.resource, batch);
   request.timeouts = HttpTimeouts{options_.timeout_ms, options_.timeout_ms, options_.timeout_ms, options_.timeout_ms};
   bool sent = false;
+  std::string why;
   auto post = [&]() -> Task<void> {
     Result<HttpResponse> r = co_await client.Send(std::move(request));
     sent = r.ok() && r->status / 100 == 2;
+    if (!sent) why = r.ok() ? "HTTP " + std::to_string(r->status) : r.status().message();
   };
   io.restart();
   boost::asio::co_spawn(io, post(), boost::asio::detached);
@@ -154,6 +193,14 @@ bool OtlpExporter::Send(boost::asio::io_context& io, HttpClient& client, std::ve
   const int64_t n = static_cast<int64_t>(batch.size());
   if (sent) exported_ += n;
   else dropped_export_failed_ += n;
+  // Said once when exports begin to fail and once when they work again, not per batch:
+  // the counts in /metrics say how many spans each outage cost.
+  if (sent == failing_) {
+    failing_ = !sent;
+    Warn(sent ? "telemetry: spans reach " + options_.endpoint + " again"
+              : "telemetry: exporting spans to " + options_.endpoint + " failed (" + why +
+                    "); spans are dropped and counted in reins_telemetry_spans_dropped_total until it answers");
+  }
   return sent;
 }
 

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,6 +29,13 @@ struct ExporterOptions {
   // Where spans are POSTed: the traces URL (http://host:4318/v1/traces).
   std::string endpoint;
   std::vector<HttpHeaderField> headers;  // OTEL_EXPORTER_OTLP_HEADERS
+  // What OTEL_EXPORTER_OTLP_HEADERS held that is not a header (a name that is not an
+  // HTTP token, a value with control bytes, a pair without '='): left out, and said once
+  // at start by whoever starts the exporter.
+  std::vector<std::string> refused_headers;
+  // Where the exporter says that exports began to fail (once each time the collector
+  // goes from answering to not) and that they work again; stderr when empty.
+  std::function<void(const std::string&)> warn;
   Resource resource;
   size_t max_queue = 2048;  // spans waiting; beyond it new spans are dropped
   size_t max_batch = 512;   // spans per request
@@ -66,6 +74,7 @@ class OtlpExporter {
  private:
   void Run();
   bool Send(boost::asio::io_context& io, HttpClient& client, std::vector<Span> batch);  // false: dropped
+  void Warn(const std::string& line) const;
 
   const ExporterOptions options_;
   std::mutex mu_;
@@ -77,6 +86,7 @@ class OtlpExporter {
   std::atomic<int64_t> exported_{0}, dropped_queue_full_{0}, dropped_export_failed_{0}, dropped_collector_down_{0};
   std::atomic<int64_t> down_until_ms_{0};  // steady clock; 0: up
   int failures_ = 0;                        // sends failed in a row (the sender's thread only)
+  bool failing_ = false;                    // the last send failed, and that was said (Warn)
   std::thread thread_;  // last: started once everything above exists
 };
 

@@ -81,8 +81,7 @@ Span Child(const TurnIds& ids, std::string span_id, std::string name, SpanKind k
 Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const TraceEvent& call, const TraceEvent& end) {
   const std::string_view c = call.data.text(), d = end.data.text();
   const std::string model = MemberString(c, "model").value_or("");
-  Span s = Child(ids, DerivedSpanId(ids.turn.span_id + "/chat/" + std::to_string(number)),
-                 model.empty() ? "chat" : "chat " + model, SpanKind::kClient);
+  Span s = Child(ids, ChatSpanId(ids, number), model.empty() ? "chat" : "chat " + model, SpanKind::kClient);
   s.start_ns = Ns(call.at_ms);
   s.end_ns = Ns(end.at_ms);
   s.attributes = {{"gen_ai.operation.name", "chat"}, {"gen_ai.provider.name", trace.provider}};
@@ -102,10 +101,16 @@ Span ChatSpan(const TurnIds& ids, const TurnTrace& trace, int number, const Trac
     n = MemberInt(*usage, "output_tokens");
     if (n) s.attributes.emplace_back("gen_ai.usage.output_tokens", *n);
   }
-  const std::string finish = MemberString(d, "finish").value_or("stop");
-  s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({finish}));
+  if (std::optional<std::string> answered_by = MemberString(d, "model")) {
+    s.attributes.emplace_back("gen_ai.response.model", *answered_by);
+  }
   Json calls = ParseJsonOrDiscarded(MemberText(d, "tool_calls").value_or("[]"), kMaxStoredJsonDepth);
   if (!calls.is_array()) calls = Json::array();
+  // The provider's own reason where it gave one ("tool_calls", "end_turn"); else reins'
+  // reading of the response, named as OpenAI names it.
+  const std::string finish = MemberString(d, "provider_finish")
+                                 .value_or(MemberString(d, "finish").value_or(calls.empty() ? "stop" : "tool_calls"));
+  s.attributes.emplace_back("gen_ai.response.finish_reasons", Json::array({finish}));
   s.attributes.emplace_back("reins.model.tool_calls", static_cast<int64_t>(calls.size()));
   if (trace.capture_content) {
     Json parts = Json::array();
@@ -183,6 +188,10 @@ TurnIds IdsOfTurn(std::string_view session_id, int turn_number, const std::strin
   return ids;
 }
 
+std::string ChatSpanId(const TurnIds& turn, int number) {
+  return DerivedSpanId(turn.turn.span_id + "/chat/" + std::to_string(number));
+}
+
 std::string ToolSpanId(const TurnIds& turn, int response, int position) {
   return DerivedSpanId(turn.turn.span_id + "/tool/" + std::to_string(response) + "/" + std::to_string(position));
 }
@@ -222,12 +231,13 @@ std::vector<Span> SpansOfTurn(const TurnTrace& trace) {
   int calls = 0;
   for (const TraceEvent& e : trace.events) {
     switch (e.type) {
-      case EventType::kModelCall:
+      case EventType::kModelCall:  // numbered as the model loop numbers them (ChatSpanId)
         open_call = &e;
+        ++calls;
         break;
       case EventType::kModelResponse:
       case EventType::kModelError:
-        if (open_call != nullptr) children.push_back(ChatSpan(ids, trace, ++calls, *open_call, e));
+        if (open_call != nullptr) children.push_back(ChatSpan(ids, trace, calls, *open_call, e));
         open_call = nullptr;
         if (const std::optional<std::string_view> usage = MemberText(e.data.text(), "usage")) {
           input_tokens += MemberInt(*usage, "input_tokens").value_or(0);

@@ -40,6 +40,9 @@ TurnIds IdsOfTurn(std::string_view session_id, int turn_number, const std::strin
 // The span id of a tool call's span (response index, position in it) and of a deferred
 // write's run (by its idempotency key): what an http tool backend is told as its parent.
 std::string ToolSpanId(const TurnIds& turn, int response, int position);
+// The span id of the turn's `number`th model call (1-based, in model.call order): what
+// the model provider is told as its parent (ModelRequest::traceparent).
+std::string ChatSpanId(const TurnIds& turn, int number);
 std::string DeferredSpanId(const TurnIds& turn, const std::string& idempotency_key);
 
 // The turn's span, then its children in order. Empty when `events` has no turn.started.

@@ -84,12 +84,14 @@
   async function sessionsPage() {
     const body = await getJson('/v1/sessions?limit=100');
     const rows = (body.sessions || []).map((s) => el('tr', {},
-        el('td', {}, sessionLink(s.session_id)), el('td', {class: 'time'}, when(s.created_at)), el('td', {}, String(s.turns)),
+        el('td', {}, sessionLink(s.session_id)),
+        el('td', {}, s.opened_by ? s.opened_by + ': ' + (s.opened_with || '') : ''),
+        el('td', {class: 'time'}, when(s.created_at)), el('td', {}, String(s.turns)),
         el('td', {}, s.status || 'no turns yet'), el('td', {}, leaseText(s.lease)),
         el('td', {class: 'pending'}, pendingText(s))));
     const table = el('table', {},
         el('caption', {}, rows.length ? 'Newest first.' : 'No sessions yet.'),
-        el('thead', {}, el('tr', {}, ...['session', 'created', 'turns', 'last turn', 'lease', 'pending'].map((h) => el('th', {scope: 'col'}, h)))),
+        el('thead', {}, el('tr', {}, ...['session', 'opened with', 'created', 'turns', 'last turn', 'lease', 'pending'].map((h) => el('th', {scope: 'col'}, h)))),
         el('tbody', {}, ...rows));
     const again = el('button', {type: 'button'}, 'Refresh');
     again.addEventListener('click', () => route());

@@ -42,7 +42,7 @@ TEST(ChatCommand, AConversationWithToolsAndAClarification) {
   EXPECT_NE(out.find("with openai test-model"), std::string::npos) << out;
   EXPECT_NE(out.find("2. John Smith (smith@example.com)"), std::string::npos) << out;  // the options, numbered
   EXPECT_NE(out.find("answer with a number or a name (/select ID works too)"), std::string::npos) << out;
-  EXPECT_NE(out.find("proposed 1 call  model chat (openai)  lookup_contacts("), std::string::npos) << out;
+  EXPECT_NE(out.find("proposed 1 call  model chat (test-model)  lookup_contacts("), std::string::npos) << out;
   EXPECT_NE(out.find("agent> "), std::string::npos) << out;
   EXPECT_NE(out.find("turn.started"), std::string::npos) << "/trace printed nothing: " << out;
   EXPECT_EQ(out.find("\033["), std::string::npos) << "colour without a TTY";

@@ -66,12 +66,12 @@ pids+=($!)
 for _ in $(seq 100); do grep -q listening serve.out 2>/dev/null && break; sleep 0.05; done
 api=$(grep -o 'http://127.0.0.1:[0-9]*' serve.out | head -n 1)
 [ -n "$api" ] || fail "reins serve did not say where it listens: $(cat serve.out serve.err)"
-session=$(curl -s -X POST "$api/v1/sessions" -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
+session=$(curl -s -X POST "$api/v1/sessions" -H 'Content-Type: application/json' -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
 orders() { cat step*.out | grep -c "order placed"; }
 orders_before=$(orders)
-first=$(curl -s -X POST "$api/v1/sessions/$session/turns" -d '{"say":"Do you have Dune?"}')
+first=$(curl -s -X POST "$api/v1/sessions/$session/turns" -H 'Content-Type: application/json' -d '{"say":"Do you have Dune?"}')
 grep -q '"reply":"We have Dune by Frank Herbert for \$9.99' <<<"$first" || fail "first served turn: $first"
-second=$(curl -s -X POST "$api/v1/sessions/$session/turns" -d '{"say":"Yes please, order it"}')
+second=$(curl -s -X POST "$api/v1/sessions/$session/turns" -H 'Content-Type: application/json' -d '{"say":"Yes please, order it"}')
 grep -q '"status":"deferred"' <<<"$second" || fail "the order was not deferred: $second"
 grep -q '"status":"completed"' <<<"$second" || fail "second served turn: $second"
 [ "$(orders)" -eq $((orders_before + 1)) ] || fail "the served order did not reach the shop once: $(cat step*.out)"

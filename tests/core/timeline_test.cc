@@ -158,5 +158,16 @@ TEST(Timeline, SaidText) {
   EXPECT_EQ(SaidText(Json("x")), "");
 }
 
+// Second probe, finding 12: an answer typed in words showed "(chose p_mg_1962)" only.
+TEST(Timeline, AnAnswerInWordsShowsTheWordsAndTheOptionsTitle) {
+  EXPECT_EQ(SaidText({{"select", "p_mg_1962"}, {"words", "the one born in 1962"}}),
+            "\"the one born in 1962\" (chose p_mg_1962)");
+  EXPECT_EQ(SaidText({{"approve", true}, {"words", "go ahead"}}), "\"go ahead\" (approved)");
+  const Json t = Build({Ev(EventType::kClarificationAnswered, 5,
+                           {{"id", "c_1"}, {"option_id", "p_mg_1962"}, {"title", "Maria Garcia"}, {"entity_type", "patient"}})});
+  ASSERT_EQ(t["steps"].size(), 1u);
+  EXPECT_EQ(t["steps"][0]["title"], "Maria Garcia (p_mg_1962)");
+}
+
 }  // namespace
 }  // namespace reins

@@ -25,8 +25,11 @@ stream=$(curl -sfN -X POST "$base/v1/sessions/$session/turns" -H 'Accept: text/e
   -H 'Content-Type: application/json' -d '{"speaker":"user","say":"Please pray for my mother"}')
 grep -q '^event: reply.final' <<<"$stream" || fail "stream without reply.final: $stream"
 grep -q '^event: turn.completed' <<<"$stream" || fail "stream without turn.completed: $stream"
-code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/v1/sessions/$session/turns" -d '{bad')
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/v1/sessions/$session/turns" -H 'Content-Type: application/json' -d '{bad')
 [ "$code" = 400 ] || fail "malformed JSON gave $code"
+# Without keys a body must be JSON: curl's -d alone sends a form, which a web page could too.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/v1/sessions/$session/turns" -d '{"say":"hello"}')
+[ "$code" = 415 ] || fail "a form body without keys gave $code"
 # Whole answers first: grep -q stops reading at its match, which under pipefail would
 # fail a curl still writing into the pipe.
 trace=$(curl -sf "$base/v1/sessions/$session/trace")

@@ -71,6 +71,19 @@ TEST(CheckFraming, RefusesASingleHeaderSentTwice) {
 
 // Issue 74, finding 4: without keys, any web page could drive the server (a cross-origin
 // text/plain POST ran a turn; Host: rebind.attacker.example listed every session).
+TEST(CheckBodyType, WithoutKeysABodyIsJsonOnly) {
+  EXPECT_EQ(CheckBodyType("application/json", true, false), std::nullopt);
+  EXPECT_EQ(CheckBodyType("Application/JSON; charset=utf-8", true, false), std::nullopt);
+  EXPECT_EQ(CheckBodyType("", false, false), std::nullopt) << "no body, nothing to say";
+  EXPECT_EQ(CheckBodyType("text/plain", true, true), std::nullopt) << "with keys a page has no credential to send";
+  for (const char* type : {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""}) {
+    std::optional<RequestRefusal> r = CheckBodyType(type, true, false);
+    ASSERT_TRUE(r) << type;
+    EXPECT_EQ(r->status, 415);
+    EXPECT_EQ(r->code, "unsupported_media_type");
+  }
+}
+
 TEST(CheckBrowser, RefusesOtherOriginsAndRebindingNames) {
   const BrowserRules open{false, {}, {}};
   EXPECT_EQ(CheckBrowser("127.0.0.1:8080", "", open), std::nullopt);  // curl, an SDK: no Origin

@@ -17,12 +17,13 @@ pids+=($!)
 for _ in $(seq 100); do [ -s "$dir/receiver" ] && break; sleep 0.05; done
 collector=http://127.0.0.1:$(head -n 1 "$dir/receiver")
 
-# serve AGENT_ENV...: starts reins serve with the given environment; sets $base.
+# serve AGENT_ENV...: starts reins serve on $agent with the given environment; sets $base.
+agent=tests/telemetry/agent.yaml
 serve() {
   # The shell truncates the file in the background child: an earlier server's line
   # must not be read as this one's.
   rm -f "$dir/out" "$dir/log"
-  env "$@" "$reins" serve --config tests/telemetry/agent.yaml --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
+  env "$@" "$reins" serve --config "$agent" --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
   server=$!
   pids+=($server)
   for _ in $(seq 100); do grep -q "listening on" "$dir/out" && break; sleep 0.05; done
@@ -37,7 +38,7 @@ turn() {  # turn SESSION TEXT [HEADER...]
 }
 
 serve RECEIVER="$collector" OTEL_EXPORTER_OTLP_ENDPOINT="$collector" OTEL_SERVICE_NAME=reins-e2e
-session=$(curl -sf -X POST "$base/v1/sessions" -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
+session=$(curl -sf -X POST "$base/v1/sessions" -H 'Content-Type: application/json' -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
 trace=4bf92f3577b34da6a3ce929d0e0e4736
 caller=00f067aa0ba902b7
 turn "$session" "Check my order please" -H "traceparent: 00-$trace-$caller-01"
@@ -93,6 +94,36 @@ grep -q '^reins_telemetry_spans_exported_total [1-9]' <<<"$metrics" || fail "exp
 kill -TERM $server
 wait $server || fail "exit code $?"
 
+# A turn over the OpenAI wire: each chat span names the model the agent asked for and the
+# one that answered, says why the model stopped (a call, then a reply), and the provider
+# was sent the chat span's own traceparent (a gateway between joins the trace).
+agent=tests/telemetry/openai_agent.yaml
+rm -f "$dir/spans.jsonl"
+serve RECEIVER="$collector" OTEL_EXPORTER_OTLP_ENDPOINT="$collector"
+session=$(curl -sf -X POST "$base/v1/sessions" -H 'Content-Type: application/json' -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
+turn "$session" "Where is my order?" -H "traceparent: 00-$trace-$caller-01"
+for _ in $(seq 60); do grep -q invoke_agent "$dir/spans.jsonl" 2>/dev/null && break; sleep 0.1; done
+python3 - "$dir" "$trace" <<'PY' || fail "the OpenAI turn's spans"
+import json, sys
+out, trace = sys.argv[1:]
+spans = [json.loads(l) for l in open(f"{out}/spans.jsonl")]
+attrs = lambda s: {a["key"]: next(iter(a["value"].values())) for a in s.get("attributes", [])}
+chats = sorted((s for s in spans if attrs(s).get("gen_ai.operation.name") == "chat"), key=lambda s: s["startTimeUnixNano"])
+assert len(chats) == 2, [s["name"] for s in spans]
+for s in chats:
+    a = attrs(s)
+    assert s["name"] == "chat fake-gpt", s["name"]
+    assert a["gen_ai.provider.name"] == "openai" and a["gen_ai.request.model"] == "fake-gpt", a
+    assert a["gen_ai.response.model"] == "fake-gpt-2026-11-01", a
+    assert a["gen_ai.usage.input_tokens"] == "12" and a["gen_ai.usage.output_tokens"] == "5", a
+reasons = [attrs(s)["gen_ai.response.finish_reasons"]["values"][0]["stringValue"] for s in chats]
+assert reasons == ["tool_calls", "stop"], reasons
+sent = [m["traceparent"] for m in map(json.loads, open(f"{out}/models.jsonl"))]
+assert sent == [f"00-{trace}-{s['spanId']}-01" for s in chats], (sent, [s["spanId"] for s in chats])
+PY
+kill -TERM $server
+wait $server || fail "exit code $?"
+
 # A collector that accepts and never answers: turns take no longer, spans wait.
 python3 - >"$dir/hang" <<'PY' &
 import socket, time
@@ -107,7 +138,7 @@ PY
 pids+=($!)
 for _ in $(seq 100); do [ -s "$dir/hang" ] && break; sleep 0.05; done
 serve RECEIVER="$collector" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$(head -n 1 "$dir/hang")"
-session=$(curl -sf -X POST "$base/v1/sessions" -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
+session=$(curl -sf -X POST "$base/v1/sessions" -H 'Content-Type: application/json' -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')
 start=$(date +%s%N)
 for i in $(seq 20); do turn "$session" "hello $i"; done
 ms=$(( ($(date +%s%N) - start) / 1000000 ))

@@ -6,7 +6,10 @@ ids are lower-case hex strings of 32 and 16 digits and not all zero, 64-bit inte
 are decimal strings, span kinds and status codes are the enum's integers, every
 attribute value has exactly one known type. Valid spans go to OUTDIR/spans.jsonl,
 findings to OUTDIR/errors.txt. It also plays an HTTP tool backend: POST /tool/NAME
-records the request's traceparent in OUTDIR/tools.jsonl and answers success.
+records the request's traceparent in OUTDIR/tools.jsonl and answers success. And it
+plays an OpenAI model (POST /v1/chat/completions, plain or streamed): a user message gets
+a call of lookup_order, a tool result a reply, both from model "fake-gpt-2026-11-01";
+each request's traceparent goes to OUTDIR/models.jsonl.
 
   otlp_receiver.py OUTDIR        prints its port on the first line of stdout
 """
@@ -100,6 +103,17 @@ def check_request(body):
     return errors, spans
 
 
+ANSWERED_BY = "fake-gpt-2026-11-01"
+
+
+def completion(request):
+    """The model's answer to `request`: a tool call after the person, a reply after a tool."""
+    if request["messages"][-1]["role"] == "tool":
+        return {"role": "assistant", "content": "I looked your order up."}, "stop"
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup_order", "arguments": '{"id":"o_1"}'}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as collectors do: every answer has a Content-Length
 
@@ -120,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
             with open(os.path.join(OUT, "tools.jsonl"), "a") as f:
                 f.write(json.dumps({"tool": self.path[6:], "traceparent": self.headers.get("traceparent")}) + "\n")
             return self.answer(200, {"success": True, "data": {"ok": True}})
+        if self.path == "/v1/chat/completions":
+            return self.chat(json.loads(raw))
         if self.path != "/v1/traces":
             return self.answer(404, {})
         errors = []
@@ -137,6 +153,31 @@ class Handler(BaseHTTPRequestHandler):
             for s in spans:
                 f.write(json.dumps(s) + "\n")
         self.answer(400 if errors else 200, {})
+
+
+    def chat(self, request):
+        with open(os.path.join(OUT, "models.jsonl"), "a") as f:
+            f.write(json.dumps({"traceparent": self.headers.get("traceparent")}) + "\n")
+        message, finish = completion(request)
+        usage = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
+        if not request.get("stream"):
+            return self.answer(200, {"id": "chatcmpl-1", "object": "chat.completion", "model": ANSWERED_BY,
+                                     "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                                     "usage": usage})
+        delta = dict(message)
+        if delta.get("tool_calls"):
+            delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(delta["tool_calls"])]
+        chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                  {"choices": [], "usage": usage}]
+        data = b"".join(b"data: " + json.dumps(dict(c, id="chatcmpl-1", object="chat.completion.chunk",
+                                                    model=ANSWERED_BY)).encode() + b"\n\n" for c in chunks)
+        data += b"data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

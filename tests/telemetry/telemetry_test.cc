@@ -37,7 +37,9 @@ std::vector<TraceEvent> ATurn(const std::string& traceparent = "") {
             {{"call_id", "c3"}, {"name", "note"}, {"args", {{"text", "refund asked"}}}, {"response", 1}, {"position", 2},
              {"idempotency_key", "t_9:1:2"}}),
       Event(EventType::kModelCall, 1260, {{"purpose", "chat"}, {"model", "gpt-x"}}),
-      Event(EventType::kModelResponse, 1400, {{"response", 2}, {"text", "Done, Alice."}, {"usage", {{"input_tokens", 200}, {"output_tokens", 8}}}}),
+      Event(EventType::kModelResponse, 1400,
+            {{"response", 2}, {"text", "Done, Alice."}, {"model", "gpt-x-0613"}, {"provider_finish", "end_turn"},
+             {"usage", {{"input_tokens", 200}, {"output_tokens", 8}}}}),
       Event(EventType::kRailFired, 1401, {{"rail", "names"}, {"before", "Done, Alice."}, {"after", "Done."}}),
       Event(EventType::kClarification, 1402, {{"id", "c_1"}, {"type", "contact"}, {"question", "Which one?"}, {"tool", "lookup"}}),
       Event(EventType::kLeaseOpened, 1403, {{"owner", "alice"}, {"domain", "orders"}, {"expires_at", "2026-01-01T00:00:00Z"}}),
@@ -118,8 +120,15 @@ TEST(TurnSpans, ATurnIsAnInvokeAgentSpanWithChatAndToolChildren) {
   EXPECT_EQ(c["gen_ai.request.model"], "gpt-x");
   EXPECT_EQ(c["gen_ai.usage.input_tokens"], 120);
   EXPECT_EQ(c["gen_ai.usage.output_tokens"], 30);
-  EXPECT_EQ(c["gen_ai.response.finish_reasons"], Json::array({"stop"}));
+  // A response with calls, whose provider gave no reason of its own: reins' reading.
+  EXPECT_EQ(c["gen_ai.response.finish_reasons"], Json::array({"tool_calls"}));
+  EXPECT_EQ(c.count("gen_ai.response.model"), 0u) << "the provider did not say";
   EXPECT_EQ(chat.start_ns, 1001 * 1000000LL);
+  // The provider's own words where it gave them (second probe, finding 7).
+  auto c2 = Attrs(spans[3].attributes);
+  EXPECT_EQ(c2["gen_ai.response.finish_reasons"], Json::array({"end_turn"}));
+  EXPECT_EQ(c2["gen_ai.response.model"], "gpt-x-0613");
+  EXPECT_EQ(spans[3].span_id, ChatSpanId(IdsOfTurn("s_1", 3, ""), 2)) << "the id its provider was told";
   EXPECT_EQ(chat.end_ns, 1201 * 1000000LL);
   const Span& tool = spans[2];
   EXPECT_EQ(tool.name, "execute_tool lookup");
@@ -307,7 +316,7 @@ TEST(Exporter, OptionsComeFromTheFileAndTheStandardVariablesWin) {
   EXPECT_EQ(o.endpoint, "http://collector:4318/v1/traces");
   EXPECT_EQ(o.resource.service_name, "care");
   env = {{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:4318"}, {"OTEL_SERVICE_NAME", "care-prod"},
-         {"OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b, x-tenant = acme ,bad"}};
+         {"OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b, x-tenant = acme ,bad,x y=1,x-crlf=a%0D%0AHost: evil,x-nul=a%00b"}};
   o = ExporterOptionsFrom("http://collector:4318", "care-dev", "care", get);
   EXPECT_EQ(o.endpoint, "http://otel:4318/v1/traces");
   EXPECT_EQ(o.resource.service_name, "care-prod");
@@ -315,6 +324,12 @@ TEST(Exporter, OptionsComeFromTheFileAndTheStandardVariablesWin) {
   EXPECT_EQ(o.headers[0].name, "api-key");
   EXPECT_EQ(o.headers[0].value, "a b");
   EXPECT_EQ(o.headers[1].value, "acme");
+  // Second probe, finding 5: a name with a space, a value with CR LF or NUL were sent raw.
+  ASSERT_EQ(o.refused_headers.size(), 4u) << ::testing::PrintToString(o.refused_headers);
+  EXPECT_NE(o.refused_headers[0].find("'bad' has no '='"), std::string::npos);
+  EXPECT_NE(o.refused_headers[1].find("'x y' is not a header name"), std::string::npos);
+  EXPECT_NE(o.refused_headers[2].find("'x-crlf' holds control bytes"), std::string::npos);
+  EXPECT_NE(o.refused_headers[3].find("'x-nul' holds control bytes"), std::string::npos);
   env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://traces:9999/custom";
   EXPECT_EQ(ExporterOptionsFrom("", "", "care", get).endpoint, "http://traces:9999/custom");
 }
@@ -324,6 +339,8 @@ TEST(Exporter, ADeadCollectorCostsTheCallerNothingAndItsSpansAreCounted) {
   o.endpoint = "http://127.0.0.1:1/v1/traces";  // nothing listens on port 1
   o.resource.service_name = "t";
   o.timeout_ms = 2000;
+  auto said = std::make_shared<std::vector<std::string>>();
+  o.warn = [said](const std::string& line) { said->push_back(line); };
   OtlpExporter exporter(o);
   std::vector<Span> spans = SpansOfTurn({"s_1", "care", "openai", ATurn(), false});
   const auto start = std::chrono::steady_clock::now();
@@ -334,6 +351,9 @@ TEST(Exporter, ADeadCollectorCostsTheCallerNothingAndItsSpansAreCounted) {
   const ExportCounts c = exporter.counts();
   EXPECT_EQ(c.exported, 0);
   EXPECT_EQ(c.dropped_export_failed + c.dropped_queue_full, 400);
+  // Second probe, finding 5: a failing export was only counted. It is said once.
+  ASSERT_EQ(said->size(), 1u) << ::testing::PrintToString(*said);
+  EXPECT_NE((*said)[0].find("exporting spans to http://127.0.0.1:1/v1/traces failed"), std::string::npos) << (*said)[0];
 }
 
 TEST(Exporter, SpansBeyondTheQueueAreDroppedNotWaitedFor) {

@@ -171,6 +171,7 @@ check(rows.length === 3, 'the list shows the three sessions (' + rows.length + '
 const openRow = rows.find((r) => r.includes(open)) || '';
 check(openRow.includes('Which John?') && openRow.includes('contacts') && openRow.includes('awaiting_clarification'),
       'the open session shows its pending question, its lease and its status: ' + openRow);
+check(openRow.includes('user: Find John'), 'the list shows who opened each session and with what words: ' + openRow);
 await axe('the sessions list');
 await keyboard('the sessions list');
 await page.screenshot({path: path.join(out, 'viewer-sessions.png')});
@@ -231,7 +232,29 @@ await turn(full, {say: 'Read the bulletin again'});
 await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 6, {timeout: 10000})
     .then(() => check(true, 'a new turn appears live, from the event stream'), () => check(false, 'a new turn appears live'));
 
-// 6. Forgetting the key asks for it again.
+// 6. A question answered in words through the OpenAI door: the turn shows the words
+// and the option's title, not only its id.
+const door = await fetch(base + '/v1/chat/completions', {method: 'POST',
+  headers: {Authorization: 'Bearer ' + key, 'Content-Type': 'application/json', 'X-Reins-Session': open},
+  body: JSON.stringify({model: 'viewer-test', messages: [{role: 'user', content: 'John Smith'}]})});
+check(door.status === 200, 'the door took the answer in words (' + door.status + ')');
+await page.goto(`${base}/ui/#/s/${open}/t/2`, {waitUntil: 'networkidle0'});
+await page.waitForSelector('section.turn[data-turn="2"]');
+const answered = await text('main');
+check(answered.includes('"John Smith" (chose u_smith)') && answered.includes('John Smith (u_smith)'),
+      'an answer in words shows the words and the option chosen: ' + answered.slice(0, 300));
+
+// 7. A screenshot of /ui/ with keys on, as docs/trace-viewer.md shows it: the key put in
+// sessionStorage before the page loads, so no form is typed in.
+const shot = await browser.newPage();
+await shot.evaluateOnNewDocument((k) => sessionStorage.setItem('reins.api_key', k), key);
+await shot.goto(base + '/ui/', {waitUntil: 'networkidle0'});
+await shot.waitForSelector('main table tbody tr');
+await shot.screenshot({path: path.join(out, 'viewer-documented-screenshot.png')});
+check((await shot.$('form.key')) === null, 'the documented screenshot recipe shows the sessions, not the key form');
+await shot.close();
+
+// 8. Forgetting the key asks for it again.
 keyGiven = false;
 await page.click('#forget');
 await page.waitForSelector('form.key');
