@@ -103,6 +103,19 @@ Json WithoutTimings(Json j) {
 
 class RealModelEvalTest : public ::testing::TestWithParam<Wire> {};
 
+// The suite in a folder of its own named for `what` and the wire, its one run recorded
+// into dir/cassettes; the folder.
+fs::path RecordedSuite(const std::string& what, const Wire& w) {
+  const fs::path dir = TempDir(what + "_" + w.provider + (w.streamed ? "_sse" : "_json"));
+  WriteSuite(dir, w.provider, "You are a helpful assistant.");
+  MockUpstream mock;
+  EnqueueTurn(mock, w);
+  EvalOptions record = Live(mock, 1);
+  record.record = (dir / "cassettes").string();
+  EXPECT_EQ(Eval(dir, record).modes[0].passed, 1);
+  return dir;
+}
+
 TEST_P(RealModelEvalTest, ARecordingReplaysToTheSameReportOffline) {
   const Wire w = GetParam();
   const fs::path dir = TempDir(w.provider + (w.streamed ? "_sse" : "_json"));
@@ -140,13 +153,7 @@ TEST_P(RealModelEvalTest, ARecordingReplaysToTheSameReportOffline) {
 
 TEST_P(RealModelEvalTest, AChangedSystemPromptFailsTheReplayNamingTheDifference) {
   const Wire w = GetParam();
-  const fs::path dir = TempDir("changed_" + w.provider + (w.streamed ? "_sse" : "_json"));
-  WriteSuite(dir, w.provider, "You are a helpful assistant.");
-  MockUpstream mock;
-  EnqueueTurn(mock, w);
-  EvalOptions record = Live(mock, 1);
-  record.record = (dir / "cassettes").string();
-  ASSERT_EQ(Eval(dir, record).modes[0].passed, 1);
+  const fs::path dir = RecordedSuite("changed", w);
 
   WriteSuite(dir, w.provider, "You are a terse assistant.");
   EvalOptions replay;
@@ -167,13 +174,7 @@ TEST_P(RealModelEvalTest, AChangedSystemPromptFailsTheReplayNamingTheDifference)
 // record again "when the prompt or the tools changed". It names the tool and the fix.
 TEST_P(RealModelEvalTest, AToolThatAnswersDifferentlyInReplayIsNamedWithTheFixNotARecording) {
   const Wire w = GetParam();
-  const fs::path dir = TempDir("tool_down_" + w.provider + (w.streamed ? "_sse" : "_json"));
-  WriteSuite(dir, w.provider, "You are a helpful assistant.");
-  MockUpstream mock;
-  EnqueueTurn(mock, w);
-  EvalOptions record = Live(mock, 1);
-  record.record = (dir / "cassettes").string();
-  ASSERT_EQ(Eval(dir, record).modes[0].passed, 1);
+  const fs::path dir = RecordedSuite("tool_down", w);
 
   // The tool now fails, as an http tool does when its service is down.
   std::ifstream in(dir / "weather.yaml");

@@ -31,8 +31,10 @@ using testing::ServerProcess;
 
 namespace fs = std::filesystem;
 
-int Connect(int port) {
+// A connection to the server; `receive_buffer` > 0 makes its receive window that small.
+int Connect(int port, int receive_buffer = 0) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -197,17 +199,8 @@ TEST_F(AbuseTest, HugeTurnsNeverMakeASessionUnusableAndTheTracePages) {
 // A client that asks for a trace and never reads it: its receive window is small, so the
 // server's write of the trace stalls. The socket, to close when done.
 int StalledRead(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int small = 4096;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
+  const int fd = Connect(port, 4096);
+  if (fd < 0) return -1;
   const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   (void)!send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   return fd;
