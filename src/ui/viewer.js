@@ -147,10 +147,62 @@
     return ['Session ' + id, facts, table, el('p', {}, more)];
   }
 
+  // Where the ids a turn's calls were given came from: an auditor asks of every accepted
+  // id which tool result (or which answer of the person) put it in the conversation.
+  // Read from the turn's own earlier steps and the kProvenanceTurns turns before it: a
+  // string argument that looks like an id (no spaces; a digit, '_' or '-' in it) and
+  // that an earlier result holds as a JSON string, or that the person chose.
+  const kProvenanceTurns = 50;
+  const looksLikeId = (v) => typeof v === 'string' && v.length >= 3 && !/\s/.test(v) && /[0-9_-]/.test(v);
+
+  async function earlierTurns(id, n) {
+    const turns = [];
+    let after = Math.max(0, n - 1 - kProvenanceTurns);
+    while (after < n - 1) {
+      const page = await getJson('/v1/sessions/' + id + '/timeline?after=' + after + '&limit=' + (n - 1 - after));
+      turns.push(...(page.turns || []));
+      if (page.next_after === undefined) break;
+      after = page.next_after;
+    }
+    return turns;
+  }
+
+  function addProvenance(turn, earlier) {
+    const origins = [];  // {holds(value), said}
+    const note = (t, s) => {
+      const details = new Map(s.details || []);
+      if (s.kind === 'call' && details.has('result')) {
+        const text = details.get('result');
+        origins.push({holds: (v) => text.includes(JSON.stringify(v)), said: 'the result of ' + s.title + ', turn ' + t.turn});
+      }
+      if (s.kind === 'clarification' && s.outcome === 'answered') {
+        const m = /\(([^()]*)\)$/.exec(s.title || '');
+        const chosen = m ? m[1] : s.title;
+        origins.push({holds: (v) => v === chosen, said: 'the person\'s choice, turn ' + t.turn});
+      }
+    };
+    for (const t of earlier) for (const s of t.steps || []) note(t, s);
+    for (const s of turn.steps || []) {
+      const args = s.kind === 'call' ? new Map(s.details || []).get('arguments') : undefined;
+      let given = null;
+      try { given = args ? JSON.parse(args) : null; } catch (e) { given = null; }
+      if (given && typeof given === 'object') {
+        const from = [];
+        for (const [name, value] of Object.entries(given)) {
+          const where = looksLikeId(value) ? origins.filter((o) => o.holds(value)).map((o) => o.said) : [];
+          if (where.length) from.push(name + ' ' + value + ': ' + [...new Set(where)].join('; '));
+        }
+        if (from.length) s.details = [...(s.details || []), ['ids from', from.join('\n')]];
+      }
+      note(turn, s);  // a later call of the same turn may use what this one returned
+    }
+  }
+
   async function turnPage(id, n) {
     const body = await getJson('/v1/sessions/' + id + '/timeline?after=' + (n - 1) + '&limit=1');
     const turn = (body.turns || [])[0];
     if (!turn) throw new Error('session ' + id + ' has no turn ' + n);
+    addProvenance(turn, await earlierTurns(id, n));
     const summary = await getJson('/v1/sessions/' + id);
     const pager = el('nav', {class: 'pager', 'aria-label': 'turns'}, el('a', {href: '#/s/' + encodeURIComponent(id)}, 'All turns'),
                      n > 1 ? turnLink(id, n - 1, 'Previous turn') : '',

@@ -243,6 +243,13 @@ await page.waitForSelector('section.turn[data-turn="2"]');
 const answered = await text('main');
 check(answered.includes('"John Smith" (chose u_smith)') && answered.includes('John Smith (u_smith)'),
       'an answer in words shows the words and the option chosen: ' + answered.slice(0, 300));
+// An accepted id shows where it came from: the tool result and the person's choice.
+await turn(open, {say: 'Call Smith'});
+await page.goto(`${base}/ui/#/s/${open}/t/3`, {waitUntil: 'networkidle0'});
+await page.waitForSelector('section.turn[data-turn="3"]');
+const called = await text('main');
+check(called.includes("contact_id u_smith: the result of lookup_contacts, turn 1; the person's choice, turn 2"),
+      'an accepted id shows which tool result and which answer it came from: ' + called.slice(0, 400));
 
 // 7. A screenshot of /ui/ with keys on, as docs/trace-viewer.md shows it: the key put in
 // sessionStorage before the page loads, so no form is typed in.
