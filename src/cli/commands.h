@@ -86,7 +86,7 @@ struct ServeFlags {
   int max_connections = 20000;  // beyond it: 503 (10,000 turns in flight still fit)
   size_t session_cache = 10000;  // sessions kept in memory between turns
   int max_inflight = 10000;      // turns running at once; beyond it 503
-  int max_trace_reads = 4;       // trace and timeline reads at once per tenant; beyond it 429
+  int max_trace_reads = 4;       // trace, timeline and session-list reads at once per tenant; beyond it 429
   std::vector<std::string> allow_origins;  // browser origins that may call
   std::vector<std::string> allow_hosts;    // without keys: Host names answered besides loopback's
 };

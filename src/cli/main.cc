@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
   serve->add_option("--max-trace-reads", serve_flags.max_trace_reads,
-                    "trace and timeline reads at once per tenant; one more gets 429 with Retry-After")
+                    "trace, timeline and session-list reads at once per tenant; one more gets 429 with Retry-After")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
   serve->add_option("--session-cache", serve_flags.session_cache,

@@ -26,7 +26,7 @@ struct ApiOptions {
   double rate_burst = 40;
   int heartbeat_ms = 15000;     // SSE comment lines on idle streams
   int max_inflight = 10000;     // turns running at once; beyond it 503 with Retry-After
-  int max_trace_reads = 4;      // trace and timeline reads at once per tenant; beyond it 429
+  int max_trace_reads = 4;      // trace, timeline and session-list reads at once per tenant; beyond it 429
   // Browser pages of these origins may call (--allow-origin); without keys, these Host
   // names are answered besides loopback's (--allow-host). request_rules.h, CheckBrowser.
   std::vector<std::string> allowed_origins, allowed_hosts;

@@ -93,7 +93,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   std::mutex mu;  // guards subscribers, model_call_started and trace_reads
   std::map<std::string, std::vector<std::weak_ptr<EventStream>>> subscribers;
   std::map<std::string, std::pair<int64_t, std::string>> model_call_started;  // session -> (at_ms, purpose)
-  std::map<std::string, int> trace_reads;  // tenant -> trace and timeline reads in flight (--max-trace-reads)
+  std::map<std::string, int> trace_reads;  // tenant -> heavy reads in flight (--max-trace-reads)
 
   Impl(Runtime& r, boost::asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
       : runtime(r), sessions(r.sessions()), strand(std::move(s)),
@@ -270,7 +270,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<Status> LinkConversation(std::string tenant, std::string digest, std::string session_id);
   Task<void> AskAgain(ServerResponse& res, const ChatRequest& chat, const std::string& id, const std::string& tenant,
                       std::string text, const Json& clarification, const Json& approval);
-  // A place among the tenant's trace and timeline reads, held until the response is
+  // A place among the tenant's heavy reads (trace, timeline, session list), held until the response is
   // written; nullopt when the tenant has --max-trace-reads already.
   std::optional<std::shared_ptr<void>> TakeReadSlot(const std::string& tenant);
   Task<Result<TracePage>> ReadPage(std::string id, TurnRange range, TraceForm form);

@@ -30,6 +30,10 @@ ApiError FromStatus(const Status& s) {
   }
 }
 
+ApiError TooManyReads(int max_reads) {
+  return Err(429, "too_many_reads", "this tenant has " + std::to_string(max_reads) +
+                                        " trace, timeline or session-list reads in flight; retry after the Retry-After delay");
+}
 ApiError Overloaded() { return Err(503, "overloaded", "too many turns in flight; retry after the Retry-After delay"); }
 
 ApiError WrongMethod(const std::string& used, const char* allowed) {

@@ -30,6 +30,7 @@ ApiError Err(int status, const char* code, std::string message);
 // and the detail goes to the log.
 ApiError FromStatus(const Status& s);
 ApiError Overloaded();  // --max-inflight turns are running already
+ApiError TooManyReads(int max_reads);  // the tenant has --max-trace-reads heavy reads in flight (429)
 ApiError WrongMethod(const std::string& used, const char* allowed);
 
 Headers AllowHeader(const char* method);

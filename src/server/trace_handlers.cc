@@ -84,12 +84,7 @@ Task<void> Api::Impl::SendTrace(Exchange x, TraceForm form) {
   // A read holds a page in memory for as long as its client takes to read it: a tenant
   // gets a few at once, so that clients that never read cannot pile pages up.
   std::optional<std::shared_ptr<void>> slot = TakeReadSlot(x.tenant);
-  if (!slot) {
-    co_return co_await SendError(
-        x.res, Err(429, "too_many_reads", "this tenant has " + std::to_string(options.max_trace_reads) +
-                                              " trace or timeline reads in flight; retry after the Retry-After delay"),
-        RetryAfter(1));
-  }
+  if (!slot) co_return co_await SendError(x.res, TooManyReads(options.max_trace_reads), RetryAfter(1));
   if (!query.paged) co_return co_await StreamTrace(x.res, x.session_id, form);
   Result<TracePage> page = co_await ReadPage(x.session_id, TurnRange{query.after, query.limit}, form);
   if (!page.ok()) co_return co_await SendError(x.res, FromStatus(page.status()));

@@ -74,6 +74,9 @@ Task<void> Api::Impl::ServeUi(Exchange x) {
 Task<void> Api::Impl::ListSessions(Exchange x) {
   int limit = 0;
   if (auto bad = ParseSessionsQuery(x.req.query, &limit)) co_return co_await SendError(x.res, *bad);
+  // Up to a turn read per listed session: a heavy read, on the tenant's read budget.
+  std::optional<std::shared_ptr<void>> slot = TakeReadSlot(x.tenant);
+  if (!slot) co_return co_await SendError(x.res, TooManyReads(options.max_trace_reads), RetryAfter(1));
   const SessionView& view = sessions;
   const std::optional<std::string> tenant = x.tenant;  // "" without keys: the sessions made without one
   std::function<Result<Json>()> read = [&view, tenant, limit]() -> Result<Json> {
