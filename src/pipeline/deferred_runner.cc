@@ -1,6 +1,5 @@
 #include "pipeline/deferred_runner.h"
 
-#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -52,19 +51,9 @@ std::string DeferredRunner::WithoutClaims(std::string_view user_text, std::strin
   return undone.empty() ? std::string(reply) : WithoutClaimsOf(reader_, user_text, reply, undone, done);
 }
 
-template <typename T>
-Task<T> DeferredRunner::UntilReachable(std::function<T(Store&)> call) {
-  for (int64_t wait = kFirstRetryWaitMs;; wait = std::min(2 * wait, kMaxRetryWaitMs)) {
-    std::function<T(Store&)> once = call;
-    T answer = co_await calls_.Run(std::move(once));
-    if (ToStatus(answer).code() != StatusCode::kUnavailable) co_return answer;
-    co_await clock_.Sleep(wait);
-  }
-}
-
 Task<Status> DeferredRunner::Record(const DeferredOutcome& outcome) {
   std::function<Status(Store&)> record = [&outcome](Store& store) { return store.RecordDeferredOutcome(outcome); };
-  co_return co_await UntilReachable(std::move(record));
+  co_return co_await calls_.RunUntilReachable(std::move(record), clock_);
 }
 
 void DeferredRunner::RecordLater(const boost::asio::any_io_executor& ex, DeferredOutcome outcome,
@@ -80,7 +69,7 @@ Task<std::optional<DeferredResult>> DeferredRunner::Run(OutboxEntry entry, Defer
   std::function<Result<bool>(Store&)> claim = [&entry, this](Store& store) {
     return store.ClaimOutbox(entry.key, clock_.NowMs());
   };
-  Result<bool> claimed = co_await UntilReachable(std::move(claim));
+  Result<bool> claimed = co_await calls_.RunUntilReachable(std::move(claim), clock_);
   if (claimed.ok() && !*claimed) co_return std::nullopt;  // done by an earlier run
   DeferredResult r;
   r.entry = entry;

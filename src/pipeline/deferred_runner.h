@@ -50,11 +50,6 @@ struct DeferredTurn {
   std::string traceparent;
 };
 
-// The back-off between tries of a store call that found the store unreachable (a
-// database restarting): 50 ms doubling up to kMaxRetryWaitMs, for as long as it takes.
-inline constexpr int64_t kFirstRetryWaitMs = 50;
-inline constexpr int64_t kMaxRetryWaitMs = 2000;
-
 class DeferredRunner {
  public:
   DeferredRunner(const AgentConfig& config, const ToolRouter& tools, StoreCalls& calls, Clock& clock)
@@ -70,8 +65,9 @@ class DeferredRunner {
              DeferredRun mode, std::shared_ptr<const void> keep_alive);
   // Records a result that nobody waits for: failure -> notice (and its event).
   Task<void> RecordUnattended(const DeferredResult& r);
-  // Records `outcome` until the store takes it (see UntilReachable): the call ran, so an
-  // outcome the store could not take must not be left for a sweep to run the call again.
+  // Records `outcome` until the store takes it (StoreCalls::RunUntilReachable): the call
+  // ran, so an outcome the store could not take must not be left for a sweep to run the
+  // call again.
   Task<Status> Record(const DeferredOutcome& outcome);
   // Record, detached on `ex`, for an outcome whose first try failed while its turn waited
   // (the turn answers now; the outcome lands when the store is back).
@@ -96,9 +92,6 @@ class DeferredRunner {
   std::function<void(const std::string& session_id, const TraceEvent& event)> on_event;
 
  private:
-  // `call` on the store, tried again with back-off while it answers Unavailable.
-  template <typename T>
-  Task<T> UntilReachable(std::function<T(Store&)> call);
   // Claims and runs one entry; nullopt when another worker already finished it.
   Task<std::optional<DeferredResult>> Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode);
 

@@ -1,6 +1,5 @@
 #include "pipeline/replica_claim.h"
 
-#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -25,14 +24,16 @@ void OwedReleases::Retry(Store& store) {
 namespace {
 
 // How long a release that finds the store unreachable is tried again, on the store's
-// thread, before it is owed: a database restart takes a few seconds, and until the
-// release lands every other replica's turn of the session waits on the claim.
+// thread (nobody waits for it), with StoreCalls' back-off, before it is owed: a
+// database restart takes a few seconds, and until the release lands every other
+// replica's turn of the session waits on the claim.
 constexpr int64_t kReleaseRetryMs = 10000;
 
 Status ReleaseWithin(Store& store, const std::string& session_id, int64_t token) {
   Status released = store.ReleaseSession(session_id, token);
-  for (int64_t wait = 50, waited = 0; released.code() == StatusCode::kUnavailable && waited < kReleaseRetryMs;
-       waited += wait, wait = std::min<int64_t>(2 * wait, 2000)) {
+  for (int64_t wait = kFirstRetryWaitMs, waited = 0;
+       released.code() == StatusCode::kUnavailable && waited < kReleaseRetryMs;
+       waited += wait, wait = NextRetryWaitMs(wait)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(wait));
     released = store.ReleaseSession(session_id, token);
   }

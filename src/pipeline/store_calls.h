@@ -7,15 +7,24 @@
 // thread would cost more than the call.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "reins/async.h"
+#include "reins/clock.h"
 #include "reins/store.h"
 
 namespace reins {
+
+// The back-off between tries of a store call that found the store unreachable (a
+// database restarting): 50 ms doubling up to 2 s.
+inline constexpr int64_t kFirstRetryWaitMs = 50;
+inline constexpr int64_t kMaxRetryWaitMs = 2000;
+inline int64_t NextRetryWaitMs(int64_t wait) { return std::min(2 * wait, kMaxRetryWaitMs); }
 
 class StoreCalls {
  public:
@@ -37,6 +46,18 @@ class StoreCalls {
     std::function<void()> work = [&out, &call, this] { out.emplace(call(store_)); };
     co_await Away(std::move(work));
     co_return std::move(*out);
+  }
+  // Run, tried again with back-off (kFirstRetryWaitMs..kMaxRetryWaitMs, on `clock`) for
+  // as long as it answers Unavailable: for what must land once the store is back (a
+  // write's outcome, which a sweep would otherwise run again).
+  template <typename T>
+  Task<T> RunUntilReachable(std::function<T(Store&)> call, Clock& clock) {
+    for (int64_t wait = kFirstRetryWaitMs;; wait = NextRetryWaitMs(wait)) {
+      std::function<T(Store&)> once = call;
+      T answer = co_await Run(std::move(once));
+      if (ToStatus(answer).code() != StatusCode::kUnavailable) co_return answer;
+      co_await clock.Sleep(wait);
+    }
   }
   // Runs `call` later with nobody waiting for it (inline now when not offloaded).
   void Post(std::function<void(Store&)> call);
