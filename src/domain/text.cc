@@ -98,6 +98,12 @@ std::string Clipped(std::string_view s, size_t max) {
   return std::string(s.substr(0, max - 3)) + "...";
 }
 
+std::string_view Utf8Prefix(std::string_view s, size_t max) {
+  size_t keep = std::min(max, s.size());
+  while (keep > 0 && keep < s.size() && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;
+  return s.substr(0, keep);
+}
+
 std::string PercentDecoded(std::string_view s) {
   const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
   std::string out;

@@ -33,6 +33,9 @@ std::string_view TrimmedSpace(std::string_view s);
 // a long value shown on one line of a log, a transcript or a check's message.
 std::string Clipped(std::string_view s, size_t max);
 
+// The first `max` bytes of `s` or fewer, never cut inside a UTF-8 sequence.
+std::string_view Utf8Prefix(std::string_view s, size_t max);
+
 // `s` with each %XX (two hex digits) made the byte it names; a % not followed by two hex
 // digits stays as it is.
 std::string PercentDecoded(std::string_view s);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "domain/text.h"
+
 namespace reins {
 namespace {
 
@@ -19,9 +21,8 @@ bool StartsTurn(const Message& m) { return m.role == Role::kUser && !m.speaker.e
 // `text` cut to `cap` characters (never inside a UTF-8 sequence), with a note saying
 // how much of the `total` is shown.
 std::string Truncated(const std::string& text, size_t cap, size_t total) {
-  size_t keep = std::min(cap, text.size());
-  while (keep > 0 && keep < text.size() && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
-  return text.substr(0, keep) + "\n[... truncated by reins: " + std::to_string(keep) + " of " +
+  const std::string_view kept = Utf8Prefix(text, cap);
+  return std::string(kept) + "\n[... truncated by reins: " + std::to_string(kept.size()) + " of " +
          std::to_string(total) + " characters shown]";
 }
 

@@ -1,6 +1,7 @@
 // The trace viewer (docs/trace-viewer.md): its page, style and scripts from the binary
 // (src/ui) under a strict Content-Security-Policy, and GET /v1/sessions, the list it
 // opens on. The files need no key; every session it shows is read with the caller's.
+#include "domain/text.h"
 #include "domain/timeline.h"
 #include "server/api_impl.h"
 #include "server/stored_turn_json.h"
@@ -25,12 +26,6 @@ Headers UiHeaders() {
 
 constexpr size_t kOpeningChars = 140;  // of a session's first message, in the list
 
-// `text` cut to at most `n` bytes, not inside a UTF-8 character.
-std::string Prefix(const std::string& text, size_t n) {
-  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return text.substr(0, n);
-}
-
 // The list, each session with who opened it and with what words (`opened_by`,
 // `opened_with`): an auditor scanning the list looks for a person or a request, not an
 // id. One turn read per listed session, on the reader thread.
@@ -42,7 +37,7 @@ Result<Json> SessionsJson(const SessionView& view, const std::vector<SessionSumm
       REINS_ASSIGN_OR_RETURN(const StoredTrace first, view.Trace(s.id, TurnRange{0, 1}));
       if (!first.turns.empty()) {
         std::string said = SaidText(first.turns.front().input);
-        if (said.size() > kOpeningChars) said = Prefix(said, kOpeningChars) + "…";
+        if (said.size() > kOpeningChars) said = std::string(Utf8Prefix(said, kOpeningChars)) + "…";
         j["opened_by"] = first.turns.front().speaker;
         j["opened_with"] = std::move(said);
       }
