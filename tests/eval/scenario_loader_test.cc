@@ -42,35 +42,27 @@ turns: [ { say: hello, expect: { status: completed } } ]
 // Issue 74, finding 11: a scripted `when: {after_tool: find_patiant}` (a typo of the
 // agent's find_patient) passed `reins check` and failed later with "scripted model has
 // no reply". A tool the script itself calls (an unknown one, on purpose) is fine.
+// A scenario of agent.yaml whose scripted model calls `called`, then answers after `after`.
+std::string ScriptCallingThenAfter(const std::string& called, const std::string& after) {
+  return "id: s\nagent: agent.yaml\nmodel:\n  provider: scripted\n  replies:\n"
+         "    - { when: { last: user }, tool_calls: [ { name: " + called + ", args: {} } ] }\n"
+         "    - { when: { after_tool: " + after + " }, text: done }\n"
+         "turns: [ { say: hello, expect: { status: completed } } ]\n";
+}
+
 TEST_F(ScenarioLoaderTest, AScriptedAfterToolNamesAToolOfTheAgent) {
   Write("agent.yaml", R"(name: pharmacy
 model: { provider: scripted }
 tools:
   - { name: find_patient, input_schema: { type: object } }
 )");
-  std::string typo = Write("typo.yaml", R"(id: s
-agent: agent.yaml
-model:
-  provider: scripted
-  replies:
-    - { when: { last: user }, tool_calls: [ { name: find_patient, args: {} } ] }
-    - { when: { after_tool: find_patiant }, text: found }
-turns: [ { say: hello, expect: { status: completed } } ]
-)");
+  std::string typo = Write("typo.yaml", ScriptCallingThenAfter("find_patient", "find_patiant"));
   Result<Scenario> s = LoadScenarioFile(typo);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("'find_patiant' is not a tool of the agent (did you mean 'find_patient'?)"),
             std::string::npos)
       << s.status().message();
-  std::string unknown_on_purpose = Write("unknown.yaml", R"(id: s
-agent: agent.yaml
-model:
-  provider: scripted
-  replies:
-    - { when: { last: user }, tool_calls: [ { name: delete_everything, args: {} } ] }
-    - { when: { after_tool: delete_everything }, text: no such tool }
-turns: [ { say: hello, expect: { status: completed } } ]
-)");
+  std::string unknown_on_purpose = Write("unknown.yaml", ScriptCallingThenAfter("delete_everything", "delete_everything"));
   EXPECT_TRUE(LoadScenarioFile(unknown_on_purpose).ok()) << LoadScenarioFile(unknown_on_purpose).status().message();
 }
 
