@@ -129,6 +129,10 @@ struct ToolDef {
   // listing may fill in (title, description, input_schema, annotations, and the
   // timing, approval and trust derived from them).
   std::set<std::string> configured;
+  // Why this MCP tool is not offered to the model: its server lists it otherwise than
+  // the agent's MCP lock pinned ("its description changed since the lock was
+  // written"). Empty: offered. A withheld tool keeps only what the config gave it.
+  std::string withheld;
 
   // MCP's reading, which AGENT-CONFIG.md takes: a tool writes unless it is marked
   // read-only (annotations.readOnlyHint: true).

@@ -55,7 +55,7 @@ struct EventSpec {
 #define REINS_CALL_FIELDS "call_id name args response position "
 
 inline constexpr EventSpec kEventSpecs[] = {
-    {EventType::kTurnStarted, "turn.started", "turn_id speaker input reply"},
+    {EventType::kTurnStarted, "turn.started", "turn_id speaker input reply withheld"},
     {EventType::kTurnBlocked, "turn.blocked", "reason stale"},
     {EventType::kTurnCancelled, "turn.cancelled", "speaker"},
     {EventType::kTurnFailed, "turn.failed", "error"},

@@ -9,7 +9,7 @@
 
 namespace reins {
 
-int CheckCommand(const std::vector<std::string>& files) {
+int CheckCommand(const std::vector<std::string>& files, bool pin) {
   Term term = Term::ForStdout();
   int failures = 0;
   for (const std::string& file : files) {
@@ -39,6 +39,7 @@ int CheckCommand(const std::vector<std::string>& files) {
         for (const std::string& warning : AgentConfigWarnings(*a)) {
           std::cout << term.Yellow("warning") << " " << file << ": " << warning << "\n";
         }
+        if (pin ? PinMcpTools(file, *a, term) != 0 : SayMcpLock(file, *a) != 0) ++failures;
         continue;
       }
       std::cerr << a.status().message();

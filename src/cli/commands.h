@@ -11,6 +11,9 @@
 
 namespace reins {
 
+struct AgentConfig;
+class Term;
+
 struct RunFlags {
   bool json = false;
   bool trace = false;
@@ -101,7 +104,11 @@ struct InjectionBenchFlags {
   int jobs = 0;
 };
 
-int CheckCommand(const std::vector<std::string>& files);
+// `pin`: also write each agent's MCP lock from its servers' tool lists (PinMcpTools).
+int CheckCommand(const std::vector<std::string>& files, bool pin = false);
+int PinMcpTools(const std::string& file, const AgentConfig& config, const Term& term);
+// Says how many tools the agent's MCP lock pins; 1 when the lock cannot be read.
+int SayMcpLock(const std::string& file, const AgentConfig& config);
 int InjectionBenchCommand(const InjectionBenchFlags& flags);
 int RunCommand(const std::string& file, const RunFlags& flags);
 int EvalCommand(const EvalFlags& flags);

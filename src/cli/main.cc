@@ -13,6 +13,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> check_files;
   auto* check = app.add_subcommand("check", "Validate agent or scenario files; every problem as file:line:col: message");
   check->add_option("files", check_files, "agent or scenario YAML files")->required()->check(CLI::ExistingFile);
+  bool check_pin = false;
+  check->add_flag("--pin", check_pin,
+                  "start each agent's MCP servers and pin their tools in AGENT.mcp-lock.json beside it: a tool that "
+                  "later lists another description, schema, annotations or title is withheld from the model");
 
   std::string run_file;
   reins::RunFlags run_flags;
@@ -196,7 +200,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
-  if (*check) return reins::CheckCommand(check_files);
+  if (*check) return reins::CheckCommand(check_files, check_pin);
   if (*run) return reins::RunCommand(run_file, run_flags);
   if (*eval) return reins::EvalCommand(eval_flags);
   if (*fuzz) return reins::FuzzCommand(fuzz_flags);

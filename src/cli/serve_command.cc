@@ -181,15 +181,19 @@ int ServeCommand(const ServeFlags& flags) {
     HttpServer* server_ptr = nullptr;
     ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};
     options.open_connections = [&server_ptr] { return server_ptr ? server_ptr->open_connections() : 0; };
-    if (const telemetry::OtlpExporter* exporter = (*agent)->exporter()) {
-      options.collect_metrics = [exporter](Metrics& m) {
+    options.collect_metrics = [exporter = (*agent)->exporter(), runtime = *runtime](Metrics& m) {
+      // MCP tools the agent's lock no longer matches: the log and each turn.started name them.
+      double withheld = 0;
+      for (const ToolDef& t : runtime->config()->tools) withheld += t.withheld.empty() ? 0 : 1;
+      m.Set("reins_mcp_tools_withheld", {}, withheld);
+      if (exporter) {
         const telemetry::ExportCounts c = exporter->counts();
         m.Set("reins_telemetry_spans_exported_total", {}, static_cast<double>(c.exported));
         m.Set("reins_telemetry_spans_dropped_total", {{"reason", "queue_full"}}, static_cast<double>(c.dropped_queue_full));
         m.Set("reins_telemetry_spans_dropped_total", {{"reason", "export_failed"}}, static_cast<double>(c.dropped_export_failed));
         m.Set("reins_telemetry_spans_dropped_total", {{"reason", "collector_down"}}, static_cast<double>(c.dropped_collector_down));
-      };
-    }
+      }
+    };
     options.max_inflight = flags.max_inflight;
     options.max_trace_reads = flags.max_trace_reads;
     options.allowed_origins = flags.allow_origins;

@@ -20,6 +20,8 @@ Result<std::unique_ptr<AgentHost>> AgentHost::Start(AgentConfig config, std::sha
   McpClientOptions client;
   client.log = host->options_.mcp_log;
   host->hub_ = std::make_unique<McpHub>(std::move(client));
+  // The tools a person reviewed are pinned beside the agent file (docs/mcp.md).
+  if (!host->agent_.source_file.empty()) host->hub_->set_lock_path(McpLockPath(host->agent_.source_file));
   host->hub_->set_on_catalog([raw = host.get()](AgentConfig changed) { raw->OnCatalog(std::move(changed)); });
   if (Status started = host->hub_->Start(host->agent_); !started.ok()) return started;
   return host;

@@ -1,6 +1,7 @@
 #include "mcp/mcp_hub.h"
 
 #include <future>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -166,8 +167,12 @@ void Fill(ToolDef& t, const McpTool& remote) {
 
 }  // namespace
 
-Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expose_all, const std::vector<McpTool>& tools) {
+Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expose_all, const std::vector<McpTool>& tools,
+                       const McpLock* lock) {
   std::vector<std::string> problems;
+  // A tool the lock does not match keeps only what the config gave it: none of the
+  // server's words reach the model, nor its annotations the tool's timing and trust.
+  auto withheld = [&](const McpTool& remote) { return lock == nullptr ? std::string() : lock->Change(server, remote); };
   std::set<std::string> used;
   auto find = [&](const std::string& name) -> const McpTool* {
     for (const McpTool& t : tools) {
@@ -186,7 +191,8 @@ Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expo
       continue;
     }
     used.insert(remote->name);
-    Fill(t, *remote);
+    t.withheld = withheld(*remote);
+    if (t.withheld.empty()) Fill(t, *remote);
   }
   if (expose_all) {
     for (const McpTool& remote : tools) {
@@ -202,12 +208,13 @@ Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expo
       t.deferred_instruction = kDefaultDeferredInstruction;
       t.backend.kind = ToolBackendConfig::Kind::kMcp;
       t.backend.spec = {{"server", server}, {"tool", remote.name}};
-      Fill(t, remote);
+      t.withheld = withheld(remote);
+      if (t.withheld.empty()) Fill(t, remote);
       config.tools.push_back(std::move(t));
     }
   }
   for (const ToolDef& t : config.tools) {
-    if (t.backend.kind != ToolBackendConfig::Kind::kMcp || ServerOf(t) != server) continue;
+    if (t.backend.kind != ToolBackendConfig::Kind::kMcp || ServerOf(t) != server || !t.withheld.empty()) continue;
     if (auto compiled = SchemaValidator::Compile(t.input_schema); !compiled.ok()) {
       problems.push_back("tool " + t.name + ": the input schema from MCP server " + server +
                          " does not compile: " + compiled.status().message());
@@ -278,7 +285,10 @@ Task<Status> McpHub::StartAll(AgentConfig* config_ptr) {
   }
   // Every problem at once: those of the servers that started, too.
   if (Status applied = ApplyCatalogs(config); !applied.ok()) problems.push_back(applied.message());
-  if (problems.empty()) co_return OkStatus();
+  if (problems.empty()) {
+    SayWithheld(config);
+    co_return OkStatus();
+  }
   std::string message;
   for (const std::string& p : problems) message += p + (p.empty() || p.back() == '\n' ? "" : "\n");
   co_return Unavailable(message);
@@ -299,6 +309,7 @@ Task<void> McpHub::Reapply(std::string server) {
     } else if (!applied.ok()) {
       if (options_.log) options_.log("[mcp] the changed tool list does not fit the agent; keeping the old one: " + applied.message());
     } else if (on_catalog_) {
+      SayWithheld(config);
       on_catalog_(std::move(config));
     }
   }
@@ -315,12 +326,20 @@ void McpHub::AwaitCatalog() {
 // Every running server's tool list, applied to `config` in the config's order; the
 // error names the problems of every server.
 Status McpHub::ApplyCatalogs(AgentConfig& config) const {
+  // Read at each application: a lock written while the agent runs (`reins check --pin`)
+  // holds from the next tool-list change.
+  std::optional<McpLock> lock;
+  if (!lock_path_.empty()) {
+    Result<std::optional<McpLock>> read = ReadMcpLock(lock_path_);
+    if (!read.ok()) return read.status();
+    lock = std::move(*read);
+  }
   std::string problems;
   for (const McpServerConfig& server : config.mcp_servers) {
     auto it = clients_.find(server.name);
     if (it == clients_.end()) continue;
     if (!it->second->connected() && it->second->tools().empty()) continue;  // it never started
-    Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, it->second->tools());
+    Status applied = ApplyMcpCatalog(config, server.name, server.expose_all, it->second->tools(), lock ? &*lock : nullptr);
     if (!applied.ok()) problems += applied.message();
     for (ToolDef& t : config.tools) {  // exposed tools, unnamed in the config: the server's timeout
       if (t.backend.kind != ToolBackendConfig::Kind::kMcp || ServerOf(t) != server.name) continue;
@@ -329,6 +348,35 @@ Status McpHub::ApplyCatalogs(AgentConfig& config) const {
   }
   if (problems.empty()) return OkStatus();
   return InvalidArgument(problems);
+}
+
+// Each withheld tool, on the MCP log (else stderr): the person who reviews tools
+// learns which one to look at and how to accept it.
+void McpHub::SayWithheld(const AgentConfig& config) const {
+  for (const ToolDef& t : config.tools) {
+    if (t.withheld.empty()) continue;
+    const std::string line = "[mcp " + ServerOf(t) + "] tool " + t.name + " is withheld from the model: " + t.withheld +
+                             " (" + lock_path_ + "). Review the server's tool, then run `reins check --pin` on the agent.";
+    if (options_.log) {
+      options_.log(line);
+    } else {
+      std::cerr << "reins: " << line << "\n";
+    }
+  }
+}
+
+std::map<std::string, std::vector<McpTool>> McpHub::Listed() {
+  std::future<std::map<std::string, std::vector<McpTool>>> listed = boost::asio::co_spawn(
+      io_,
+      [this]() -> Task<std::map<std::string, std::vector<McpTool>>> {
+        std::map<std::string, std::vector<McpTool>> out;
+        for (const auto& [name, client] : clients_) {
+          if (client->connected() || !client->tools().empty()) out[name] = client->tools();
+        }
+        co_return out;
+      },
+      boost::asio::use_future);
+  return listed.get();
 }
 
 std::shared_ptr<ToolBackend> McpHub::Backend(const ToolDef& tool, Clock& clock) const {

@@ -27,6 +27,7 @@
 
 #include "mcp/mcp_calls.h"
 #include "mcp/mcp_client.h"
+#include "mcp/mcp_pins.h"
 #include "reins/agent_config.h"
 #include "reins/clock.h"
 #include "reins/tool_backend.h"
@@ -46,8 +47,16 @@ class McpHub {
   // list that no longer fits the config is logged and not handed on. Set before Start.
   void set_on_catalog(std::function<void(AgentConfig)> on_catalog) { on_catalog_ = std::move(on_catalog); }
 
+  // The agent's MCP lock (mcp_pins.h), read at start and at each tool-list change: a
+  // tool it does not match is withheld. Unset, or no file there: nothing is withheld.
+  // Set before Start.
+  void set_lock_path(std::string path) { lock_path_ = std::move(path); }
+
   // Blocking; call from any thread but the hub's.
   Status Start(AgentConfig& config);
+  // What each running server listed last, by server name (for `reins check --pin`).
+  // Call after Start, from any thread but the hub's.
+  std::map<std::string, std::vector<McpTool>> Listed();
   // The backend of one MCP tool of `config` (nullptr when its server is not running);
   // Backends: those of every MCP tool.
   std::shared_ptr<ToolBackend> Backend(const ToolDef& tool, Clock& clock) const;
@@ -62,6 +71,7 @@ class McpHub {
   Task<Status> StartAll(AgentConfig* config);
   Task<void> Reapply(std::string server);
   Status ApplyCatalogs(AgentConfig& config) const;
+  void SayWithheld(const AgentConfig& config) const;
   Task<void> StopAll();
 
   McpClientOptions options_;
@@ -72,6 +82,7 @@ class McpHub {
   std::map<std::string, std::shared_ptr<McpClient>> clients_;  // touched on the hub thread only
   std::atomic<bool> stopped_ = false;  // set by Stop(), read on the hub's thread
   AgentConfig base_;  // the config before the servers' tool lists completed it
+  std::string lock_path_;
   std::function<void(AgentConfig)> on_catalog_;
   std::mutex pending_mu_;
   std::condition_variable settled_;
@@ -87,7 +98,9 @@ class McpHub {
 //   read-only) -> approval required.
 // Fails, naming every problem, when a configured tool is not offered or a schema does
 // not compile.
+// With `lock`, a tool whose listing the lock does not match is withheld instead
+// (ToolDef::withheld says why; mcp_pins.h): named in the config, filled from nothing.
 Status ApplyMcpCatalog(AgentConfig& config, const std::string& server, bool expose_all,
-                       const std::vector<McpTool>& tools);
+                       const std::vector<McpTool>& tools, const McpLock* lock = nullptr);
 
 }  // namespace reins

@@ -75,6 +75,7 @@ const Json& AuditVerdictSchema() {
 std::string ToolCatalog(const AgentConfig& config, size_t max_chars) {
   std::string out;
   for (const ToolDef& t : config.tools) {
+    if (!t.withheld.empty()) continue;  // the agent has it only by name (a changed MCP tool)
     std::string description = t.description.substr(0, t.description.find('\n'));
     std::string args;
     const Json properties = t.input_schema.value("properties", Json::object());

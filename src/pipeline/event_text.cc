@@ -4,7 +4,7 @@
 
 namespace reins {
 
-EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, const Json& reply) {
+EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, const Json& reply, const Json& withheld) {
   std::string& out = EventTextBuffer();
   JsonObjectText o(out);
   {
@@ -18,13 +18,23 @@ EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, cons
     if (input.select) in.String("select", *input.select);
     in.String("speaker", input.speaker);
     if (!input.traceparent.empty()) in.String("traceparent", input.traceparent);
+    if (!input.words.empty()) in.String("words", input.words);
     in.Close();
   }
   if (!reply.is_null()) o.Value("reply", reply);
   o.String("speaker", input.speaker);
   o.String("turn_id", turn_id);
+  if (!withheld.is_null()) o.Value("withheld", withheld);
   o.Close();
   return EventData::FromText(out);
+}
+
+Json WithheldTools(const AgentConfig& config) {
+  Json out;
+  for (const ToolDef& t : config.tools) {
+    if (!t.withheld.empty()) out.push_back(JsonObject("tool", t.name, "why", t.withheld));
+  }
+  return out;
 }
 
 EventData ModelCallData(std::string_view model, Purpose purpose, const ToolChoice& choice, std::string_view step,

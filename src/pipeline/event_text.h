@@ -21,8 +21,12 @@
 namespace reins {
 
 // `reply`: how the reply will come, when the caller streams (TurnPipeline::OpenStream);
-// null otherwise.
-EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, const Json& reply);
+// null otherwise. `withheld`: the agent's tools not offered to the model this turn,
+// [{tool, why}] (WithheldTools); null when none.
+EventData TurnStartedData(std::string_view turn_id, const TurnInput& input, const Json& reply, const Json& withheld);
+// The tools of `config` withheld from the model ([{tool, why}], ToolDef::withheld);
+// null when none.
+Json WithheldTools(const AgentConfig& config);
 
 // `step`: the plan step the call serves; `repeat`: why the response before it is asked
 // for again (its finish reason). Empty: not part of the event.

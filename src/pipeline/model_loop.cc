@@ -23,7 +23,9 @@ Json CallsToJson(const std::vector<ToolCall>& calls) {
 
 std::shared_ptr<const std::vector<ToolSpec>> ToolSpecsOf(const AgentConfig& config) {
   auto specs = std::make_shared<std::vector<ToolSpec>>();
-  for (const ToolDef& t : config.tools) specs->push_back({t.name, t.description, t.input_schema});
+  for (const ToolDef& t : config.tools) {
+    if (t.withheld.empty()) specs->push_back({t.name, t.description, t.input_schema});  // an unpinned MCP tool is not offered
+  }
   return specs;
 }
 

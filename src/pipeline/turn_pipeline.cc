@@ -74,6 +74,7 @@ TurnPipeline::TurnPipeline(const AgentConfig& config, ModelProvider& model, Mode
       plan_mode_(config.plan.enabled),
       audit_on_(config.audit.enabled),
       reply_held_by_(ReplyHeldBy(config, policies_)),
+      withheld_(WithheldTools(config)),
       tools_(tools),
       resumes_questions_([&tools](const std::string& tool) { return tools.ResumesQuestions(tool); }) {}
 
@@ -459,7 +460,7 @@ std::optional<Status> TurnPipeline::Open(TurnContext& ctx, TurnPhaseMachine& pha
                                          std::unique_ptr<Resumption>& resumption) {
   // Emitted first; if admission refuses the input, the whole turn is discarded.
   const Json reply = OpenStream(ctx);
-  ctx.Emit("turn.started", TurnStartedData(ctx.result.turn_id, ctx.input, reply));
+  ctx.Emit("turn.started", TurnStartedData(ctx.result.turn_id, ctx.input, reply, withheld_));
   // A crisis message is answered before anything else may refuse or hold it (I6).
   if (std::optional<std::string> answer = Preempt(ctx)) {
     ctx.admitted = true;

@@ -114,6 +114,7 @@ class TurnPipeline {
   bool plan_mode_;
   bool audit_on_;
   std::string reply_held_by_;  // ReplyHeldBy
+  Json withheld_;              // WithheldTools: named in each turn.started
   const ToolRouter& tools_;
   const TurnContext::ResumesQuestions resumes_questions_;  // what each turn's context points at
 };

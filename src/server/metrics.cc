@@ -80,6 +80,8 @@ Metrics::Metrics() {
   Describe("reins_leases_blocked_total", /*unlabeled=*/true, Type::kCounter, "Turns blocked by a floor lease.");
   Describe("reins_audit_repairs_total", /*unlabeled=*/false, Type::kCounter, "Audit outcomes by repair.");
   Describe("reins_outbox_depth", /*unlabeled=*/true, Type::kGauge, "Deferred writes not yet finished.");
+  Describe("reins_mcp_tools_withheld", /*unlabeled=*/true, Type::kGauge,
+           "MCP tools not offered to the model: their listing no longer matches the agent's MCP lock.");
   Describe("reins_sessions_created_total", /*unlabeled=*/true, Type::kCounter, "Sessions created by this process.");
   Describe("reins_sessions", /*unlabeled=*/true, Type::kGauge, "Sessions in the store.");
   Describe("reins_sessions_cached", /*unlabeled=*/true, Type::kGauge, "Sessions held in memory (--session-cache).");

@@ -21,12 +21,13 @@ TEST(EventTextTest, ATurnsStartIsItsDom) {
   TurnInput in;
   in.speaker = kAwkward;
   in.say = kAwkward;
-  auto dom = [](const TurnInput& i, const Json& reply) {
+  auto dom = [](const TurnInput& i, const Json& reply, const Json& withheld = nullptr) {
     Json j = {{"turn_id", "t_1"}, {"speaker", i.speaker}, {"input", TurnInputToJson(i)}};
     if (!reply.is_null()) j["reply"] = reply;
+    if (!withheld.is_null()) j["withheld"] = withheld;
     return j;
   };
-  ExpectWrittenAs(TurnStartedData("t_1", in, nullptr), dom(in, nullptr));
+  ExpectWrittenAs(TurnStartedData("t_1", in, nullptr, nullptr), dom(in, nullptr));
 
   // Every member an input may have, and a streamed reply's announcement.
   in.select = "u_doe";
@@ -35,8 +36,12 @@ TEST(EventTextTest, ATurnsStartIsItsDom) {
   in.page_context = {{"page", "/contacts"}, {"ids", {1, 2}}};
   in.idempotency_key = "k-1";
   in.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  in.words = kAwkward;
   const Json reply = {{"stream", "whole"}, {"held_by", "audit.enabled"}};
-  ExpectWrittenAs(TurnStartedData("t_1", in, reply), dom(in, reply));
+  ExpectWrittenAs(TurnStartedData("t_1", in, reply, nullptr), dom(in, reply));
+  // The tools withheld from the model (a changed MCP tool), as WithheldTools gives them.
+  const Json withheld = Json::array({{{"tool", "refill"}, {"why", "its description changed since the lock was written"}}});
+  ExpectWrittenAs(TurnStartedData("t_1", in, reply, withheld), dom(in, reply, withheld));
 }
 
 TEST(EventTextTest, AModelCallIsItsDom) {

@@ -204,6 +204,33 @@ TEST_F(RuntimeTest, EveryCallSeesTheWholeHistoryAndLeavesItWhole) {
   EXPECT_EQ(texts(2), second);
 }
 
+// A tool withheld from the model (an MCP tool its lock no longer matches, mcp_pins.h)
+// is not among the tools a model request offers; a call to it all the same is refused
+// as `withheld` and never runs; turn.started names it with the reason.
+TEST_F(RuntimeTest, AWithheldToolIsNotOfferedAndItsCallIsRefused) {
+  Build(R"([{"when": {"last": "user"}, "tool_calls": [{"name": "note", "args": {}}]},
+            {"when": {"last": "tool"}, "text": "Could not note."}])",
+        {{"note", R"([{"result": {"success": true}}])"}});
+  std::vector<ToolDef> tools = runtime_->config()->tools;
+  for (ToolDef& t : tools) {
+    if (t.name == "note") t.withheld = "its description changed since the lock was written";
+  }
+  ASSERT_TRUE(runtime_->ReplaceTools(std::move(tools)).ok());
+  auto r = Say("note this");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(recorder_->requests.empty());
+  std::vector<std::string> offered;
+  for (const ToolSpec& t : *recorder_->requests[0].tools) offered.push_back(t.name);
+  EXPECT_EQ(offered, (std::vector<std::string>{"lookup", "send"}));
+  EXPECT_EQ(Calls("note"), 0);
+  ASSERT_EQ(r->tools.size(), 1u);
+  EXPECT_EQ(r->tools[0].status, ToolOutcome::Status::kRejected);
+  EXPECT_EQ(r->tools[0].reason, "withheld");
+  const Json started = TraceEventToJson(r->events.front());
+  EXPECT_EQ(started["data"]["withheld"],
+            (Json::parse(R"([{"tool": "note", "why": "its description changed since the lock was written"}])")));
+}
+
 // A model that never answers its first call (it waits an hour on a timer of the turn's
 // own io_context), then passes every later call on.
 class HangsOnceModel final : public ModelProvider {

@@ -5,6 +5,8 @@ Line-delimited JSON-RPC on stdin/stdout, like a real stdio MCP server. Options:
   --version V        answer initialize with protocol version V (default: echo the client's)
   --list-changed     send notifications/tools/list_changed after initialized
   --die-on-start     exit before answering anything
+  --describe-echo T  list the tool echo with the description T (a server that changed
+                     a tool after it was pinned, tests/mcp/pin_test.sh)
 Environment: FAKE_LOG=PATH appends every line received to PATH (to see the order on
 the wire when a test fails).
 Tools (tools/call name):
@@ -66,6 +68,8 @@ def ask_client(method, params):
 TOOLS = [{"name": n, "description": "scripted " + n, "inputSchema": {"type": "object"}} for n in
          ["echo", "slow", "die", "garbage", "progress", "ask", "ping_client", "fail", "rpc_error", "cancelled",
           "stderr", "grow"]]
+if "--describe-echo" in sys.argv:
+    TOOLS[0]["description"] = sys.argv[sys.argv.index("--describe-echo") + 1]
 
 
 def call(rid, name, args, meta):

@@ -128,5 +128,23 @@ TEST(CallShapeGuardTest, RefusesUnknownToolsAndNonObjectArguments) {
   EXPECT_EQ(guard.Guard(ctx, {&good, &send, 0, false}).kind, CallVerdict::Kind::kContinue);
 }
 
+// An MCP tool the agent's lock no longer matches is, to the model, a tool it was not
+// given: refused as `withheld`, and left out of the names the model is told to use.
+TEST(CallShapeGuardTest, RefusesAWithheldToolWithoutNamingIt) {
+  ToolDef send;
+  send.name = "send";
+  ToolDef wipe;
+  wipe.name = "wipe";
+  wipe.withheld = "its description changed since the lock was written";
+  testing::PolicyContext p({send, wipe});
+  CallShapeGuard guard;
+  ToolCall call;
+  call.name = "wipe";
+  CallVerdict v = guard.Guard(p.ctx, {&call, p.config.FindTool("wipe"), 0, false});
+  EXPECT_EQ(v.kind, CallVerdict::Kind::kReject);
+  EXPECT_EQ(v.reason, "withheld");
+  EXPECT_EQ(v.message, "there is no tool named 'wipe'. Use only the tools you were given: send.");
+}
+
 }  // namespace
 }  // namespace reins

@@ -4,11 +4,16 @@ namespace reins {
 
 CallVerdict CallShapeGuard::Guard(TurnContext& ctx, const ProposedCall& proposed) const {
   const ToolCall& call = *proposed.call;
-  if (proposed.tool == nullptr) {
+  if (proposed.tool == nullptr || !proposed.tool->withheld.empty()) {
     std::string names;
-    for (const ToolDef& t : ctx.config.tools) names += (names.empty() ? "" : ", ") + t.name;
-    return CallVerdict::Reject("unknown_tool", "there is no tool named '" + call.name +
-                                                   "'. Use only the tools you were given: " + names + ".");
+    for (const ToolDef& t : ctx.config.tools) {
+      if (t.withheld.empty()) names += (names.empty() ? "" : ", ") + t.name;
+    }
+    // A withheld tool (an MCP tool that no longer matches the agent's lock) is, to the
+    // model, a tool it was not given; the trace keeps the difference.
+    return CallVerdict::Reject(proposed.tool == nullptr ? "unknown_tool" : "withheld",
+                               "there is no tool named '" + call.name + "'. Use only the tools you were given: " +
+                                   names + ".");
   }
   if (const std::set<std::string>& allowed = ctx.extras().allowed_tools; !allowed.empty() && !allowed.count(call.name)) {
     std::string names;

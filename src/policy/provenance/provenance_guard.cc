@@ -63,7 +63,7 @@ CallVerdict ProvenanceGuard::Guard(TurnContext& ctx, const ProposedCall& propose
     } else if (!entities.WasProduced(type, id)) {
       std::string producers;
       for (const ToolDef& t : ctx.config.tools) {
-        if (t.produces.count(type)) producers += (producers.empty() ? "" : " or ") + t.name;
+        if (t.withheld.empty() && t.produces.count(type)) producers += (producers.empty() ? "" : " or ") + t.name;
       }
       return CallVerdict::Reject("provenance", arg + " '" + id + "' is not a " + type +
                                                    " id that any tool returned in this conversation. Call " +
