@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all deps configure build test demo verify test-asan bench bench-peers bench-stream bench-injection load fuzz clean
+.PHONY: all deps configure build test demo verify test-asan test-tsan bench bench-peers bench-stream bench-injection load fuzz clean
 
 all: build
 
@@ -40,6 +40,14 @@ test-asan: deps
 	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREINS_SANITIZE=ON -DREINS_WERROR=ON
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# The tests of code shared between threads under ThreadSanitizer (sessions on strands
+# of their own, docs/architecture.md "Concurrency"); only their libraries are built.
+TSAN_TESTS := session_strands_test session_queue_test commit_queue_test
+test-tsan: deps
+	@cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREINS_TSAN=ON -DREINS_WERROR=ON
+	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	@for t in $(TSAN_TESTS); do TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/core/$$t || exit 1; done
 
 # The Release build of every bench target is profile-guided (scripts/release-build: an
 # instrumented build trained on the demo and a tool-calling load of its own,

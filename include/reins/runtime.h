@@ -6,11 +6,11 @@
 // A turn's deferred calls run after it is committed: RunTurn waits for them in
 // `await` mode (up to deferred.timeout_ms), or leaves them running in `background`.
 //
-// Threading: RunTurn is a coroutine; run it on one executor. Turns of one session are
-// queued and run one at a time in arrival order (a turn that waited longer than
-// floor.max_queue_age_ms is recorded as blocked: stale); turns of different sessions
-// interleave freely. Drain or stop that executor before
-// destroying the Runtime: background deferred calls reference it.
+// Threading: run each RunTurn on a strand (or a one-thread loop). A session's turns run
+// one at a time in arrival order, whichever strands they come from (one that waited past
+// floor.max_queue_age_ms is blocked: stale); sessions on different strands run in parallel
+// where the model and tools may be called from several threads. Drain or stop those
+// executors before destroying the Runtime: background deferred calls use them.
 #pragma once
 
 #include <cstdint>

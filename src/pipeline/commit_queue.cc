@@ -21,9 +21,14 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
   // A named initiation, not a temporary: GCC 12 destroys some temporaries of a co_await
   // expression twice, and this one holds the executor.
   auto enqueue = [this, in, out, executor](auto handler) {
+    bool opens;
+    {
+      std::lock_guard lock(mu_);
+      opens = batch_.empty();
+      batch_.push_back({in, out, executor, std::move(handler)});
+    }
     // The first turn of a pass schedules the flush behind whatever else is ready.
-    if (batch_.empty()) asio::post(executor, [this] { Flush(); });
-    batch_.push_back({in, out, executor, std::move(handler)});
+    if (opens) asio::post(executor, [this] { Flush(); });
   };
   auto queued = asio::async_initiate<decltype(kNoThrow), void()>(std::move(enqueue), kNoThrow);
   co_await std::move(queued);
@@ -31,8 +36,11 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
 }
 
 void CommitQueue::Flush() {
-  auto batch = std::make_shared<std::vector<Waiting>>(std::move(batch_));
-  batch_.clear();
+  auto batch = std::make_shared<std::vector<Waiting>>();
+  {
+    std::lock_guard lock(mu_);
+    batch->swap(batch_);
+  }
   // While the batch is written on the store's threads, each turn's loop has work
   // outstanding (an io_context run to completion must not end under it).
   for (Waiting& w : *batch) w.executor = asio::prefer(w.executor, asio::execution::outstanding_work.tracked);

@@ -8,9 +8,12 @@
 // may then be written alongside it, never with a turn of the same session (a session
 // runs one turn at a time).
 //
-// Threading: for coroutines on one executor (single-threaded io_context, or a strand).
+// Threading: safe from any executor. Turns of sessions on different strands join one
+// batch (its mutex is held only to add to it or take it); the flush runs on the
+// executor of the turn that opened the batch, and each turn resumes on its own.
 #pragma once
 
+#include <mutex>
 #include <vector>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -39,7 +42,8 @@ class CommitQueue {
   void Flush();
 
   StoreCalls& calls_;
-  std::vector<Waiting> batch_;
+  std::mutex mu_;
+  std::vector<Waiting> batch_;  // under mu_
 };
 
 }  // namespace reins

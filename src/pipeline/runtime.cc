@@ -1,6 +1,7 @@
 #include "reins/runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <list>
 #include <map>
@@ -187,8 +188,9 @@ struct Runtime::Impl {
     std::vector<Message> history;
     int turn_count = 0;
     // False once we know the session has no undelivered notice; a deferred failure
-    // recorded by this runtime sets it again. Saves a query on almost every turn.
-    bool may_have_notices = true;
+    // recorded by this runtime sets it again (from the deferred call's executor, while
+    // a turn of the session may run on its own). Saves a query on almost every turn.
+    std::atomic<bool> may_have_notices{true};
     // Turns older than `history` exist but no model call can include them any more.
     bool older_left_out = false;
     // The request text of the history's first messages, once a call reuses it (made

@@ -1,12 +1,15 @@
 // SessionQueue: turns of one session run one at a time, in arrival order. A turn
 // waits (holding no thread) until the turn before it has finished.
 //
-// Threading: for coroutines on one executor (single-threaded io_context, or a strand).
+// Threading: safe from any executor. Sessions on different strands take the queue's
+// mutex only to look at their line (never across a wait); a waiting turn is woken on
+// its own executor.
 #pragma once
 
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -39,7 +42,8 @@ class SessionQueue {
   // Keyed by a view of the session's id: of the first turn's own copy while that turn
   // has the line, else of `passed_id`. A copy of each id here was a heap block for
   // every turn in flight.
-  std::map<std::string_view, Line> lines_;
+  std::map<std::string_view, Line> lines_;  // under mu_
+  std::mutex mu_;
 };
 
 }  // namespace reins
