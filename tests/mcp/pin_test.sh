@@ -92,7 +92,8 @@ grep -q 'tool echo is withheld from the model: its description changed since the
 # /metrics counts the withheld tools of a served agent.
 "$reins" serve --config "$tmp/changed.yaml" --listen 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
-for _ in $(seq 200); do grep -q "listening on" "$tmp/serve.out" && break; sleep 0.05; done
+# Up to a minute: a margin over a start that takes well under a second, for a busy machine.
+for _ in $(seq 1200); do grep -q "listening on" "$tmp/serve.out" && break; sleep 0.05; done
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\).*|\1|p' "$tmp/serve.out")
 if [ -n "$port" ]; then
   metrics=$(curl -sf "http://127.0.0.1:$port/metrics")
