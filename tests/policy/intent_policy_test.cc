@@ -18,6 +18,26 @@ TEST(IntentPolicyTest, ForcesTheFirstMissingToolOncePerTurn) {
   EXPECT_FALSE(policy.RequiredToolMissing(p.ctx).has_value());  // one retry only (I9)
 }
 
+// A required tool withheld from the model (its MCP lock no longer matches) is recorded
+// as missing but never forced: a tool choice outside the request's tools is a
+// provider error. Another missing tool that is offered is forced instead.
+TEST(IntentPolicyTest, NeverForcesAWithheldTool) {
+  ToolDef refill;
+  refill.name = "refill";
+  refill.withheld = "its description changed since the lock was written";
+  ToolDef note;
+  note.name = "note";
+  testing::PolicyContext p({refill, note});
+  p.config.intents = {{"refill", "(?i)refill", {"refill"}, IntentEnforcement::kForce},
+                      {"both", "(?i)refill", {"refill", "note"}, IntentEnforcement::kForce}};
+  IntentPolicy policy(p.config);
+  p.ctx.input.say = "Refill my prescription";
+  EXPECT_EQ(policy.RequiredToolMissing(p.ctx), "note");
+  ASSERT_EQ(p.ctx.result.events.size(), 2u);
+  EXPECT_EQ(TraceEventToJson(p.ctx.result.events[0])["data"]["retry"], false);
+  EXPECT_EQ(TraceEventToJson(p.ctx.result.events[1])["data"]["retry"], true);
+}
+
 TEST(IntentPolicyTest, SatisfiedByADeferredOrSuccessfulCallNotByAFailedOne) {
   ToolDef prayer;
   prayer.name = "submit_prayer_request";

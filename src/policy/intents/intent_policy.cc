@@ -26,13 +26,20 @@ std::optional<std::string> IntentPolicy::RequiredToolMissing(TurnContext& ctx) c
     // asked the clarification (or approval) this turn answers.
     std::vector<std::string> missing = MissingTools(ctx.RequestTools(), intent.config->required_tools);
     if (missing.empty()) continue;
-    // One forced retry per intent and turn.
+    // One forced retry per intent and turn, naming a tool the model is offered: never a
+    // withheld one (an MCP tool its lock no longer matches), which a provider would
+    // refuse as a tool choice outside the request's tools.
     bool first_time = ctx.Slot<IntentTurn>().retried.insert(intent.config->name).second;
+    auto offered = std::find_if(missing.begin(), missing.end(), [&ctx](const std::string& name) {
+      const ToolDef* tool = ctx.config.FindTool(name);
+      return tool == nullptr || tool->withheld.empty();
+    });
+    const bool force = first_time && intent.config->enforcement == IntentEnforcement::kForce && offered != missing.end();
     ctx.Emit("intent.missing", {{"intent", intent.config->name},
                                 {"missing", missing},
                                 {"enforcement", kIntentEnforcements.Name(intent.config->enforcement)},
-                                {"retry", first_time && intent.config->enforcement == IntentEnforcement::kForce}});
-    if (first_time && intent.config->enforcement == IntentEnforcement::kForce) return missing.front();
+                                {"retry", force}});
+    if (force) return *offered;
   }
   return std::nullopt;
 }
