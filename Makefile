@@ -43,11 +43,13 @@ test-asan: deps
 
 # The tests of code shared between threads under ThreadSanitizer (sessions on strands
 # of their own, docs/architecture.md "Concurrency"); only their libraries are built.
-TSAN_TESTS := session_strands_test session_queue_test commit_queue_test
+TSAN_TESTS := session_strands_test session_queue_test commit_queue_test telemetry_test
 test-tsan: deps
 	@cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREINS_TSAN=ON -DREINS_WERROR=ON
 	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
-	@for t in $(TSAN_TESTS); do TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/core/$$t || exit 1; done
+	@export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1; \
+	  build-tsan/tests/core/session_strands_test && build-tsan/tests/core/session_queue_test && \
+	  build-tsan/tests/core/commit_queue_test && build-tsan/tests/telemetry/telemetry_test --gtest_filter='TurnTelemetryThreads.*'
 
 # The Release build of every bench target is profile-guided (scripts/release-build: an
 # instrumented build trained on the demo and a tool-calling load of its own,

@@ -255,12 +255,16 @@ Task<void> HttpModel::CompleteInto(const ModelRequest& request, Result<ModelResp
     const HttpTimeouts bounded{bound(timeouts_.connect_ms), bound(timeouts_.first_byte_ms), bound(timeouts_.idle_ms),
                                bound(timeouts_.total_ms)};
     co_await Try(request, streaming, bounded, attempt, outcome);
-    last_attempts_ = n + 1;
     const bool last = n >= retry_.max_retries || attempt.emitted_text || !ShouldRetry(outcome);
-    const int64_t delay = last ? 0 : RetryDelayMs(retry_, n, outcome, clock_->NowMs(), rng_);
+    int64_t delay = 0;
+    if (!last) {
+      std::lock_guard lock(rng_mu_);
+      delay = RetryDelayMs(retry_, n, outcome, clock_->NowMs(), rng_);
+    }
     // Without time left for another try, this one is the answer.
     if (last || (deadline != 0 && clock_->NowMs() + delay >= deadline)) {
-      answer = Answer(request, attempt, outcome);
+      last_attempts_.store(n + 1, std::memory_order_relaxed);
+      answer = Answer(request, attempt, outcome, n + 1);
       co_return;
     }
     co_await clock_->Sleep(delay);
@@ -268,8 +272,8 @@ Task<void> HttpModel::CompleteInto(const ModelRequest& request, Result<ModelResp
 }
 
 Result<ModelResponse> HttpModel::Answer(const ModelRequest& request, Attempt& attempt,
-                                        const Result<HttpResponse>& outcome) const {
-  if (!outcome.ok() || outcome->status < 200 || outcome->status >= 300) return Failure(outcome, last_attempts_);
+                                        const Result<HttpResponse>& outcome, int attempts) const {
+  if (!outcome.ok() || outcome->status < 200 || outcome->status >= 300) return Failure(outcome, attempts);
   return Read(request, attempt, *outcome);
 }
 

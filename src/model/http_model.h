@@ -12,7 +12,9 @@
 // is handed to the caller's strand, in order, before the call returns.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -43,8 +45,8 @@ class HttpModel final : public ModelProvider {
   Task<void> CompleteInto(const ModelRequest& request, Result<ModelResponse>& answer) override;
   bool KeepsDeadline() const override { return true; }
 
-  // Attempts made by the last call (1 + retries), for tests and metrics.
-  int last_attempts() const { return last_attempts_; }
+  // Attempts made by the last call to end (1 + retries), for tests and metrics.
+  int last_attempts() const { return last_attempts_.load(std::memory_order_relaxed); }
 
  private:
   struct Attempt;
@@ -67,7 +69,8 @@ class HttpModel final : public ModelProvider {
   // response would sit in CompleteInto's frame while the request waits.
   Result<ModelResponse> Read(const ModelRequest& request, Attempt& attempt, const HttpResponse& ok) const;
   // The call's answer from its last try: the model's response, or why there is none.
-  Result<ModelResponse> Answer(const ModelRequest& request, Attempt& attempt, const Result<HttpResponse>& outcome) const;
+  Result<ModelResponse> Answer(const ModelRequest& request, Attempt& attempt, const Result<HttpResponse>& outcome,
+                               int attempts) const;
   Status Failure(const Result<HttpResponse>& outcome, int attempts) const;
   std::string Redact(std::string text, bool hide_urls = true) const;
 
@@ -80,8 +83,12 @@ class HttpModel final : public ModelProvider {
   RetryPolicy retry_;
   HttpTimeouts timeouts_;
   bool stream_ = true;
-  std::mt19937_64 rng_;
-  int last_attempts_ = 0;
+  // Calls of turns on different strands may run at once (docs/architecture.md
+  // "Concurrency"): the retry jitter's generator is shared under its mutex, and a call's
+  // attempts are its own until it ends.
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_;  // under rng_mu_
+  std::atomic<int> last_attempts_ = 0;
 };
 
 // The provider `config.provider` names when it speaks HTTP (openai, anthropic);

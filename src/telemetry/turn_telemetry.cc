@@ -36,12 +36,17 @@ void TurnTelemetry::OnEvent(const std::string& session_id, const TraceEvent& e) 
   if (e.type != EventType::kDeferredExecuted) return;  // the turn's own events came with OnTurn
   if (!exporter_->accepting()) return exporter_->CountSkipped(1);
   const std::string turn = session_id + "#" + std::to_string(e.turn);
-  auto parent = parents_.find(turn);
-  const TurnIds ids = IdsOfTurn(session_id, e.turn, parent == parents_.end() ? "" : parent->second);
+  std::string traceparent;
+  {
+    std::lock_guard lock(mu_);
+    if (auto parent = parents_.find(turn); parent != parents_.end()) traceparent = parent->second;
+  }
+  const TurnIds ids = IdsOfTurn(session_id, e.turn, traceparent);
   exporter_->Export({SpanOfDeferredRun(ids, session_id, e, options_.capture_content)});
 }
 
 void TurnTelemetry::Remember(const std::string& turn, std::string traceparent) {
+  std::lock_guard lock(mu_);
   if (parents_.emplace(turn, std::move(traceparent)).second) remembered_.push_back(turn);
   while (remembered_.size() > kRemembered) {
     parents_.erase(remembered_.front());

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,7 +29,8 @@ struct TelemetryOptions {
 class TurnTelemetry {
  public:
   TurnTelemetry(TelemetryOptions options, std::shared_ptr<OtlpExporter> exporter);
-  // Not thread-safe: call from the runtime's executor only, as on_turn and on_event are.
+  // From any thread (turns of sessions on different strands): only the remembered
+  // traceparents are shared, under a mutex held for a lookup or an insert.
   void OnTurn(const std::string& session_id, const std::vector<TraceEvent>& events);
   void OnEvent(const std::string& session_id, const TraceEvent& e);
   OtlpExporter& exporter() { return *exporter_; }
@@ -40,8 +42,9 @@ class TurnTelemetry {
   std::shared_ptr<OtlpExporter> exporter_;
   // The traceparent of recent turns ("session#turn"), so that a deferred run's span joins
   // its turn's trace; the oldest is forgotten beyond kRemembered.
-  std::unordered_map<std::string, std::string> parents_;
-  std::deque<std::string> remembered_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::string> parents_;  // under mu_
+  std::deque<std::string> remembered_;                    // under mu_
   static constexpr size_t kRemembered = 10000;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "telemetry/otlp_exporter.h"
 #include "telemetry/otlp_json.h"
@@ -384,6 +385,36 @@ TEST(Exporter, AfterAFailedSendTurnsAreOnlyCountedUntilTheBackoffEnds) {
   const ExportCounts c = exporter->counts();
   EXPECT_EQ(c.dropped_export_failed, 4);
   EXPECT_EQ(c.dropped_collector_down, 4) << "the turn, its two model calls and its tool: counted, not built";
+}
+
+// Turns of sessions on different strands reach the telemetry from several threads at
+// once: each remembers its turn's traceparent while others look theirs up for a write
+// that ran after its turn (make test-tsan runs this under ThreadSanitizer).
+TEST(TurnTelemetryThreads, TurnsAndLaterWritesFromFourThreadsAtOnce) {
+  ExporterOptions o;
+  o.endpoint = "http://127.0.0.1:1/v1/traces";
+  o.max_queue = 1000000;
+  o.flush_interval_ms = 60000;  // nothing leaves during the test
+  auto exporter = std::make_shared<OtlpExporter>(o);
+  TurnTelemetry telemetry({"care", "openai", false}, exporter);
+  const std::string traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const TraceEvent ran = Event(EventType::kDeferredExecuted, 2000,
+                               {{"name", "note"}, {"idempotency_key", "t_9:1:2"}, {"success", true}, {"mode", "await"}});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        const std::string session = "s_" + std::to_string(t) + "_" + std::to_string(i);
+        telemetry.OnTurn(session, ATurn(traceparent));
+        telemetry.OnEvent(session, ran);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  exporter->Flush();
+  // Every span accounted for (the collector is down): 4 a turn, 1 a later write.
+  const ExportCounts c = exporter->counts();
+  EXPECT_EQ(c.exported + c.dropped_queue_full + c.dropped_export_failed + c.dropped_collector_down, 4 * 300 * 5);
 }
 
 }  // namespace
