@@ -109,6 +109,7 @@ ModelResponse ScriptedModel::Render(const Json& body, int call_number) const {
 }
 
 std::optional<ModelResponse> ScriptedModel::TryReply(const ModelRequest& request) {
+  std::lock_guard lock(mu_);
   int call_number = static_cast<int>(calls_.size()) + 1;
   calls_.push_back({request.turn, request.purpose, request.tool_choice, -1});
   for (size_t i = 0; i < replies_.size(); ++i) {
@@ -123,6 +124,7 @@ std::optional<ModelResponse> ScriptedModel::TryReply(const ModelRequest& request
 }
 
 std::vector<ToolCall> ScriptedModel::PeekFollowUp(const ModelRequest& request) const {
+  std::lock_guard lock(mu_);
   for (const Reply& reply : replies_) {
     if (reply.used || !reply.body.contains("tool_calls")) continue;
     if (auto it = reply.when.find("turn"); it != reply.when.end() && it->get<int>() < request.turn) continue;
@@ -135,7 +137,12 @@ std::vector<ToolCall> ScriptedModel::PeekFollowUp(const ModelRequest& request) c
 Task<Result<ModelResponse>> ScriptedModel::Complete(const ModelRequest& request) {
   std::optional<ModelResponse> reply = TryReply(request);
   if (reply) co_return std::move(*reply);
-  co_return FailedPrecondition("scripted model has no reply for call " + std::to_string(calls_.size()) + " (turn " +
+  size_t calls = 0;
+  {
+    std::lock_guard lock(mu_);
+    calls = calls_.size();
+  }
+  co_return FailedPrecondition("scripted model has no reply for call " + std::to_string(calls) + " (turn " +
                                std::to_string(request.turn) + ", purpose " + std::string(PurposeName(request.purpose)) +
                                ", last message: " + DescribeLastMessage(request) + ")");
 }

@@ -5,8 +5,12 @@
 // says which call found nothing, so a scenario author sees what to add.
 //
 // It records every call (purpose, tool choice) so tests can see what the runtime asked.
+//
+// Thread-safety: calls may come from several threads at once (`reins serve` with turns
+// on several strands); calls() and AddTurnReplies are for before and after them.
 #pragma once
 
+#include <mutex>
 #include <vector>
 
 #include "reins/model_provider.h"
@@ -48,8 +52,9 @@ class ScriptedModel final : public ModelProvider {
   bool Matches(const Json& when, const ModelRequest& request) const;
   ModelResponse Render(const Json& body, int call_number) const;
 
-  std::vector<Reply> replies_;
-  std::vector<CallRecord> calls_;
+  mutable std::mutex mu_;
+  std::vector<Reply> replies_;     // `used` under mu_
+  std::vector<CallRecord> calls_;  // under mu_
 };
 
 }  // namespace reins

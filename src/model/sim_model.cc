@@ -426,6 +426,7 @@ void SimModel::Honour(const ModelRequest& request, ModelResponse& response) {
 }
 
 Task<Result<ModelResponse>> SimModel::Complete(const ModelRequest& request) {
+  std::lock_guard lock(mu_);  // released when the body ends (no suspension before)
   ++calls_;
   fired_.clear();
   // Several speakers: a plausible model answers whoever reached it.

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -100,6 +101,9 @@ class SimModel final : public ModelProvider {
 
   SimOptions options_;
   ScriptedModel script_;
+  // Complete never suspends: it holds mu_ throughout, so calls from several threads
+  // (turns on several strands) take their turns at the generator and the tallies.
+  std::mutex mu_;
   std::mt19937_64 rng_;
   std::map<std::string, FaultTally> tally_;
   std::set<std::string> fired_;  // in the response being written

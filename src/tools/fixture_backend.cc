@@ -1,5 +1,7 @@
 #include "tools/fixture_backend.h"
 
+#include <utility>
+
 #include <algorithm>
 
 #include <boost/asio/this_coro.hpp>
@@ -25,18 +27,26 @@ FixtureBackend::FixtureBackend(std::string tool, Json entries, Clock& clock)
   used_.assign(entries_.size(), 0);
 }
 
-Task<Result<Json>> FixtureBackend::Invoke(const ToolRequest& request) {
-  ++calls_;
+std::optional<size_t> FixtureBackend::Take(const Json& args) {
+  std::lock_guard lock(mu_);
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Json& entry = entries_[i];
     if (entry.contains("times") && entry["times"].is_number_integer() && used_[i] >= entry["times"].get<int>()) {
       continue;
     }
-    if (entry.contains("when") && entry["when"].contains("args") &&
-        !JsonSubsetMatch(entry["when"]["args"], request.args)) {
+    if (entry.contains("when") && entry["when"].contains("args") && !JsonSubsetMatch(entry["when"]["args"], args)) {
       continue;
     }
     ++used_[i];
+    return i;
+  }
+  return std::nullopt;
+}
+
+Task<Result<Json>> FixtureBackend::Invoke(const ToolRequest& request) {
+  ++calls_;
+  if (std::optional<size_t> taken = Take(request.args)) {
+    const Json& entry = std::as_const(entries_)[*taken];
     if (int64_t latency = entry.value("latency_ms", int64_t{0}); latency > 0) {
       const int64_t budget = std::max<int64_t>(request.timeout_ms, 0);
       co_await clock_.Sleep(std::min(latency, budget));

@@ -5,9 +5,13 @@
 // `latency_ms` passes on the injected clock (virtual time in scenario runs); one longer
 // than the call's budget (ToolRequest::timeout_ms) ends at the budget, DeadlineExceeded.
 //
-// Thread-safety: one fixture serves one runtime; calls are serialised by the caller.
+// Thread-safety: calls may come from several threads at once (turns on several
+// strands): the entry is chosen and counted under a mutex, its latency passed outside it.
 #pragma once
 
+#include <atomic>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "reins/clock.h"
@@ -22,14 +26,18 @@ class FixtureBackend final : public ToolBackend {
   Task<Result<Json>> Invoke(const ToolRequest& request) override;
   bool ForwardsTraceContext() const override { return false; }
   bool KeepsDeadline() const override { return true; }  // its latency passes on the clock
-  int calls() const { return calls_; }
+  int calls() const { return calls_.load(); }
 
  private:
+  // The first entry that answers `args` and is not used up, counted as used.
+  std::optional<size_t> Take(const Json& args);
+
   std::string tool_;
-  Json entries_;
-  std::vector<int> used_;
+  Json entries_;  // read only
+  std::mutex mu_;
+  std::vector<int> used_;  // under mu_
   Clock& clock_;
-  int calls_ = 0;
+  std::atomic<int> calls_ = 0;
 };
 
 // True when every key of `pattern` is in `value` with a matching value (recursively

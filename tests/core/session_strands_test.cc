@@ -15,7 +15,9 @@
 #include <boost/asio/strand.hpp>
 
 #include "config/agent_config_loader.h"
+#include "model/scripted_model.h"
 #include "reins/runtime.h"
+#include "tools/fixture_backend.h"
 
 namespace reins {
 namespace {
@@ -62,17 +64,19 @@ class CountingTool final : public ToolBackend {
 
 class SessionStrandsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Build(std::make_shared<StatelessModel>(), {{"note", note_}, {"send", send_}}); }
+
+  void Build(std::shared_ptr<ModelProvider> model, std::map<std::string, std::shared_ptr<ToolBackend>> tools) {
     Diagnostics diag;
     LocatedDoc doc = ParseYaml(kAgent, "agent.yaml", diag);
     AgentConfig config;
     ASSERT_TRUE(ParseAgentConfig(doc, "", ".", diag, &config)) << diag.Format();
     RuntimeParts parts;
-    parts.model = std::make_shared<StatelessModel>();
+    parts.model = std::move(model);
     auto store = OpenStore("sqlite::memory:");
     ASSERT_TRUE(store.ok()) << store.status().message();
     parts.store = std::move(store).value();
-    parts.tool_backends = {{"note", note_}, {"send", send_}};
+    parts.tool_backends = std::move(tools);
     auto runtime = Runtime::Create(std::move(config), std::move(parts));
     ASSERT_TRUE(runtime.ok()) << runtime.status().message();
     runtime_ = std::move(runtime).value();
@@ -155,6 +159,33 @@ TEST_F(SessionStrandsTest, TurnsOfOneSessionFromSeveralStrandsStillRunOneAtATime
         << ids[i];
     EXPECT_EQ(runtime_->store().LoadSession(ids[i])->turn_count, kSenders);
   }
+}
+
+// The scripted model and fixture tools of scenario files, served to turns on several
+// threads (`reins serve --threads N` with a scripted agent, as the serve tests run).
+TEST_F(SessionStrandsTest, TheScriptedModelAndFixturesServeTurnsFromSeveralThreads) {
+  SystemClock clock;
+  auto note = std::make_shared<FixtureBackend>("note", Json::parse(R"([{"result": {"success": true}}])"), clock);
+  auto send = std::make_shared<FixtureBackend>("send", Json::parse(R"([{"result": {"success": true}}])"), clock);
+  auto scripted = std::make_shared<ScriptedModel>(Json::parse(R"([
+    {"when": {"last": "user"}, "repeat": true, "tool_calls": [{"name": "note", "args": {}}]},
+    {"when": {"last": "tool"}, "repeat": true, "text": "Noted."}])"));
+  runtime_.reset();
+  Build(scripted, {{"note", note}, {"send", send}});
+  constexpr int kSessions = 20;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kSessions; ++i) ids.push_back(runtime_->CreateSession().value());
+  std::vector<std::vector<std::string>> replies(kSessions);
+  boost::asio::io_context io(4);
+  for (int i = 0; i < kSessions; ++i) {
+    boost::asio::co_spawn(boost::asio::make_strand(io), Converse(*runtime_, ids[i], 3, replies[i]), boost::asio::detached);
+  }
+  RunOnFourThreads(io);
+  for (int i = 0; i < kSessions; ++i) {
+    EXPECT_EQ(replies[i], (std::vector<std::string>(3, "completed: Noted."))) << ids[i];
+  }
+  EXPECT_EQ(note->calls(), kSessions * 3);
+  EXPECT_EQ(scripted->calls().size(), static_cast<size_t>(kSessions * 3 * 2));
 }
 
 }  // namespace
