@@ -62,6 +62,16 @@ class CountingTool final : public ToolBackend {
   std::atomic<int> calls = 0;
 };
 
+Task<void> Converse(Runtime& runtime, std::string session, int turns, std::vector<std::string>& replies) {
+  for (int i = 0; i < turns; ++i) {
+    TurnInput in;
+    in.speaker = "user";
+    in.say = "message " + std::to_string(i);
+    Result<TurnResult> r = co_await runtime.RunTurn(session, std::move(in));
+    replies.push_back(r.ok() ? std::string(TurnStatusName(r->status)) + ": " + r->reply : r.status().message());
+  }
+}
+
 class SessionStrandsTest : public ::testing::Test {
  protected:
   void SetUp() override { Build(std::make_shared<StatelessModel>(), {{"note", note_}, {"send", send_}}); }
@@ -89,33 +99,36 @@ class SessionStrandsTest : public ::testing::Test {
     for (std::thread& t : threads) t.join();
   }
 
+  std::vector<std::string> NewSessions(int n) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) ids.push_back(runtime_->CreateSession().value());
+    return ids;
+  }
+
+  // `turns` turns of each session, one after another on a strand of the session's own,
+  // every session at once on four threads: each session's replies.
+  std::vector<std::vector<std::string>> ConverseOnStrands(const std::vector<std::string>& ids, int turns) {
+    std::vector<std::vector<std::string>> replies(ids.size());
+    boost::asio::io_context io(4);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      boost::asio::co_spawn(boost::asio::make_strand(io), Converse(*runtime_, ids[i], turns, replies[i]),
+                            boost::asio::detached);
+    }
+    RunOnFourThreads(io);
+    return replies;
+  }
+
   std::shared_ptr<CountingTool> note_ = std::make_shared<CountingTool>();
   std::shared_ptr<CountingTool> send_ = std::make_shared<CountingTool>();
   std::unique_ptr<Runtime> runtime_;
 };
 
-Task<void> Converse(Runtime& runtime, std::string session, int turns, std::vector<std::string>& replies) {
-  for (int i = 0; i < turns; ++i) {
-    TurnInput in;
-    in.speaker = "user";
-    in.say = "message " + std::to_string(i);
-    Result<TurnResult> r = co_await runtime.RunTurn(session, std::move(in));
-    replies.push_back(r.ok() ? std::string(TurnStatusName(r->status)) + ": " + r->reply : r.status().message());
-  }
-}
 
 TEST_F(SessionStrandsTest, ManySessionsRunTheirTurnsInParallelEachInOrder) {
   constexpr int kSessions = 40;
   constexpr int kTurns = 5;
-  std::vector<std::string> ids;
-  for (int i = 0; i < kSessions; ++i) ids.push_back(runtime_->CreateSession().value());
-  std::vector<std::vector<std::string>> replies(kSessions);
-  boost::asio::io_context io(4);
-  for (int i = 0; i < kSessions; ++i) {
-    boost::asio::co_spawn(boost::asio::make_strand(io), Converse(*runtime_, ids[i], kTurns, replies[i]),
-                          boost::asio::detached);
-  }
-  RunOnFourThreads(io);
+  const std::vector<std::string> ids = NewSessions(kSessions);
+  const std::vector<std::vector<std::string>> replies = ConverseOnStrands(ids, kTurns);
   for (int i = 0; i < kSessions; ++i) {
     ASSERT_EQ(replies[i].size(), static_cast<size_t>(kTurns)) << ids[i];
     for (int t = 0; t < kTurns; ++t) {
@@ -136,8 +149,7 @@ TEST_F(SessionStrandsTest, ManySessionsRunTheirTurnsInParallelEachInOrder) {
 TEST_F(SessionStrandsTest, TurnsOfOneSessionFromSeveralStrandsStillRunOneAtATime) {
   constexpr int kSessions = 12;
   constexpr int kSenders = 3;
-  std::vector<std::string> ids;
-  for (int i = 0; i < kSessions; ++i) ids.push_back(runtime_->CreateSession().value());
+  const std::vector<std::string> ids = NewSessions(kSessions);
   std::vector<std::vector<std::vector<std::string>>> replies(kSessions, std::vector<std::vector<std::string>>(kSenders));
   boost::asio::io_context io(4);
   for (int i = 0; i < kSessions; ++i) {
@@ -173,14 +185,8 @@ TEST_F(SessionStrandsTest, TheScriptedModelAndFixturesServeTurnsFromSeveralThrea
   runtime_.reset();
   Build(scripted, {{"note", note}, {"send", send}});
   constexpr int kSessions = 20;
-  std::vector<std::string> ids;
-  for (int i = 0; i < kSessions; ++i) ids.push_back(runtime_->CreateSession().value());
-  std::vector<std::vector<std::string>> replies(kSessions);
-  boost::asio::io_context io(4);
-  for (int i = 0; i < kSessions; ++i) {
-    boost::asio::co_spawn(boost::asio::make_strand(io), Converse(*runtime_, ids[i], 3, replies[i]), boost::asio::detached);
-  }
-  RunOnFourThreads(io);
+  const std::vector<std::string> ids = NewSessions(kSessions);
+  const std::vector<std::vector<std::string>> replies = ConverseOnStrands(ids, 3);
   for (int i = 0; i < kSessions; ++i) {
     EXPECT_EQ(replies[i], (std::vector<std::string>(3, "completed: Noted."))) << ids[i];
   }
