@@ -95,7 +95,7 @@ std::string_view TrimmedSpace(std::string_view s) {
 
 std::string Clipped(std::string_view s, size_t max) {
   if (s.size() <= max) return std::string(s);
-  return std::string(s.substr(0, max - 3)) + "...";
+  return std::string(Utf8Prefix(s, max - 3)) + "...";
 }
 
 std::string_view Utf8Prefix(std::string_view s, size_t max) {

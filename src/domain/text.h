@@ -29,8 +29,8 @@ bool IsWellFormedUtf8(std::string_view s);
 // `s` without the ASCII whitespace (space, tab, CR, LF, VT, FF) at either end.
 std::string_view TrimmedSpace(std::string_view s);
 
-// `s` as it is when it fits in `max` bytes, else its first `max` - 3 bytes and "...":
-// a long value shown on one line of a log, a transcript or a check's message.
+// `s` as it is when it fits in `max` bytes, else at most its first `max` - 3 bytes (never
+// inside a UTF-8 sequence) and "...": a long value on one line of a log or a message.
 std::string Clipped(std::string_view s, size_t max);
 
 // The first `max` bytes of `s` or fewer, never cut inside a UTF-8 sequence.

@@ -36,10 +36,8 @@ Result<Json> SessionsJson(const SessionView& view, const std::vector<SessionSumm
     if (s.turn_count > 0) {
       REINS_ASSIGN_OR_RETURN(const StoredTrace first, view.Trace(s.id, TurnRange{0, 1}));
       if (!first.turns.empty()) {
-        std::string said = SaidText(first.turns.front().input);
-        if (said.size() > kOpeningChars) said = std::string(Utf8Prefix(said, kOpeningChars)) + "…";
         j["opened_by"] = first.turns.front().speaker;
-        j["opened_with"] = std::move(said);
+        j["opened_with"] = Clipped(SaidText(first.turns.front().input), kOpeningChars);
       }
     }
     sessions.push_back(std::move(j));

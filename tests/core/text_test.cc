@@ -16,6 +16,8 @@ TEST(Clipped, KeepsWhatFitsAndCutsTheRestToExactlyMaxBytes) {
   EXPECT_EQ(Clipped("exactly10!", 10), "exactly10!");
   EXPECT_EQ(Clipped("eleven byte", 10), "eleven ...");
   EXPECT_EQ(Clipped(std::string(500, 'x'), 400).size(), 400u);
+  // "é" is two bytes: a cut that would split it keeps neither.
+  EXPECT_EQ(Clipped("caf\xC3\xA9 au lait", 7), "caf...");
 }
 
 TEST(EqualsNoCase, FoldsAsciiLettersOnly) {
