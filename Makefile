@@ -42,14 +42,16 @@ test-asan: deps
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 # The tests of code shared between threads under ThreadSanitizer (sessions on strands
-# of their own, docs/architecture.md "Concurrency"); only their libraries are built.
-TSAN_TESTS := session_strands_test session_queue_test commit_queue_test telemetry_test
+# of their own, docs/architecture.md "Concurrency"); only what they need is built, `reins`
+# for `reins serve --threads 4` (serve_threads_e2e_test reads its log for reports).
+TSAN_TESTS := session_strands_test session_queue_test commit_queue_test telemetry_test serve_threads_e2e_test reins
 test-tsan: deps
 	@cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREINS_TSAN=ON -DREINS_WERROR=ON
 	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
 	@export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1; \
 	  build-tsan/tests/core/session_strands_test && build-tsan/tests/core/session_queue_test && \
-	  build-tsan/tests/core/commit_queue_test && build-tsan/tests/telemetry/telemetry_test --gtest_filter='TurnTelemetryThreads.*'
+	  build-tsan/tests/core/commit_queue_test && build-tsan/tests/telemetry/telemetry_test --gtest_filter='TurnTelemetryThreads.*' && \
+	  build-tsan/tests/server/serve_threads_e2e_test
 
 # The Release build of every bench target is profile-guided (scripts/release-build: an
 # instrumented build trained on the demo and a tool-calling load of its own,

@@ -65,11 +65,16 @@ std::vector<std::string> ServeWrapper() {
   return words;
 }
 
-// The command line of a fresh `reins serve` over the job's agent and a SQLite file store.
+// The command line of a fresh `reins serve` over the job's agent and a SQLite file store,
+// on one event loop unless --serve-arg says otherwise: the bare Node loop is one thread,
+// and every round since the first measured one (docs/PERFORMANCE.md).
 std::vector<std::string> ServeArgv(const Options& o, const std::string& dir) {
   std::vector<std::string> argv = ServeWrapper();
   argv.insert(argv.end(), {REINS_BINARY, "serve", "--config", REINS_JOB_AGENT, "--store", "sqlite:" + dir + "/reins.db",
                                    "--listen", "127.0.0.1:0", "--rate", "1000000000", "--burst", "1000000000"});
+  if (std::find(o.serve_args.begin(), o.serve_args.end(), "--threads") == o.serve_args.end()) {
+    argv.insert(argv.end(), {"--threads", "1"});
+  }
   argv.insert(argv.end(), o.serve_args.begin(), o.serve_args.end());
   return argv;
 }

@@ -1,9 +1,8 @@
-// `reins serve`: the HTTP API (docs/http-api.md) over one agent. Network I/O runs on
-// `--threads` threads; the runtime runs on one strand (it assumes one executor), which
-// costs nothing while turns wait on models and tools. With one thread (the default) the
-// thread is that strand and each connection's too (SerialExecutor). With more, model
-// streams are read on strands of their own and only their text reaches the runtime
-// strand (HttpModel). SIGINT/SIGTERM: stop accepting, let in-flight turns finish up to
+// `reins serve`: the HTTP API (docs/http-api.md) over one agent, on `--threads` event
+// loops, one a thread (EventLoops): each connection is given to a loop when accepted
+// and the turns it brings run there, so sessions run in parallel on the threads while
+// the runtime's session queue keeps each session's turns one at a time, in order.
+// SIGINT/SIGTERM: stop accepting, let in-flight turns finish up to
 // --shutdown-timeout-ms, exit 0; writes still queued stay in the outbox and run at the
 // next start.
 #include <malloc.h>
@@ -13,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -28,7 +28,7 @@
 #include "config/agent_config_loader.h"
 #include "domain/detail_log.h"
 #include "host/agent_host.h"
-#include "net/io_threads.h"
+#include "net/event_loops.h"
 #include "reins/clock.h"
 #include "server/api.h"
 #include "telemetry/otlp_exporter.h"
@@ -95,7 +95,7 @@ Task<void> SweepPeersOutbox(Runtime& runtime, std::shared_ptr<Clock> clock) {
   }
 }
 
-Task<void> ShutDownOnSignal(asio::signal_set& signals, Api& api, HttpServer& server, asio::io_context& io, int deadline_ms) {
+Task<void> ShutDownOnSignal(asio::signal_set& signals, Api& api, HttpServer& server, EventLoops& loops, int deadline_ms) {
   auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
   if (ec) co_return;
   std::cerr << "reins serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
@@ -104,7 +104,7 @@ Task<void> ShutDownOnSignal(asio::signal_set& signals, Api& api, HttpServer& ser
   server.Stop();
   co_await server.Drain(deadline_ms);
   std::cerr << "reins serve: stopped (" << server.open_connections() << " connection(s) cut at the deadline)\n";
-  io.stop();
+  loops.Stop();
 }
 
 }  // namespace
@@ -174,9 +174,9 @@ int ServeCommand(const ServeFlags& flags) {
   int exit_code = 0;
   {
     const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    asio::io_context io(threads);
-    DeclareIoThreads(io, threads);  // with more than one, model streams are read off the runtime strand
-    const asio::any_io_executor strand = SerialExecutor(io);  // the runtime's: its work runs one step at a time
+    EventLoops loops(threads);
+    asio::io_context& io = loops.first();
+    const asio::any_io_executor first_loop = io.get_executor();
     Metrics metrics;
     HttpServer* server_ptr = nullptr;
     ApiOptions options{.rate_per_second = flags.rate, .rate_burst = flags.burst, .heartbeat_ms = flags.heartbeat_ms};
@@ -198,10 +198,11 @@ int ServeCommand(const ServeFlags& flags) {
     options.max_trace_reads = flags.max_trace_reads;
     options.allowed_origins = flags.allow_origins;
     options.allowed_hosts = flags.allow_hosts;
-    Api api(**runtime, strand, keys, metrics, options);
+    Api api(**runtime, first_loop, keys, metrics, options);
     api_ptr = &api;
     HttpServer::Options http{.host = host, .port = port, .max_body_bytes = flags.max_body_bytes};
     http.max_connections = flags.max_connections;
+    if (loops.size() > 1) http.loops = loops.all();
     http.on_refused = [&metrics](std::string_view reason) {
       metrics.Inc("reins_connections_refused_total", {{"reason", reason}});
     };
@@ -220,14 +221,15 @@ int ServeCommand(const ServeFlags& flags) {
       return 2;
     }
     relay_ptr = relay->get();
-    asio::co_spawn(strand, ResumeOutbox(**runtime), asio::detached);
-    if (shared_store) asio::co_spawn(strand, SweepPeersOutbox(**runtime, clock), asio::detached);
+    asio::co_spawn(first_loop, ResumeOutbox(**runtime), asio::detached);
+    if (shared_store) asio::co_spawn(first_loop, SweepPeersOutbox(**runtime, clock), asio::detached);
     asio::signal_set signals(io, SIGINT, SIGTERM);
-    asio::co_spawn(io, ShutDownOnSignal(signals, api, server, io, flags.shutdown_timeout_ms), asio::detached);
+    asio::co_spawn(io, ShutDownOnSignal(signals, api, server, loops, flags.shutdown_timeout_ms), asio::detached);
     // Every I/O deadline of a quiet server (30 s and more) would be the earliest one
     // pending, and Asio sets the kernel's timer for each: 9 system calls a sequential
     // served turn, 2.7 % of its CPU (docs/PERFORMANCE.md, round 7).
-    TimerFloor timer_floor(io.get_executor());  // held until io.stop()
+    std::vector<std::unique_ptr<TimerFloor>> timer_floors;  // one a loop, held until the loops stop
+    for (asio::io_context* loop : loops.all()) timer_floors.push_back(std::make_unique<TimerFloor>(loop->get_executor()));
     const std::string origin =
         "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(server.port());
     // One line: tests and benches read the port from it.
@@ -235,13 +237,10 @@ int ServeCommand(const ServeFlags& flags) {
               << (keys ? " (API keys required)" : " (loopback only, no API keys: pass --keys to require them)")
               << (store_url == "sqlite::memory:" ? "; sessions are in memory (pass --store sqlite:reins.db to keep them)" : "")
               << "; trace viewer: " << origin << "/ui/" << std::endl;
-    std::vector<std::thread> pool;
-    for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
-    io.run();
-    for (std::thread& t : pool) t.join();
+    loops.Run();
     api_ptr = nullptr;
     relay_ptr = nullptr;
-    (*agent)->StopServers();  // before `io` goes: an open MCP call holds its executor
+    (*agent)->StopServers();  // before the loops go: an open MCP call holds its executor
   }
   return exit_code;
 }

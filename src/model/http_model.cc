@@ -91,8 +91,8 @@ class TextHandoff : public std::enable_shared_from_this<TextHandoff> {
 };
 
 // A strand of its own on the caller's io_context when more than one thread runs that
-// context (reins serve --threads), so that reading a long stream (a read, an SSE parse
-// and a JSON parse per token) does not queue on the runtime strand; null otherwise.
+// context (an embedder's, DeclareIoThreads), so that reading a long stream (a read, an SSE parse
+// and a JSON parse per token) does not queue on the turn's strand; null otherwise.
 std::optional<asio::strand<asio::io_context::executor_type>> ReadingStrand(const asio::any_io_executor& caller) {
   asio::io_context* io = MultiThreadedIoContext(asio::query(caller, asio::execution::context));
   if (io == nullptr) return std::nullopt;

@@ -7,9 +7,9 @@
 // Streaming is used when the request asks for text deltas (`on_text_delta`) and the
 // config does not say `stream: false`. Retries (net/retry.h) happen only while no text
 // has reached the caller; transport retries are not logical model calls. When more than
-// one thread runs the caller's io_context (net/io_threads.h: reins serve --threads 2),
-// a stream is read, and its SSE and JSON parsed, on a strand of its own; only its text
-// is handed to the caller's strand, in order, before the call returns.
+// one thread runs the caller's io_context (net/io_threads.h: an embedder's; reins serve
+// runs one a thread), a stream is read, and its SSE and JSON parsed, on a strand of its
+// own; only its text is handed to the caller's strand, in order, before the call returns.
 #pragma once
 
 #include <atomic>

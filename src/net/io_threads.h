@@ -10,7 +10,7 @@
 
 namespace reins {
 
-// Declared by whoever runs `io` (reins serve --threads): `threads` threads call io.run().
+// Declared by whoever runs `io` (EventLoops: one each): `threads` threads call io.run().
 void DeclareIoThreads(boost::asio::io_context& io, int threads);
 
 // The io_context that `context` is, when its owner declared more than one thread for

@@ -1,5 +1,6 @@
 #include "pipeline/commit_queue.h"
 
+#include <algorithm>
 #include <memory>
 
 #include <boost/asio/async_result.hpp>
@@ -24,22 +25,27 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
     bool opens;
     {
       std::lock_guard lock(mu_);
-      opens = batch_.empty();
-      batch_.push_back({in, out, executor, std::move(handler)});
+      auto it = std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.executor == executor; });
+      opens = it == batches_.end();
+      if (opens) it = batches_.insert(batches_.end(), Batch{executor, {}});
+      it->waiting.push_back({in, out, executor, std::move(handler)});
     }
     // The first turn of a pass schedules the flush behind whatever else is ready.
-    if (opens) asio::post(executor, [this] { Flush(); });
+    if (opens) asio::post(executor, [this, executor] { Flush(executor); });
   };
   auto queued = asio::async_initiate<decltype(kNoThrow), void()>(std::move(enqueue), kNoThrow);
   co_await std::move(queued);
   co_return status;
 }
 
-void CommitQueue::Flush() {
+void CommitQueue::Flush(const asio::any_io_executor& executor) {
   auto batch = std::make_shared<std::vector<Waiting>>();
   {
     std::lock_guard lock(mu_);
-    batch->swap(batch_);
+    auto it = std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.executor == executor; });
+    if (it == batches_.end()) return;
+    batch->swap(it->waiting);
+    batches_.erase(it);
   }
   // While the batch is written on the store's threads, each turn's loop has work
   // outstanding (an io_context run to completion must not end under it).

@@ -8,9 +8,14 @@
 // may then be written alongside it, never with a turn of the same session (a session
 // runs one turn at a time).
 //
-// Threading: safe from any executor. Turns of sessions on different strands join one
-// batch (its mutex is held only to add to it or take it); the flush runs on the
-// executor of the turn that opened the batch, and each turn resumes on its own.
+// Threading: safe from any executor. Each executor (an event loop of reins serve, a
+// strand) has a batch of its own: its turns commit together on it and resume there,
+// with no hand-off between threads. (One batch for every executor made each turn of
+// another loop resume through a post across threads, a wake-up of that loop each,
+// and cost a served turn more CPU on two threads than a batch a loop: docs/PERFORMANCE.md,
+// "Sessions on threads of their own".) The mutex is held only to add to a batch or take
+// it; batches of different executors may be written at once, never with a turn of the
+// same session (a session runs one turn at a time).
 #pragma once
 
 #include <mutex>
@@ -39,11 +44,15 @@ class CommitQueue {
     boost::asio::any_io_executor executor;  // the turn's own
     boost::asio::any_completion_handler<void()> done;
   };
-  void Flush();
+  struct Batch {
+    boost::asio::any_io_executor executor;
+    std::vector<Waiting> waiting;
+  };
+  void Flush(const boost::asio::any_io_executor& executor);
 
   StoreCalls& calls_;
   std::mutex mu_;
-  std::vector<Waiting> batch_;  // under mu_
+  std::vector<Batch> batches_;  // under mu_: one per executor with turns waiting, few
 };
 
 }  // namespace reins

@@ -43,9 +43,9 @@ const HandlerEntry* FindHandler(Endpoint e) {
 
 }  // namespace
 
-Api::Api(Runtime& runtime, boost::asio::any_io_executor runtime_strand, std::shared_ptr<const KeyStore> keys,
+Api::Api(Runtime& runtime, boost::asio::any_io_executor first_loop, std::shared_ptr<const KeyStore> keys,
          Metrics& metrics, ApiOptions options)
-    : impl_(std::make_shared<Impl>(runtime, std::move(runtime_strand), std::move(keys), metrics, std::move(options))) {}
+    : impl_(std::make_shared<Impl>(runtime, std::move(first_loop), std::move(keys), metrics, std::move(options))) {}
 
 Api::~Api() = default;
 

@@ -1,10 +1,11 @@
 // Api: the endpoints of `reins serve` (docs/http-api.md) over a Runtime. Requests are
 // routed on the canonical path the transport checked, authenticated (Bearer keys,
-// tenants) on that same path, rate limited, validated (request_bodies.h) and handled;
-// runtime work runs on one strand (the runtime assumes one executor; with one I/O
-// thread, the thread's own executor: SerialExecutor in net/io_threads.h), reads of whole
-// traces on a reader thread of their own so that they never hold up turns, network
-// I/O on any thread. Every error is {"error":{"code","message"}} with the fitting
+// tenants) on that same path, rate limited, validated (request_bodies.h) and handled.
+// A turn runs on the event loop of the connection that brought it (reins serve runs
+// one loop per thread: EventLoops in net/io_threads.h), so sessions run in parallel on
+// the threads and each session's turns one at a time, in order (the runtime's session
+// queue); whole traces are read on a reader thread of their own so that they never
+// hold up turns. Every error is {"error":{"code","message"}} with the fitting
 // status, and nothing is half-applied: a refused request changes nothing.
 #pragma once
 
@@ -40,13 +41,15 @@ struct ApiOptions {
 class Api {
  public:
   // `keys` null: no authentication (the server then listens on loopback only).
-  Api(Runtime& runtime, boost::asio::any_io_executor runtime_strand, std::shared_ptr<const KeyStore> keys,
+  // `first_loop`: the executor of the first event loop, where work that must not
+  // interleave with itself runs (a tenant's quota: its count and create).
+  Api(Runtime& runtime, boost::asio::any_io_executor first_loop, std::shared_ptr<const KeyStore> keys,
       Metrics& metrics, ApiOptions options);
   ~Api();
 
   Task<void> Handle(const ServerRequest& request, ServerResponse& response);
   // Wired to RuntimeParts::on_event: feeds metrics and session event streams.
-  // Called on the runtime strand.
+  // Called on the event loop of the session's turn; any thread.
   void OnRuntimeEvent(const std::string& session_id, const TraceEvent& event);
   // An event another replica produced (the store's EventRelay): to this replica's
   // event streams of the session only; its metrics were counted where it happened.

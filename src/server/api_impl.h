@@ -77,8 +77,10 @@ struct TurnAnswer {
 struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Runtime& runtime;
   const SessionView& sessions;  // the runtime's read side: the server reads nothing else
-  boost::asio::any_io_executor strand;
-  // Whole traces are read and rendered here, never on the runtime strand; on a shared
+  // The first event loop's executor: a tenant's quota is counted and its session
+  // created there, one at a time (OnFirstLoop), and a one-process store read.
+  boost::asio::any_io_executor first_loop;
+  // Whole traces are read and rendered here, never on a loop that runs turns; on a shared
   // store every store call the server makes runs here (OnStore), one thread per
   // connection the store has.
   boost::asio::thread_pool readers;
@@ -96,7 +98,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   std::map<std::string, int> trace_reads;  // tenant -> heavy reads in flight (--max-trace-reads)
 
   Impl(Runtime& r, boost::asio::any_io_executor s, std::shared_ptr<const KeyStore> k, Metrics& m, ApiOptions o)
-      : runtime(r), sessions(r.sessions()), strand(std::move(s)),
+      : runtime(r), sessions(r.sessions()), first_loop(std::move(s)),
         readers(r.store().shared() ? static_cast<size_t>(r.store().concurrent_calls()) : 1),
         store_shared(r.store().shared()), keys(std::move(k)), metrics(m),
         options(std::move(o)), limiter(options.rate_per_second, options.rate_burst) {}
@@ -116,11 +118,6 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   static Task<std::optional<T>> OptionalOfSync(std::function<T()> work) {
     co_return work();
   }
-  // True when `here`, the executor of a coroutine that has work for the runtime, is the
-  // runtime's own: `reins serve` with one I/O thread, where the runtime's strand and
-  // each connection's are the thread's own executor (SerialExecutor). The work then
-  // runs in place, without a coroutine spawned for the hop.
-  bool IsRuntimeExecutor(const boost::asio::any_io_executor& here) const { return here == strand; }
   template <typename T>
   Task<T> On(boost::asio::any_io_executor executor, std::function<Task<T>()> work) {
     if ((co_await boost::asio::this_coro::executor) == executor) co_return co_await work();
@@ -131,8 +128,8 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
     co_return std::move(*out);
   }
   template <typename T>
-  Task<T> OnRuntime(std::function<Task<T>()> work) {
-    co_return co_await On<T>(strand, std::move(work));
+  Task<T> OnFirstLoop(std::function<Task<T>()> work) {
+    co_return co_await On<T>(first_loop, std::move(work));
   }
   // The same for work that does not suspend (reads through the session view).
   template <typename T>
@@ -142,42 +139,30 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
     std::optional<T> out = co_await boost::asio::co_spawn(executor, std::move(spawned), boost::asio::use_awaitable);
     co_return std::move(*out);
   }
-  template <typename T>
-  Task<T> OnRuntimeSync(std::function<T()> work) {
-    co_return co_await OnSync<T>(strand, std::move(work));
-  }
   // Work that only calls the store (reads through the session view, creating a
   // session): a shared store's calls block on the network, so they run on the readers'
-  // threads, never on the thread that serves HTTP; a one-process store's run on the
-  // runtime strand, where they take microseconds.
+  // threads, never on a thread that serves HTTP; a one-process store's run in place,
+  // where they take microseconds (the store and the view take mutexes of their own).
   template <typename T>
   Task<T> OnStore(std::function<T()> work) {
     if (store_shared) co_return co_await OnSync<T>(readers.get_executor(), std::move(work));
-    co_return co_await OnRuntimeSync<T>(std::move(work));
+    co_return work();
   }
-  // One turn of session `id`, run on the runtime strand. Its result comes back on the
-  // heap: asio keeps a coroutine's return value in its frame, and every frame between
-  // the connection and the runtime would hold a TurnResult's ~770 bytes for as long as
-  // the turn waits on its model.
-  // The input comes on the heap too: a coroutine's by-value argument is a temporary in
-  // its caller's frame and a parameter in its own, and a TurnInput is ~230 bytes.
+  // A turn's result, on the heap: asio keeps a coroutine's return value in its frame,
+  // and every frame between the connection and the runtime would hold a TurnResult's
+  // ~770 bytes for as long as the turn waits on its model. Turns run on the event loop
+  // of the connection that brought them: the handler awaits the runtime's own coroutine
+  // (Runtime::RunTurnOnHeap, its input on the heap too) in place, with no hop and no
+  // frame of this layer between; callers name the task before awaiting it (GCC 12, see
+  // On).
   using TurnOutcome = std::unique_ptr<Result<TurnResult>>;
-  // `id` is read before the turn first waits (the runtime takes its own copy). Not a
-  // coroutine: the caller awaits the runtime's own (`here`, the caller's executor, says
-  // whether it may be awaited in place), and no frame of this layer waits with the turn.
-  // Callers name the task before awaiting it (GCC 12, see On).
-  Task<TurnResultBox> RunTurn(const boost::asio::any_io_executor& here, const std::string& id,
-                              std::unique_ptr<TurnInput> in);
-  // A turn of the runtime's (not yet started), to be awaited from `here`: as it is on the
-  // runtime's own executor, else spawned onto its strand (RunTurn's hop).
-  Task<TurnResultBox> OnRuntimeStrand(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn);
   // A streamed turn (POST .../turns, /v1/chat/completions): its events go to `stream`,
-  // it runs on the runtime strand to its end whatever happens to the connection (a
-  // client that goes away does not stop it), and when it ends its result is set, its
-  // log line written and `stream` finished. `slot` is held until then.
+  // it runs on `here` (the connection's loop) to its end whatever happens to the
+  // connection (a client that goes away does not stop it), and when it ends its result
+  // is set, its log line written and `stream` finished. `slot` is held until then.
   using SharedTurnResult = std::shared_ptr<std::optional<Result<TurnResult>>>;
-  SharedTurnResult SpawnStreamedTurn(std::string id, TurnInput in, std::shared_ptr<EventStream> stream,
-                                     std::shared_ptr<void> slot);
+  SharedTurnResult SpawnStreamedTurn(const boost::asio::any_io_executor& here, std::string id, TurnInput in,
+                                     std::shared_ptr<EventStream> stream, std::shared_ptr<void> slot);
 
   // api.cc: admission and routing.
   std::optional<ApiError> Admit(const ServerRequest& req, const Route& route, std::string* tenant,
@@ -203,9 +188,9 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Task<void> StartSession(Exchange x, Json metadata, std::unique_ptr<TurnInput> first);
   Task<bool> AcceptTurn(Exchange x, TurnInput* in, std::shared_ptr<void>* slot);
   // A turn (the runtime's task, not yet started) whose response is held
-  // (ServerResponse::Hold): spawned on the runtime strand with nothing of the request's
-  // path waiting with it; answered on `here`, the connection's executor, when it ends.
-  // `slot` is held until then.
+  // (ServerResponse::Hold): spawned on `here`, the connection's executor, with nothing
+  // of the request's path waiting with it, and answered there when it ends. `slot` is
+  // held until then.
   void SpawnHeldTurn(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn, TurnAnswer to,
                      std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot);
   Task<void> AnswerHeld(std::shared_ptr<ServerResponse> held, TurnAnswer to, TurnOutcome outcome,

@@ -340,8 +340,7 @@ Task<void> Api::Impl::AnswerChat(ServerResponse& res, const ChatRequest& chat, C
   ChatOutcome outcome;
   Headers headers = SessionHeader(id);
   for (;;) {
-    const auto here = co_await boost::asio::this_coro::executor;
-    Task<TurnResultBox> running = RunTurn(here, id, std::make_unique<TurnInput>(turn.input));
+    Task<TurnResultBox> running = runtime.RunTurnOnHeap(id, std::make_unique<TurnInput>(turn.input));
     TurnResultBox ran = co_await std::move(running);
     Result<TurnResult>& r = *ran.result;
     if (r.ok()) {
@@ -401,8 +400,9 @@ Task<std::optional<Api::Impl::ChatOutcome>> Api::Impl::ReplayChat(const ChatTurn
 Task<void> Api::Impl::StreamChat(ServerResponse& res, const ChatRequest& chat, ChatTurn& turn, const std::string& tenant,
                                  std::shared_ptr<void> slot) {
   const std::string id = turn.session_id;
-  auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
-  const SharedTurnResult result = SpawnStreamedTurn(id, turn.input, stream, slot);  // `turn` may run again below
+  const auto here = co_await boost::asio::this_coro::executor;
+  auto stream = std::make_shared<EventStream>(here);
+  const SharedTurnResult result = SpawnStreamedTurn(here, id, turn.input, stream, slot);  // `turn` may run again below
   const bool started = co_await stream->Started();
   std::optional<ChatOutcome> replayed;
   if (!started && !(**result).ok()) {

@@ -1,5 +1,5 @@
-// EventStream: the bridge between runtime events (produced on the runtime strand) and
-// one SSE connection (written on the connection's strand). Events are mapped to the
+// EventStream: the bridge between runtime events (produced on the strand of the turn)
+// and one SSE connection (written on the connection's strand). Events are mapped to the
 // API's stream names (docs/http-api.md), queued, and written by Pump() in order, with
 // heartbeats while idle.
 #pragma once

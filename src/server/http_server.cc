@@ -268,6 +268,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::atomic<bool> stopping{false};
   std::atomic<int> open{0};
   int bound_port = 0;
+  size_t accepted = 0;  // connections accepted so far: the next one's loop (Accept's only)
 
   // A descriptor held in reserve: when none is left, it is given up for a moment to
   // accept and refuse the client waiting in the backlog (else the acceptor reports the
@@ -335,7 +336,8 @@ Task<void> HttpServer::Impl::Accept() {
   int backoff_ms = 0;
   while (!stopping) {
     tcp::endpoint peer;  // filled by accept itself: no getpeername per connection
-    auto accept = acceptor.async_accept(SerialExecutor(io), peer, kNoThrow);
+    asio::io_context& loop = options.loops.empty() ? io : *options.loops[accepted++ % options.loops.size()];
+    auto accept = acceptor.async_accept(SerialExecutor(loop), peer, kNoThrow);
     auto [ec, socket] = co_await std::move(accept);
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;

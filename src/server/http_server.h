@@ -1,6 +1,7 @@
 // HttpServer: the HTTP/1.1 transport of `reins serve`, on Boost.Beast with C++20
-// coroutines. One coroutine per connection (keep-alive), run by however many threads
-// run the io_context; a request waiting on a model or a tool holds no thread.
+// coroutines. One coroutine per connection (keep-alive), on the event loop the
+// connection was given when accepted (Options::loops: the loops in turn), else on the
+// server's io_context; a request waiting on a model or a tool holds no thread.
 //
 // The server reads a request's head, refuses what request_rules.h refuses (a path that
 // is not canonical, ambiguous framing, no Host), then reads the body up to
@@ -29,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
@@ -103,6 +105,9 @@ class HttpServer {
     int max_connections = 20000;  // beyond it: 503 and close
     // A connection refused ("max_connections", "fd_exhausted"); any thread.
     std::function<void(std::string_view reason)> on_refused;
+    // Where accepted connections run, in turn (EventLoops: one io_context per thread);
+    // empty: on the server's own io_context.
+    std::vector<boost::asio::io_context*> loops;
   };
   HttpServer(boost::asio::io_context& io, Options options, RequestHandler handler);
   ~HttpServer();

@@ -39,9 +39,10 @@ std::string SessionBegunText(const std::string& id, const std::string& greeting,
 Task<Result<std::string>> Api::Impl::NewSession(Json metadata, std::string tenant) {
   const std::optional<int64_t> quota = keys ? keys->MaxSessions(tenant) : std::nullopt;
   Runtime& rt = runtime;
-  // Counted and created in one step on the runtime strand: two concurrent requests to
-  // this server cannot both take the last place. (Replicas count separately; a quota
-  // is exact per replica.) Without a quota, only the store is involved.
+  // Counted and created in one step on the first loop (OnFirstLoop): two concurrent
+  // requests to this server cannot both take the last place. (Replicas count
+  // separately; a quota is exact per replica.) Without a quota, only the store is
+  // involved.
   Result<std::string> id = Internal("the session was not created");
   if (quota) {
     std::function<Task<Result<std::string>>()> work = [&rt, metadata, tenant, quota]() -> Task<Result<std::string>> {
@@ -52,7 +53,7 @@ Task<Result<std::string>> Api::Impl::NewSession(Json metadata, std::string tenan
       }
       co_return rt.CreateSession(metadata, tenant);
     };
-    id = co_await OnRuntime<Result<std::string>>(std::move(work));
+    id = co_await OnFirstLoop<Result<std::string>>(std::move(work));
   } else {
     std::function<Result<std::string>()> create = [&rt, metadata, tenant] { return rt.CreateSession(metadata, tenant); };
     id = co_await OnStore<Result<std::string>>(std::move(create));

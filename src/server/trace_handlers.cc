@@ -1,6 +1,6 @@
 // GET .../trace (the stored turns, whole or a page), GET .../timeline (the same turns as
 // timelines, domain/timeline.h) and GET .../events (the session's durable events as they
-// happen). Traces are read on the reader thread, never on the runtime strand, a page
+// happen). Traces are read on the reader thread, never on a strand of turns, a page
 // of at most kPageBytes at a time, and a tenant has --max-trace-reads of them at once.
 #include <algorithm>
 

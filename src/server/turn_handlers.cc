@@ -1,6 +1,6 @@
 // POST .../turns (a JSON answer or an SSE stream), a new session's first turn (POST
 // /v1/sessions with a `turn`) and DELETE .../lease (a cancel turn). Turns run on the
-// runtime strand; a retried request with a used idempotency key gets the first try's
+// event loop of the connection that brought them; a retried request with a used idempotency key gets the first try's
 // stored result.
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -37,28 +37,15 @@ std::optional<std::shared_ptr<void>> Api::Impl::TakeTurnSlot() {
   return std::shared_ptr<void>(nullptr, [self](void*) { --self->inflight; });
 }
 
-Task<TurnResultBox> Api::Impl::RunTurn(const boost::asio::any_io_executor& here, const std::string& id,
-                                       std::unique_ptr<TurnInput> in) {
-  // The runtime's own coroutine (no std::function, no copy of the input, no coroutine
-  // between), awaited in place when the caller runs on the runtime's executor (one I/O
-  // thread), else spawned straight onto the strand: a turn waiting on its model holds
-  // the hop's frames (about 730 bytes) for as long as it waits.
-  return OnRuntimeStrand(here, runtime.RunTurnOnHeap(id, std::move(in)));
-}
-
-Task<TurnResultBox> Api::Impl::OnRuntimeStrand(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn) {
-  if (IsRuntimeExecutor(here)) return turn;
-  return boost::asio::co_spawn(strand, std::move(turn), boost::asio::use_awaitable);
-}
-
-Api::Impl::SharedTurnResult Api::Impl::SpawnStreamedTurn(std::string id, TurnInput in,
-                                                          std::shared_ptr<EventStream> stream, std::shared_ptr<void> slot) {
+Api::Impl::SharedTurnResult Api::Impl::SpawnStreamedTurn(const boost::asio::any_io_executor& here, std::string id,
+                                                          TurnInput in, std::shared_ptr<EventStream> stream,
+                                                          std::shared_ptr<void> slot) {
   in.on_event = [stream](const TraceEvent& e) { stream->PushTurnEvent(e); };
   auto result = std::make_shared<std::optional<Result<TurnResult>>>();
   // The turn is still stored and its writes still run when nobody listens any more; its
   // log line is written when it ends.
   auto self = shared_from_this();
-  boost::asio::co_spawn(strand, RunTurnInto(runtime, id, std::make_unique<TurnInput>(std::move(in)), result),
+  boost::asio::co_spawn(here, RunTurnInto(runtime, id, std::make_unique<TurnInput>(std::move(in)), result),
                         [self, id, stream, result, slot](std::exception_ptr e) {
                           if (e) *result = Result<TurnResult>(Internal("the turn failed unexpectedly"));
                           if (result->has_value() && (*result)->ok()) LogTurn(id, ***result, self->NowMs());
@@ -97,7 +84,7 @@ Task<void> Api::Impl::PostTurn(Exchange x) {
     co_return;
   }
   const TurnAnswer to{x.session_id, in->idempotency_key, TurnAnswer::Session::kExisting};
-  Task<TurnResultBox> turn = RunTurn(here, x.session_id, std::move(in));
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(x.session_id, std::move(in));
   TurnResultBox ran = co_await std::move(turn);
   co_await AnswerTurn(x.res, to, std::move(ran.result));
 }
@@ -123,7 +110,7 @@ Task<void> Api::Impl::StartSession(Exchange x, Json metadata, std::unique_ptr<Tu
     }
     // (Named, not temporaries in the co_await expressions: GCC 12, see Api::Impl::On.)
     const TurnAnswer to{*created, std::string(), TurnAnswer::Session::kCreatedFirst};
-    Task<TurnResultBox> turn = RunTurn(here, to.session_id, std::move(first));
+    Task<TurnResultBox> turn = runtime.RunTurnOnHeap(to.session_id, std::move(first));
     TurnResultBox ran = co_await std::move(turn);
     co_return co_await AnswerTurn(x.res, to, std::move(ran.result));
   }
@@ -133,26 +120,25 @@ Task<void> Api::Impl::StartSession(Exchange x, Json metadata, std::unique_ptr<Tu
     SpawnHeldTurn(here, std::move(turn), std::move(to), std::move(held), std::move(*slot));
     co_return;
   }
-  Task<TurnResultBox> there = OnRuntimeStrand(here, std::move(turn));
-  TurnResultBox ran = co_await std::move(there);
+  TurnResultBox ran = co_await std::move(turn);
   co_await AnswerTurn(x.res, to, std::move(ran.result));
 }
 
 // The completion handler waits with the turn, in asio's frame that runs it: it keeps
-// the connection's executor (56 bytes) only where that is not the runtime's own, which
+// the connection's executor (56 bytes) only where that is not the first loop's, which
 // with one I/O thread it is.
 void Api::Impl::SpawnHeldTurn(const boost::asio::any_io_executor& here, Task<TurnResultBox> turn, TurnAnswer to,
                               std::shared_ptr<ServerResponse> held, std::shared_ptr<void> slot) {
   std::unique_ptr<boost::asio::any_io_executor> elsewhere;
-  if (!IsRuntimeExecutor(here)) elsewhere = std::make_unique<boost::asio::any_io_executor>(here);
+  if (here != first_loop) elsewhere = std::make_unique<boost::asio::any_io_executor>(here);
   auto answer = [self = shared_from_this(), elsewhere = std::move(elsewhere), to = std::move(to),
                  held = std::move(held), slot = std::move(slot)](std::exception_ptr thrown, TurnResultBox ran) mutable {
     TurnOutcome outcome = std::move(ran.result);
     if (thrown || !outcome) outcome = std::make_unique<Result<TurnResult>>(Internal("the turn failed unexpectedly"));
     Task<void> answering = self->AnswerHeld(std::move(held), std::move(to), std::move(outcome), std::move(slot));
-    boost::asio::co_spawn(elsewhere ? *elsewhere : self->strand, std::move(answering), boost::asio::detached);
+    boost::asio::co_spawn(elsewhere ? *elsewhere : self->first_loop, std::move(answering), boost::asio::detached);
   };
-  boost::asio::co_spawn(strand, std::move(turn), std::move(answer));
+  boost::asio::co_spawn(here, std::move(turn), std::move(answer));
 }
 
 // The connection goes on once `held` is let go, with this frame.
@@ -199,9 +185,10 @@ Task<void> Api::Impl::AnswerTurn(ServerResponse& res, const TurnAnswer& to, Turn
 
 Task<void> Api::Impl::StreamTurn(ServerResponse& res, std::string id, std::unique_ptr<TurnInput> in,
                                   std::shared_ptr<void> slot, Headers headers) {
-  auto stream = std::make_shared<EventStream>(co_await boost::asio::this_coro::executor);
+  const auto here = co_await boost::asio::this_coro::executor;
+  auto stream = std::make_shared<EventStream>(here);
   const std::string key = in->idempotency_key;
-  const SharedTurnResult result = SpawnStreamedTurn(id, std::move(*in), stream, slot);
+  const SharedTurnResult result = SpawnStreamedTurn(here, id, std::move(*in), stream, slot);
   in.reset();
   // The stream begins with the turn's first event: a turn the runtime refuses before it
   // starts gets its own status (409, 422...), never a 200 stream with an error in it.
@@ -260,8 +247,7 @@ Task<std::optional<TurnResultBox>> Api::Impl::ControlTurn(Exchange& x, std::uniq
     co_return std::nullopt;
   }
   const std::string id = x.session_id;
-  const auto here = co_await boost::asio::this_coro::executor;
-  Task<TurnResultBox> turn = RunTurn(here, id, std::move(in));
+  Task<TurnResultBox> turn = runtime.RunTurnOnHeap(id, std::move(in));
   TurnResultBox outcome = co_await std::move(turn);
   const Result<TurnResult>& r = *outcome.result;
   if (!r.ok()) {
