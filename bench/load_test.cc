@@ -41,6 +41,7 @@
 #include "host/agent_host.h"
 #include "host/runtime_parts.h"
 #include "net/http_client.h"
+#include "net/open_files.h"
 #include "peer_job/child_process.h"
 #include "reins/json.h"
 #include "server/server_process.h"
@@ -52,7 +53,6 @@ namespace {
 
 using namespace reins;
 using Clock = std::chrono::steady_clock;
-using peer_job::RaiseFileLimit;
 using peer_job::StatusKiB;
 
 // Runs `n` requests with at most `width` in flight; returns each one's latency (ms).
@@ -279,7 +279,7 @@ bool RunLoad(int n, Setup& setup) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  RaiseFileLimit();
+  RaiseOpenFileLimit();
   Setup setup;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {

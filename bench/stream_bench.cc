@@ -39,6 +39,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "net/http_client.h"
+#include "net/open_files.h"
 #include "net/sse.h"
 #include "peer_job/child_process.h"
 #include "reins/json.h"
@@ -49,7 +50,6 @@
 namespace {
 
 using namespace reins;
-using peer_job::RaiseFileLimit;
 
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -291,7 +291,7 @@ void Run(int n, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  RaiseFileLimit();
+  RaiseOpenFileLimit();
   Options o;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {

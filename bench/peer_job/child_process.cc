@@ -130,13 +130,6 @@ long RssSampler::Stop() {
   return peak_;
 }
 
-void RaiseFileLimit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
-  limit.rlim_cur = limit.rlim_max;
-  (void)setrlimit(RLIMIT_NOFILE, &limit);
-}
-
 std::vector<std::string> Split(const std::string& text, char by) {
   std::vector<std::string> parts;
   std::stringstream in(text);

@@ -54,7 +54,6 @@ class RssSampler {
 };
 
 long StatusKiB(int pid, const char* field);
-void RaiseFileLimit();
 std::vector<std::string> Split(const std::string& text, char by);
 
 }  // namespace reins::peer_job

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/open_files.h"
 #include "peer_job/child_process.h"
 #include "peer_job/job_client.h"
 #include "peer_job/peer_job.h"
@@ -645,7 +646,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  RaiseFileLimit();
+  reins::RaiseOpenFileLimit();
   if (embedded && history >= 0) return RunEmbeddedGrowth(mock_url, dir, agent, history, samples);
   if (embedded) return RunEmbedded(mock_url, dir, o.turns, create_first);
   if (floor) return RunFloor(mock_url, dir, o.turns);

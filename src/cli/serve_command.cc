@@ -6,7 +6,6 @@
 // --shutdown-timeout-ms, exit 0; writes still queued stay in the outbox and run at the
 // next start.
 #include <malloc.h>
-#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -29,6 +28,7 @@
 #include "domain/detail_log.h"
 #include "host/agent_host.h"
 #include "net/event_loops.h"
+#include "net/open_files.h"
 #include "reins/clock.h"
 #include "server/api.h"
 #include "telemetry/otlp_exporter.h"
@@ -52,15 +52,6 @@ bool SplitListen(const std::string& listen, std::string* host, int* port) {
   }
   if (*host == "localhost") *host = "127.0.0.1";
   return *port >= 0 && *port < 65536;
-}
-
-// A server holds a descriptor per connection: the soft limit (often 1024) would cap it
-// far below what the machine allows, so it is raised to the hard limit.
-void RaiseOpenFileLimit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
-  limit.rlim_cur = limit.rlim_max;
-  (void)setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 // glibc hands the top of the heap back to the kernel whenever 128 KB are free there. A
