@@ -51,9 +51,25 @@ std::string DeferredRunner::WithoutClaims(std::string_view user_text, std::strin
   return undone.empty() ? std::string(reply) : WithoutClaimsOf(reader_, user_text, reply, undone, done);
 }
 
+namespace {
+
+std::function<Status(Store&)> Recording(const DeferredOutcome& outcome) {
+  return [&outcome](Store& store) { return store.RecordDeferredOutcome(outcome); };
+}
+
+}  // namespace
+
 Task<Status> DeferredRunner::Record(const DeferredOutcome& outcome) {
-  std::function<Status(Store&)> record = [&outcome](Store& store) { return store.RecordDeferredOutcome(outcome); };
-  co_return co_await calls_.RunUntilReachable(std::move(record), clock_);
+  co_return co_await calls_.RunUntilReachable(Recording(outcome), clock_);
+}
+
+Task<void> DeferredRunner::RecordAwaited(const DeferredOutcome& outcome, std::shared_ptr<const void> keep_alive) {
+  Status recorded = co_await calls_.Run(Recording(outcome));
+  if (recorded.code() != StatusCode::kUnavailable) co_return;
+  // Named, and spawned from a plain function: GCC 12 mishandles a temporary of a
+  // co_await expression (here the lambda would be one).
+  const boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+  RecordLater(executor, outcome, std::move(keep_alive));
 }
 
 void DeferredRunner::RecordLater(const boost::asio::any_io_executor& ex, DeferredOutcome outcome,

@@ -69,9 +69,11 @@ class DeferredRunner {
   // ran, so an outcome the store could not take must not be left for a sweep to run the
   // call again.
   Task<Status> Record(const DeferredOutcome& outcome);
-  // Record, detached on `ex`, for an outcome whose first try failed while its turn waited
-  // (the turn answers now; the outcome lands when the store is back).
-  void RecordLater(const boost::asio::any_io_executor& ex, DeferredOutcome outcome, std::shared_ptr<const void> keep_alive);
+  // Records the outcome of a call its turn waited for: tried once while the turn waits;
+  // one the store could not take (a database restarting) is recorded in the background
+  // until it lands (Record, detached on the turn's executor), so that no sweep runs the
+  // call a second time, and the turn answers now. `keep_alive` owns this runner.
+  Task<void> RecordAwaited(const DeferredOutcome& outcome, std::shared_ptr<const void> keep_alive);
 
   // What the person is told when `entry` failed: its tool's failure_note, naming the
   // plan step it was queued for, if any.
@@ -92,6 +94,8 @@ class DeferredRunner {
   std::function<void(const std::string& session_id, const TraceEvent& event)> on_event;
 
  private:
+  // Record, detached on `ex` (RecordAwaited's second chance).
+  void RecordLater(const boost::asio::any_io_executor& ex, DeferredOutcome outcome, std::shared_ptr<const void> keep_alive);
   // Claims and runs one entry; nullopt when another worker already finished it.
   Task<std::optional<DeferredResult>> Run(OutboxEntry entry, DeferredTurn turn, DeferredRun mode);
 

@@ -816,14 +816,8 @@ Task<void> Runtime::Impl::RunDeferred(DeferredRunner& deferred, std::shared_ptr<
   const std::string noted_reply = notes.empty() ? "" : result.reply;
   for (const DeferredResult& r : finished) {
     std::unique_ptr<DeferredOutcome> o = Settle(r, result, &r == &finished.back() ? &notes : nullptr, noted_reply);
-    // Tried once while the turn waits; an outcome the store could not take (a database
-    // restarting) is tried again in the background until it lands, so that no sweep runs
-    // the call a second time. The reply the person gets is already honest either way.
-    std::function<Status(Store&)> record_outcome = [&o](Store& store) { return store.RecordDeferredOutcome(*o); };
-    Status recorded = co_await calls->Run(std::move(record_outcome));
-    if (recorded.code() == StatusCode::kUnavailable) {
-      deferred.RecordLater(co_await boost::asio::this_coro::executor, *o, keep_alive);
-    }
+    // The reply the person gets is already honest whether or not the store takes it now.
+    co_await deferred.RecordAwaited(*o, keep_alive);
     for (const TraceEvent& e : o->events) {
       if (stream) stream(e);
       if (parts.on_event) parts.on_event(record.session_id, e);
