@@ -3,40 +3,31 @@
 #pragma once
 
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "peer_job/peer_job.h"
 #include "reins/json.h"
+#include "support/child_process.h"
 
 namespace reins::peer_job {
 
-class ChildProcess {
+// The tests' child process (tests/support/child_process.h), stopped gently (SIGTERM,
+// then SIGKILL after 5 s), with what a measurement reads of it.
+class ChildProcess : public testing::ChildProcess {
  public:
   // Runs argv[0] (a path) with `env` added. With `port_prefix` not empty, waits for a
   // stdout line holding it followed by the port the child listens on. With `log` not
   // empty, the child's stderr goes to that file.
   ChildProcess(std::vector<std::string> argv, const std::map<std::string, std::string>& env,
-               const std::string& port_prefix, const std::string& log = "");
-  ~ChildProcess();  // SIGTERM, then SIGKILL after 5 s
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
+               const std::string& port_prefix, const std::string& log = "")
+      : testing::ChildProcess(std::move(argv), {.env = env, .port_prefix = port_prefix, .log = log, .stop_gently = true}) {}
 
-  int pid() const { return pid_; }
-  int port() const { return port_; }
-  std::string ReadLine();  // "" at end of output
-  Json ReadJsonLine();     // the next line that parses as a JSON object
-  void WriteLine(const std::string& line);
-  CpuUse Cpu() const;  // every thread (/proc/PID/stat)
-
- private:
-  int pid_ = -1;
-  int port_ = 0;
-  FILE* out_ = nullptr;
-  FILE* in_ = nullptr;
+  Json ReadJsonLine();  // the next line that parses as a JSON object
+  CpuUse Cpu() const;   // every thread (/proc/PID/stat)
 };
 
 // Samples a process's VmRSS every 10 ms until Stop(), which returns the largest.
