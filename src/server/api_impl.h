@@ -78,7 +78,7 @@ struct Api::Impl : std::enable_shared_from_this<Api::Impl> {
   Runtime& runtime;
   const SessionView& sessions;  // the runtime's read side: the server reads nothing else
   // The first event loop's executor: a tenant's quota is counted and its session
-  // created there, one at a time (OnFirstLoop), and a one-process store read.
+  // created there, one at a time (OnFirstLoop).
   boost::asio::any_io_executor first_loop;
   // Whole traces are read and rendered here, never on a loop that runs turns; on a shared
   // store every store call the server makes runs here (OnStore), one thread per

@@ -1,7 +1,7 @@
 // POST .../turns (a JSON answer or an SSE stream), a new session's first turn (POST
 // /v1/sessions with a `turn`) and DELETE .../lease (a cancel turn). Turns run on the
-// event loop of the connection that brought them; a retried request with a used idempotency key gets the first try's
-// stored result.
+// event loop of the connection that brought them; a retried request with a used
+// idempotency key gets the first try's stored result.
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 
