@@ -80,7 +80,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string store;  // default: the config's `store`
   std::string keys;   // keys.yaml; none: loopback only, no auth
-  int threads = 1;    // event loops; 0: one per core
+  int threads = 0;    // event loops; 0: one per core
   int shutdown_timeout_ms = 10000;
   int heartbeat_ms = 15000;
   double rate = 20;   // requests per second per key

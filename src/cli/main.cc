@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   serve->add_option("--listen", serve_flags.listen, "HOST:PORT (port 0 picks a free one)")->capture_default_str();
   serve->add_option("--store", serve_flags.store, "sqlite:PATH, sqlite::memory: or postgres://USER@HOST:PORT/DB (default: the config's store); replicas share one PostgreSQL database");
   serve->add_option("--keys", serve_flags.keys, "keys file (reins keys add); without it: loopback only, no auth");
-  serve->add_option("--threads", serve_flags.threads, "event loops, one a thread (default 1; 0: one per core): each connection's turns run on its loop, so sessions run in parallel")->check(CLI::Range(0, 256));
+  serve->add_option("--threads", serve_flags.threads, "event loops, one a thread (default 0: one per core): each connection's turns run on its loop, so sessions run in parallel")->check(CLI::Range(0, 256));
   serve->add_option("--shutdown-timeout-ms", serve_flags.shutdown_timeout_ms, "how long in-flight requests may finish")
       ->capture_default_str();
   serve->add_option("--heartbeat-ms", serve_flags.heartbeat_ms, "SSE heartbeat interval")->capture_default_str();

@@ -203,6 +203,12 @@ int StalledRead(int port, const std::string& path) {
   if (fd < 0) return -1;
   const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   (void)!send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  // Its status line, once it comes, says the read was admitted: on several event loops
+  // the next request may be admitted before this one otherwise. (A minute at most.)
+  timeval wait{60, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  char head[12];
+  (void)!recv(fd, head, sizeof head, MSG_WAITALL);
   return fd;
 }
 
