@@ -276,7 +276,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   int reserve_fd = -1;
 
   // Connections waiting for their next request, closed at once by Stop(), and those of
-  // them being closed to make room (ShedIdleConnection).
+  // them being closed to make room (MakeRoom).
   std::mutex mu;
   uint64_t next_id = 0;
   std::map<uint64_t, tcp::socket*> idle;
@@ -302,7 +302,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   Task<void> Accept();
   void ShedOneWaitingClient();
-  bool ShedIdleConnection();
+  bool MakeRoom();
   // Serves the connection's requests until it closes or a response is held; `held`: a
   // held response that ended, to finish first.
   Task<void> Serve(std::unique_ptr<Connection> conn, std::optional<HeldEnd> held);
@@ -351,7 +351,7 @@ Task<void> HttpServer::Impl::Accept() {
       continue;
     }
     backoff_ms = 0;
-    if (open >= options.max_connections && !ShedIdleConnection()) {
+    if (!MakeRoom()) {
       // Refused at once, without reading the request: a small blocking write to a
       // fresh socket does not block, and the descriptor is back within the call.
       beast::error_code ignored;
@@ -378,13 +378,17 @@ Task<void> HttpServer::Impl::Accept() {
   }
 }
 
-// Every connection is open: the one that has waited longest for a request (the oldest
-// idle one, which a client holding sockets open owns) is closed to make room, as a head
-// timeout cut short would. False when none waits, or when as many as kMaxShedding are
-// still closing (each lets one more in until it is gone).
-bool HttpServer::Impl::ShedIdleConnection() {
+// True when one more connection fits. A connection being closed to make room no longer
+// counts: on several event loops its close runs on its own loop, and the next client
+// may come first, which must not cost a second idle connection. When every connection
+// is open, the one that has waited longest for a request (the oldest idle one, which a
+// client holding sockets open owns) is closed to make room, as a head timeout cut short
+// would. False when none waits, or when as many as kMaxShedding are still closing (each
+// lets one more in until it is gone).
+bool HttpServer::Impl::MakeRoom() {
   constexpr size_t kMaxShedding = 64;
   std::lock_guard lock(mu);
+  if (open - static_cast<int>(shedding.size()) < options.max_connections) return true;
   if (shedding.size() >= kMaxShedding) return false;
   for (const auto& [id, socket] : idle) {  // by id: the oldest connection first
     if (shedding.count(id)) continue;
@@ -475,11 +479,15 @@ Task<bool> HttpServer::Impl::FinishHeld(Connection& conn, HeldEnd& held) {
 }
 
 void HttpServer::Impl::Close(Connection& conn) {
+  {
+    std::lock_guard lock(mu);  // no longer open and no longer being shed at once (MakeRoom)
+    idle.erase(conn.id);
+    shedding.erase(conn.id);
+    --open;
+  }
   beast::error_code ignored;
-  SetIdle(conn.id, nullptr);
   conn.socket.shutdown(tcp::socket::shutdown_both, ignored);
   conn.socket.close(ignored);
-  --open;
 }
 
 // Reads and answers one request; whether the connection reads the next one, closes, or
