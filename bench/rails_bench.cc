@@ -1,6 +1,6 @@
 // What the rails' end-of-reply reading costs (docs/PERFORMANCE.md): ActionReader::Read,
 // which act_not_describe and honest_claims each run over a whole streamed reply when it
-// ends, on the runtime strand, with the care-chat agent's tools. Arg: the reply's
+// ends, on the turn's event loop, with the care-chat agent's tools. Arg: the reply's
 // sentences (3: a voice reply; 30: a long chat answer, about 300 words).
 #include <benchmark/benchmark.h>
 

@@ -270,7 +270,7 @@ void Run(int n, const Options& o) {
   const double own_cpu_s = CpuSecondsOf(getpid()) - own_cpu_before;
   const double wall_s = static_cast<double>(NowUs() - wall_before) / 1e6;
   const double cpu_ms_per_turn = cpu_s * 1000.0 / n;
-  // The load over the run: the server near one core saturates its runtime strand; the
+  // The load over the run: the server near one core per loop saturates its loops; the
   // server and this process (the mock and the clients) near the machine's cores leave
   // every queue to grow.
   std::fprintf(stderr,

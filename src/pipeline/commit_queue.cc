@@ -25,7 +25,7 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
     bool opens;
     {
       std::lock_guard lock(mu_);
-      auto it = std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.executor == executor; });
+      auto it = BatchOf(executor);
       opens = it == batches_.end();
       if (opens) it = batches_.insert(batches_.end(), Batch{executor, {}});
       it->waiting.push_back({in, out, executor, std::move(handler)});
@@ -38,11 +38,15 @@ Task<Status> CommitQueue::Commit(const TurnRecord& record) {
   co_return status;
 }
 
+std::vector<CommitQueue::Batch>::iterator CommitQueue::BatchOf(const asio::any_io_executor& executor) {
+  return std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.executor == executor; });
+}
+
 void CommitQueue::Flush(const asio::any_io_executor& executor) {
   auto batch = std::make_shared<std::vector<Waiting>>();
   {
     std::lock_guard lock(mu_);
-    auto it = std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.executor == executor; });
+    auto it = BatchOf(executor);
     if (it == batches_.end()) return;
     batch->swap(it->waiting);
     batches_.erase(it);

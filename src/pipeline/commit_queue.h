@@ -49,6 +49,7 @@ class CommitQueue {
     std::vector<Waiting> waiting;
   };
   void Flush(const boost::asio::any_io_executor& executor);
+  std::vector<Batch>::iterator BatchOf(const boost::asio::any_io_executor& executor);  // under mu_
 
   StoreCalls& calls_;
   std::mutex mu_;

@@ -190,8 +190,8 @@ TEST_P(StreamE2eTest, SentencesArriveJudgedWhileTheModelIsStillWriting) {
   ExpectGovernedSentences(events, StoredTurns(1));
 }
 
-// With more than one thread the model's stream is read off the runtime strand and only
-// its text is handed over (docs/streaming.md): the person gets the same judged sentences.
+// On two event loops (each turn on its connection's loop: docs/architecture.md
+// "Concurrency") the person gets the same judged sentences as on one.
 TEST_P(StreamE2eTest, OnTwoThreadsTheSameJudgedSentencesArrive) {
   Start({"--threads", "2"});
   std::vector<TimedEvent> events = StreamTurn("Please pray for my mother, she is in the hospital.");
