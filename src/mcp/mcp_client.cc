@@ -1,5 +1,7 @@
 #include "mcp/mcp_client.h"
 
+#include <algorithm>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
@@ -77,7 +79,10 @@ Status McpClient::OpenStdio() {
 void McpClient::OpenHttp() {
   std::vector<HttpHeaderField> headers;
   for (const auto& [name, value] : server_.headers) headers.push_back({name, value});
-  http_ = std::make_shared<McpHttpTransport>(executor_, server_.url, std::move(headers), options_.call_timeout_ms);
+  // The socket's bound is a backstop under every JSON-RPC call's own deadline, the
+  // start's included (initialize, tools/list): a short call timeout must not cut those.
+  const int socket_ms = std::max(options_.call_timeout_ms, options_.start_timeout_ms);
+  http_ = std::make_shared<McpHttpTransport>(executor_, server_.url, std::move(headers), socket_ms);
   std::shared_ptr<McpHttpTransport> http = http_;
   peer_ = std::make_shared<JsonRpcPeer>(executor_, server_.name, [http](std::string m) { http->Post(std::move(m)); });
   std::weak_ptr<JsonRpcPeer> peer = peer_;

@@ -47,9 +47,10 @@ class Terminal {
   }
   bool started() const { return pid_ > 0; }
 
-  // Reads until `needle` appears after what earlier waits consumed; false after 10 s.
+  // Reads until `needle` appears after what earlier waits consumed; false after a minute
+  // (a margin for a busy machine).
   bool WaitFor(const std::string& needle) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (screen_.find(needle, seen_) == std::string::npos) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;

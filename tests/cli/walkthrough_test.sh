@@ -9,7 +9,8 @@ root=$(cd "$2" && pwd)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+# Starts wait up to a minute: a margin over well under a second, for a busy machine.
+wait_port() { for _ in $(seq 1200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 tmp=$(mktemp -d)
 pids=()
@@ -63,7 +64,7 @@ wait_port "$model_port" || fail "the model stand-in did not start"
 OPENAI_API_KEY=sk-test OPENAI_BASE_URL="http://127.0.0.1:$model_port/v1" \
   reins serve --config agent.yaml --listen 127.0.0.1:0 > serve.out 2> serve.err &
 pids+=($!)
-for _ in $(seq 100); do grep -q listening serve.out 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 1200); do grep -q listening serve.out 2>/dev/null && break; sleep 0.05; done
 api=$(grep -o 'http://127.0.0.1:[0-9]*' serve.out | head -n 1)
 [ -n "$api" ] || fail "reins serve did not say where it listens: $(cat serve.out serve.err)"
 session=$(curl -s -X POST "$api/v1/sessions" -H 'Content-Type: application/json' -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session_id"])')

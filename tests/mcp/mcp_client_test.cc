@@ -215,11 +215,15 @@ TEST(McpClientTest, TimesOutAndTellsTheServer) {
       Status started = co_await client.Start();
       EXPECT_TRUE(started.ok()) << started.message();
     }
-    Json args = {{"ms", 1000}};
+    // Far past the 100 ms, so a busy machine cannot let the answer come first (the
+    // server's thread is a daemon: Stop() does not wait for it).
+    Json args = {{"ms", 5000}};
     Result<Json> slow = co_await client.CallTool(kSlow, args);
     EXPECT_EQ(slow.status().code(), StatusCode::kDeadlineExceeded);
+    // Only the slow call is to be cut: this one has a minute.
     Json empty8 = Json::object();
-    Result<Json> cancelled = co_await client.CallTool(kCancelled, empty8);
+    JsonRpcPeer::ProgressFn no_progress;
+    Result<Json> cancelled = co_await client.CallTool(kCancelled, empty8, no_progress, 60000);
     EXPECT_TRUE(cancelled.ok());
     if (cancelled.ok()) {
       EXPECT_EQ((*cancelled)["structuredContent"]["ids"].size(), 1u);

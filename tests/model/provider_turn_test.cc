@@ -227,7 +227,7 @@ TEST_F(ProviderTurnTest, ALongSessionsEarlierTurnsAreWrittenOnce) {
 }
 
 TEST_F(ProviderTurnTest, AModelCallPastTheTurnsDeadlineIsAbortedAndTheTurnFailsHonestly) {
-  config_.turn_timeout_ms = 300;
+  config_.turn_timeout_ms = 1000;  // also the next turn's: a margin for a busy machine
   runtime_.reset();
   {
     auto clock = std::make_shared<SystemClock>();
@@ -239,15 +239,15 @@ TEST_F(ProviderTurnTest, AModelCallPastTheTurnsDeadlineIsAbortedAndTheTurnFailsH
     session_ = runtime_->CreateSession().value();
   }
   testing::MockReply slow = MockUpstream::Json(200, OpenAIResponse({"far too late", {}}));
-  slow.first_byte_delay_ms = 3000;
+  slow.first_byte_delay_ms = 10000;
   up_.Enqueue(slow);
   const auto start = std::chrono::steady_clock::now();
   auto r = Say("hello?");
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->status, TurnStatus::kFailed);
-  EXPECT_NE(r->error.find("limits.turn_timeout_ms = 300 ms"), std::string::npos) << r->error;
-  EXPECT_LT(took, std::chrono::milliseconds(2500)) << "the exchange was aborted, not waited out";
+  EXPECT_NE(r->error.find("limits.turn_timeout_ms = 1000 ms"), std::string::npos) << r->error;
+  EXPECT_LT(took, std::chrono::milliseconds(8000)) << "the exchange was aborted, not waited out";
   up_.Enqueue(MockUpstream::Json(200, OpenAIResponse({"Hello.", {}})));
   auto next = Say("hello again");
   ASSERT_TRUE(next.ok());

@@ -9,7 +9,8 @@ out=$(mktemp)
 "$reins" serve --config tests/server/agent.yaml --listen 127.0.0.1:0 >"$out" 2>"$log" &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null || true; rm -f "$log" "$out"' EXIT
-for _ in $(seq 100); do grep -q "listening on" "$out" && break; sleep 0.05; done
+# Up to a minute: a margin over a start that takes well under a second, for a busy machine.
+for _ in $(seq 1200); do grep -q "listening on" "$out" && break; sleep 0.05; done
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\).*|\1|p' "$out")
 [ -n "$port" ] || { echo "server did not start"; cat "$log"; exit 1; }
 base=http://127.0.0.1:$port

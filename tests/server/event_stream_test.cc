@@ -97,9 +97,16 @@ TEST(EventStream, AnIdleStreamSendsHeartbeatsUntilItIsFinished) {
   SlowConnection connection;
   std::optional<bool> finished;
   asio::co_spawn(io, [&]() -> Task<void> { finished = co_await stream->Pump(connection, 20); }, asio::detached);
-  asio::steady_timer later(io, std::chrono::milliseconds(110));
-  later.async_wait([&](boost::system::error_code) { stream->Finish(); });
-  io.run_for(std::chrono::seconds(2));
+  // Finished after its third heartbeat, however late a busy machine runs them.
+  asio::co_spawn(io, [&]() -> Task<void> {
+    asio::steady_timer poll(co_await asio::this_coro::executor);
+    while (connection.heartbeats < 3) {
+      poll.expires_after(std::chrono::milliseconds(5));
+      co_await poll.async_wait(asio::use_awaitable);
+    }
+    stream->Finish();
+  }, asio::detached);
+  io.run_for(std::chrono::seconds(60));  // returns once both are done
   EXPECT_EQ(finished, std::optional<bool>(true));
   EXPECT_GE(connection.heartbeats, 3);
   EXPECT_TRUE(connection.events.empty());

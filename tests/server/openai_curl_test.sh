@@ -13,7 +13,8 @@ limited=$("$reins" keys add limited --keys "$dir/keys.yaml" 2>/dev/null)
   --store "sqlite:$dir/reins.db" --rate 5 --burst 30 >"$dir/out" 2>"$dir/log" &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do grep -q "listening on" "$dir/out" && break; sleep 0.05; done
+# Up to a minute: a margin over a start that takes well under a second, for a busy machine.
+for _ in $(seq 1200); do grep -q "listening on" "$dir/out" && break; sleep 0.05; done
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\).*|\1|p' "$dir/out")
 [ -n "$port" ] || { echo "server did not start"; cat "$dir/log"; exit 1; }
 url=http://127.0.0.1:$port/v1/chat/completions
@@ -126,14 +127,16 @@ next='{"model":"serve-test","messages":[{"role":"user","content":"hi twin"},{"ro
 [ "$(field "['error']['type']")" = authentication_error ] || fail "$(cat "$dir/body")"
 [ "$(chat "$key" '{"model":"serve-test","messages":[{"role":"user","content":"hi"}]}' -H 'X-Reins-Session: s_nope')" = 404 ] || fail "unknown session"
 # More requests at once than the key's burst (however slow this machine is): some get 429.
+# 120 against a burst of 30 at 5 a second: the refill outruns them only if starting them
+# takes more than 18 s.
 burst=()
-for i in $(seq 50); do
+for i in $(seq 120); do
   curl -s -D "$dir/head$i" -o "$dir/body$i" "http://127.0.0.1:$port/v1/models" -H "Authorization: Bearer $limited" &
   burst+=($!)
 done
 wait "${burst[@]}"
 limited_head=$(grep -l '^HTTP/1.1 429' "$dir"/head[0-9]* | head -n 1)
-[ -n "$limited_head" ] || fail "no 429 for 50 requests at once against a burst of 30"
+[ -n "$limited_head" ] || fail "no 429 for 120 requests at once against a burst of 30"
 cp "$limited_head" "$dir/head"
 cp "${limited_head/head/body}" "$dir/body"
 [ "$(field "['error']['type']")" = rate_limit_error ] || fail "$(cat "$dir/body")"
@@ -157,7 +160,7 @@ YAML
 rm -f "$dir/out" "$dir/log"  # the first server's line must not be read as this one's
 "$reins" serve --config "$dir/flaky.yaml" --listen 127.0.0.1:0 --store "sqlite:$dir/flaky.db" >"$dir/out" 2>"$dir/log" &
 pid=$!
-for _ in $(seq 100); do grep -q "listening on" "$dir/out" && break; sleep 0.05; done
+for _ in $(seq 1200); do grep -q "listening on" "$dir/out" && break; sleep 0.05; done
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\).*|\1|p' "$dir/out")
 url=http://127.0.0.1:$port/v1/chat/completions
 chat - '{"model":"flaky","messages":[{"role":"user","content":"hi"}]}' >/dev/null

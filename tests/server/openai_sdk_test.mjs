@@ -189,8 +189,9 @@ test('an SDK retry after a timeout runs nothing twice', async () => {
   const opening = [say('hi, a long one follows'), answer('Hello there.')];
   const first = await client().chat.completions.create({ model, messages: [opening[0]] });
   // slow_lookup takes 600 ms: the first try times out at 400 ms, the SDK retries the
-  // same request, and reins answers it with the first try's stored result.
-  const patient = client({ timeout: 400, maxRetries: 4 });
+  // same request, and reins answers it with the first try's stored result. (Retries
+  // enough that a busy machine, where a replay too may miss 400 ms, gets its answer.)
+  const patient = client({ timeout: 400, maxRetries: 8 });
   const { data, response } = await patient.chat.completions.create({ model, messages: [...opening, say('something slow')] }).withResponse();
   assert.equal(response.headers.get('idempotent-replay'), 'true');
   assert.equal(data.choices[0].message.content, "I'm so sorry. The team will pray for her.");

@@ -336,8 +336,13 @@ TEST_F(AbuseTest, DescriptorExhaustionBacksOffAndRecovers) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_LT(cpu() - before, sysconf(_SC_CLK_TCK) / 4) << "the accept loop spins";
   for (int fd : held) close(fd);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  ExpectHealthy();
+  // Healthy again once it noticed the closes and its back-off ended (a minute at most).
+  int health = 0;
+  for (int tries = 0; tries < 600 && health != 200; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    health = Call("GET", url("/healthz")).status;
+  }
+  EXPECT_EQ(health, 200) << server_->Log();
   EXPECT_NE(Metrics().find("reins_connections_refused_total{reason=\"fd_exhausted\"}"), std::string::npos);
 }
 
@@ -355,7 +360,7 @@ TEST_F(AbuseTest, IdleConnectionsMakeRoomWhenEveryConnectionIsOpen) {
   }
   char byte;
   pollfd oldest{held[0], POLLIN, 0};
-  ASSERT_EQ(poll(&oldest, 1, 2000), 1);
+  ASSERT_EQ(poll(&oldest, 1, 60000), 1);
   EXPECT_EQ(recv(held[0], &byte, 1, 0), 0) << "the oldest idle connection was closed to make room";
   for (int fd : held) close(fd);
   const std::string metrics = Metrics();
@@ -373,13 +378,20 @@ TEST_F(AbuseTest, ConnectionsBeyondTheCapGet503WhenNoneIsIdle) {
     const std::string follow = "GET /v1/sessions/" + session + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     (void)!send(held.back(), follow.data(), follow.size(), MSG_NOSIGNAL);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Each stream's status line says it was admitted (a minute at most for each).
+  for (int fd : held) {
+    timeval wait{60, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    char head[12] = {0};
+    ASSERT_EQ(recv(fd, head, sizeof head, MSG_WAITALL), static_cast<ssize_t>(sizeof head));
+    ASSERT_EQ(std::string(head, sizeof head), "HTTP/1.1 200");
+  }
   std::string refused = Raw(server_->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(StatusOf(refused), 503) << refused;
   EXPECT_NE(refused.find("Retry-After"), std::string::npos);
   for (int fd : held) close(fd);
   int health = 0;
-  for (int tries = 0; tries < 100 && health != 200; ++tries) {
+  for (int tries = 0; tries < 1200 && health != 200; ++tries) {  // a minute at most
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     health = StatusOf(Raw(server_->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
   }

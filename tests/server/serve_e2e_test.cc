@@ -3,15 +3,21 @@
 // client. Every endpoint, every error status, SSE ordering, a client that goes away,
 // tenant isolation, idempotent retries, rate limits and graceful shutdown.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "net/http_client.h"
 #include "net/sse.h"
@@ -68,10 +74,101 @@ size_t IndexOf(const std::vector<SseEvent>& events, const std::string& name) {
   return events.size();
 }
 
+// The endpoint of an http tool that the test answers by hand: a turn that calls it is
+// in flight from the moment its request came until Answer(), however slow the machine.
+class HeldEndpoint {
+ public:
+  HeldEndpoint() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && listen(listener_, 4) == 0 &&
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  ~HeldEndpoint() {
+    if (call_ >= 0) close(call_);
+    close(listener_);
+  }
+  HeldEndpoint(const HeldEndpoint&) = delete;
+  HeldEndpoint& operator=(const HeldEndpoint&) = delete;
+  int port() const { return port_; }
+
+  // Waits (a minute at most) for the tool's request and reads it whole.
+  bool AwaitCall() {
+    pollfd listening{listener_, POLLIN, 0};
+    if (poll(&listening, 1, 60000) != 1) return false;
+    call_ = accept(listener_, nullptr, nullptr);
+    if (call_ < 0) return false;
+    timeval wait{60, 0};
+    setsockopt(call_, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    std::string got;
+    size_t whole = std::string::npos;  // the request's length, once its head came
+    char buffer[4096];
+    while (whole == std::string::npos || got.size() < whole) {
+      const ssize_t n = recv(call_, buffer, sizeof buffer, 0);
+      if (n <= 0) return false;
+      got.append(buffer, static_cast<size_t>(n));
+      const size_t head = got.find("\r\n\r\n");
+      if (whole != std::string::npos || head == std::string::npos) continue;
+      std::string lower = got.substr(0, head);
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      const size_t length = lower.find("content-length:");
+      whole = head + 4 + (length == std::string::npos ? 0 : std::stoul(lower.substr(length + 15)));
+    }
+    return true;
+  }
+  // Answers the call with a success and hangs up once the client has read it.
+  void Answer() {
+    if (call_ < 0) return;
+    const std::string body = R"({"success":true,"data":{"ok":true}})";
+    const std::string response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    (void)!send(call_, response.data(), response.size(), MSG_NOSIGNAL);
+    shutdown(call_, SHUT_WR);
+    char buffer[512];
+    while (recv(call_, buffer, sizeof buffer, 0) > 0) {
+    }
+    close(call_);
+    call_ = -1;
+  }
+
+ private:
+  int listener_ = -1;
+  int port_ = 0;
+  int call_ = -1;
+};
+
+// An agent like tests/server/agent.yaml's whose "slow" turns call `held_lookup`, the
+// tool of `endpoint`: the test decides when such a turn may end.
+std::string HeldAgent(const HeldEndpoint& endpoint) {
+  const std::string path = ::testing::TempDir() + "held_agent_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << R"yaml(name: serve-test
+system_prompt: You help people of a small church.
+model:
+  provider: scripted
+  replies:
+    - { when: { user_matches: "(?i)slow", last: user }, repeat: true,
+        tool_calls: [ { name: held_lookup, args: {} } ] }
+    - { when: { last: user }, repeat: true, text: Hello there. }
+    - { when: { last: tool }, repeat: true, text: Found it. }
+tools:
+  - name: held_lookup
+    timeout_ms: 120000
+    input_schema: { type: object }
+    backend: { http: { url: "http://127.0.0.1:)yaml"
+                      << endpoint.port() << R"yaml(/lookup", timeout_ms: 120000 } }
+)yaml";
+  return path;
+}
+
 class ServeTest : public ::testing::Test {
  protected:
-  void Start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--config", kAgent, "--heartbeat-ms", "200"};
+  void Start(std::vector<std::string> extra = {}, const std::string& agent = kAgent) {
+    std::vector<std::string> args = {"--config", agent, "--heartbeat-ms", "200"};
     args.insert(args.end(), extra.begin(), extra.end());
     server_ = std::make_unique<ServerProcess>(args);
     ASSERT_GT(server_->port(), 0) << "the server did not start: " << server_->first_line() << server_->Log();
@@ -407,7 +504,9 @@ TEST_F(ServeTest, AStreamedTurnRefusedBeforeItStartsGetsItsStatus) {
 }
 
 TEST_F(ServeTest, TurnsBeyondMaxInflightGet503) {
-  Start({"--max-inflight", "1"});
+  HeldEndpoint tool;
+  const std::string agent = HeldAgent(tool);
+  Start({"--max-inflight", "1"}, agent);
   std::string a = NewSession(*server_), b = NewSession(*server_);
   boost::asio::io_context io;
   HttpClient client;
@@ -420,9 +519,13 @@ TEST_F(ServeTest, TurnsBeyondMaxInflightGet503) {
   };
   boost::asio::co_spawn(io, run_slow(), boost::asio::detached);
   std::thread driver([&] { io.run(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The slow turn holds the only place from its tool's call until the test answers it.
+  const bool in_flight = tool.AwaitCall();
   Reply busy = Call("POST", url("/v1/sessions/" + b + "/turns"), Say("hello"));
+  tool.Answer();
   driver.join();
+  std::remove(agent.c_str());
+  ASSERT_TRUE(in_flight) << "the slow turn never called its tool: " << server_->Log();
   EXPECT_EQ(busy.status, 503) << busy.body.dump();
   EXPECT_EQ(busy.body["error"]["code"], "overloaded");
   EXPECT_EQ(busy.raw.Header("retry-after"), "1");
@@ -468,6 +571,12 @@ TEST_F(ServeTest, SessionEventsStreamWhatHappensInTheSession) {
   boost::asio::io_context io;
   HttpClient client;
   std::vector<SseEvent> events;
+  auto talk = [&]() -> Task<void> {
+    HttpRequest r;
+    r.url = url("/v1/sessions/" + id + "/turns");
+    r.body = Say("Please pray for my mother");
+    (void)co_await client.Send(r);
+  };
   auto listen = [&]() -> Task<void> {
     HttpRequest r;
     r.method = "GET";
@@ -475,25 +584,21 @@ TEST_F(ServeTest, SessionEventsStreamWhatHappensInTheSession) {
     r.headers.push_back({"Accept", "text/event-stream"});
     SseParser parser;
     bool done = false;
-    (void)co_await client.Stream(r, [&](std::string_view bytes) {
-      parser.Feed(bytes, [&](SseEvent&& e) {
-        done = done || e.event == "deferred.finished";  // the last thing the turn does
-        events.push_back(std::move(e));
-      });
-      return done ? Aborted("seen enough") : OkStatus();
-    });
-  };
-  auto talk = [&]() -> Task<void> {
-    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(200));
-    co_await t.async_wait(boost::asio::use_awaitable);
-    HttpRequest r;
-    r.url = url("/v1/sessions/" + id + "/turns");
-    r.body = Say("Please pray for my mother");
-    (void)co_await client.Send(r);
+    (void)co_await client.Stream(
+        r,
+        [&](std::string_view bytes) {
+          parser.Feed(bytes, [&](SseEvent&& e) {
+            done = done || e.event == "deferred.finished";  // the last thing the turn does
+            events.push_back(std::move(e));
+          });
+          return done ? Aborted("seen enough") : OkStatus();
+        },
+        // The stream has no replay: the turn goes once its head came, which the server
+        // sends only after it subscribed the stream to the session.
+        [&](const HttpResponse&) { boost::asio::co_spawn(io, talk(), boost::asio::detached); });
   };
   boost::asio::co_spawn(io, listen(), boost::asio::detached);
-  boost::asio::co_spawn(io, talk(), boost::asio::detached);
-  io.run_for(std::chrono::seconds(10));
+  io.run_for(std::chrono::seconds(60));  // returns once both are done
   EXPECT_LT(IndexOf(events, "turn.completed"), IndexOf(events, "deferred.finished"));
   EXPECT_LT(IndexOf(events, "deferred.finished"), events.size());
   // Another tenant (here: an unknown session) gets a 404, not a stream.
@@ -517,7 +622,7 @@ TEST_F(ServeTest, AClientThatGoesAwayMidStreamDoesNotStopTheTurn) {
   EXPECT_FALSE(out.ok());
   // The turn finishes and is stored although nobody listens.
   Json trace;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 1200; ++i) {  // a minute: a margin over the tool's 600 ms on a busy machine
     usleep(50000);
     trace = Call("GET", url("/v1/sessions/" + id + "/trace")).body;
     if (trace["turns"].size() == 1) break;
@@ -555,7 +660,9 @@ TEST_F(ServeTest, AServerKilledRightAfterItAnsweredLosesNoTurn) {
 }
 
 TEST_F(ServeTest, ShutdownLetsInFlightTurnsFinishThenExitsZero) {
-  Start({"--shutdown-timeout-ms", "5000"});
+  HeldEndpoint tool;
+  const std::string agent = HeldAgent(tool);
+  Start({"--shutdown-timeout-ms", "30000"}, agent);  // a margin: the drain ends once the turn is answered
   std::string id = NewSession(*server_);
   boost::asio::io_context io;
   HttpClient client;
@@ -567,16 +674,24 @@ TEST_F(ServeTest, ShutdownLetsInFlightTurnsFinishThenExitsZero) {
     auto out = co_await client.Send(r);
     status = out.ok() ? out->status : -1;
   };
-  auto stop = [&]() -> Task<void> {
-    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(200));
-    co_await t.async_wait(boost::asio::use_awaitable);
-    server_->Signal(SIGTERM);
-  };
   boost::asio::co_spawn(io, slow(), boost::asio::detached);
-  boost::asio::co_spawn(io, stop(), boost::asio::detached);
-  io.run();
+  std::thread driver([&] { io.run(); });
+  // SIGTERM while the turn is surely in flight (its tool called), and the tool answered
+  // only once the server says it is shutting down.
+  const bool in_flight = tool.AwaitCall();
+  server_->Signal(SIGTERM);
+  bool stopping = false;
+  for (int i = 0; i < 6000 && !stopping; ++i) {  // a minute at most
+    stopping = server_->Log().find("SIGTERM") != std::string::npos;
+    if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  tool.Answer();
+  driver.join();
+  std::remove(agent.c_str());
+  EXPECT_TRUE(in_flight) << "the turn never called its tool";
+  EXPECT_TRUE(stopping) << "the server never began its shutdown: " << server_->Log();
   EXPECT_EQ(status, 200) << "the in-flight turn was cut";
-  EXPECT_EQ(server_->Wait(), 0) << server_->Log();
+  EXPECT_EQ(server_->Wait(60000), 0) << server_->Log();
   EXPECT_NE(server_->Log().find("SIGTERM"), std::string::npos);
 }
 

@@ -117,10 +117,10 @@ rails:
     return events;
   }
 
-  // The session's turns as stored, once `count` of them are there.
+  // The session's turns as stored, once `count` of them are there (a minute at most).
   Json StoredTurns(size_t count) {
     Json trace;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 1200; ++i) {
       trace = Call("GET", url("/v1/sessions/" + session_ + "/trace")).body;
       if (trace["turns"].size() >= count) break;
       usleep(50000);

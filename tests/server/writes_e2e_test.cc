@@ -58,7 +58,9 @@ bool Eventually(const std::function<bool()>& done, int seconds) {
 
 // An agent with two immediate writes: `book_table` posts to `venue` (an http backend:
 // it takes an idempotency key), `send_card` is a slow fixture (its backend takes none).
-std::string BookingAgent(const MockUpstream& venue, const std::string& tag) {
+// A turn ends at `turn_timeout_ms`: the server must be killed before, while its write
+// is at the backend.
+std::string BookingAgent(const MockUpstream& venue, const std::string& tag, int turn_timeout_ms = 60000) {
   const std::string path = ::testing::TempDir() + "writes_agent_" + tag + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << R"yaml(name: bookings
 system_prompt: You book tables and send cards.
@@ -69,7 +71,7 @@ model:
     - { when: { last: user, user_matches: card }, repeat: true, tool_calls: [ { name: send_card, args: { to: Ana } } ] }
     - { when: { last: tool, after_tool: book_table }, repeat: true, text: "Your table for four is booked." }
     - { when: { last: tool }, repeat: true, text: "Anything else I can do?" }
-limits: { turn_timeout_ms: 4000 }
+limits: { turn_timeout_ms: )yaml" << turn_timeout_ms << R"yaml( }
 deferred: { timeout_ms: 100 }
 tools:
   - name: book_table
@@ -118,7 +120,7 @@ class SqliteWritesTest : public ::testing::Test {
   void KillDuring(std::unique_ptr<ServerProcess>& server, const std::string& id, const std::string& say,
                   const std::string& key, const std::function<bool()>& at_backend) {
     std::thread client([&] { Call("POST", server->base_url() + "/v1/sessions/" + id + "/turns", Say(say), Key(key)); });
-    const bool reached = Eventually(at_backend, 5);
+    const bool reached = Eventually(at_backend, 60);
     if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     server->Signal(SIGKILL);
     server->Wait();
@@ -225,7 +227,10 @@ TEST(PostgresWritesTest, AWriteWhoseReplicaWasKilledRunsOnceWhenTheTurnIsRetried
   held.first_byte_delay_ms = 60000;
   venue.Enqueue(held);
   venue.Enqueue(MockUpstream::Json(200, R"({"success":true,"data":{"booking":"b_7"}})"));
-  const std::string config = BookingAgent(venue, "pg");
+  // The retry waits for the dead replica's claim, which lapses 30 s after the turn's
+  // time (runtime_turn.cc): a short turn keeps the wait short; the kill comes 50 ms after
+  // the write reached the venue.
+  const std::string config = BookingAgent(venue, "pg", 4000);
   testing::TestPostgres& pg = testing::TestPostgres::Shared();
   const std::string store = pg.Url(pg.NewDatabase());
   std::unique_ptr<ServerProcess> a = Serve(config, store);
@@ -234,7 +239,7 @@ TEST(PostgresWritesTest, AWriteWhoseReplicaWasKilledRunsOnceWhenTheTurnIsRetried
   std::thread client([&] {
     Call("POST", a->base_url() + "/v1/sessions/" + id + "/turns", Say("A table for four, please"), Key("book-7"));
   });
-  ASSERT_TRUE(Eventually([&] { return venue.requests().size() == 1; }, 5)) << a->Log();
+  ASSERT_TRUE(Eventually([&] { return venue.requests().size() == 1; }, 60)) << a->Log();
   a->Signal(SIGKILL);
   a->Wait();
   client.join();

@@ -184,11 +184,16 @@ TEST(PostgresStoreTest, AClaimFencesTheCommitOfATurnWhoseClaimLapsed) {
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->CreateSession(Session("s1")).ok());
   EXPECT_EQ(store->ClaimSession("nope", "r_a", 1000).status().code(), StatusCode::kNotFound);
-  auto first = store->ClaimSession("s1", "r_a", 100);
+  // A second is a margin for a busy machine between this claim and the next one's look.
+  auto first = store->ClaimSession("s1", "r_a", 1000);
   ASSERT_TRUE(first.ok() && first->has_value());
   EXPECT_FALSE(store->ClaimSession("s1", "r_b", 100)->has_value());  // held: the other replica waits
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));          // replica A stalls past its claim
+  // Replica A stalls past its claim: B takes the session once the claim lapsed.
   auto second = store->ClaimSession("s1", "r_b", 10000);
+  for (int tries = 0; tries < 600 && second.ok() && !second->has_value(); ++tries) {  // a minute at most
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    second = store->ClaimSession("s1", "r_b", 10000);
+  }
   ASSERT_TRUE(second.ok() && second->has_value());
   EXPECT_GT((*second)->token, (*first)->token);
   TurnRecord late = Turn(1, "t_a");
@@ -219,7 +224,7 @@ TEST(PostgresStoreTest, ADeferredCallRunningOnAnotherReplicaIsNotTakenOver) {
 TEST(PostgresStoreTest, AnOutboxEntryAnotherReplicaIsClaimingIsPassedByNotWaitedFor) {
   TestPostgres& pg = TestPostgres::Shared();
   const std::string db = pg.NewDatabase();
-  auto store = Open(pg.Url(db, "statement_timeout_ms=2000"));
+  auto store = Open(pg.Url(db, "statement_timeout_ms=20000"));  // a claim queued behind the lock would wait it out
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(CommitDeferredWrite(*store).ok());
   // Another replica has the entry's row locked (claiming or settling it right now).
@@ -234,7 +239,7 @@ TEST(PostgresStoreTest, AnOutboxEntryAnotherReplicaIsClaimingIsPassedByNotWaited
   PQfinish(other);
   ASSERT_TRUE(passed.ok()) << passed.status().ToString();
   EXPECT_FALSE(*passed);
-  EXPECT_LT(waited, std::chrono::milliseconds(1000)) << "SKIP LOCKED: the claim does not queue behind the lock";
+  EXPECT_LT(waited, std::chrono::milliseconds(10000)) << "SKIP LOCKED: the claim does not queue behind the lock";
   EXPECT_TRUE(*store->ClaimOutbox("t1:1:0", 10000));  // unlocked and still pending: now it is taken
 }
 
@@ -335,12 +340,20 @@ TEST(PostgresStoreTest, SessionEventsReachTheOtherReplicasSmallAndLarge) {
   auto relay_a = a->RelayEvents(into(&at_a));
   auto relay_b = b->RelayEvents(into(&at_b));
   ASSERT_TRUE(relay_a.ok() && relay_b.ok() && *relay_a && *relay_b);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both are listening
+  // Both are listening once each relay's connection has run its LISTEN, its first
+  // statement (waited for: what is sent before a relay listens never reaches it).
+  bool listening = false;
+  for (int tries = 0; tries < 3000 && !listening; ++tries) {  // a minute at most
+    listening = pg.Query(db, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+                             "AND query LIKE 'LISTEN%' AND state = 'idle'") == "2";
+    if (!listening) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(listening) << "the relays never listened";
   TraceEvent small{EventType::kNotice, 2, 1000, Json{{"text", "saved"}}};
   TraceEvent large{EventType::kNotice, 3, 2000, Json{{"text", std::string(20000, 'x')}}};  // over NOTIFY's 8,000 bytes
   (*relay_a)->Publish("s1", small);
   (*relay_a)->Publish("s1", large);
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 3000; ++i) {  // a minute at most
     {
       std::lock_guard lock(mu);
       if (at_b.size() >= 2) break;

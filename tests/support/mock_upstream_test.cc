@@ -287,7 +287,7 @@ TEST(MockUpstreamTest, DestroyingServerEndsEndlessStreamPromptly) {
 
   auto start = Clock::now();
   server.reset();
-  EXPECT_LT(ElapsedMs(start), 500);
+  EXPECT_LT(ElapsedMs(start), 5000);  // the stream would never end: a margin for a busy machine
 
   error_code ec;
   http::read(c.socket, c.buffer, parser, ec);
@@ -308,7 +308,7 @@ TEST(MockUpstreamTest, DestroyingServerClosesIdleKeptAliveConnections) {
 
   auto start = Clock::now();
   server.reset();
-  EXPECT_LT(ElapsedMs(start), 500);
+  EXPECT_LT(ElapsedMs(start), 5000);  // not the 10 s sleep: a margin for a busy machine
   char byte;
   error_code ec;
   c.socket.read_some(asio::buffer(&byte, 1), ec);

@@ -57,7 +57,7 @@ const base = await new Promise((resolve, reject) => {
     if (m) resolve(m[1]);
   });
   server.on('exit', () => reject(new Error('reins serve exited: ' + text)));
-  setTimeout(() => reject(new Error('reins serve did not start: ' + text)), 15000);
+  setTimeout(() => reject(new Error('reins serve did not start: ' + text)), 60000);  // a margin for a busy machine
 });
 
 async function api(method, route, body) {
@@ -143,7 +143,8 @@ async function keyboard(what) {
 }
 
 const text = (sel) => page.$eval(sel, (e) => e.textContent);
-const waitText = (needle, timeout = 10000) =>
+// Waits a minute at most: a margin for a busy machine.
+const waitText = (needle, timeout = 60000) =>
   page.waitForFunction((n) => document.querySelector('main').textContent.includes(n), {timeout}, needle);
 
 // 1. The key, asked once.
@@ -193,7 +194,7 @@ await page.waitForFunction((id) => document.title.includes(id), {}, long);  // n
 const firstRows = await page.$$eval('main tbody tr', (trs) => trs.length);
 check(firstRows === 100 && (await text('main caption')).includes('newest 100 of 102'), 'a long session lists its newest 100 turns first');
 await page.click('main p button');
-await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 102, {timeout: 10000})
+await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 102, {timeout: 60000})
     .then(() => check(true, '"Show all 102 turns" lists them all'), () => check(false, '"Show all" lists every turn'));
 
 // 4. Turns: the timeline of each.
@@ -227,9 +228,9 @@ await page.screenshot({path: path.join(out, 'viewer-turn.png'), fullPage: true})
 // 5. Live: a turn made elsewhere appears without a reload.
 await page.goto(`${base}/ui/#/s/${full}`, {waitUntil: 'domcontentloaded'});
 await page.waitForSelector('main tbody tr');
-await page.waitForFunction(() => document.getElementById('live').textContent === 'live', {timeout: 10000});
+await page.waitForFunction(() => document.getElementById('live').textContent === 'live', {timeout: 60000});
 await turn(full, {say: 'Read the bulletin again'});
-await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 6, {timeout: 10000})
+await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 6, {timeout: 60000})
     .then(() => check(true, 'a new turn appears live, from the event stream'), () => check(false, 'a new turn appears live'));
 
 // 6. A question answered in words through the OpenAI door: the turn shows the words
