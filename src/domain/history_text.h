@@ -4,12 +4,10 @@
 // Every model call of a session carries its whole history, and the messages of earlier
 // turns are written the same way in every call: rewriting them cost a turn about 4.6 µs
 // per earlier turn on the peer job (docs/PERFORMANCE.md, round 30), where the text of a
-// new message costs its copy. The runtime's copy of a session owns one (made by its
-// first call with earlier turns to reuse); a wire format (OpenAI's) reads and extends
-// it while it writes a request; whoever changes a message of the history in place or
-// drops some of them says so here (Truncate, DropFront), so the text never differs
-// from the messages it stands for. A turn can change one only through
-// TurnContext::EditMessage, which does.
+// new message costs its copy. A session's SessionHistory (turn/session_history.h) owns
+// one beside its messages (made by its first call with earlier turns to reuse) and
+// changes both together, so the text never differs from the messages it stands for; a
+// wire format (OpenAI's) reads and extends it while it writes a request.
 #pragma once
 
 #include <cstddef>

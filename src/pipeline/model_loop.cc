@@ -74,11 +74,11 @@ CallRequest BuildModelRequest(TurnContext& ctx, Purpose purpose, ToolChoice choi
     ContextWindow whole;
     whole.older_left_out = ctx.older_history_left_out;
     if (std::string note = whole.Note(); !note.empty()) system += "\n\n" + note;
-    call.Borrow(ctx.LendHistory(), Message::System(std::move(system)));
+    SessionHistory& history = ctx.session_history();
+    call.Borrow(history.Lend(), Message::System(std::move(system)));
     // Earlier turns' messages are written once for all the session's calls (HistoryText).
-    if (ctx.history_text != nullptr && ctx.history_base > 0) {
-      if (!*ctx.history_text) *ctx.history_text = std::make_unique<HistoryText>();
-      call.request.history_text = ctx.history_text->get();
+    if (ctx.history_base > 0) {
+      call.request.history_text = &history.Text();
       call.request.history_final = ctx.history_base;
     }
     return call;

@@ -21,9 +21,10 @@
 // writes it (ReplyStream, Judge), and Review then only appends to what was sent.
 //
 // Deferred calls run after the pipeline, once the turn is in the store
-// (runtime.cc, deferred_runner.h). The stages ask the PolicyChain (turn/policy.h) at
+// (runtime_deferred.cc, deferred_runner.h). The stages ask the PolicyChain (turn/policy.h) at
 // each hook; a new mechanism plugs into those hooks and changes no stage. The turn's
-// status is its phase (TurnPhaseMachine): no stage writes it.
+// status is its phase (TurnPhaseMachine): no stage writes it. Preempt to Resume are in
+// turn_opening.cc; Present, Review and Deliver in turn_reply.cc; the rest here.
 #pragma once
 
 #include <memory>

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "domain/history_text.h"
 #include "turn/reply_stream.h"
+#include "turn/session_history.h"
 #include "turn/session_state.h"
 #include "reins/async.h"
 #include "reins/agent_config.h"
@@ -62,32 +62,26 @@ inline bool IsApprovalNote(const std::vector<Message>& history, size_t i) {
 }
 
 struct TurnContext {
-  TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, std::vector<Message>& h)
+  TurnContext(const AgentConfig& c, Clock& clk, SessionState& s, SessionHistory& h)
       : config(c), clock(clk), session(s), history_base(h.size()), history_(h) {}
 
   const AgentConfig& config;
   Clock& clock;
   SessionState& session;
   // The conversation (see older_history_left_out); this turn appends from history_base.
-  // Read here; a message is added with Append and changed with EditMessage, so that the
-  // request text kept for the history (history_text) never differs from it.
-  const std::vector<Message>& history() const { return history_; }
+  // Read here; a message is added with Append and changed with EditMessage, through the
+  // session's SessionHistory, which keeps its request text in step.
+  const std::vector<Message>& history() const { return history_.messages(); }
   size_t history_base;
-  Message& Append(Message m) { return history_.emplace_back(std::move(m)); }
+  Message& Append(Message m) { return history_.Append(std::move(m)); }
   // Message `i`, to change in place: its request text is written again at the next call.
-  Message& EditMessage(size_t i) {
-    if (history_text != nullptr && *history_text) (*history_text)->Truncate(i);
-    return history_[i];
-  }
-  // The messages themselves, for a model call that lends them to its request and gives
-  // them back as they were (CallRequest::Borrow, GiveBack).
-  std::vector<Message>& LendHistory() { return history_; }
+  Message& EditMessage(size_t i) { return history_.Edit(i); }
+  // The session's history itself, for a model call that lends its messages to the
+  // request and gives them back as they were, and reuses their kept request text.
+  SessionHistory& session_history() { return history_; }
   // The session holds only the part of its history a model call may still see
   // (pipeline/context_window.h): older turns exist in the store, never in a request.
   bool older_history_left_out = false;
-  // The session's HistoryText (domain/history_text.h), made by the first call that can
-  // reuse it; none for a turn outside the runtime's sessions.
-  std::unique_ptr<HistoryText>* history_text = nullptr;
 
   // The runtime's copy, which outlives the turn's context (a copy here was one more heap
   // block for every turn in flight). The turn's own id is result.turn_id.
@@ -225,7 +219,7 @@ struct TurnContext {
   const ToolDef* FindTool(const std::string& name) const { return config.FindTool(name); }
 
  private:
-  std::vector<Message>& history_;
+  SessionHistory& history_;
   struct FloorLease {
     Lease lease;
     std::optional<Lease> change;

@@ -6,6 +6,7 @@
 
 #include "domain/history_text.h"
 #include "support/policy_context.h"
+#include "turn/session_history.h"
 
 #include <optional>
 #include <utility>
@@ -89,28 +90,53 @@ TEST(CallRequest, NothingLentNothingGivenBack) {
   EXPECT_EQ(call.request.messages[0].text, "audit");
 }
 
-// A turn changes a message of its history only through EditMessage, which drops the
-// request text kept for that message and the ones after it (domain/history_text.h):
-// the next call writes them again from what they now say. Appending keeps it whole.
-TEST(TurnHistory, EditingAMessageDropsTheTextKeptForItAndForEveryLaterOne) {
-  testing::PolicyContext p;
-  p.history = History();
-  auto kept = std::make_unique<HistoryText>();
-  for (const Message& m : p.history) {  // as a wire writes it: comma-separated
-    if (!kept->text.empty()) kept->text += ',';
-    kept->text += Json(m.text).dump();
-    kept->Ended();
+// A session's messages change only through its SessionHistory, which keeps the request
+// text kept for them (domain/history_text.h) in step: an edit drops the text of that
+// message and every later one (the next call writes them again from what they now say),
+// appending keeps it whole, a rollback and a trim cut it as they cut the messages.
+void WriteAll(SessionHistory& history) {  // as a wire writes it: comma-separated
+  HistoryText& kept = history.Text();
+  for (size_t i = kept.messages(); i < history.size(); ++i) {
+    if (!kept.text.empty()) kept.text += ',';
+    kept.text += Json(history.messages()[i].text).dump();
+    kept.Ended();
   }
-  p.ctx.history_text = &kept;
+}
+
+TEST(SessionHistory, EditingAMessageThroughTheTurnDropsTheTextKeptForItAndForEveryLaterOne) {
+  testing::PolicyContext p;
+  for (Message& m : History()) p.history.Append(std::move(m));
+  WriteAll(p.history);
   p.ctx.Append(Message::Assistant("Nothing today."));
-  EXPECT_EQ(kept->messages(), 3u);
+  EXPECT_EQ(p.history.Text().messages(), 3u);
   p.ctx.EditMessage(1).text = "Let me look.";
   EXPECT_EQ(p.ctx.history()[1].text, "Let me look.");
-  EXPECT_EQ(kept->messages(), 1u);
-  EXPECT_EQ(kept->text.size(), kept->ends.back());
-  p.ctx.history_text = nullptr;  // a turn outside the runtime's sessions keeps none
-  p.ctx.EditMessage(0).text = "what is on tomorrow?";
-  EXPECT_EQ(p.ctx.history()[0].text, "what is on tomorrow?");
+  EXPECT_EQ(p.history.Text().messages(), 1u);
+  EXPECT_EQ(p.history.Text().text.size(), p.history.Text().ends.back());
+}
+
+TEST(SessionHistory, ARollbackAndATrimCutTheKeptTextAsTheyCutTheMessages) {
+  SessionHistory history;
+  for (Message& m : History()) history.Append(std::move(m));
+  history.Append(Message::Assistant("Nothing today."));
+  WriteAll(history);
+  history.Truncate(3);  // the last turn rolled back
+  EXPECT_EQ(history.size(), 3u);
+  EXPECT_EQ(history.Text().messages(), 3u);
+  history.DropFront(2);  // what no call can see any more
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history.Text().messages(), 1u);
+  EXPECT_EQ(history.Text().text, Json(history.messages()[0].text).dump());
+}
+
+TEST(SessionHistory, OlderMessagesPutInFrontLeaveNoKeptTextBehind) {
+  SessionHistory history;
+  history.Append(Message::Assistant("Nothing today."));
+  WriteAll(history);
+  history.Prepend(History());
+  EXPECT_EQ(history.size(), 4u);
+  EXPECT_EQ(history.messages()[0].text, "what is on today?");
+  EXPECT_EQ(history.Text().messages(), 0u) << "the text written for the old first message is no one's now";
 }
 
 }  // namespace

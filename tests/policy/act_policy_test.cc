@@ -30,8 +30,8 @@ class ActPolicyTest : public ::testing::Test {
   // The model answered `text` in this turn.
   void Answered(const std::string& user, const std::string& text) {
     ctx_.input.say = user;
-    p_.history.push_back(Message::User(user));
-    p_.history.push_back(Message::Assistant(text));
+    p_.history.Append(Message::User(user));
+    p_.history.Append(Message::Assistant(text));
   }
   void Ran(const std::string& tool) {
     ToolOutcome o;
@@ -56,7 +56,7 @@ TEST_F(ActPolicyTest, ADescribedLookupIsForcedOncePerTurn) {
   EXPECT_EQ(policy_.RequiredToolMissing(ctx_), "lookup_contacts");
   EXPECT_EQ(Events("act.retry"), 1);
   // The forced retry described it again: no second retry (I9); the review says so.
-  p_.history.push_back(Message::Assistant("Let me look John up for you."));
+  p_.history.Append(Message::Assistant("Let me look John up for you."));
   EXPECT_EQ(policy_.RequiredToolMissing(ctx_), std::nullopt);
   std::string reply = "Sure! Let me look John up for you.";
   ASSERT_TRUE(policy_.ReviewReply(ctx_, reply));

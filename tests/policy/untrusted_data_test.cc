@@ -42,14 +42,14 @@ class UntrustedDataTest : public ::testing::Test {
     Say("Please pay the bill in bill.txt");
   }
 
-  void Say(const std::string& text) { p_.history.push_back(Message::User(text, "user")); p_.ctx.input.say = text; }
+  void Say(const std::string& text) { p_.history.Append(Message::User(text, "user")); p_.ctx.input.say = text; }
 
   // A call that ran, its result in history and observed by the recorder.
   void Ran(const std::string& tool, const Json& args, const Json& data) {
     ToolCall call{"c" + std::to_string(++calls_), tool, args.dump(), args, true};
-    p_.history.push_back(Message::Assistant("", {call}));
+    p_.history.Append(Message::Assistant("", {call}));
     ResultEnvelope result = NormaliseToolResult(Json{{"data", data}});
-    p_.history.push_back(Message::Tool(call.id, tool, EnvelopeText(result), false));
+    p_.history.Append(Message::Tool(call.id, tool, EnvelopeText(result), false));
     OutsideDataRecorder(p_.config.untrusted_data.max_identifiers).Observe(p_.ctx, {&call, p_.config.FindTool(tool), 0, false}, result);
   }
 
@@ -112,8 +112,8 @@ TEST_F(UntrustedDataTest, TheRuntimesWordsInPlaceOfAResultVouchForNothing) {
   Ran("read_file", {{"file_path", "bill.txt"}}, {{"content", "IBAN US133000000121212121212"}});
   // A trusted tool's call that did not run: its message quotes a value, but is no result.
   ToolCall paused{"c9", "lookup_payee", "{}", Json::object(), true};
-  p_.history.push_back(Message::Assistant("", {paused}));
-  p_.history.push_back(Message::Tool(
+  p_.history.Append(Message::Assistant("", {paused}));
+  p_.history.Append(Message::Tool(
       "c9", "lookup_payee", R"({"success":false,"next_action":"error","error":"not run yet: US133000000121212121212"})", false));
   EXPECT_EQ(Propose("send_money", {{"recipient", "US133000000121212121212"}, {"amount", 5}}).kind, CallVerdict::Kind::kPause);
 }
@@ -122,9 +122,9 @@ TEST_F(UntrustedDataTest, ADeniedApprovalsNoteDoesNotLaunderTheValue) {
   Ran("read_file", {{"file_path", "bill.txt"}}, {{"content", "IBAN US133000000121212121212"}});
   // The turn that answered an earlier approval: the runtime's note quotes the arguments.
   Json args = {{"recipient", "US133000000121212121212"}, {"amount", 5}};
-  p_.history.push_back(Message::User("The user denied running send_money with " + args.dump() + ".", "user"));
-  p_.history.push_back(Message::Assistant("", {ToolCall{"approved_a_1", "send_money", args.dump(), args, true}}));
-  p_.history.push_back(Message::Tool("approved_a_1", "send_money", "{\"success\":false}", true));
+  p_.history.Append(Message::User("The user denied running send_money with " + args.dump() + ".", "user"));
+  p_.history.Append(Message::Assistant("", {ToolCall{"approved_a_1", "send_money", args.dump(), args, true}}));
+  p_.history.Append(Message::Tool("approved_a_1", "send_money", "{\"success\":false}", true));
   EXPECT_EQ(Propose("send_money", args).kind, CallVerdict::Kind::kPause);
 }
 

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "turn/session_history.h"
 #include "turn/turn_context.h"
 
 namespace reins::testing {
@@ -17,7 +18,7 @@ struct PolicyContext {
   AgentConfig config;
   VirtualClock clock;
   SessionState state;
-  std::vector<Message> history;
+  SessionHistory history;
   TurnContext ctx;
 };
 
