@@ -24,6 +24,9 @@ namespace reins {
 
 PolicyChain BuildPolicyChain(const AgentConfig& config) {
   PolicyChain chain;
+  // One reading of the agent's tools for every policy that reads a reply or a request
+  // for the actions it speaks of (policy/act/reply_reading.h).
+  const auto reader = std::make_shared<const ActionReader>(config.tools);
   // The gate decides before anything else whether a turn may enter at all.
   if (config.floor.enabled) chain.Add(std::make_unique<FloorPolicy>(config));
   if (!config.rails.safety_override.empty()) chain.Add(std::make_unique<SafetyOverride>(config));
@@ -37,7 +40,7 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   if (config.untrusted_data.enabled || !config.rails.no_untrusted_links.is_null()) {
     chain.Add(std::make_unique<OutsideDataRecorder>(config.untrusted_data.max_identifiers));
   }
-  if (config.untrusted_data.enabled) chain.Add(std::make_unique<UntrustedDataGuard>(config));
+  if (config.untrusted_data.enabled) chain.Add(std::make_unique<UntrustedDataGuard>(config, reader));
   chain.Add(std::make_unique<ApprovalPolicy>(config));
   chain.Add(std::make_unique<DeferralPolicy>());
   chain.Add(std::make_unique<ClarifyTruncation>());
@@ -45,17 +48,17 @@ PolicyChain BuildPolicyChain(const AgentConfig& config) {
   if (!config.intents.empty()) chain.Add(std::make_unique<IntentPolicy>(config));
   // Before the rails, always: a reply never claims a call this turn refused, skipped,
   // withdrawn, failed or left uncertain (I5); it reads the model's own words.
-  chain.Add(std::make_unique<UndoneClaims>(config));
+  chain.Add(std::make_unique<UndoneClaims>(config, reader));
   // Before the rails: it reads the model's own words, tool names included.
   if (!config.rails.act_not_describe.is_null()) {
-    chain.Add(std::make_unique<ActNotDescribe>(config, config.rails.act_not_describe));
+    chain.Add(std::make_unique<ActNotDescribe>(config, config.rails.act_not_describe, reader));
   }
   // Rails, in the order they edit the reply: names first (later rails match titles),
   // the opener, then corrections at the end.
   if (!config.rails.no_internal_names.is_null()) chain.Add(std::make_unique<NoInternalNames>(config));
   if (!config.rails.empathy_first.is_null()) chain.Add(std::make_unique<EmpathyFirst>(config.rails.empathy_first));
   if (!config.rails.honest_claims.is_null()) {
-    chain.Add(std::make_unique<HonestClaims>(config, config.rails.honest_claims));
+    chain.Add(std::make_unique<HonestClaims>(config, config.rails.honest_claims, reader));
   }
   if (!config.rails.ui_allowlist.is_null()) chain.Add(std::make_unique<UiAllowlist>(config.rails.ui_allowlist));
   if (!config.rails.no_untrusted_links.is_null()) {

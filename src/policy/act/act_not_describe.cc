@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "domain/text.h"
+#include "policy/act/reply_reading.h"
 #include "policy/act/speech.h"
 #include "policy/act/undone_claims.h"
 
@@ -17,8 +18,8 @@ Json TalkEvent(const ActionTalk& talk) {
 
 }  // namespace
 
-ActNotDescribe::ActNotDescribe(const AgentConfig& config, const Json& rail_config)
-    : reader_(config.tools), config_(config), not_done_(rail_config.value("not_done", std::string(kDefaultNotDone))) {}
+ActNotDescribe::ActNotDescribe(const AgentConfig& config, const Json& rail_config, std::shared_ptr<const ActionReader> reader)
+    : reader_(ReaderOr(std::move(reader), config)), config_(config), not_done_(rail_config.value("not_done", std::string(kDefaultNotDone))) {}
 
 std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx) const {
   // The loop of a chat turn only: a plan step has its own strict retry of the tools it
@@ -29,7 +30,7 @@ std::optional<std::string> ActNotDescribe::RequiredToolMissing(TurnContext& ctx)
   // the reply honest. Both are known before the reply is read.
   ActTurn& turn = ctx.Slot<ActTurn>();
   if (!turn.forced.empty() || ctx.loop_rounds >= ctx.config.max_rounds) return std::nullopt;
-  std::optional<ActionTalk> unmade = reader_.UnmadeCall(ctx.user_text(), ctx.history().back().text, ctx.RequestTools());
+  std::optional<ActionTalk> unmade = reader_->UnmadeCall(ctx.user_text(), ctx.history().back().text, ctx.RequestTools());
   if (!unmade) return std::nullopt;
   turn.forced = unmade->tool;
   ctx.Emit("act.retry", TalkEvent(*unmade));
@@ -42,11 +43,11 @@ std::vector<ActionTalk> ActNotDescribe::Unmade(TurnContext& ctx, const std::stri
   std::vector<std::string> tried;
   for (const UndoneCall& u : UndoneCalls(ctx)) tried.push_back(u.tool->name);
   std::vector<ActionTalk> unmade;
-  for (ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
+  for (const ActionTalk& talk : ReadReply(ctx, *reader_, reply)) {
     if (std::find(ran.begin(), ran.end(), talk.tool) != ran.end()) continue;
     if (std::find(tried.begin(), tried.end(), talk.tool) != tried.end()) continue;
     if (talk.writes && !talk.requested) continue;  // honest_claims' case: nobody asked for it
-    unmade.push_back(std::move(talk));
+    unmade.push_back(talk);
   }
   // "I've taken care of that for you." when nothing at all ran for the request: a claim
   // whose tool the request does not tell, false whichever it is.

@@ -10,6 +10,7 @@
 // reply says plainly what was not done (`act.missing`).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "policy/act/action_talk.h"
@@ -24,7 +25,8 @@ struct ActTurn {
 
 class ActNotDescribe final : public Policy {
  public:
-  ActNotDescribe(const AgentConfig& config, const Json& rail_config);
+  // `reader`: the agent's, shared (policy/act/reply_reading.h); none makes its own.
+  ActNotDescribe(const AgentConfig& config, const Json& rail_config, std::shared_ptr<const ActionReader> reader = nullptr);
   std::string_view Name() const override { return "act_not_describe"; }
   std::optional<std::string> RequiredToolMissing(TurnContext& ctx) const override;
   Rail rail() const override { return Rail::kBySentence; }
@@ -39,7 +41,7 @@ class ActNotDescribe final : public Policy {
   // (`act.missing` for each); the plain statements that say so.
   std::vector<ActionTalk> Unmade(TurnContext& ctx, const std::string& reply) const;
   std::string NotDone(const std::vector<ActionTalk>& unmade) const;
-  ActionReader reader_;
+  std::shared_ptr<const ActionReader> reader_;
   const AgentConfig& config_;
   std::string not_done_;  // "{title}" is replaced by the tool's title
 };

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "domain/text.h"
+#include "policy/act/reply_reading.h"
 #include "policy/act/speech.h"
 
 namespace reins {
@@ -142,9 +143,10 @@ std::string WithoutClaimsOf(const ActionReader& reader, std::string_view user_te
   return WithoutSentences(reply, drop);
 }
 
-UndoneClaims::UndoneClaims(const AgentConfig& config) : config_(config), reader_(config.tools) {}
+UndoneClaims::UndoneClaims(const AgentConfig& config, std::shared_ptr<const ActionReader> reader)
+    : config_(config), reader_(ReaderOr(std::move(reader), config)) {}
 
-UndoneClaims::Claimed UndoneClaims::Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone,
+UndoneClaims::Claimed UndoneClaims::Claims(TurnContext& ctx, const std::vector<UndoneCall>& undone,
                                            std::string_view reply) const {
   std::vector<CallOf> undone_calls, done;
   for (const UndoneCall& u : undone) undone_calls.push_back({u.tool->name, u.outcome->args});
@@ -154,7 +156,7 @@ UndoneClaims::Claimed UndoneClaims::Claims(const TurnContext& ctx, const std::ve
   // An earlier turn of the request ran it; its arguments are not at hand.
   for (const std::string& tool : ctx.request_tools) done.push_back({tool, Json()});
   Claimed claims;
-  for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
+  for (const ActionTalk& talk : ReadReply(ctx, *reader_, reply)) {
     if (!ClaimsUndone(talk.sentence, talk.tool, undone_calls, done)) continue;
     claims.sentences.push_back(talk.sentence);
     claims.tools.push_back(talk.tool);

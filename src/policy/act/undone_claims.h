@@ -17,6 +17,7 @@
 // is the runtime's own note (it may or may not have happened).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,7 +65,8 @@ std::string WithoutClaimsOf(const ActionReader& reader, std::string_view user_te
 
 class UndoneClaims final : public Policy {
  public:
-  explicit UndoneClaims(const AgentConfig& config);
+  // `reader`: the agent's, shared (policy/act/reply_reading.h); none makes its own.
+  explicit UndoneClaims(const AgentConfig& config, std::shared_ptr<const ActionReader> reader = nullptr);
   std::string_view Name() const override { return "undone_calls"; }
   Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
@@ -79,13 +81,13 @@ class UndoneClaims final : public Policy {
     std::vector<std::string> sentences;
     std::vector<std::string> tools;
   };
-  Claimed Claims(const TurnContext& ctx, const std::vector<UndoneCall>& undone, std::string_view reply) const;
+  Claimed Claims(TurnContext& ctx, const std::vector<UndoneCall>& undone, std::string_view reply) const;
   // The undone calls of `tools`.
   static std::vector<UndoneCall> Of(const std::vector<UndoneCall>& undone, const std::vector<std::string>& tools);
   // What was not done, once per tool, unless `reply` already says so; "" for none.
   std::string Statement(const std::vector<UndoneCall>& undone, std::string_view reply) const;
   const AgentConfig& config_;
-  ActionReader reader_;
+  std::shared_ptr<const ActionReader> reader_;
 };
 
 }  // namespace reins

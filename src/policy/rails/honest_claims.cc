@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policy/act/reply_reading.h"
 #include "policy/act/speech.h"
 #include "policy/act/undone_claims.h"
 #include "policy/rails/rail_text.h"
@@ -64,7 +65,8 @@ struct HeldClaims {
 
 }  // namespace
 
-HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) : config_(config), reader_(config.tools) {
+HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config, std::shared_ptr<const ActionReader> reader)
+    : config_(config), reader_(ReaderOr(std::move(reader), config)) {
   Json patterns = rail_config.value("claim_patterns", Json::array({kDefaultClaims}));
   claims_ = CompilePatterns(patterns.empty() ? Json::array({kDefaultClaims}) : patterns);
   correction_ = rail_config.value("correction", std::string(kDefaultCorrection));
@@ -77,7 +79,7 @@ HonestClaims::HonestClaims(const AgentConfig& config, const Json& rail_config) :
 // (a claim of "a visitor's contact details" is about the contact tool, not every tool
 // with "visit" in its title). Only that tool's outcome decides whether it is corrected.
 // A tool whose call this turn made and did not happen is UndoneClaims' to tell.
-HonestClaims::Unbacked HonestClaims::Find(const TurnContext& ctx, const std::string& reply) const {
+HonestClaims::Unbacked HonestClaims::Find(TurnContext& ctx, const std::string& reply) const {
   const std::vector<std::string> tried = Tried(ctx);
   Unbacked out;
   auto claimed = [&](const ToolDef* tool, const std::string& sentence) {
@@ -108,7 +110,7 @@ HonestClaims::Unbacked HonestClaims::Find(const TurnContext& ctx, const std::str
     }
     claimed(best, s);
   }
-  for (const ActionTalk& talk : reader_.Read(ctx.user_text(), reply)) {
+  for (const ActionTalk& talk : ReadReply(ctx, *reader_, reply)) {
     if (talk.mode != ActionMode::kClaim && talk.mode != ActionMode::kGeneric && talk.mode != ActionMode::kResult) continue;
     claimed(config_.FindTool(talk.tool), talk.sentence);
   }

@@ -22,7 +22,8 @@ namespace reins {
 
 class HonestClaims final : public Policy {
  public:
-  HonestClaims(const AgentConfig& config, const Json& rail_config);
+  // `reader`: the agent's, shared (policy/act/reply_reading.h); none makes its own.
+  HonestClaims(const AgentConfig& config, const Json& rail_config, std::shared_ptr<const ActionReader> reader = nullptr);
   std::string_view Name() const override { return "honest_claims"; }
   Rail rail() const override { return Rail::kBySentence; }
   bool ReviewReply(TurnContext& ctx, std::string& reply) const override;
@@ -40,10 +41,10 @@ class HonestClaims final : public Policy {
     std::vector<const ToolDef*> tools;
     std::vector<std::string> sentences;
   };
-  Unbacked Find(const TurnContext& ctx, const std::string& reply) const;
+  Unbacked Find(TurnContext& ctx, const std::string& reply) const;
   std::string Corrections(TurnContext& ctx, const std::vector<const ToolDef*>& tools) const;
   const AgentConfig& config_;
-  ActionReader reader_;  // claims in words no pattern lists: "I also sent her a quick note"
+  std::shared_ptr<const ActionReader> reader_;  // claims in words no pattern lists: "I also sent her a quick note"
   std::vector<std::unique_ptr<RE2>> claims_;
   // Each tool's own `claims` patterns: a sentence matching one claims that tool's action.
   std::vector<std::pair<const ToolDef*, std::vector<std::unique_ptr<RE2>>>> tool_claims_;

@@ -44,8 +44,8 @@ std::string Joined(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-UntrustedDataGuard::UntrustedDataGuard(const AgentConfig& config)
-    : config_(config), requests_(config), agent_file_(AgentFileCorpus(config)) {}
+UntrustedDataGuard::UntrustedDataGuard(const AgentConfig& config, std::shared_ptr<const ActionReader> reader)
+    : config_(config), requests_(config, std::move(reader)), agent_file_(AgentFileCorpus(config)) {}
 
 Json UntrustedDataGuard::OutsideSources(const TurnContext& ctx, const Json& ledger, const std::string& text,
                                         std::optional<TrustedSources>& trusted) const {

@@ -21,6 +21,7 @@
 // permission does.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -33,7 +34,7 @@ namespace reins {
 
 class UntrustedDataGuard final : public Policy {
  public:
-  explicit UntrustedDataGuard(const AgentConfig& config);
+  explicit UntrustedDataGuard(const AgentConfig& config, std::shared_ptr<const ActionReader> reader = nullptr);
   std::string_view Name() const override { return "untrusted_data"; }
   CallVerdict Guard(TurnContext& ctx, const ProposedCall& call) const override;
 

@@ -19,11 +19,12 @@ namespace reins {
 
 class WriteRequests {
  public:
-  explicit WriteRequests(const AgentConfig& config);
+  // `reader`: the agent's, shared (policy/act/reply_reading.h); none makes its own.
+  explicit WriteRequests(const AgentConfig& config, std::shared_ptr<const ActionReader> reader = nullptr);
   bool Asked(std::string_view request, const ToolDef& tool) const;
 
  private:
-  ActionReader reader_;
+  std::shared_ptr<const ActionReader> reader_;
   std::vector<std::pair<std::unique_ptr<RE2>, const IntentConfig*>> intents_;
 };
 
