@@ -158,6 +158,42 @@ Task<LoopOutcome> AuditStage::Gather(TurnContext& ctx, TurnPhaseMachine& phase, 
   co_return Reply(answer->text);
 }
 
+Task<void> AuditStage::AskVerdict(TurnContext& ctx, const std::string& candidate, Verdict& out) {
+  std::vector<Message> prompt = {Message::System(RenderPrompt(ctx, candidate)),
+                                 Message::User("Give your verdict as JSON.")};
+  for (int attempt = 0; attempt < 2 && out.verdict.is_null(); ++attempt) {
+    Result<ModelResponse> response = ModelLoop::NoAnswer();
+    co_await loop_.CallWith(ctx, response, Purpose::kAudit, ToolChoice::None(), prompt, AuditVerdictSchema(), nullptr);
+    if (!response.ok()) {
+      // Fail open: a broken audit never withholds the answer. Out of time, the turn fails.
+      if (ModelLoop::OutOfTurnTime(ctx, response.status())) {
+        out.out_of_time = response.status();
+        co_return;
+      }
+      out.error = "audit model failed: " + response.status().message();
+      out.model_failed = true;
+      co_return;
+    }
+    Result<Json> read = ReadVerdict(*response, config_);
+    if (read.ok()) {
+      out.verdict = *read;
+    } else {
+      out.error = read.status().message();
+      ctx.Emit("audit_error", {{"attempt", attempt + 1}, {"error", out.error}});
+      prompt.push_back(Message::Assistant(response->text));
+      prompt.push_back(Message::User("That verdict is not valid: " + out.error + ". Answer with the JSON verdict only."));
+    }
+  }
+}
+
+Task<LoopOutcome> AuditStage::Rewrite(TurnContext& ctx, std::string instruction, std::string candidate) {
+  ctx.Append(Message::User(std::move(instruction)));
+  Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
+  co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
+  if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
+  co_return Reply(Usable(rewrite) ? rewrite->text : std::move(candidate));
+}
+
 Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std::string candidate) {
   Json record = {{"repair", "accept"}};
   // Deterministic evidence first: an unsatisfied evidence bundle needs no model to see.
@@ -182,44 +218,21 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
       ctx.Emit("audit", record);
       ctx.result.audit = record;
       ctx.result.rails.push_back("ui_allowlist");
-      ctx.Append(Message::User("Rewrite your answer without tools. These are not on the user's screen: " +
-                               list + ". Point only to what is there."));
-      Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
-      co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
-      if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
-      co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
+      std::string instruction = "Rewrite your answer without tools. These are not on the user's screen: " + list +
+                                ". Point only to what is there.";
+      co_return co_await Rewrite(ctx, std::move(instruction), std::move(candidate));
     }
   }
-  std::vector<Message> prompt = {Message::System(RenderPrompt(ctx, candidate)),
-                                 Message::User("Give your verdict as JSON.")};
-  Json verdict;
-  std::string error;
-  bool model_failed = false;  // no verdict because the audit model failed, not because its verdicts were invalid
-  for (int attempt = 0; attempt < 2 && verdict.is_null(); ++attempt) {
-    Result<ModelResponse> response = ModelLoop::NoAnswer();
-    co_await loop_.CallWith(ctx, response, Purpose::kAudit, ToolChoice::None(), prompt, AuditVerdictSchema(), nullptr);
-    if (!response.ok()) {
-      // Fail open: a broken audit never withholds the answer. Out of time, the turn fails.
-      if (ModelLoop::OutOfTurnTime(ctx, response.status())) co_return ModelLoop::Failed(ctx, response.status());
-      error = "audit model failed: " + response.status().message();
-      model_failed = true;
-      break;
-    }
-    Result<Json> read = ReadVerdict(*response, config_);
-    if (read.ok()) {
-      verdict = *read;
-    } else {
-      error = read.status().message();
-      ctx.Emit("audit_error", {{"attempt", attempt + 1}, {"error", error}});
-      prompt.push_back(Message::Assistant(response->text));
-      prompt.push_back(Message::User("That verdict is not valid: " + error + ". Answer with the JSON verdict only."));
-    }
-  }
+  Verdict asked;
+  co_await AskVerdict(ctx, candidate, asked);
+  if (asked.out_of_time) co_return ModelLoop::Failed(ctx, *asked.out_of_time);
+  const Json& verdict = asked.verdict;
+  std::string& error = asked.error;
   std::string repair = "accept";
   if (!verdict.is_null()) {
     repair = verdict["repair_action"].get<std::string>();
     error.clear();
-  } else if (!model_failed && config_.audit.on_invalid_verdict == InvalidVerdict::kInsufficient) {
+  } else if (!asked.model_failed && config_.audit.on_invalid_verdict == InvalidVerdict::kInsufficient) {
     repair = "answer_insufficient";
   }
   record = {{"repair", repair}, {"verdict", verdict}};
@@ -228,11 +241,8 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   ctx.result.audit = record;
   std::string critique = verdict.is_null() ? "" : verdict.value("critique", "");
   if (repair == "rewrite_once") {
-    ctx.Append(Message::User("Rewrite your answer, without calling tools, fixing this: " + critique));
-    Result<ModelResponse> rewrite = ModelLoop::NoAnswer();
-    co_await loop_.CallOnce(ctx, rewrite, Purpose::kRewrite, ToolChoice::None(), {});
-    if (!rewrite.ok() && ModelLoop::OutOfTurnTime(ctx, rewrite.status())) co_return ModelLoop::Failed(ctx, rewrite.status());
-    co_return Reply(Usable(rewrite) ? rewrite->text : candidate);
+    std::string instruction = "Rewrite your answer, without calling tools, fixing this: " + critique;
+    co_return co_await Rewrite(ctx, std::move(instruction), std::move(candidate));
   }
   if (repair == "gather_missing_evidence_once") {
     std::vector<std::string> tools = verdict["missing_tool_opportunities"].get<std::vector<std::string>>();

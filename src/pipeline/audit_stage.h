@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,18 @@ class AuditStage {
   Task<LoopOutcome> Gather(TurnContext& ctx, TurnPhaseMachine& phase, const std::vector<std::string>& tools,
                            std::string why, std::string candidate);
   std::string RenderPrompt(const TurnContext& ctx, const std::string& candidate) const;
+  // The audit model's verdict on `candidate`, asked at most twice: a verdict that is not
+  // valid goes back once with why.
+  struct Verdict {
+    Json verdict;  // null: none
+    std::string error;
+    bool model_failed = false;  // none because the audit model failed, not because its verdicts were invalid
+    std::optional<Status> out_of_time;  // the turn's time ran out waiting: the turn fails
+  };
+  Task<void> AskVerdict(TurnContext& ctx, const std::string& candidate, Verdict& out);
+  // The candidate rewritten once, without tools, as `instruction` says (the candidate
+  // itself when the rewrite is unusable).
+  Task<LoopOutcome> Rewrite(TurnContext& ctx, std::string instruction, std::string candidate);
 
   const AgentConfig& config_;
   ModelLoop& loop_;

@@ -26,6 +26,45 @@ Result<std::vector<PlanStep>> ReadPlan(const ModelResponse& response, const Agen
   return ParsePlan(plan, config);
 }
 
+// What ran inside the step only (I7), from the turn's calls from `first_tool` on after
+// what ran before it paused: kept for a resume if the step pauses.
+void RecordInside(const TurnContext& ctx, PlanStep& step, size_t first_tool, const std::vector<std::string>& ran_before,
+                  const std::vector<PlanStep::Write>& writes_before) {
+  step.actual_tool_calls = ran_before;
+  step.deferred_writes = writes_before;
+  for (size_t i = first_tool; i < ctx.result.tools.size(); ++i) {
+    const ToolOutcome& o = ctx.result.tools[i];
+    if (o.SucceededOrQueued()) step.actual_tool_calls.push_back(o.name);
+    if (o.status == ToolOutcome::Status::kDeferred) step.deferred_writes.push_back({o.idempotency_key, o.name});
+  }
+}
+
+// A step whose loop replied: its status and validation (I7) when it is over, and none
+// returned; else the required tools a strict retry must still call.
+std::vector<std::string> Validate(const TurnContext& ctx, PlanStep& step, size_t first_tool, bool validated) {
+  std::vector<std::string> missing;
+  for (const std::string& tool : step.required_tools) {
+    if (std::find(step.actual_tool_calls.begin(), step.actual_tool_calls.end(), tool) == step.actual_tool_calls.end()) {
+      missing.push_back(tool);
+    }
+  }
+  auto end = [&](StepStatus status, StepValidation validation) {
+    step.status = status;
+    step.validation_status = validation;
+    return std::vector<std::string>{};
+  };
+  if (!validated) return end(StepStatus::kCompleted, StepValidation::kSkipped);
+  if (missing.empty()) return end(StepStatus::kCompleted, StepValidation::kPassed);
+  if (step.validation_mode == ValidationMode::kLenient) return end(StepStatus::kCompletedUnvalidated, StepValidation::kUnvalidated);
+  // A person said no to a required call: asking again would only ask them again.
+  const bool denied = std::any_of(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool), ctx.result.tools.end(),
+                                  [&](const ToolOutcome& o) {
+                                    return o.reason == "denied" && std::find(missing.begin(), missing.end(), o.name) != missing.end();
+                                  });
+  if (denied || step.retries >= ctx.config.plan.max_step_retries) return end(StepStatus::kFailed, StepValidation::kFailed);
+  return missing;
+}
+
 }  // namespace
 
 const Json& PlanSchema() {
@@ -130,51 +169,15 @@ Task<std::optional<LoopOutcome>> PlanRunner::RunStep(TurnContext& ctx, TurnPhase
       std::unique_ptr<LoopOutcome> ran = co_await loop_.Run(ctx, phase, choice);
       outcome = std::move(*ran);
     }
-    // What ran inside this step only (I7), kept for a resume if the step pauses.
-    std::vector<ToolOutcome> inside(ctx.result.tools.begin() + static_cast<std::ptrdiff_t>(first_tool),
-                                    ctx.result.tools.end());
-    step.actual_tool_calls = ran_before;
-    step.deferred_writes = writes_before;
-    for (const ToolOutcome& o : inside) {
-      if (o.SucceededOrQueued()) step.actual_tool_calls.push_back(o.name);
-      if (o.status == ToolOutcome::Status::kDeferred) step.deferred_writes.push_back({o.idempotency_key, o.name});
-    }
+    RecordInside(ctx, step, first_tool, ran_before, writes_before);
     if (outcome.kind != LoopOutcome::Kind::kReply) {
       const bool waits = outcome.kind == LoopOutcome::Kind::kClarification || outcome.kind == LoopOutcome::Kind::kApproval;
       step.status = waits ? StepStatus::kPaused : StepStatus::kFailed;
       co_return outcome;
     }
     step.outcome = outcome.text;
-    std::vector<std::string> missing;
-    for (const std::string& tool : step.required_tools) {
-      if (std::find(step.actual_tool_calls.begin(), step.actual_tool_calls.end(), tool) == step.actual_tool_calls.end()) {
-        missing.push_back(tool);
-      }
-    }
-    if (!validated) {
-      step.status = StepStatus::kCompleted;
-      step.validation_status = StepValidation::kSkipped;
-      break;
-    }
-    if (missing.empty()) {
-      step.status = StepStatus::kCompleted;
-      step.validation_status = StepValidation::kPassed;
-      break;
-    }
-    if (step.validation_mode == ValidationMode::kLenient) {
-      step.status = StepStatus::kCompletedUnvalidated;
-      step.validation_status = StepValidation::kUnvalidated;
-      break;
-    }
-    // A person said no to a required call: asking again would only ask them again.
-    bool denied = std::any_of(inside.begin(), inside.end(), [&](const ToolOutcome& o) {
-      return o.reason == "denied" && std::find(missing.begin(), missing.end(), o.name) != missing.end();
-    });
-    if (denied || step.retries >= ctx.config.plan.max_step_retries) {
-      step.status = StepStatus::kFailed;
-      step.validation_status = StepValidation::kFailed;
-      break;
-    }
+    const std::vector<std::string> missing = Validate(ctx, step, first_tool, validated);
+    if (missing.empty()) break;
     // Strict: name the missing tool and force it.
     ++step.retries;
     ctx.Emit("plan.step.retry", {{"step", step.id}, {"missing", missing}, {"retry", step.retries}});
