@@ -26,6 +26,7 @@
 #include "net/sse.h"
 #include "server/api_client.h"
 #include "server/server_process.h"
+#include "support/session_events.h"
 #include "support/test_postgres.h"
 
 namespace reins {
@@ -283,25 +284,10 @@ TEST_F(ReplicasE2eTest, AnEventStreamSeesTheTurnsOfOtherReplicas) {
     r.body = Say("Please pray for my mother");
     (void)co_await client.Send(r);
   };
+  // The last thing the turn does is its deferred call's end.
   auto listen = [&]() -> Task<void> {
-    HttpRequest r;
-    r.method = "GET";
-    r.url = replica(0).base_url() + "/v1/sessions/" + id + "/events";
-    r.headers.push_back({"Accept", "text/event-stream"});
-    SseParser parser;
-    bool done = false;
-    (void)co_await client.Stream(
-        r,
-        [&](std::string_view bytes) {
-          parser.Feed(bytes, [&](SseEvent&& e) {
-            done = done || e.event == "deferred.finished";  // the last thing the turn does
-            events.push_back(std::move(e));
-          });
-          return done ? Aborted("seen enough") : OkStatus();
-        },
-        // The stream has no replay: the turn goes once its head came, which replica 0
-        // sends only after it subscribed the stream to the session.
-        [&](const HttpResponse&) { boost::asio::co_spawn(io, talk(), boost::asio::detached); });
+    co_await testing::ReadSessionEvents(client, replica(0).base_url() + "/v1/sessions/" + id + "/events", "deferred.finished", events,
+                                        [&] { boost::asio::co_spawn(io, talk(), boost::asio::detached); });
   };
   boost::asio::co_spawn(io, listen(), boost::asio::detached);
   io.run_for(std::chrono::seconds(60));  // returns once both are done
