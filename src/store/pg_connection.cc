@@ -34,6 +34,7 @@ StatusCode CodeOf(std::string_view state) {
   if (state == "23505") return StatusCode::kAlreadyExists;       // unique_violation
   if (state == "23503") return StatusCode::kFailedPrecondition;  // foreign_key_violation
   if (state == "57014") return StatusCode::kDeadlineExceeded;    // query_canceled (statement_timeout)
+  if (state == "RN001") return StatusCode::kAborted;             // reins_expect_row (pg_migrations.cc)
   if (state == "40001" || state == "40P01" || state == "55P03") return StatusCode::kUnavailable;  // retry later
   if (state.starts_with("08") || state.starts_with("57P")) return StatusCode::kUnavailable;     // connection, shutdown
   return StatusCode::kInternal;
@@ -150,6 +151,9 @@ Status Connection::Failure(pg_result* result, const std::string& what) const {
   if (message.empty()) message = Trimmed(PQerrorMessage(conn_));
   StatusCode code = state != nullptr ? CodeOf(state) : StatusCode::kUnavailable;  // no SQLSTATE: the link failed
   if (!ok()) code = StatusCode::kUnavailable;
+  if (const char* own = code == StatusCode::kAborted ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr) {
+    message = own;  // reins' own words, without the server's "ERROR:"
+  }
   return Status(code, what + ": " + message);
 }
 

@@ -77,7 +77,8 @@ class Connection {
   // Runs `sql` ($1, $2... placeholders). Errors map the SQLSTATE: unique violation
   // AlreadyExists, foreign key FailedPrecondition (with "foreign key" in the message),
   // statement timeout DeadlineExceeded, serialization failure, deadlock and a lost
-  // connection Unavailable, anything else Internal; `what` names the operation.
+  // connection Unavailable, a guard of reins' own (reins_expect_row: SQLSTATE RN001)
+  // Aborted with its message, anything else Internal; `what` names the operation.
   Result<Rows> Exec(const std::string& sql, const std::vector<Param>& params, const std::string& what);
   // Runs SQL without parameters or preparation (BEGIN, DDL, several statements).
   Status Run(const std::string& sql, const std::string& what);
@@ -93,6 +94,7 @@ class Connection {
 
  private:
   friend class Pool;
+  friend class Pipeline;
   explicit Connection(pg_conn* conn) : conn_(conn) {}
   Status Failure(pg_result* result, const std::string& what) const;
 

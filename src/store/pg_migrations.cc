@@ -232,8 +232,22 @@ CREATE TABLE writes (
 );
 )sql";
 
+// v9: a guard a commit's statement raises when the write it guards touched no row (a
+// turn whose claim lapsed), so that a group commit's pipeline, which cannot check a
+// row count before its sync commits, rolls that turn back (postgres_commit.cc). Its
+// SQLSTATE, RN001, is reins' own: Connection reads it as Aborted with this message.
+constexpr const char* kV9 = R"sql(
+CREATE FUNCTION reins_expect_row(touched BIGINT, why TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+BEGIN
+  IF touched <> 1 THEN
+    RAISE EXCEPTION USING ERRCODE = 'RN001', MESSAGE = why;
+  END IF;
+  RETURN touched;
+END $$;
+)sql";
+
 // Append new steps here; never edit one that has shipped.
-constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8};
+constexpr std::array kSteps = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9};
 
 // pg_advisory_lock's key: "reins" in ASCII, shared by every replica of every version.
 constexpr const char* kLockKey = "435728295283";

@@ -1,11 +1,14 @@
 // PostgresStore's turn commit (everything a turn produced, in one transaction, fenced
 // by the turn's session claim), the claims themselves, and the floor lease's
 // compare-and-set. The statements mirror SQLite's (sqlite_commit.cc,
-// sqlite_lease.cc).
+// sqlite_lease.cc). A group commit (CommitTurns) sends its turns' statements in one
+// pipeline, a turn a segment (pg_pipeline.h): one round trip for the batch.
+#include <algorithm>
 #include <string>
 
 #include "domain/json_text.h"
 #include "store/pg_connection.h"
+#include "store/pg_pipeline.h"
 #include "store/pg_store_rows.h"
 #include "store/postgres_store.h"
 #include "store/row_json.h"
@@ -18,30 +21,58 @@ using store::pg::Connection;
 using store::pg::Int;
 using store::pg::Null;
 using store::pg::Param;
+using store::pg::Pipeline;
 using store::pg::Rows;
 using store::pg::Text;
 
 Param Flag(bool value) { return Int(value ? 1 : 0); }
 
-Status InsertTurn(Connection& c, const TurnRecord& turn, const std::string& what) {
+// Where a commit's statements go: run at once on a connection inside the caller's
+// transaction (CommitTurn), or queued in a pipeline's segment, which its sync commits
+// (CommitTurns). A statement whose outcome the next one depends on needs the connection.
+class Statements {
+ public:
+  explicit Statements(Connection& c) : conn_(&c) {}
+  explicit Statements(Pipeline& p) : pipeline_(&p) {}
+  Status Write(const char* sql, std::vector<Param> params, const std::string& what) {
+    if (pipeline_ != nullptr) {
+      pipeline_->Add(sql, std::move(params));
+      return {};
+    }
+    return conn_->Exec(sql, params, what).status();
+  }
+  Connection* connection() const { return conn_; }  // none in a pipeline
+
+ private:
+  Connection* conn_ = nullptr;
+  Pipeline* pipeline_ = nullptr;
+};
+
+// What failed a commit, as the store's contract names it: the keys check instead of
+// extra queries, so an unknown session fails a foreign key.
+Status CommitFailure(const TurnRecord& turn, Status failed) {
+  if (failed.code() == StatusCode::kFailedPrecondition && failed.message().find("foreign key") != std::string::npos) {
+    return store::SessionNotFound(turn.session_id);
+  }
+  return failed;
+}
+
+Status InsertTurn(Statements& s, const TurnRecord& turn, const std::string& what) {
   const TurnResult& r = turn.result;
   store::TurnText text = store::TurnTextOf(turn);
-  Result<Rows> inserted = c.Exec(
+  return s.Write(
       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, error, events, created_at, "
       "messages, idempotency_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
       {Text(r.turn_id), Text(turn.session_id), Int(r.turn_number), Text(turn.speaker), Text(TurnStatusName(r.status)),
        Text(r.reply), Text(text.input), Text(text.result), Text(r.error), Text(text.events), Int(turn.created_at_ms),
        Text(text.messages), text.idempotency_key ? Text(*text.idempotency_key) : Null()},
       what);
-  // The keys check instead of extra queries: an unknown session fails the foreign key.
-  if (inserted.status().code() == StatusCode::kFailedPrecondition) return store::SessionNotFound(turn.session_id);
-  return inserted.status();
 }
 
-Status InsertInvocations(Connection& c, const TurnRecord& turn, const std::string& what) {
+Status InsertInvocations(Statements& s, const TurnRecord& turn, const std::string& what) {
   for (const ToolOutcome& t : turn.result.tools) {
     const bool enveloped = t.result.has_value();
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "INSERT INTO tool_invocations (session_id, turn_id, response_index, position, call_id, name, args, status, "
         "reason, success, next_action, result, latency_ms, deferred, message, idempotency_key) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
@@ -59,10 +90,10 @@ Status InsertInvocations(Connection& c, const TurnRecord& turn, const std::strin
 // Deferred calls enter the outbox with the turn, before its reply is delivered (I12).
 // A streamed reply staged them before its first delta: they become pending, and the
 // staged ones the turn withdrew (it failed) go.
-Status EnqueueDeferred(Connection& c, const TurnRecord& turn, const std::string& what) {
+Status EnqueueDeferred(Statements& s, const TurnRecord& turn, const std::string& what) {
   for (const ToolOutcome& t : turn.result.tools) {
     if (t.status != ToolOutcome::Status::kDeferred) continue;
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         turn.outbox_staged
             ? "INSERT INTO outbox (key, session_id, turn_id, tool, args, mode, status, attempts, created_at, updated_at, "
               "step_id) VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $8) ON CONFLICT (key) DO UPDATE SET "
@@ -74,20 +105,20 @@ Status EnqueueDeferred(Connection& c, const TurnRecord& turn, const std::string&
         what));
   }
   if (turn.outbox_staged) {
-    REINS_RETURN_IF_ERROR(c.Exec("DELETE FROM outbox WHERE turn_id = $1 AND status = 'staged'",
+    REINS_RETURN_IF_ERROR(s.Write("DELETE FROM outbox WHERE turn_id = $1 AND status = 'staged'",
                                  {Text(turn.result.turn_id)}, what));
   }
   return {};
 }
 
-Status RecordApprovals(Connection& c, const TurnRecord& turn, const std::string& what) {
+Status RecordApprovals(Statements& s, const TurnRecord& turn, const std::string& what) {
   if (const auto& a = turn.result.approval) {
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "INSERT INTO approvals (id, session_id, turn_id, tool, args, status) VALUES ($1, $2, $3, $4, $5, 'pending')",
         {Text(a->id), Text(turn.session_id), Text(turn.result.turn_id), Text(a->tool), Text(DumpJson(a->args))}, what));
   }
   if (!turn.decided_approval_id.empty()) {
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "UPDATE approvals SET status = $1, decided_by = $2, decided_turn_id = $3, decided_at = $4, approved_args = $5, "
         "message = $6 WHERE id = $7 AND session_id = $8 AND status = 'pending'",
         {Text(turn.approval_decision), Text(turn.speaker), Text(turn.result.turn_id), Int(turn.created_at_ms),
@@ -99,7 +130,7 @@ Status RecordApprovals(Connection& c, const TurnRecord& turn, const std::string&
   for (const auto& [id, status] : {std::make_pair(turn.cancelled_approval_id, std::string("cancelled")),
                                    std::make_pair(turn.lapsed_approval_id, std::string("lapsed"))}) {
     if (id.empty()) continue;
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "UPDATE approvals SET status = $1, decided_by = $2, decided_turn_id = $3, decided_at = $4 "
         "WHERE id = $5 AND session_id = $6 AND status = 'pending'",
         {Text(status), Text(turn.speaker), Text(turn.result.turn_id), Int(turn.created_at_ms), Text(id),
@@ -111,27 +142,28 @@ Status RecordApprovals(Connection& c, const TurnRecord& turn, const std::string&
 
 // Clarifications: withdrawn, answered (only a pending one), then opened (superseding
 // any other pending one) — in this order, as in SQLite's WriteTurn.
-Status RecordClarifications(Connection& c, const TurnRecord& turn, const std::string& what) {
+Status RecordClarifications(Statements& s, const TurnRecord& turn, const std::string& what) {
   if (!turn.withdrawn_clarification_id.empty()) {
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "UPDATE clarifications SET status = 'superseded' WHERE id = $1 AND session_id = $2 AND status = 'pending'",
         {Text(turn.withdrawn_clarification_id), Text(turn.session_id)}, what));
   }
   if (const std::string& id = turn.answered_clarification_id; !id.empty()) {
+    Connection& c = *s.connection();  // never pipelined (Pipelined)
     REINS_ASSIGN_OR_RETURN(Rows found, c.Exec("SELECT status FROM clarifications WHERE id = $1 AND session_id = $2 FOR UPDATE",
                                               {Text(id), Text(turn.session_id)}, what));
     if (found.size() == 0) return NotFound("clarification '" + id + "' does not exist in session '" + turn.session_id + "'");
     if (const std::string status = found.Str(0, 0); status != "pending") {
       return FailedPrecondition("clarification '" + id + "' is " + status + ", not pending; it cannot be answered");
     }
-    REINS_RETURN_IF_ERROR(c.Exec("UPDATE clarifications SET status = 'answered', chosen_option = $1 WHERE id = $2",
+    REINS_RETURN_IF_ERROR(s.Write("UPDATE clarifications SET status = 'answered', chosen_option = $1 WHERE id = $2",
                                  {Text(turn.chosen_option_id), Text(id)}, what));
   }
   if (const auto& p = turn.result.clarification) {
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "UPDATE clarifications SET status = 'superseded' WHERE session_id = $1 AND status = 'pending' AND id <> $2",
         {Text(turn.session_id), Text(p->id)}, what));
-    REINS_RETURN_IF_ERROR(c.Exec(
+    REINS_RETURN_IF_ERROR(s.Write(
         "INSERT INTO clarifications (id, session_id, turn_id, tool, entity_type, type, question, request_text, status) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending')",
         {Text(p->id), Text(turn.session_id), Text(turn.result.turn_id), Text(p->tool), Text(p->entity_type),
@@ -139,7 +171,7 @@ Status RecordClarifications(Connection& c, const TurnRecord& turn, const std::st
         what));
     int position = 0;
     for (const ClarificationOption& o : p->clarification.options) {
-      REINS_RETURN_IF_ERROR(c.Exec(
+      REINS_RETURN_IF_ERROR(s.Write(
           "INSERT INTO clarification_options (clarification_id, position, option_id, title, subtitle, confidence, "
           "metadata) VALUES ($1, $2, $3, $4, $5, $6, $7)",
           {Text(p->id), Int(position++), Text(o.id), Text(o.title), Text(o.subtitle),
@@ -159,36 +191,46 @@ Status InsertSession(Connection& c, const TurnRecord& turn, const std::string& w
   return store::pg::InsertSession(c, *turn.new_session, DumpJson(turn.session_state), turn.result.turn_number);
 }
 
-Status WriteTurn(Connection& c, const TurnRecord& turn, const std::string& what) {
-  if (turn.new_session) REINS_RETURN_IF_ERROR(InsertSession(c, turn, what));
-  REINS_RETURN_IF_ERROR(InsertTurn(c, turn, what));
-  REINS_RETURN_IF_ERROR(InsertInvocations(c, turn, what));
-  REINS_RETURN_IF_ERROR(EnqueueDeferred(c, turn, what));
+// A turn whose statements do not depend on each other's outcome: it can go in a
+// pipeline. Beginning a session checks the record first, answering a clarification
+// reads it, a floor change compares and sets: those commit one at a time.
+bool Pipelined(const TurnRecord& turn) {
+  return !turn.new_session && turn.answered_clarification_id.empty() && !turn.lease_change;
+}
+
+Status WriteTurn(Statements& s, const TurnRecord& turn, const std::string& what) {
+  if (turn.new_session) REINS_RETURN_IF_ERROR(InsertSession(*s.connection(), turn, what));
+  REINS_RETURN_IF_ERROR(InsertTurn(s, turn, what));
+  REINS_RETURN_IF_ERROR(InsertInvocations(s, turn, what));
+  REINS_RETURN_IF_ERROR(EnqueueDeferred(s, turn, what));
   for (int64_t id : turn.delivered_notices) {
-    REINS_RETURN_IF_ERROR(c.Exec("UPDATE notices SET delivered_turn_id = $1 WHERE id = $2 AND delivered_turn_id IS NULL",
-                                 {Text(turn.result.turn_id), Int(id)}, what));
+    REINS_RETURN_IF_ERROR(s.Write("UPDATE notices SET delivered_turn_id = $1 WHERE id = $2 AND delivered_turn_id IS NULL",
+                                  {Text(turn.result.turn_id), Int(id)}, what));
   }
-  REINS_RETURN_IF_ERROR(RecordApprovals(c, turn, what));
-  REINS_RETURN_IF_ERROR(RecordClarifications(c, turn, what));
+  REINS_RETURN_IF_ERROR(RecordApprovals(s, turn, what));
+  REINS_RETURN_IF_ERROR(RecordClarifications(s, turn, what));
   // The fence: a turn that ran under a claim commits only while that claim is the
-  // session's (it lapsed and another replica took the session otherwise). A session the
-  // turn began is written as the turn leaves it, and unclaimed.
+  // session's (it lapsed and another replica took the session otherwise), checked in
+  // the statement itself (reins_expect_row raises), so that a pipeline's sync commits
+  // nothing else. A session the turn began is written as the turn leaves it, and unclaimed.
   if (!turn.new_session) {
-    REINS_ASSIGN_OR_RETURN(Rows session, c.Exec("UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3 "
-                                                "AND ($4 = 0 OR claim_token = $4)",
-                                                {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number),
-                                                 Text(turn.session_id), Int(turn.claim_token)},
-                                                what));
-    if (session.affected() != 1) {
-      return Aborted(what + ": its claim on the session lapsed and another replica took the session over");
-    }
+    REINS_RETURN_IF_ERROR(s.Write(
+        "WITH fenced AS (UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3 AND ($4 = 0 OR claim_token = $4) "
+        "RETURNING 1) SELECT reins_expect_row((SELECT count(*) FROM fenced), $5)",
+        {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number), Text(turn.session_id),
+         Int(turn.claim_token), Text("its claim on the session lapsed and another replica took the session over")},
+        what));
   }
   if (turn.lease_change) {
     // Another writer moved the floor: the error rolls the whole turn back.
-    REINS_RETURN_IF_ERROR(
-        store::pg::CompareAndSetLease(c, turn.session_id, *turn.lease_change, turn.lease_expected_version));
+    REINS_RETURN_IF_ERROR(store::pg::CompareAndSetLease(*s.connection(), turn.session_id, *turn.lease_change,
+                                                        turn.lease_expected_version));
   }
   return {};
+}
+
+std::string CommitWhat(const TurnRecord& turn) {
+  return "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
 }
 
 }  // namespace
@@ -222,13 +264,50 @@ Result<int64_t> CompareAndSetLease(Connection& c, const std::string& session_id,
 }  // namespace store::pg
 
 Status PostgresStore::CommitTurn(const TurnRecord& turn) {
-  const std::string what = "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
-  return Call([&](Connection& c) -> Status {
+  const std::string what = CommitWhat(turn);
+  return CommitFailure(turn, Call([&](Connection& c) -> Status {
     store::pg::Transaction tx(c, what);
     REINS_RETURN_IF_ERROR(tx.begun());
-    REINS_RETURN_IF_ERROR(WriteTurn(c, turn, what));
+    Statements s(c);
+    REINS_RETURN_IF_ERROR(WriteTurn(s, turn, what));
     return tx.Commit();
-  });
+  }));
+}
+
+std::vector<Status> PostgresStore::CommitTurns(const std::vector<const TurnRecord*>& turns) {
+  // A round trip's turns at most: their results wait in the socket while the rest is
+  // sent, and a blocking send with the server's results unread could wait for ever.
+  constexpr size_t kTurnsPerTrip = 64;
+  std::vector<Status> out(turns.size());
+  std::vector<size_t> piped;
+  for (size_t i = 0; i < turns.size(); ++i) {
+    if (Pipelined(*turns[i])) {
+      piped.push_back(i);
+    } else {
+      out[i] = CommitTurn(*turns[i]);
+    }
+  }
+  for (size_t from = 0; from < piped.size(); from += kTurnsPerTrip) {
+    const size_t to = std::min(from + kTurnsPerTrip, piped.size());
+    std::vector<Status> got;
+    const Status called = Call([&](Connection& c) -> Status {
+      Pipeline pipeline(c);
+      for (size_t k = from; k < to; ++k) {
+        Statements s(pipeline);
+        const TurnRecord& turn = *turns[piped[k]];
+        (void)WriteTurn(s, turn, CommitWhat(turn));  // only queues: its outcome is the segment's
+        pipeline.EndSegment(CommitWhat(turn));
+      }
+      got = pipeline.Run();
+      // A connection that died idle failed before anything ran: Call tries once more.
+      return c.ok() || got.empty() ? OkStatus() : got.front();
+    });
+    for (size_t k = from; k < to; ++k) {
+      const TurnRecord& turn = *turns[piped[k]];
+      out[piped[k]] = CommitFailure(turn, got.size() == to - from ? got[k - from] : called);
+    }
+  }
+  return out;
 }
 
 // The server's clock decides when a claim lapses: replicas' clocks may disagree.

@@ -38,6 +38,8 @@ class PostgresStore final : public Store {
   Result<int64_t> CountSessions(std::optional<std::string> tenant) override;
   Result<std::vector<Message>> LoadMessages(const std::string& session_id, TurnRange range = {}) override;
   Status CommitTurn(const TurnRecord& turn) override;  // postgres_commit.cc
+  // A batch in one pipeline, a transaction a turn (pg_pipeline.h): one round trip.
+  std::vector<Status> CommitTurns(const std::vector<const TurnRecord*>& turns) override;
   Result<std::vector<StoredTurn>> LoadTurns(const std::string& session_id, TurnRange range = {}) override;
   Result<std::vector<StoredInvocation>> LoadInvocations(const std::string& session_id, TurnRange range = {}) override;
   Result<std::optional<StoredTurn>> FindTurnByKey(const std::string& session_id,

@@ -210,6 +210,47 @@ TEST(PostgresStoreTest, AClaimFencesTheCommitOfATurnWhoseClaimLapsed) {
   EXPECT_EQ((*third)->turn_count, 1);  // the session's version, for the replica's cache
 }
 
+// A group commit goes as one pipeline, a turn a segment (store/pg_pipeline.h): a turn
+// whose claim lapsed, or whose id is taken, fails alone, and the turns around it commit.
+// More turns than one round trip takes (64) go in several.
+TEST(PostgresStoreTest, ABatchCommitsEachTurnOnItsOwnInOnePipeline) {
+  TestPostgres& pg = TestPostgres::Shared();
+  auto store = Open(pg.Url(pg.NewDatabase()));
+  ASSERT_NE(store, nullptr);
+  constexpr int kSessions = 100;
+  std::vector<TurnRecord> turns;
+  for (int i = 0; i < kSessions; ++i) {
+    const std::string id = "s" + std::to_string(i);
+    ASSERT_TRUE(store->CreateSession(Session(id)).ok());
+    auto claim = store->ClaimSession(id, "r_a", 60000);
+    ASSERT_TRUE(claim.ok() && claim->has_value());
+    TurnRecord t = Turn(1, "t" + std::to_string(i));
+    t.session_id = id;
+    t.claim_token = (*claim)->token;
+    turns.push_back(std::move(t));
+  }
+  turns[10].claim_token += 1;       // its claim lapsed and another replica holds the session
+  turns[70].result.turn_id = "t3";  // a turn id another turn of the batch has
+  std::vector<const TurnRecord*> batch;
+  for (const TurnRecord& t : turns) batch.push_back(&t);
+  std::vector<Status> out = store->CommitTurns(batch);
+  ASSERT_EQ(out.size(), batch.size());
+  for (int i = 0; i < kSessions; ++i) {
+    const std::string id = "s" + std::to_string(i);
+    if (i == 10) {
+      EXPECT_EQ(out[i].code(), StatusCode::kAborted) << out[i].ToString();
+      EXPECT_NE(out[i].message().find("claim on the session lapsed"), std::string::npos) << out[i].message();
+    } else if (i == 70) {
+      EXPECT_EQ(out[i].code(), StatusCode::kAlreadyExists) << out[i].ToString();
+    } else {
+      EXPECT_TRUE(out[i].ok()) << i << ": " << out[i].ToString();
+    }
+    const bool stored = i != 10 && i != 70;
+    EXPECT_EQ(store->LoadSession(id)->turn_count, stored ? 1 : 0) << id;
+    EXPECT_EQ(store->LoadTurns(id)->size(), stored ? 1u : 0u) << id;
+  }
+}
+
 TEST(PostgresStoreTest, ADeferredCallRunningOnAnotherReplicaIsNotTakenOver) {
   TestPostgres& pg = TestPostgres::Shared();
   auto store = Open(pg.Url(pg.NewDatabase()));
