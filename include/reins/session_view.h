@@ -37,6 +37,8 @@ struct SessionSummary {
   // [{tool, by, turn, at}], oldest first.
   Json remembered_approvals = Json::array();
   std::string last_status;         // the last turn's status; "" before the first turn (Recent only)
+  std::string opened_by;           // the first turn's speaker (Recent only)
+  Json opened_with;                // the first turn's input; null before it (Recent only)
 };
 
 // Turns with the tool calls they made, as stored.

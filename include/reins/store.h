@@ -136,6 +136,10 @@ struct TurnRecord {
 struct RecentSession {
   SessionRecord session;
   std::string last_status;  // the newest turn's status; "" before the first turn
+  // Who opened the session and with what (its first turn's speaker and input), for a
+  // list a person scans; "" and null before the first turn.
+  std::string first_speaker;
+  Json first_input;
 };
 
 // A turn as read back from the store.
@@ -152,10 +156,13 @@ struct StoredTurn {
 };
 
 // A replica's claim on a session for one turn (shared stores): `token` fences the
-// turn's commit, `turn_count` is the session's version when the claim was taken.
+// turn's commit, `turn_count` is the session's version when the claim was taken, and
+// `notices` says whether it had an undelivered notice then (read with the claim, so
+// that a turn with none makes no second trip to look).
 struct SessionClaim {
   int64_t token = 0;
   int turn_count = 0;
+  bool notices = true;
 };
 
 // Mail between replicas of a shared store: a message to one replica, and its reply.
@@ -235,13 +242,20 @@ class Store {
     std::vector<RecentSession> out;
     for (auto it = all->rbegin(); it != all->rend() && static_cast<int>(out.size()) < limit; ++it) {
       if (tenant && it->tenant != *tenant) continue;
-      std::string last_status;
+      RecentSession recent;
       if (it->turn_count > 0) {
         Result<std::vector<StoredTurn>> last = LoadTurns(it->id, TurnRange{it->turn_count - 1, 1});
         if (!last.ok()) return last.status();
-        if (!last->empty()) last_status = last->front().status;
+        if (!last->empty()) recent.last_status = last->front().status;
+        Result<std::vector<StoredTurn>> first = LoadTurns(it->id, TurnRange{0, 1});
+        if (!first.ok()) return first.status();
+        if (!first->empty()) {
+          recent.first_speaker = first->front().speaker;
+          recent.first_input = first->front().input;
+        }
       }
-      out.push_back({std::move(*it), std::move(last_status)});
+      recent.session = std::move(*it);
+      out.push_back(std::move(recent));
     }
     return out;
   }

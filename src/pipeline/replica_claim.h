@@ -52,6 +52,9 @@ class ReplicaClaim {
   int64_t token() const { return claim_.token; }
   // The session's turn count when the claim was taken: its version in the store.
   int turn_count() const { return claim_.turn_count; }
+  // Whether the session had an undelivered notice when the claim was taken (any
+  // replica's); true for an empty claim, which read nothing.
+  bool notices() const { return claim_.notices; }
   bool held() const { return calls_ != nullptr; }
 
  private:

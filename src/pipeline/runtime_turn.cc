@@ -108,7 +108,8 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   input.reset();
   if (ctx.input.on_event) StreamTo(*run);
   ctx.result.turn_number = session.turn_count + 1;
-  if (session.may_have_notices || shared) {  // another replica may have recorded one
+  // On a shared store another replica may have recorded one: the claim read whether any waits.
+  if (session.may_have_notices || (shared && run->claim.notices())) {
     std::function<Result<std::vector<Notice>>(Store&)> pending = [&session_id](Store& store) {
       return store.PendingNotices(session_id);
     };

@@ -24,6 +24,8 @@ Result<std::vector<SessionSummary>> SessionView::Recent(const std::optional<std:
   for (RecentSession& r : recent) {
     REINS_ASSIGN_OR_RETURN(SessionSummary summary, Summarize(std::move(r.session)));
     summary.last_status = std::move(r.last_status);
+    summary.opened_by = std::move(r.first_speaker);
+    summary.opened_with = std::move(r.first_input);
     out.push_back(std::move(summary));
   }
   return out;

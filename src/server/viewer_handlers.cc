@@ -28,17 +28,14 @@ constexpr size_t kOpeningChars = 140;  // of a session's first message, in the l
 
 // The list, each session with who opened it and with what words (`opened_by`,
 // `opened_with`): an auditor scanning the list looks for a person or a request, not an
-// id. One turn read per listed session, on the reader thread.
-Result<Json> SessionsJson(const SessionView& view, const std::vector<SessionSummary>& list) {
+// id. The store reads them with the list (Store::RecentSessions), not a turn each.
+Json SessionsJson(const std::vector<SessionSummary>& list) {
   Json sessions = Json::array();
   for (const SessionSummary& s : list) {
     Json j = SessionSummaryJson(s);
-    if (s.turn_count > 0) {
-      REINS_ASSIGN_OR_RETURN(const StoredTrace first, view.Trace(s.id, TurnRange{0, 1}));
-      if (!first.turns.empty()) {
-        j["opened_by"] = first.turns.front().speaker;
-        j["opened_with"] = Clipped(SaidText(first.turns.front().input), kOpeningChars);
-      }
+    if (!s.opened_with.is_null()) {
+      j["opened_by"] = s.opened_by;
+      j["opened_with"] = Clipped(SaidText(s.opened_with), kOpeningChars);
     }
     sessions.push_back(std::move(j));
   }
@@ -67,14 +64,14 @@ Task<void> Api::Impl::ServeUi(Exchange x) {
 Task<void> Api::Impl::ListSessions(Exchange x) {
   int limit = 0;
   if (auto bad = ParseSessionsQuery(x.req.query, &limit)) co_return co_await SendError(x.res, *bad);
-  // Up to a turn read per listed session: a heavy read, on the tenant's read budget.
+  // A read of up to `limit` sessions, each with its lease: on the tenant's read budget.
   std::optional<std::shared_ptr<void>> slot = TakeReadSlot(x.tenant);
   if (!slot) co_return co_await SendError(x.res, TooManyReads(options.max_trace_reads), RetryAfter(1));
   const SessionView& view = sessions;
   const std::optional<std::string> tenant = x.tenant;  // "" without keys: the sessions made without one
   std::function<Result<Json>()> read = [&view, tenant, limit]() -> Result<Json> {
     REINS_ASSIGN_OR_RETURN(const std::vector<SessionSummary> list, view.Recent(tenant, limit));
-    return SessionsJson(view, list);
+    return SessionsJson(list);
   };
   Result<Json> body = co_await OnSync<Result<Json>>(readers.get_executor(), std::move(read));
   if (!body.ok()) co_return co_await SendError(x.res, FromStatus(body.status()));

@@ -321,11 +321,12 @@ Result<std::optional<SessionClaim>> PostgresStore::ClaimSession(const std::strin
     REINS_ASSIGN_OR_RETURN(Rows r, c.Exec(std::string("UPDATE sessions SET claim_owner = $2, claim_token = claim_token + 1, "
                                                       "claim_until = ") + kServerNowMs + " + $3 WHERE id = $1 AND "
                                               "(claim_owner IS NULL OR claim_until <= " + kServerNowMs + ") "
-                                              "RETURNING claim_token, turn_count",
+                                              "RETURNING claim_token, turn_count, EXISTS (SELECT 1 FROM notices WHERE "
+                                              "notices.session_id = $1 AND delivered_turn_id IS NULL)",
                                           {Text(session_id), Text(owner), Int(ttl_ms)}, what));
     claim.reset();
     if (r.size() == 1) {
-      claim = SessionClaim{r.Int(0, 0), static_cast<int>(r.Int(0, 1))};
+      claim = SessionClaim{r.Int(0, 0), static_cast<int>(r.Int(0, 1)), r.Str(0, 2) == "t"};
       return {};
     }
     REINS_ASSIGN_OR_RETURN(bool exists, store::pg::SessionExists(c, session_id));

@@ -17,11 +17,13 @@ using store::pg::Rows;
 using store::pg::Text;
 
 constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata, state, turn_count FROM sessions";
-// The same columns and the newest turn's status, found through the turns' (session,
-// number) key.
+// The same columns, the newest turn's status, and the first turn's speaker and input,
+// each found through the turns' (session, number) key.
 constexpr const char* kRecentSessionColumns =
     "SELECT id, tenant, created_at, metadata, state, turn_count, COALESCE((SELECT status FROM turns "
-    "WHERE turns.session_id = sessions.id ORDER BY number DESC LIMIT 1), '') FROM sessions";
+    "WHERE turns.session_id = sessions.id ORDER BY number DESC LIMIT 1), ''), "
+    "(SELECT speaker FROM turns WHERE turns.session_id = sessions.id AND number = 1), "
+    "(SELECT input FROM turns WHERE turns.session_id = sessions.id AND number = 1) FROM sessions";
 
 Result<SessionRecord> SessionFromRow(const Rows& r, int i) {
   SessionRecord s;
@@ -164,8 +166,15 @@ Result<std::vector<RecentSession>> PostgresStore::RecentSessions(const std::opti
     REINS_RETURN_IF_ERROR(r);
     out.clear();
     for (int i = 0; i < r->size(); ++i) {
-      REINS_ASSIGN_OR_RETURN(SessionRecord s, SessionFromRow(*r, i));
-      out.push_back({std::move(s), r->Str(i, 6)});
+      RecentSession recent;
+      REINS_ASSIGN_OR_RETURN(recent.session, SessionFromRow(*r, i));
+      recent.last_status = r->Str(i, 6);
+      recent.first_speaker = r->Str(i, 7);
+      if (!r->IsNull(i, 8)) {
+        REINS_ASSIGN_OR_RETURN(recent.first_input, store::ParseStoredJson(r->Str(i, 8), "the input of session '" +
+                                                                                             recent.session.id + "''s first turn"));
+      }
+      out.push_back(std::move(recent));
     }
     return {};
   }));

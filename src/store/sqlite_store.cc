@@ -139,11 +139,13 @@ SessionRecord SessionFromRow(SQLite::Statement& q) {
 }
 
 constexpr const char* kSessionColumns = "SELECT id, tenant, created_at, metadata, state, turn_count FROM sessions";
-// The same columns and the newest turn's status, found through the turns' (session,
-// number) key.
+// The same columns, the newest turn's status, and the first turn's speaker and input,
+// each found through the turns' (session, number) key.
 constexpr const char* kRecentSessionColumns =
     "SELECT id, tenant, created_at, metadata, state, turn_count, COALESCE((SELECT status FROM turns "
-    "WHERE turns.session_id = sessions.id ORDER BY number DESC LIMIT 1), '') FROM sessions";
+    "WHERE turns.session_id = sessions.id ORDER BY number DESC LIMIT 1), ''), "
+    "(SELECT speaker FROM turns WHERE turns.session_id = sessions.id AND number = 1), "
+    "(SELECT input FROM turns WHERE turns.session_id = sessions.id AND number = 1) FROM sessions";
 constexpr const char* kTurnColumns =
     "SELECT id, number, speaker, status, reply, created_at, input, result, events FROM turns";
 
@@ -288,7 +290,13 @@ Result<std::vector<RecentSession>> SqliteStore::RecentSessions(const std::option
     if (tenant) q.bind(at++, *tenant);
     q.bind(at, limit);
     std::vector<RecentSession> out;
-    while (q.executeStep()) out.push_back({SessionFromRow(q), q.getColumn(6).getString()});
+    while (q.executeStep()) {
+      RecentSession recent{SessionFromRow(q), q.getColumn(6).getString(), q.getColumn(7).getString(), Json()};
+      if (!q.getColumn(8).isNull()) {
+        recent.first_input = ColumnJson(q.getColumn(8), "the input of session '" + recent.session.id + "''s first turn");
+      }
+      out.push_back(std::move(recent));
+    }
     return out;
   });
 }

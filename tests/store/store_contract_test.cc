@@ -142,6 +142,12 @@ TEST_P(StoreContractTest, RecentSessionsAreNewestFirstPerTenant) {
   EXPECT_EQ(ids(store_->RecentSessions("other", 5)), (std::vector<std::string>{"s3:"}));
   EXPECT_TRUE(store_->RecentSessions("nobody", 5)->empty());
   EXPECT_EQ((*store_->RecentSessions("acme", 1))[0].session.metadata, Json({{"channel", "web"}})) << "whole records";
+  // Who opened each, and with what: the first turn's, not the newest's.
+  for (const RecentSession& s : *all) {
+    const bool opened = s.session.id == "s1" || s.session.id == "s4";
+    EXPECT_EQ(s.first_speaker, opened ? "user" : "") << s.session.id;
+    EXPECT_EQ(s.first_input, opened ? Json({{"say", "hello 1"}}) : Json()) << s.session.id;
+  }
 }
 
 TEST_P(StoreContractTest, ACommittedTurnReadsBackCompletely) {
