@@ -431,12 +431,27 @@ TEST_P(StoreContractTest, ADeferredCallsOutcomeReachesItsTurn) {
   EXPECT_EQ(turn.result["plan"]["steps"][0]["deferredWrites"]["t1:1:0"]["outcome"], "failed");
   EXPECT_EQ(store_->LoadMessages("s1")->back().text, o.reply);  // what the model reads next
 
+  // A shared store's claim says whether a notice waits (SessionClaim::notices): a turn
+  // reads them only then.
+  auto claim_sees_notices = [this]() {
+    auto claim = store_->ClaimSession("s1", "r_a", 60000);
+    EXPECT_TRUE(claim.ok() && claim->has_value());
+    if (!claim.ok() || !claim->has_value()) return false;
+    EXPECT_TRUE(store_->ReleaseSession("s1", (*claim)->token).ok());
+    return (*claim)->notices;
+  };
+  if (store_->shared()) {
+    EXPECT_TRUE(claim_sees_notices());
+  }
   auto notices = store_->PendingNotices("s1");
   ASSERT_EQ(notices->size(), 1u);
   TurnRecord next = Turn(2, "t2");
   next.delivered_notices = {notices->front().id};
   ASSERT_TRUE(store_->CommitTurn(next).ok());
   EXPECT_TRUE(store_->PendingNotices("s1")->empty());
+  if (store_->shared()) {
+    EXPECT_FALSE(claim_sees_notices()) << "delivered: none waits";
+  }
 }
 
 // A streamed reply's writes are staged before the turn exists (I12): its commit makes
