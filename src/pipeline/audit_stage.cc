@@ -226,7 +226,7 @@ Task<LoopOutcome> AuditStage::Run(TurnContext& ctx, TurnPhaseMachine& phase, std
   Verdict asked;
   co_await AskVerdict(ctx, candidate, asked);
   if (asked.out_of_time) co_return ModelLoop::Failed(ctx, *asked.out_of_time);
-  const Json& verdict = asked.verdict;
+  Json& verdict = asked.verdict;
   std::string& error = asked.error;
   std::string repair = "accept";
   if (!verdict.is_null()) {
