@@ -70,30 +70,26 @@ bool Pipeline::Send(std::vector<Sent>& sent) {
 
 void Pipeline::Read(const std::vector<Sent>& sent, std::vector<Status>& out) {
   pg_conn* c = conn_.raw();
-  Status prepared;  // the preparing segment's failure, every segment's then
-  for (size_t k = 0; k < sent.size(); ++k) {
-    const Sent& s = sent[k];
-    const size_t segment = s.kind == Sent::kPrepare ? segments_.size() : s.segment;
-    Status& status = segment < out.size() ? out[segment] : prepared;
+  for (const Sent& s : sent) {
+    // A preparation's failure is no segment's: a statement it left unprepared fails in
+    // each segment that runs it, and the others commit.
+    const bool own = s.kind != Sent::kPrepare && s.segment < out.size();
     Rows result(PQgetResult(c));
     if (result.get() == nullptr) {  // the link failed: nothing more comes
-      const Status failed = conn_.Failure(nullptr, segment < out.size() ? segments_[segment].what : "cannot prepare");
-      for (size_t i = segment < out.size() ? segment : 0; i < out.size(); ++i) {
+      const size_t from = own ? s.segment : 0;
+      const Status failed = conn_.Failure(nullptr, own ? segments_[from].what : "cannot prepare a commit");
+      for (size_t i = from; i < out.size(); ++i) {
         if (out[i].ok()) out[i] = failed;
       }
       return;
     }
-    const ExecStatusType got = PQresultStatus(result.get());
     if (s.kind == Sent::kSync) {
-      if (segment < out.size() && !prepared.ok() && status.ok()) status = prepared;
-      if (segment < out.size() && status.ok()) ++conn_.succeeded_;
+      if (own && out[s.segment].ok()) ++conn_.succeeded_;  // committed
       continue;  // a sync's result has no NULL after it
     }
-    if (got == PGRES_FATAL_ERROR && status.ok()) {
-      status = conn_.Failure(result.get(), segment < out.size() ? segments_[segment].what : "cannot prepare a commit");
-    }
-    const bool done = got == PGRES_COMMAND_OK || got == PGRES_TUPLES_OK;
-    if (s.kind == Sent::kPrepare && !done) conn_.prepared_.erase(s.sql);  // failed, or skipped
+    const ExecStatusType got = PQresultStatus(result.get());
+    if (got == PGRES_FATAL_ERROR && own && out[s.segment].ok()) out[s.segment] = conn_.Failure(result.get(), segments_[s.segment].what);
+    if (s.kind == Sent::kPrepare && got != PGRES_COMMAND_OK) conn_.prepared_.erase(s.sql);  // failed, or skipped
     Rows end(PQgetResult(c));  // each statement's results end with a NULL
   }
 }

@@ -43,7 +43,7 @@ class Pipeline {
   // What was sent, in order, to read each result against.
   struct Sent {
     enum Kind { kPrepare, kExecute, kSync } kind;
-    size_t segment;      // kExecute, kSync: the segment's index
+    size_t segment;      // kExecute, kSync: the segment's index (the preparations' sync: past the last)
     const char* sql;     // kPrepare: the statement prepared
   };
   bool Send(std::vector<Sent>& sent);

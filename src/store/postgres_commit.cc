@@ -295,8 +295,9 @@ std::vector<Status> PostgresStore::CommitTurns(const std::vector<const TurnRecor
       for (size_t k = from; k < to; ++k) {
         Statements s(pipeline);
         const TurnRecord& turn = *turns[piped[k]];
-        (void)WriteTurn(s, turn, CommitWhat(turn));  // only queues: its outcome is the segment's
-        pipeline.EndSegment(CommitWhat(turn));
+        std::string what = CommitWhat(turn);
+        (void)WriteTurn(s, turn, what);  // only queues: its outcome is the segment's
+        pipeline.EndSegment(std::move(what));
       }
       got = pipeline.Run();
       // A connection that died idle failed before anything ran: Call tries once more.
