@@ -67,6 +67,42 @@ Param Text(std::string_view text) {
 
 Param Int(int64_t value) { return std::to_string(value); }
 
+Param TextArray(const std::vector<Param>& texts) {
+  size_t size = 2;
+  for (const Param& text : texts) size += (text ? text->size() + 3 : 5);
+  std::string out = "{";
+  out.reserve(size + size / 8);  // JSON's quotes take an escape each
+  for (const Param& text : texts) {
+    if (out.size() > 1) out += ',';
+    if (!text) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    const Param storable = Text(*text);
+    std::string_view rest = *storable;
+    for (size_t at; (at = rest.find_first_of("\"\\")) != std::string_view::npos; rest.remove_prefix(at + 1)) {
+      out.append(rest.substr(0, at)).append(1, '\\').append(1, rest[at]);
+    }
+    out.append(rest).append(1, '"');
+  }
+  out += '}';
+  return out;
+}
+
+Param TextArray(const std::vector<std::string>& texts) {
+  return TextArray(std::vector<Param>(texts.begin(), texts.end()));
+}
+
+Param IntArray(const std::vector<int64_t>& values) {
+  std::string out = "{";
+  for (int64_t value : values) {
+    if (out.size() > 1) out += ',';
+    out += std::to_string(value);
+  }
+  return out + "}";
+}
+
 Rows::Rows(pg_result* result) : result_(result) {}
 Rows::~Rows() {
   if (result_ != nullptr) PQclear(result_);

@@ -32,6 +32,11 @@ using Param = std::optional<std::string>;
 Param Text(std::string_view text);
 Param Int(int64_t value);
 inline Param Null() { return std::nullopt; }
+// Arrays, for a statement over many rows (`unnest($1::text[])`): each element quoted
+// and escaped as an array literal wants.
+Param TextArray(const std::vector<Param>& texts);  // a nullopt element is NULL
+Param TextArray(const std::vector<std::string>& texts);
+Param IntArray(const std::vector<int64_t>& values);
 
 // The rows of one statement's result.
 class Rows {
