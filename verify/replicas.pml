@@ -7,9 +7,10 @@
  * the session row giving a new fencing token), reads the floor lease, runs (the model
  * and tools, abstracted away: anything can happen meanwhile), and commits in one
  * transaction: the fence (the token is still the session's), the turn, the lease's
- * compare-and-set on its version, and the turn's deferred write into the outbox. After
- * the commit the write is claimed in the outbox, delivered with its idempotency key
- * and its outcome recorded. Any replica may crash at any step and restart empty; a
+ * compare-and-set on its version, and the turn's deferred write into the outbox, or,
+ * for a turn that deferred nothing, the end of its claim (TurnRecord::release_claim).
+ * After the commit the write is claimed in the outbox, delivered with its idempotency
+ * key and its outcome recorded, and the claim released. Any replica may crash at any step and restart empty; a
  * claim may lapse at any time (its replica is slow or dead); a running outbox entry
  * may lapse at any time and be taken over; the lease may expire or be cancelled.
  *
@@ -44,8 +45,9 @@ byte turn_count = 0;
 byte lease_owner = NONE;
 byte lease_version = 0;
 
-/* The outbox, one entry per committed turn (index = turn number - 1). */
-mtype = { absent, pending, running, done };
+/* The outbox, one entry per committed turn (index = turn number - 1); no_write: the
+ * turn deferred nothing. */
+mtype = { absent, pending, running, done, no_write };
 mtype w_status[W];
 bool w_lapsed[W];        /* running for longer than the takeover lapse */
 byte w_key[W];           /* the idempotency key it was committed with */
@@ -96,7 +98,7 @@ inline deliver(w) {
 
 proctype Replica(byte id; byte speaker) {
   byte turns = 0, token, seen, cache = 0, lv, mine, w;
-  bool admitted, take_floor, claimed;
+  bool admitted, take_floor, claimed, ended;
 
 start:
   do
@@ -139,7 +141,10 @@ start:
               :: else -> skip
               fi;
               mine = turn_count; turn_count++; cache = turn_count;
-              w_status[mine] = pending; w_key[mine] = mine + 1
+              if
+              :: w_status[mine] = pending; w_key[mine] = mine + 1
+              :: w_status[mine] = no_write; claim_owner = NONE; ended = true  /* the commit ends the claim */
+              fi
          :: else -> skip  /* fenced, or the floor moved: rolled back, nothing written */
          fi;
          admitted = false; take_floor = false; lv = 0; seen = 0  /* spent: keep the state small */
@@ -149,7 +154,13 @@ start:
        :: mine != NONE -> w = mine; deliver(w)
        :: else -> skip
        fi;
-       atomic { if :: claim_token == token -> claim_owner = NONE :: else -> skip fi }  /* ReleaseSession */
+       atomic {  /* ReleaseSession, unless the commit ended the claim */
+         if
+         :: !ended && claim_token == token -> claim_owner = NONE
+         :: else -> skip
+         fi;
+         ended = false
+       }
   :: turns == TURNS -> break
   od;
   /* The sweep every replica runs at start and every minute: what is left unfinished
@@ -197,7 +208,9 @@ init {
   finished == R;
   for (i : 0 .. W - 1) {
     if
-    :: i < turn_count ->
+    :: i < turn_count && w_status[i] == no_write ->
+         assert(recorded[i] == 0 && delivered_keys[i] == 0)  /* nothing ran for a turn that deferred nothing */
+    :: i < turn_count && w_status[i] != no_write ->
          assert(w_status[i] == done);            /* every committed write ran... */
          assert(recorded[i] == 1);                /* ...and its outcome was recorded once */
          assert(delivered_keys[i] == w_key[i]);   /* with its own key */

@@ -130,6 +130,10 @@ struct TurnRecord {
   // Shared stores: the claim the turn ran under; the commit is refused (Aborted) when
   // the session's claim is no longer this one. 0: no claim (one-process stores).
   int64_t claim_token = 0;
+  // Shared stores: the commit also ends that claim, as ReleaseSession would, because
+  // nothing of the turn runs after it (it queued no deferred call). The session's next
+  // turn, on any replica, then waits for no second statement.
+  bool release_claim = false;
 };
 
 // A session in the trace viewer's list, with how its newest turn ended.
@@ -163,6 +167,13 @@ struct SessionClaim {
   int64_t token = 0;
   int turn_count = 0;
   bool notices = true;
+};
+
+// One claim asked of Store::ClaimSessions.
+struct ClaimRequest {
+  std::string session_id;
+  std::string owner;  // the replica
+  int64_t ttl_ms = 0;
 };
 
 // Mail between replicas of a shared store: a message to one replica, and its reply.
@@ -360,6 +371,14 @@ class Store {
                                                            int64_t ttl_ms) {
     (void)session_id, (void)owner, (void)ttl_ms;
     return Unimplemented("this store is not shared: sessions need no claims");
+  }
+  // ClaimSession for each request, answered in order; a shared store takes them in one
+  // statement. A session asked for twice is claimed once (the later asks get nullopt).
+  virtual std::vector<Result<std::optional<SessionClaim>>> ClaimSessions(const std::vector<const ClaimRequest*>& asks) {
+    std::vector<Result<std::optional<SessionClaim>>> claims;
+    claims.reserve(asks.size());
+    for (const ClaimRequest* ask : asks) claims.push_back(ClaimSession(ask->session_id, ask->owner, ask->ttl_ms));
+    return claims;
   }
   // Lets go of the claim `token` (a no-op when it is no longer the session's).
   virtual Status ReleaseSession(const std::string& session_id, int64_t token) {

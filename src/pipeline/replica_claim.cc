@@ -52,17 +52,14 @@ ReplicaClaim::~ReplicaClaim() {
   });
 }
 
-Task<Result<ReplicaClaim>> ClaimForTurn(StoreCalls& calls, Clock& clock, OwedReleases& owed, const std::string& session_id,
-                                        const std::string& owner, int64_t ttl_ms, int64_t wait_ms) {
+Task<Result<ReplicaClaim>> ClaimForTurn(ClaimQueue& claims, StoreCalls& calls, Clock& clock, OwedReleases& owed,
+                                        const std::string& session_id, const std::string& owner, int64_t ttl_ms,
+                                        int64_t wait_ms) {
   if (!calls.store().shared()) co_return ReplicaClaim();
-  bool first = true;
-  std::function<Result<std::optional<SessionClaim>>(Store&)> claim_once = [&](Store& store) {
-    if (std::exchange(first, false)) owed.Retry(store);
-    return store.ClaimSession(session_id, owner, ttl_ms);
-  };
+  const ClaimRequest ask{session_id, owner, ttl_ms};
   constexpr int64_t kPollMs = 20;
   for (int64_t waited = 0;; waited += kPollMs) {
-    REINS_CO_ASSIGN_OR_RETURN(std::optional<SessionClaim> claim, co_await calls.Run(claim_once));
+    REINS_CO_ASSIGN_OR_RETURN(std::optional<SessionClaim> claim, co_await claims.Claim(ask));
     if (claim) co_return ReplicaClaim(&calls, &owed, session_id, *claim);
     if (waited >= wait_ms) {
       co_return Unavailable("session '" + session_id + "' is running a turn on another replica for longer than " +

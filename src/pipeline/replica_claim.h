@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "pipeline/store_batch.h"
 #include "pipeline/store_calls.h"
 #include "reins/async.h"
 #include "reins/clock.h"
@@ -33,9 +35,25 @@ class OwedReleases {
   std::vector<std::pair<std::string, int64_t>> owed_;
 };
 
+// The claims that turns ask for in one pass of an event loop, taken in one call
+// (Store::ClaimSessions: one statement on PostgreSQL), after any owed releases.
+class ClaimQueue {
+ public:
+  ClaimQueue(StoreCalls& calls, OwedReleases& owed)
+      : batch_(calls, [&owed](Store& store, const std::vector<const ClaimRequest*>& asks) {
+          owed.Retry(store);
+          return store.ClaimSessions(asks);
+        }) {}
+
+  Task<Result<std::optional<SessionClaim>>> Claim(const ClaimRequest& ask) { return batch_.Call(ask); }
+
+ private:
+  StoreBatch<ClaimRequest, Result<std::optional<SessionClaim>>> batch_;
+};
+
 // A held claim, released when destroyed (after the turn's deferred calls ran; the
-// release runs on the store's threads, nobody waits for it). Empty (token 0) when the
-// store is not shared.
+// release runs on the store's threads, nobody waits for it) unless the turn's commit
+// ended it (TurnRecord::release_claim). Empty (token 0) when the store is not shared.
 class ReplicaClaim {
  public:
   ReplicaClaim() = default;
@@ -56,6 +74,8 @@ class ReplicaClaim {
   // replica's); true for an empty claim, which read nothing.
   bool notices() const { return claim_.notices; }
   bool held() const { return calls_ != nullptr; }
+  // The turn's commit ended the claim: nothing is left to release.
+  void EndedByCommit() { calls_ = nullptr; }
 
  private:
   StoreCalls* calls_ = nullptr;
@@ -64,11 +84,12 @@ class ReplicaClaim {
   SessionClaim claim_;
 };
 
-// Claims `session_id` for one turn, waiting (polling every 20 ms) while another
-// replica's turn holds it, up to `wait_ms`; Unavailable after that. The claim lapses
-// after `ttl_ms` if this process dies holding it. Retries `owed` first. An empty claim
-// when the store is not shared.
-Task<Result<ReplicaClaim>> ClaimForTurn(StoreCalls& calls, Clock& clock, OwedReleases& owed, const std::string& session_id,
-                                        const std::string& owner, int64_t ttl_ms, int64_t wait_ms);
+// Claims `session_id` for one turn (through `claims`, with the others of this pass),
+// waiting (polling every 20 ms) while another replica's turn holds it, up to
+// `wait_ms`; Unavailable after that. The claim lapses after `ttl_ms` if this process
+// dies holding it. An empty claim when the store is not shared.
+Task<Result<ReplicaClaim>> ClaimForTurn(ClaimQueue& claims, StoreCalls& calls, Clock& clock, OwedReleases& owed,
+                                        const std::string& session_id, const std::string& owner, int64_t ttl_ms,
+                                        int64_t wait_ms);
 
 }  // namespace reins

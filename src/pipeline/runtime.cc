@@ -52,6 +52,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(AgentConfig config, RuntimePart
   impl->catalog = impl->Build(std::move(config));
   impl->view = std::make_unique<SessionView>(store, *impl->parts.clock);
   impl->commits = std::make_unique<CommitQueue>(*impl->calls);
+  impl->claims = std::make_unique<ClaimQueue>(*impl->calls, impl->owed_releases);
   // Seeded runs (scenarios) keep their ids reproducible: the replica's name takes none of the seed's sequence.
   impl->replica_id = impl->parts.id_seed != 0 ? "r_seed" + std::to_string(impl->parts.id_seed) : impl->ids->New("r_");
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));

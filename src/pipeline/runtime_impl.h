@@ -44,6 +44,7 @@ struct Runtime::Impl {
   std::unique_ptr<WriteLedger> writes;  // over calls: immediate writes recorded ahead
   std::unique_ptr<SessionView> view;  // over parts.store and parts.clock
   std::unique_ptr<CommitQueue> commits;  // over calls: turns that finish together commit together
+  std::unique_ptr<ClaimQueue> claims;    // over calls: turns that begin together claim together (shared stores)
   std::unique_ptr<IdSource> ids;
   std::unique_ptr<SessionCache> cache;
   SessionQueue queue;
@@ -89,7 +90,7 @@ struct Runtime::Impl {
 
     std::shared_ptr<Catalog> catalog;        // this turn's, to its end
     std::shared_ptr<CachedSession> session;  // worked on in place
-    ReplicaClaim claim;                      // held to the turn's very end, its deferred calls included
+    ReplicaClaim claim;                      // held to the turn's end: its commit, or its deferred calls' end
     // Restored when the turn is refused or cannot be committed. None when the session
     // remembered nothing (a new one): 184 bytes less held by each of its turns.
     HeapOptional<SessionState> state_before;

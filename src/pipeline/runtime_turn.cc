@@ -1,5 +1,7 @@
 #include "pipeline/runtime_impl.h"
 
+#include <algorithm>
+
 namespace reins {
 namespace {
 
@@ -75,13 +77,13 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
                                                                            std::unique_ptr<TurnInput> input,
                                                                            int64_t arrived_ms) {
   // Replicas sharing the store: this turn holds the session's claim to its very end
-  // (its deferred calls included), as it holds the in-process queue.
+  // (its commit, or its deferred calls' end), as it holds the in-process queue.
   const std::shared_ptr<Catalog> config_now = Current();
   const int64_t turn_ms = config_now->config.turn_timeout_ms > 0 ? config_now->config.turn_timeout_ms : 600000;
   const int64_t claim_ttl_ms = turn_ms + config_now->config.deferred.timeout_ms + 30000;
   const bool shared = calls->store().shared();
-  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(*calls, *parts.clock, owed_releases, session_id,
-                                                                       replica_id, claim_ttl_ms, turn_ms));
+  REINS_CO_ASSIGN_OR_RETURN(ReplicaClaim claim, co_await ClaimForTurn(*claims, *calls, *parts.clock, owed_releases,
+                                                                       session_id, replica_id, claim_ttl_ms, turn_ms));
   if (claim.held()) cache->ForgetIfStale(session_id, claim.turn_count());
   REINS_CO_ASSIGN_OR_RETURN(std::shared_ptr<CachedSession> loaded,
                             co_await Load(session_id, config_now->config.max_context_chars));
@@ -177,6 +179,7 @@ Task<TurnResultBox> Runtime::Impl::Finish(const std::string& session_id, TurnRun
     co_return Status(committed.code(), "the turn could not be stored: " + committed.message());
   }
   run.settled = true;
+  if (record.release_claim) run.claim.EndedByCommit();
   if (begins_session) {
     session.unwritten.reset();
     Stored(*record.new_session, run.session);
@@ -257,6 +260,13 @@ void Runtime::Impl::Record(const std::string& session_id, TurnRun& run, TurnReco
   record.deferred_mode = catalog.config.deferred.mode;
   record.created_at_ms = parts.clock->NowMs();
   record.claim_token = run.claim.token();
+  // Nothing of the turn runs after its commit unless it deferred a call: the commit
+  // ends the claim then, and the session's next turn, here or on another replica,
+  // waits for no release.
+  record.release_claim = run.claim.held() && std::none_of(record.result.tools.begin(), record.result.tools.end(),
+                                                          [](const ToolOutcome& t) {
+                                                            return t.status == ToolOutcome::Status::kDeferred;
+                                                          });
   record.outbox_staged = run.streaming && ctx.Slot<Staged>().any;  // no slot for a turn that does not stream
 }
 

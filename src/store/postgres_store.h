@@ -67,6 +67,7 @@ class PostgresStore final : public Store {
   int concurrent_calls() const override;
   Result<std::optional<SessionClaim>> ClaimSession(const std::string& session_id, const std::string& owner,
                                                    int64_t ttl_ms) override;
+  std::vector<Result<std::optional<SessionClaim>>> ClaimSessions(const std::vector<const ClaimRequest*>& asks) override;
   Status ReleaseSession(const std::string& session_id, int64_t token) override;
   // MCP question marks and replica mail: postgres_mail.cc
   Result<QuestionMark> MarkQuestion(const std::string& session_id, const QuestionMark& mark) override;

@@ -48,6 +48,23 @@ std::unique_ptr<PostgresStore> Open(const std::string& url) {
   return store.ok() ? std::move(store).value() : nullptr;
 }
 
+// Sessions s0..s<n-1>, each claimed by replica r_a, and the first turn of each (t0...)
+// under its claim; fewer turns when a session could not be made or claimed.
+std::vector<TurnRecord> ClaimedTurns(Store& store, int n) {
+  std::vector<TurnRecord> turns;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = "s" + std::to_string(i);
+    auto claim = store.CreateSession(Session(id)).ok() ? store.ClaimSession(id, "r_a", 60000)
+                                                       : Result<std::optional<SessionClaim>>(Internal("no session"));
+    if (!claim.ok() || !claim->has_value()) return turns;
+    TurnRecord t = Turn(1, "t" + std::to_string(i));
+    t.session_id = id;
+    t.claim_token = (*claim)->token;
+    turns.push_back(std::move(t));
+  }
+  return turns;
+}
+
 // Session s1 with turn t1, whose deferred send_email waits in the outbox as "t1:1:0".
 Status CommitDeferredWrite(Store& store) {
   REINS_RETURN_IF_ERROR(store.CreateSession(Session("s1")));
@@ -210,6 +227,87 @@ TEST(PostgresStoreTest, AClaimFencesTheCommitOfATurnWhoseClaimLapsed) {
   EXPECT_EQ((*third)->turn_count, 1);  // the session's version, for the replica's cache
 }
 
+// Claims that turns ask for together go in one statement (ClaimSessions), each answered
+// as ClaimSession would: taken, held by another replica, or no such session; a session
+// asked for twice is claimed once. A commit that ends its claim (release_claim) lets
+// another replica take the session at once; one that does not keeps it held.
+TEST(PostgresStoreTest, ClaimsTakenTogetherAreAnsweredEachAndACommitCanEndItsClaim) {
+  TestPostgres& pg = TestPostgres::Shared();
+  auto store = Open(pg.Url(pg.NewDatabase()));
+  ASSERT_NE(store, nullptr);
+  for (const char* id : {"s1", "s2", "s3"}) ASSERT_TRUE(store->CreateSession(Session(id)).ok());
+  auto held = store->ClaimSession("s2", "r_b", 60000);
+  ASSERT_TRUE(held.ok() && held->has_value());
+  const ClaimRequest s3{"s3", "r_a", 60000}, s2{"s2", "r_a", 60000}, nope{"nope", "r_a", 60000}, s1{"s1", "r_a", 60000},
+      s3_again{"s3", "r_a", 60000};
+  auto claims = store->ClaimSessions({&s3, &s2, &nope, &s1, &s3_again});
+  ASSERT_EQ(claims.size(), 5u);
+  ASSERT_TRUE(claims[0].ok() && claims[0]->has_value()) << claims[0].status().ToString();
+  EXPECT_TRUE(claims[1].ok() && !claims[1]->has_value()) << "held by r_b";
+  EXPECT_EQ(claims[2].status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(claims[3].ok() && claims[3]->has_value());
+  EXPECT_TRUE(claims[4].ok() && !claims[4]->has_value()) << "asked twice, claimed once";
+  EXPECT_EQ((*claims[0])->turn_count, 0);
+  EXPECT_GT((*claims[0])->token, 0);
+  EXPECT_FALSE(store->ClaimSession("s1", "r_b", 60000)->has_value()) << "s1 is r_a's";
+
+  TurnRecord ends = Turn(1, "t1");
+  ends.session_id = "s1";
+  ends.claim_token = (*claims[3])->token;
+  ends.release_claim = true;
+  TurnRecord keeps = Turn(1, "t3");
+  keeps.session_id = "s3";
+  keeps.claim_token = (*claims[0])->token;
+  std::vector<Status> out = store->CommitTurns({&ends, &keeps});
+  ASSERT_TRUE(out[0].ok() && out[1].ok()) << out[0].ToString() << " " << out[1].ToString();
+  auto next = store->ClaimSession("s1", "r_b", 60000);
+  ASSERT_TRUE(next.ok() && next->has_value()) << "the commit ended r_a's claim";
+  EXPECT_EQ((*next)->turn_count, 1);
+  EXPECT_FALSE(store->ClaimSession("s3", "r_b", 60000)->has_value()) << "its deferred calls would still run under it";
+}
+
+// A batch that commits whole goes as one transaction whose turns' rows and sessions'
+// fences are one statement each (arrays): every turn reads back as it was written,
+// text that needs escaping in an array included, with its tool calls, deferred writes
+// and idempotency key.
+TEST(PostgresStoreTest, ABatchInOneTransactionStoresEachTurnAsItWasWritten) {
+  TestPostgres& pg = TestPostgres::Shared();
+  auto store = Open(pg.Url(pg.NewDatabase()));
+  ASSERT_NE(store, nullptr);
+  std::vector<TurnRecord> turns = ClaimedTurns(*store, 3);
+  ASSERT_EQ(turns.size(), 3u);
+  for (int i = 0; i < 3; ++i) turns[i].session_state = Json{{"n", i}};
+  turns[0].result.reply = "say \"hi\" \\ {a,b} NULL \u00e9";
+  turns[1].input = Json{{"say", "x"}, {"idempotency_key", "k-1"}};
+  ToolOutcome call;
+  call.name = "send_email";
+  call.args = Json{{"to", "ann"}};
+  call.status = ToolOutcome::Status::kDeferred;
+  call.idempotency_key = "t2:1:0";
+  turns[2].result.tools = {call};
+  turns[0].release_claim = true;
+  std::vector<const TurnRecord*> batch;
+  for (const TurnRecord& t : turns) batch.push_back(&t);
+  std::vector<Status> out = store->CommitTurns(batch);
+  for (const Status& status : out) EXPECT_TRUE(status.ok()) << status.ToString();
+  auto first = store->LoadTurns("s0");
+  ASSERT_TRUE(first.ok() && first->size() == 1u);
+  EXPECT_EQ(first->front().reply, turns[0].result.reply);
+  EXPECT_EQ(store->LoadSession("s2")->state, (Json{{"n", 2}}));
+  EXPECT_EQ(store->LoadSession("s2")->turn_count, 1);
+  EXPECT_TRUE(store->ClaimSession("s0", "r_b", 60000)->has_value()) << "its commit ended its claim";
+  EXPECT_FALSE(store->ClaimSession("s1", "r_b", 60000)->has_value());
+  auto outbox = store->LoadOutbox("s2");
+  ASSERT_TRUE(outbox.ok() && outbox->size() == 1u);
+  EXPECT_EQ(outbox->front().key, "t2:1:0");
+  EXPECT_EQ(store->LoadInvocations("s2")->size(), 1u);
+  EXPECT_EQ(store->LoadMessages("s1")->size(), 1u);
+  auto keyed = store->FindTurnByKey("s1", "k-1");
+  ASSERT_TRUE(keyed.ok() && keyed->has_value());
+  EXPECT_EQ((*keyed)->turn_id, "t1");
+  EXPECT_FALSE(store->FindTurnByKey("s0", "")->has_value()) << "no key: NULL, not an empty key";
+}
+
 // A group commit goes as one pipeline, a turn a segment (store/pg_pipeline.h): a turn
 // whose claim lapsed, or whose id is taken, fails alone, and the turns around it commit.
 // More turns than one round trip takes (64) go in several.
@@ -218,17 +316,8 @@ TEST(PostgresStoreTest, ABatchCommitsEachTurnOnItsOwnInOnePipeline) {
   auto store = Open(pg.Url(pg.NewDatabase()));
   ASSERT_NE(store, nullptr);
   constexpr int kSessions = 100;
-  std::vector<TurnRecord> turns;
-  for (int i = 0; i < kSessions; ++i) {
-    const std::string id = "s" + std::to_string(i);
-    ASSERT_TRUE(store->CreateSession(Session(id)).ok());
-    auto claim = store->ClaimSession(id, "r_a", 60000);
-    ASSERT_TRUE(claim.ok() && claim->has_value());
-    TurnRecord t = Turn(1, "t" + std::to_string(i));
-    t.session_id = id;
-    t.claim_token = (*claim)->token;
-    turns.push_back(std::move(t));
-  }
+  std::vector<TurnRecord> turns = ClaimedTurns(*store, kSessions);
+  ASSERT_EQ(turns.size(), static_cast<size_t>(kSessions));
   turns[10].claim_token += 1;       // its claim lapsed and another replica holds the session
   turns[70].result.turn_id = "t3";  // a turn id another turn of the batch has
   std::vector<const TurnRecord*> batch;
@@ -394,19 +483,30 @@ TEST(PostgresStoreTest, SessionEventsReachTheOtherReplicasSmallAndLarge) {
   TraceEvent large{EventType::kNotice, 3, 2000, Json{{"text", std::string(20000, 'x')}}};  // over NOTIFY's 8,000 bytes
   (*relay_a)->Publish("s1", small);
   (*relay_a)->Publish("s1", large);
+  // Many at once: they go in few notifications (several payloads of one statement),
+  // and arrive whole and in order.
+  constexpr int kMany = 300;
+  for (int i = 0; i < kMany; ++i) {
+    const TraceEvent numbered{EventType::kNotice, 4, 3000 + i, Json{{"text", "n" + std::to_string(i)}}};
+    (*relay_a)->Publish("s" + std::to_string(i % 7), numbered);
+  }
   for (int i = 0; i < 3000; ++i) {  // a minute at most
     {
       std::lock_guard lock(mu);
-      if (at_b.size() >= 2) break;
+      if (at_b.size() >= 2 + kMany) break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::lock_guard lock(mu);
-  ASSERT_EQ(at_b.size(), 2u);
+  ASSERT_EQ(at_b.size(), 2u + kMany);
   EXPECT_EQ(at_b[0].first, "s1");
   EXPECT_EQ(at_b[0].second.data, small.data);
   EXPECT_EQ(at_b[0].second.turn, 2);
   EXPECT_EQ(at_b[1].second.data, large.data);
+  for (int i = 0; i < kMany; ++i) {
+    EXPECT_EQ(at_b[2 + i].first, "s" + std::to_string(i % 7));
+    EXPECT_EQ(at_b[2 + i].second.data, (Json{{"text", "n" + std::to_string(i)}})) << i;
+  }
   EXPECT_TRUE(at_a.empty()) << "a replica does not hear its own events back";
 }
 
