@@ -50,7 +50,7 @@ void StoreBatchCore::Flush(const asio::any_io_executor& executor) {
   // While the batch is answered on the store's threads, each caller's loop has work
   // outstanding (an io_context run to completion must not end under it).
   for (Waiting& w : *batch) w.executor = asio::prefer(w.executor, asio::execution::outstanding_work.tracked);
-  calls_.Post([batch, answer_all = &answer_all_](Store& store) {
+  calls_.Post([batch, answer_all = answer_all_](Store& store) {
     std::vector<const void*> asks;
     std::vector<void*> answers;
     asks.reserve(batch->size());

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -39,7 +40,8 @@ class StoreBatchCore {
  protected:
   // Answers every ask of a batch, asks[i] into answers[i], on a store thread.
   using AnswerAll = std::function<void(Store&, const std::vector<const void*>& asks, const std::vector<void*>& answers)>;
-  StoreBatchCore(StoreCalls& calls, AnswerAll answer_all) : calls_(calls), answer_all_(std::move(answer_all)) {}
+  StoreBatchCore(StoreCalls& calls, AnswerAll answer_all)
+      : calls_(calls), answer_all_(std::make_shared<const AnswerAll>(std::move(answer_all))) {}
   // Adds `ask` to this pass's batch and returns once `answer` is filled.
   Task<void> Join(const void* ask, void* answer);
 
@@ -58,7 +60,9 @@ class StoreBatchCore {
   std::vector<Batch>::iterator BatchOf(const boost::asio::any_io_executor& executor);  // under mu_
 
   StoreCalls& calls_;
-  const AnswerAll answer_all_;
+  // Shared with each batch on its way: a batch may still be answered while this batch
+  // is destroyed (StoreCalls waits for it, and is destroyed after).
+  const std::shared_ptr<const AnswerAll> answer_all_;
   std::mutex mu_;
   std::vector<Batch> batches_;  // under mu_: one per executor with callers waiting, few
 };
