@@ -110,8 +110,10 @@ Task<Result<std::unique_ptr<Runtime::Impl::TurnRun>>> Runtime::Impl::Admit(const
   input.reset();
   if (ctx.input.on_event) StreamTo(*run);
   ctx.result.turn_number = session.turn_count + 1;
-  // On a shared store another replica may have recorded one: the claim read whether any waits.
-  if (session.may_have_notices || (shared && run->claim.notices())) {
+  // Whether a notice may wait: on a shared store the claim read it just now, any
+  // replica's (a session this replica just read from the store included); otherwise
+  // this runtime knows.
+  if (shared && run->claim.held() ? run->claim.notices() : session.may_have_notices.load()) {
     std::function<Result<std::vector<Notice>>(Store&)> pending = [&session_id](Store& store) {
       return store.PendingNotices(session_id);
     };

@@ -139,6 +139,26 @@ TEST_F(ReplicasE2eTest, AnyReplicaTakesAnyRequestOfAnySession) {
   EXPECT_EQ(Call("GET", replica(1).base_url() + "/v1/sessions/" + started).body["turns"], 2);
 }
 
+// A notice recorded for a session elsewhere (another replica's background write that
+// failed, written here as that replica's store call would) reaches the session's next
+// turn on a replica whose cached copy knew of none: its claim says one waits. Once
+// delivered, the turn after it carries none.
+TEST_F(ReplicasE2eTest, ANoticeAnotherReplicaRecordedReachesTheNextTurnOnAnyReplica) {
+  const std::string id = NewSession(replica(0));
+  ASSERT_EQ(Turn(replica(1), id, "hello").status, 200);
+  ASSERT_EQ(Turn(replica(1), id, "hello").status, 200);  // replica 1 has the session, and knows of no notice
+  AwaitClaimsReleased();
+  testing::TestPostgres::Shared().Query(
+      db_, "INSERT INTO notices (session_id, turn_id, text, created_at) VALUES ('" + id +
+               "', 't_elsewhere', '(Note: I could not save your note.)', 1)");
+  Reply told = Turn(replica(1), id, "hello");
+  ASSERT_EQ(told.status, 200) << told.body.dump();
+  EXPECT_NE(told.body.value("reply", "").find("could not save your note"), std::string::npos) << told.body.dump();
+  Reply next = Turn(replica(1), id, "hello");
+  ASSERT_EQ(next.status, 200);
+  EXPECT_EQ(next.body.value("reply", "").find("could not save your note"), std::string::npos) << "delivered once";
+}
+
 TEST_F(ReplicasE2eTest, AReplicaKilledWithSigkillLosesNoAcknowledgedTurn) {
   std::vector<std::string> answered;
   for (int i = 0; i < 8; ++i) {
