@@ -4,8 +4,8 @@
 // reports turns/s, the latency reins adds on top of the model's delay (p50, p99), the
 // server's peak RSS and its RSS per open session.
 //
-//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W]
-//                                  [--embedded [--start-sessions]] [N ...]
+//   build-release/bench/reins_load [--delay-ms 200] [--store URL|postgres] [--replicas K] [--threads T] [--tools]
+//                                  [--in-flight W] [--embedded [--start-sessions]] [N ...]
 //
 // --tools gives the agent three tools (bench/load/agent-tools.yaml) and has the model
 // call one in every turn before it answers: two model calls per turn, each after the
@@ -20,7 +20,8 @@
 // sqlite::memory:); `postgres` starts a throwaway PostgreSQL server (as the tests do)
 // and gives each N a fresh database. --replicas K starts K reins serve processes on the
 // one store and sends the requests to them in turn, as a load balancer without sticky
-// sessions would; RSS is then the replicas' sum.
+// sessions would; RSS is then the replicas' sum. --threads T gives each reins serve T
+// event loops (default: one per core).
 
 #include <unistd.h>
 
@@ -92,6 +93,7 @@ struct Setup {
   int delay_ms = 200;
   std::string store;  // "" (the agent's), a URL, or "postgres"
   int replicas = 1;
+  int threads = 0;  // reins serve's --threads; 0: its default, one per core
   bool tools = false;
   int in_flight = 0;  // 0: all at once
   bool embedded = false;
@@ -230,6 +232,7 @@ bool RunLoad(int n, Setup& setup) {
   const char* agent = ScriptModel(upstream, n, setup);
   std::vector<std::string> args = {"--config", agent, "--rate", "1000000000", "--burst", "1000000000",
                                    "--shutdown-timeout-ms", "2000"};
+  if (setup.threads > 0) args.insert(args.end(), {"--threads", std::to_string(setup.threads)});
   if (setup.store == "postgres") {
     args.insert(args.end(), {"--store", setup.postgres->Url(setup.postgres->NewDatabase())});
   } else if (!setup.store.empty()) {
@@ -290,6 +293,8 @@ int main(int argc, char** argv) {
       setup.store = argv[++i];
     } else if (a == "--replicas" && i + 1 < argc) {
       setup.replicas = std::max(1, std::stoi(argv[++i]));
+    } else if (a == "--threads" && i + 1 < argc) {
+      setup.threads = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--tools") {
       setup.tools = true;
     } else if (a == "--embedded") {
@@ -301,7 +306,8 @@ int main(int argc, char** argv) {
     } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
       sizes.push_back(std::stoi(a));
     } else {
-      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--tools] [--in-flight W] [--embedded [--start-sessions]] [N ...]\n";
+      std::cerr << "usage: reins_load [--delay-ms MS] [--store URL|postgres] [--replicas K] [--threads T] [--tools] "
+                   "[--in-flight W] [--embedded [--start-sessions]] [N ...]\n";
       return 2;
     }
   }
@@ -321,7 +327,8 @@ int main(int argc, char** argv) {
   if (setup.store == "postgres") setup.postgres = testing::TestPostgres::StartOwn();
   if (setup.in_flight > 0) std::printf("turns run %d at a time: the first column is the turns run\n", setup.in_flight);
   const std::string where = setup.embedded ? std::string("one runtime in this process")
-                                           : std::to_string(setup.replicas) + " reins serve replica(s) with default threads";
+                                           : std::to_string(setup.replicas) + " reins serve replica(s) with " +
+                                                 (setup.threads > 0 ? std::to_string(setup.threads) : "default") + " threads";
   std::printf("model delay %d ms%s; %s; store %s; loopback\n", setup.delay_ms,
               setup.tools ? ", a tool call in every turn" : "", where.c_str(),
               setup.store.empty() ? "sqlite::memory:" : setup.store.c_str());
