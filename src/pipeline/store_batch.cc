@@ -19,30 +19,35 @@ Task<void> StoreBatchCore::Join(const void* ask, void* answer) {
   // A named initiation, not a temporary: GCC 12 destroys some temporaries of a co_await
   // expression twice, and this one holds the executor.
   auto enqueue = [this, ask, answer, executor](auto handler) {
+    const asio::any_io_executor key = KeyOf(executor);
     bool opens;
     {
       std::lock_guard lock(mu_);
-      auto it = BatchOf(executor);
+      auto it = BatchOf(key);
       opens = it == batches_.end();
-      if (opens) it = batches_.insert(batches_.end(), Batch{executor, {}});
+      if (opens) it = batches_.insert(batches_.end(), Batch{key, {}});
       it->waiting.push_back({ask, answer, executor, std::move(handler)});
     }
     // The first call of a pass schedules the flush behind whatever else is ready.
-    if (opens) asio::post(executor, [this, executor] { Flush(executor); });
+    if (opens) asio::post(executor, [this, key] { Flush(key); });
   };
   auto queued = asio::async_initiate<decltype(kNoThrow), void()>(std::move(enqueue), kNoThrow);
   co_await std::move(queued);
 }
 
-std::vector<StoreBatchCore::Batch>::iterator StoreBatchCore::BatchOf(const asio::any_io_executor& executor) {
-  return std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.executor == executor; });
+asio::any_io_executor StoreBatchCore::KeyOf(const asio::any_io_executor& executor) const {
+  return calls_.offloaded() ? asio::any_io_executor() : executor;
 }
 
-void StoreBatchCore::Flush(const asio::any_io_executor& executor) {
+std::vector<StoreBatchCore::Batch>::iterator StoreBatchCore::BatchOf(const asio::any_io_executor& key) {
+  return std::find_if(batches_.begin(), batches_.end(), [&](const Batch& b) { return b.key == key; });
+}
+
+void StoreBatchCore::Flush(const asio::any_io_executor& key) {
   auto batch = std::make_shared<std::vector<Waiting>>();
   {
     std::lock_guard lock(mu_);
-    auto it = BatchOf(executor);
+    auto it = BatchOf(key);
     if (it == batches_.end()) return;
     batch->swap(it->waiting);
     batches_.erase(it);

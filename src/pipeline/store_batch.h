@@ -7,12 +7,15 @@
 // is answered on the store's threads (StoreCalls) while the loop goes on; the next
 // batch may then be answered alongside it.
 //
-// Threading: safe from any executor. Each executor (an event loop of reins serve, a
-// strand) has a batch of its own: its callers are answered together and resume there,
-// with no hand-off between threads. (One batch for every executor made each turn of
-// another loop resume through a post across threads, a wake-up of that loop each,
-// and cost a served turn more CPU on two threads than a batch a loop: docs/PERFORMANCE.md,
-// "Sessions on threads of their own".) The mutex is held only to add to a batch or take it.
+// Threading: safe from any executor. Where the store answers inline (SQLite), each
+// executor (an event loop of reins serve, a strand) has a batch of its own: its callers
+// are answered together and resume there, with no hand-off between threads. (One batch
+// for every executor made each turn of another loop resume through a post across
+// threads, a wake-up of that loop each, and cost a served turn more CPU on two threads
+// than a batch a loop: docs/PERFORMANCE.md, "Sessions on threads of their own".) Where
+// the store answers on its own threads (PostgreSQL), every caller resumes through a
+// post from there anyway, so the executors share one batch: half the statements on two
+// loops. The mutex is held only to add to a batch or take it.
 #pragma once
 
 #include <functional>
@@ -53,11 +56,14 @@ class StoreBatchCore {
     boost::asio::any_completion_handler<void()> done;
   };
   struct Batch {
-    boost::asio::any_io_executor executor;
+    boost::asio::any_io_executor key;  // KeyOf
     std::vector<Waiting> waiting;
   };
-  void Flush(const boost::asio::any_io_executor& executor);
-  std::vector<Batch>::iterator BatchOf(const boost::asio::any_io_executor& executor);  // under mu_
+  // The batch a caller on `executor` joins: its executor's own, or the one every
+  // executor shares (an empty key) when the store's threads answer.
+  boost::asio::any_io_executor KeyOf(const boost::asio::any_io_executor& executor) const;
+  void Flush(const boost::asio::any_io_executor& key);
+  std::vector<Batch>::iterator BatchOf(const boost::asio::any_io_executor& key);  // under mu_
 
   StoreCalls& calls_;
   // Shared with each batch on its way: a batch may still be answered while this batch

@@ -35,6 +35,8 @@ class StoreCalls {
   StoreCalls& operator=(const StoreCalls&) = delete;
 
   Store& store() const { return store_; }
+  // Whether calls run on the store's threads (a shared store) rather than inline.
+  bool offloaded() const { return pool_ != nullptr; }
 
   // Runs `call` on the store's threads and resumes on the caller's executor (inline
   // when calls are not offloaded). `call` must touch nothing but the store and what
