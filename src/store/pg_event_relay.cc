@@ -135,7 +135,10 @@ Status EventRelay::Receive(Connection& conn) {
   }
   for (const std::string& text : payloads) {
     Json payload = Json::parse(text, nullptr, false);
-    if (!payload.is_object() || !payload["es"].is_array()) continue;
+    if (!payload.is_object()) continue;
+    // One event, or its row, as a replica from before batches sends it (a rolling upgrade).
+    if (!payload.contains("es")) payload = Json{{"es", Json::array({std::move(payload)})}};
+    if (!payload["es"].is_array()) continue;
     for (Json& item : payload["es"]) {
       if (item.contains("ref")) {
         REINS_ASSIGN_OR_RETURN(Rows row, conn.Exec("SELECT payload FROM relayed_events WHERE id = $1",

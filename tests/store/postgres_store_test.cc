@@ -481,6 +481,24 @@ TEST(PostgresStoreTest, SessionEventsReachTheOtherReplicasSmallAndLarge) {
   ASSERT_TRUE(listening) << "the relays never listened";
   TraceEvent small{EventType::kNotice, 2, 1000, Json{{"text", "saved"}}};
   TraceEvent large{EventType::kNotice, 3, 2000, Json{{"text", std::string(20000, 'x')}}};  // over NOTIFY's 8,000 bytes
+  // One event as a replica from before batched relays sends it (a rolling upgrade).
+  const std::string old_form = Json{{"o", "r_old"}, {"s", "s0"}, {"e", TraceEventToJson(small)}}.dump();
+  pg.Query(db, "SELECT pg_notify('reins_events', '" + old_form + "')");
+  for (int i = 0; i < 3000; ++i) {  // a minute at most
+    {
+      std::lock_guard lock(mu);
+      if (!at_a.empty() && !at_b.empty()) break;  // sent by neither relay: both hear it
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(mu);
+    ASSERT_EQ(at_a.size(), 1u) << "the old form is read";
+    ASSERT_EQ(at_b.size(), 1u) << "the old form is read";
+    EXPECT_EQ(at_b[0].first, "s0");
+    at_a.clear();
+    at_b.clear();
+  }
   (*relay_a)->Publish("s1", small);
   (*relay_a)->Publish("s1", large);
   // Many at once: they go in few notifications (several payloads of one statement),
