@@ -20,26 +20,11 @@ using store::pg::Text;
 // The server's clock decides when a claim lapses: replicas' clocks may disagree.
 constexpr const char* kServerNowMs = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
+// One claim is a batch of one: the statement is ClaimSessions'.
 Result<std::optional<SessionClaim>> PostgresStore::ClaimSession(const std::string& session_id, const std::string& owner,
                                                                 int64_t ttl_ms) {
-  std::optional<SessionClaim> claim;
-  REINS_RETURN_IF_ERROR(Call([&](Connection& c) -> Status {
-    const std::string what = "cannot claim session '" + session_id + "'";
-    REINS_ASSIGN_OR_RETURN(Rows r, c.Exec(std::string("UPDATE sessions SET claim_owner = $2, claim_token = claim_token + 1, "
-                                                      "claim_until = ") + kServerNowMs + " + $3 WHERE id = $1 AND "
-                                              "(claim_owner IS NULL OR claim_until <= " + kServerNowMs + ") "
-                                              "RETURNING claim_token, turn_count, EXISTS (SELECT 1 FROM notices WHERE "
-                                              "notices.session_id = $1 AND delivered_turn_id IS NULL)",
-                                          {Text(session_id), Text(owner), Int(ttl_ms)}, what));
-    claim.reset();
-    if (r.size() == 1) {
-      claim = SessionClaim{r.Int(0, 0), static_cast<int>(r.Int(0, 1)), r.Str(0, 2) == "t"};
-      return {};
-    }
-    REINS_ASSIGN_OR_RETURN(bool exists, store::pg::SessionExists(c, session_id));
-    return exists ? OkStatus() : store::SessionNotFound(session_id);
-  }));
-  return claim;
+  const ClaimRequest ask{session_id, owner, ttl_ms};
+  return std::move(ClaimSessions({&ask}).front());
 }
 
 std::vector<Result<std::optional<SessionClaim>>> PostgresStore::ClaimSessions(const std::vector<const ClaimRequest*>& asks) {

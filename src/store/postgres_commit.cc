@@ -226,13 +226,11 @@ Status WriteTurn(Statements& s, const TurnRecord& turn, const std::string& what)
   // it, and unclaimed.
   if (!turn.new_session) {
     REINS_RETURN_IF_ERROR(s.Write(
-        turn.release_claim
-            ? "WITH fenced AS (UPDATE sessions SET state = $1, turn_count = $2, claim_owner = NULL WHERE id = $3 AND "
-              "($4 = 0 OR claim_token = $4) RETURNING 1) SELECT reins_expect_row((SELECT count(*) FROM fenced), $5)"
-            : "WITH fenced AS (UPDATE sessions SET state = $1, turn_count = $2 WHERE id = $3 AND ($4 = 0 OR claim_token = $4) "
-              "RETURNING 1) SELECT reins_expect_row((SELECT count(*) FROM fenced), $5)",
+        "WITH fenced AS (UPDATE sessions SET state = $1, turn_count = $2, claim_owner = CASE WHEN $6::bool THEN NULL "
+        "ELSE claim_owner END WHERE id = $3 AND ($4 = 0 OR claim_token = $4) RETURNING 1) "
+        "SELECT reins_expect_row((SELECT count(*) FROM fenced), $5)",
         {Text(DumpJson(turn.session_state)), Int(turn.result.turn_number), Text(turn.session_id),
-         Int(turn.claim_token), Text(kClaimLapsed)},
+         Int(turn.claim_token), Text(kClaimLapsed), Text(turn.release_claim ? "t" : "f")},
         what));
   }
   if (turn.lease_change) {
@@ -368,8 +366,9 @@ std::vector<Status> PostgresStore::CommitTurns(const std::vector<const TurnRecor
       for (size_t k = from; k < to; ++k) {
         Statements s(pipeline);
         const TurnRecord& turn = *turns[piped[k]];
-        (void)WriteTurn(s, turn, CommitWhat(turn));  // only queues: its outcome is the segment's
-        pipeline.EndSegment(CommitWhat(turn));
+        std::string what = CommitWhat(turn);
+        (void)WriteTurn(s, turn, what);  // only queues: its outcome is the segment's
+        pipeline.EndSegment(std::move(what));
       }
       return pipeline.Run();
     };
