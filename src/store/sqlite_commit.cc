@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <string>
+#include <vector>
 
 #include "domain/json_text.h"
 #include "store/sqlite_store.h"
@@ -16,23 +17,53 @@ namespace {
 
 using store::DumpJson;
 
-void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
-  const TurnResult& r = turn.result;
-  // The store's thread writes every turn's texts into the same strings (FillTurnText);
-  // a rare large turn does not leave its capacity behind.
-  thread_local store::TurnText text;
-  store::FillTurnText(turn, text);
-  struct Trim {
-    ~Trim() {
-      constexpr size_t kKept = 64 * 1024;
-      if (text.events.capacity() > kKept) std::string().swap(text.events);
-      if (text.messages.capacity() > kKept) std::string().swap(text.messages);
+// A turn's rows as text (its events, messages and result; its tools' arguments and
+// envelopes; the session's state), rendered before the store's lock is taken: the JSON
+// work then runs on each caller's thread at once, and the lock, which every event loop
+// waits on, covers SQLite's work alone (docs/PERFORMANCE.md, "Many cores").
+struct TurnRows {
+  store::TurnText text;
+  std::string state;
+  std::vector<std::string> args;       // each tool outcome's arguments
+  std::vector<std::string> envelopes;  // each tool outcome's result envelope; "" when it has none
+
+  void Render(const TurnRecord& turn) {
+    store::FillTurnText(turn, text);
+    state = DumpJson(turn.session_state);
+    args.clear();
+    envelopes.clear();
+    for (const ToolOutcome& t : turn.result.tools) {
+      args.push_back(DumpJson(t.args));
+      envelopes.push_back(t.result ? EnvelopeText(*t.result) : std::string());
     }
-  } trim;
+  }
+  // A rare large turn does not leave its capacity behind in a thread's reused rows.
+  void Trim() {
+    constexpr size_t kKept = 64 * 1024;
+    if (text.events.capacity() > kKept) std::string().swap(text.events);
+    if (text.messages.capacity() > kKept) std::string().swap(text.messages);
+  }
+};
+
+// The rows of a batch, reused by each thread that commits: once warm, rendering a turn
+// allocates nothing for its texts (docs/PERFORMANCE.md, round 12).
+std::vector<TurnRows>& RenderedRows(const std::vector<const TurnRecord*>& turns) {
+  thread_local std::vector<TurnRows> rows;
+  if (rows.size() < turns.size()) rows.resize(turns.size());
+  for (size_t i = 0; i < turns.size(); ++i) rows[i].Render(*turns[i]);
+  return rows;
+}
+
+void TrimRows(std::vector<TurnRows>& rows) {
+  for (TurnRows& r : rows) r.Trim();
+}
+
+void InsertTurn(store::StatementCache& db, const TurnRecord& turn, const store::TurnText& text) {
+  const TurnResult& r = turn.result;
   SQLite::Statement& q = db.Get(
                       "INSERT INTO turns (id, session_id, number, speaker, status, reply, input, result, "
                       "error, events, created_at, messages, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  // Bound in place: the record and `text` outlive exec() (StatementCache).
+  // Bound in place: the record and its rows outlive exec() (StatementCache).
   q.bindNoCopy(1, r.turn_id);
   q.bindNoCopy(2, turn.session_id);
   q.bind(3, r.turn_number);
@@ -54,17 +85,18 @@ void InsertTurn(store::StatementCache& db, const TurnRecord& turn) {
   q.exec();
 }
 
-void InsertInvocations(store::StatementCache& db, const TurnRecord& turn) {
+void InsertInvocations(store::StatementCache& db, const TurnRecord& turn, const TurnRows& rows) {
   SQLite::Statement& q = db.Get(
                       "INSERT INTO tool_invocations (session_id, turn_id, response_index, position, call_id, "
                       "name, args, status, reason, success, next_action, result, latency_ms, deferred, message, "
                       "idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  for (const ToolOutcome& t : turn.result.tools) {
+  for (size_t i = 0; i < turn.result.tools.size(); ++i) {
+    const ToolOutcome& t = turn.result.tools[i];
     q.reset();
     q.clearBindings();  // the envelope columns stay NULL when there is no envelope
-    // Bound in place: the record, `args` and `envelope` outlive this row's exec().
-    const std::string args = DumpJson(t.args);
-    const std::string envelope = t.result ? EnvelopeText(*t.result) : std::string();
+    // Bound in place: the record and its rows outlive this row's exec().
+    const std::string& args = rows.args[i];
+    const std::string& envelope = rows.envelopes[i];
     q.bindNoCopy(1, turn.session_id);
     q.bindNoCopy(2, turn.result.turn_id);
     q.bind(3, t.response_index);
@@ -240,9 +272,8 @@ void OpenClarification(store::StatementCache& db, const TurnRecord& turn, const 
   }
 }
 
-void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
+void UpdateSession(store::StatementCache& db, const TurnRecord& turn, const std::string& state) {
   SQLite::Statement& q = db.Get("UPDATE sessions SET state = ?, turn_count = ? WHERE id = ?");
-  const std::string state = DumpJson(turn.session_state);
   q.bindNoCopy(1, state);
   q.bind(2, turn.result.turn_number);
   q.bindNoCopy(3, turn.session_id);
@@ -251,7 +282,7 @@ void UpdateSession(store::StatementCache& db, const TurnRecord& turn) {
 
 // Everything one turn writes, inside the caller's transaction. An error status (or
 // an exception) means the caller must roll this turn's writes back.
-Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
+Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn, const TurnRows& rows) {
   // The keys check instead of extra queries: an unknown session fails the turn's
   // foreign key, a duplicate turn (or new session) id its primary key (Guarded maps it
   // to AlreadyExists).
@@ -259,15 +290,15 @@ Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
     // The session this turn begins, already as the turn leaves it: one row written
     // instead of a row written and then updated.
     REINS_RETURN_IF_ERROR(store::CheckBegunSession(turn));
-    REINS_RETURN_IF_ERROR(store::InsertSession(sc, *turn.new_session, DumpJson(turn.session_state), turn.result.turn_number));
+    REINS_RETURN_IF_ERROR(store::InsertSession(sc, *turn.new_session, rows.state, turn.result.turn_number));
   }
   try {
-    InsertTurn(sc, turn);
+    InsertTurn(sc, turn, rows.text);
   } catch (const SQLite::Exception& e) {
     if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) return store::SessionNotFound(turn.session_id);
     throw;
   }
-  InsertInvocations(sc, turn);
+  InsertInvocations(sc, turn, rows);
   EnqueueDeferred(sc, turn);
   MarkNoticesDelivered(sc, turn);
   RecordApprovals(sc, turn);
@@ -276,7 +307,7 @@ Status WriteTurn(store::StatementCache& sc, const TurnRecord& turn) {
   // must not supersede the one it just answered.
   if (!turn.answered_clarification_id.empty()) REINS_RETURN_IF_ERROR(AnswerClarification(sc, turn));
   if (turn.result.clarification) OpenClarification(sc, turn, *turn.result.clarification);
-  if (!turn.new_session) UpdateSession(sc, turn);
+  if (!turn.new_session) UpdateSession(sc, turn, rows.state);
   if (turn.lease_change) {
     Result<int64_t> version = store::CompareAndSetLease(sc, turn.session_id, *turn.lease_change,
                                                         turn.lease_expected_version);
@@ -289,32 +320,17 @@ std::string CommitWhat(const TurnRecord& turn) {
   return "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
 }
 
-}  // namespace
-
-Status SqliteStore::CommitTurn(const TurnRecord& turn) {
-  std::lock_guard lock(mu_);
-  return store::Guarded(CommitWhat(turn), [&]() -> Status {
-    store::ResetOnExit reset(*statements_);
-    store::CachedTransaction tx(*statements_);
-    REINS_RETURN_IF_ERROR(WriteTurn(*statements_, turn));
-    tx.Commit();
-    return {};
-  });
-}
-
-// One transaction, a savepoint per turn: the turns share the commit's page writes and
-// locks, and a turn that fails is rolled back to its savepoint alone.
-std::vector<Status> SqliteStore::CommitTurns(const std::vector<const TurnRecord*>& turns) {
-  if (turns.size() == 1) return {CommitTurn(*turns.front())};
-  std::lock_guard lock(mu_);
+// The batch with a savepoint per turn, under the store's lock: a turn that fails is
+// rolled back to its savepoint alone, and the others commit.
+std::vector<Status> CommitEach(store::StatementCache& sc, const std::vector<const TurnRecord*>& turns,
+                               const std::vector<TurnRows>& rows) {
   std::vector<Status> out(turns.size());
-  store::StatementCache& sc = *statements_;
   Status whole = store::Guarded("cannot commit a batch of " + std::to_string(turns.size()) + " turns", [&]() -> Status {
     store::ResetOnExit reset(sc);
     store::CachedTransaction tx(sc);
     for (size_t i = 0; i < turns.size(); ++i) {
       sc.Get("SAVEPOINT turn").exec();
-      out[i] = store::Guarded(CommitWhat(*turns[i]), [&] { return WriteTurn(sc, *turns[i]); });
+      out[i] = store::Guarded(CommitWhat(*turns[i]), [&] { return WriteTurn(sc, *turns[i], rows[i]); });
       sc.ResetAll();  // no statement may be mid-step at a rollback
       if (!out[i].ok()) sc.Get("ROLLBACK TO turn").exec();
       sc.Get("RELEASE turn").exec();
@@ -327,6 +343,46 @@ std::vector<Status> SqliteStore::CommitTurns(const std::vector<const TurnRecord*
       if (s.ok()) s = whole;  // the transaction failed: none of them is written
     }
   }
+  return out;
+}
+
+}  // namespace
+
+Status SqliteStore::CommitTurn(const TurnRecord& turn) {
+  std::vector<TurnRows>& rows = RenderedRows({&turn});
+  Status status = [&] {
+    std::lock_guard lock(mu_);
+    return store::Guarded(CommitWhat(turn), [&]() -> Status {
+      store::ResetOnExit reset(*statements_);
+      store::CachedTransaction tx(*statements_);
+      REINS_RETURN_IF_ERROR(WriteTurn(*statements_, turn, rows.front()));
+      tx.Commit();
+      return {};
+    });
+  }();
+  TrimRows(rows);
+  return status;
+}
+
+// A batch is first one transaction: each turn costs its rows and nothing more. A turn
+// that fails rolls the whole of it back, and the batch runs again with a savepoint per
+// turn, so that the turn that failed is rolled back alone.
+std::vector<Status> SqliteStore::CommitTurns(const std::vector<const TurnRecord*>& turns) {
+  if (turns.size() == 1) return {CommitTurn(*turns.front())};
+  std::vector<TurnRows>& rows = RenderedRows(turns);
+  std::vector<Status> out = [&] {
+    std::lock_guard lock(mu_);
+    store::StatementCache& sc = *statements_;
+    const Status all = store::Guarded("cannot commit a batch of " + std::to_string(turns.size()) + " turns", [&]() -> Status {
+      store::ResetOnExit reset(sc);
+      store::CachedTransaction tx(sc);
+      for (size_t i = 0; i < turns.size(); ++i) REINS_RETURN_IF_ERROR(WriteTurn(sc, *turns[i], rows[i]));
+      tx.Commit();
+      return {};
+    });
+    return all.ok() ? std::vector<Status>(turns.size()) : CommitEach(sc, turns, rows);
+  }();
+  TrimRows(rows);
   return out;
 }
 

@@ -269,6 +269,37 @@ TEST_P(StoreContractTest, ABatchCommitsEachTurnOnItsOwn) {
   EXPECT_EQ(store_->LoadTurns("s1")->size(), 1u);
 }
 
+// A batch that commits whole stores each turn's own rows: its tools' arguments and
+// envelopes, its messages, the state it left (the texts are rendered before the store's
+// lock, into rows a thread reuses: a smaller batch after a larger one must not mix them).
+TEST_P(StoreContractTest, ABatchThatCommitsWholeStoresEachTurnsOwnRows) {
+  for (int size : {3, 2}) {
+    std::vector<TurnRecord> turns;
+    for (int i = 0; i < size; ++i) {
+      const std::string tag = std::to_string(size) + "-" + std::to_string(i);
+      TurnRecord t = Turn(1, "t" + tag, "s" + tag);
+      t.new_session = Session("s" + tag);
+      t.session_state = {{"tag", tag}};
+      ResultEnvelope envelope;
+      envelope.data = {{"tag", tag}};
+      t.result.tools = {{"c" + tag, "lookup", {{"q", tag}}, ToolOutcome::Status::kExecuted, "", "", envelope, 1, 1, 0}};
+      turns.push_back(std::move(t));
+    }
+    std::vector<const TurnRecord*> batch;
+    for (const TurnRecord& t : turns) batch.push_back(&t);
+    for (const Status& s : store_->CommitTurns(batch)) EXPECT_TRUE(s.ok()) << s.message();
+    for (const TurnRecord& t : turns) {
+      Result<std::vector<StoredInvocation>> calls = store_->LoadInvocations(t.session_id);
+      ASSERT_TRUE(calls.ok()) << calls.status().ToString();
+      ASSERT_EQ(calls->size(), 1u) << t.session_id;
+      EXPECT_EQ(calls->front().args, t.result.tools[0].args);
+      EXPECT_EQ(calls->front().result, EnvelopeToJson(*t.result.tools[0].result));
+      EXPECT_EQ(store_->LoadSession(t.session_id)->state, t.session_state);
+      EXPECT_EQ(store_->LoadMessages(t.session_id)->size(), 2u);
+    }
+  }
+}
+
 TEST_P(StoreContractTest, TurnsReadBackPageByPage) {
   for (int n = 1; n <= 5; ++n) {
     TurnRecord t = Turn(n, "t" + std::to_string(n));
