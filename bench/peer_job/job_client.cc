@@ -1,6 +1,11 @@
 #include "peer_job/job_client.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -73,7 +78,7 @@ Task<std::string> OneTurn(HttpClient& client, const std::string& server, bool cr
 
 }  // namespace
 
-Mock::Mock() : process_({REINS_JOB_MOCK, "--port", "0"}, {}, "listening ") {}
+Mock::Mock(int threads) : process_({REINS_JOB_MOCK, "--port", "0", "--threads", std::to_string(threads)}, {}, "listening ") {}
 
 Json Mock::Stats() const {
   HttpRequest r;
@@ -89,26 +94,36 @@ double Mock::RequestsSince(const Json& before) const {
 
 void Mock::SetDelay(int ms) const { (void)SendNow(Post(url() + "/__delay", std::to_string(ms))); }
 
-bool JobClient::RunConcurrent(int n, int width) {
-  boost::asio::io_context io;
-  HttpClient::Options options;
-  options.max_idle_per_origin = static_cast<size_t>(width);
-  HttpClient client(options);
-  int next = 0;
-  auto worker = [&]() -> Task<void> {
-    while (next < n && error_.empty()) {
-      ++next;
-      std::string id;
-      std::string failed = co_await OneTurn(client, server_, created_first_, &id);
-      if (failed.empty()) {
-        answered_.push_back(id);
-      } else {
-        error_ = failed;
+bool JobClient::RunConcurrent(int n, int width, int threads) {
+  threads = std::max(1, std::min(threads, width));
+  std::atomic<int> next = 0;
+  std::mutex mutex;  // guards error_ and answered_ across the threads
+  auto run = [&](int share) {
+    boost::asio::io_context io;
+    HttpClient::Options options;
+    options.max_idle_per_origin = static_cast<size_t>(share);
+    HttpClient client(options);
+    auto worker = [&]() -> Task<void> {
+      while (next++ < n) {
+        std::string id;
+        std::string failed = co_await OneTurn(client, server_, created_first_, &id);
+        std::lock_guard lock(mutex);
+        if (!error_.empty()) co_return;
+        if (failed.empty()) {
+          answered_.push_back(std::move(id));
+        } else {
+          error_ = std::move(failed);
+          co_return;
+        }
       }
-    }
+    };
+    for (int w = 0; w < share; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
+    io.run();
   };
-  for (int w = 0; w < width; ++w) boost::asio::co_spawn(io, worker(), boost::asio::detached);
-  io.run();
+  std::vector<std::thread> senders;
+  for (int t = 1; t < threads; ++t) senders.emplace_back(run, width / threads + (t < width % threads ? 1 : 0));
+  run(width / threads + (width % threads > 0 ? 1 : 0));
+  for (std::thread& sender : senders) sender.join();
   return error_.empty();
 }
 

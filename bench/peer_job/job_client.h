@@ -16,7 +16,7 @@ inline constexpr const char* kAnswer = "It is sunny in Paris.";
 
 class Mock {
  public:
-  Mock();
+  explicit Mock(int threads = 1);  // the mock's threads (reins_job_mock --threads)
   std::string url() const { return "http://127.0.0.1:" + std::to_string(process_.port()); }
   Json Stats() const;
   // Chat completions the mock answered since `before` (a Stats() result).
@@ -38,8 +38,10 @@ class JobClient {
 
   // `n` turns, one after another.
   bool RunSequential(int n) { return RunConcurrent(n, 1); }
-  // `n` turns, `width` of them in flight at once.
-  bool RunConcurrent(int n, int width);
+  // `n` turns, `width` of them in flight at once, sent from `threads` threads (each with
+  // its own loop and connections; a share of the width each), so that on many cores the
+  // client is not what bounds the server's turns/s.
+  bool RunConcurrent(int n, int width, int threads = 1);
   // A paced turn: when it started, in ms after the first, and its time in ms (session
   // and turn).
   struct Paced {

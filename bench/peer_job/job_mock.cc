@@ -4,20 +4,27 @@
 // (finish_reason tool_calls) unless the last message is a tool result, which gets
 // "It is sunny in Paris." (stop). The bodies carry every field the real API sends
 // (usage with its details blocks, service_tier, system_fingerprint), so each client
-// parses what it would parse in production. One thread, HTTP/1.1 keep-alive.
+// parses what it would parse in production. HTTP/1.1 keep-alive; one thread unless
+// --threads N, where each thread has its own loop and listening socket on the one port
+// (SO_REUSEPORT: the kernel spreads the connections), so a server on many cores is not
+// measured against one mock thread.
 // GET /__stats: its own CPU and counters, so a run can check 2 requests per turn and
 // subtract the mock's share. POST /__delay with a number of ms as the body: the model's
 // delay from now on (the memory run warms up fast, then parks its turns on a slow model).
 //
-//   reins_job_mock [--port N] [--delay-ms MS]     prints "listening PORT" when ready
+//   reins_job_mock [--port N] [--delay-ms MS] [--threads N]     prints "listening PORT" when ready
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -36,11 +43,11 @@ using asio::ip::tcp;
 using Json = nlohmann::json;
 
 struct Stats {
-  long requests = 0, completions = 0, tool_call_replies = 0, text_replies = 0, errors = 0;
-  long in_flight = 0, max_in_flight = 0;
+  std::atomic<long> requests = 0, completions = 0, tool_call_replies = 0, text_replies = 0, errors = 0;
+  std::atomic<long> in_flight = 0, max_in_flight = 0;
 } g_stats;
-long g_sequence = 0;
-int g_delay_ms = 0;
+std::atomic<long> g_sequence = 0;
+std::atomic<int> g_delay_ms = 0;
 
 std::string Usage(size_t request_bytes, int completion_tokens) {
   const long prompt = std::max<long>(1, static_cast<long>(request_bytes / 4));
@@ -90,10 +97,10 @@ std::string StatsReply() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   auto us = [](const timeval& t) { return static_cast<long>(t.tv_sec) * 1000000 + t.tv_usec; };
-  return Http(200, Json{{"requests", g_stats.requests}, {"completions", g_stats.completions},
-                        {"toolCallReplies", g_stats.tool_call_replies}, {"textReplies", g_stats.text_replies},
-                        {"errors", g_stats.errors}, {"inFlight", g_stats.in_flight},
-                        {"maxInFlight", g_stats.max_in_flight}, {"cpuUserUs", us(usage.ru_utime)},
+  return Http(200, Json{{"requests", g_stats.requests.load()}, {"completions", g_stats.completions.load()},
+                        {"toolCallReplies", g_stats.tool_call_replies.load()}, {"textReplies", g_stats.text_replies.load()},
+                        {"errors", g_stats.errors.load()}, {"inFlight", g_stats.in_flight.load()},
+                        {"maxInFlight", g_stats.max_in_flight.load()}, {"cpuUserUs", us(usage.ru_utime)},
                         {"cpuSystemUs", us(usage.ru_stime)}}.dump());
 }
 
@@ -131,9 +138,11 @@ asio::awaitable<void> Serve(tcp::socket socket) {
         reply = Http(200, "{}");
       } else if (request_line.rfind("POST /v1/chat/completions ", 0) == 0 ||
                  request_line.rfind("POST /chat/completions ", 0) == 0) {
-        g_stats.max_in_flight = std::max(g_stats.max_in_flight, ++g_stats.in_flight);
-        if (g_delay_ms > 0) {
-          asio::steady_timer timer(socket.get_executor(), std::chrono::milliseconds(g_delay_ms));
+        const long in_flight = ++g_stats.in_flight;
+        for (long most = g_stats.max_in_flight; in_flight > most && !g_stats.max_in_flight.compare_exchange_weak(most, in_flight);) {
+        }
+        if (const int delay_ms = g_delay_ms; delay_ms > 0) {
+          asio::steady_timer timer(socket.get_executor(), std::chrono::milliseconds(delay_ms));
           co_await timer.async_wait(asio::use_awaitable);
         }
         --g_stats.in_flight;
@@ -156,26 +165,47 @@ asio::awaitable<void> Accept(tcp::acceptor& acceptor) {
   }
 }
 
+// A listening socket on `port` that other threads' sockets may share (SO_REUSEPORT).
+tcp::acceptor Listen(asio::io_context& io, unsigned short port) {
+  tcp::acceptor acceptor(io);
+  const tcp::endpoint at(asio::ip::make_address("127.0.0.1"), port);
+  acceptor.open(at.protocol());
+  acceptor.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
+  acceptor.bind(at);
+  acceptor.listen(4096);
+  return acceptor;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int port = 0;
+  int port = 0, threads = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--port") {
       port = std::stoi(argv[i + 1]);
     } else if (flag == "--delay-ms") {
       g_delay_ms = std::stoi(argv[i + 1]);
+    } else if (flag == "--threads") {
+      threads = std::max(1, std::stoi(argv[i + 1]));
     } else {
-      std::cerr << "usage: reins_job_mock [--port N] [--delay-ms MS]\n";
+      std::cerr << "usage: reins_job_mock [--port N] [--delay-ms MS] [--threads N]\n";
       return 2;
     }
   }
-  asio::io_context io(1);
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  acceptor.listen(4096);
-  std::cout << "listening " << acceptor.local_endpoint().port() << std::endl;
-  asio::co_spawn(io, Accept(acceptor), asio::detached);
-  io.run();
+  std::vector<std::unique_ptr<asio::io_context>> loops;
+  std::vector<tcp::acceptor> acceptors;
+  for (int t = 0; t < threads; ++t) {
+    loops.push_back(std::make_unique<asio::io_context>(1));
+    acceptors.push_back(Listen(*loops.back(), static_cast<unsigned short>(port)));
+    port = acceptors.front().local_endpoint().port();  // the first socket's port, chosen by the kernel when 0
+  }
+  std::cout << "listening " << port << std::endl;
+  std::vector<std::thread> runners;
+  for (int t = 0; t < threads; ++t) {
+    asio::co_spawn(*loops[t], Accept(acceptors[t]), asio::detached);
+    if (t > 0) runners.emplace_back([&loop = *loops[t]] { loop.run(); });
+  }
+  loops.front()->run();
   return 0;
 }

@@ -5,7 +5,12 @@
 // figures side by side with their ratios (what `make bench-peers` shows).
 //
 //   reins_peer_job [--table] [--only cpu,tput,mem,scale,crash,growth] [--node PATH|none] [--turns N] [--reps N]
-//                  [--serve-arg FLAG ...]
+//                  [--serve-arg FLAG ...] [--load-threads K] [--tput-width W] [--tput-turns N]
+//
+// The tput run's client and mock are one thread each unless --load-threads K gives each
+// K threads (on a machine of many cores, where one thread of each would bound the
+// server); --tput-width and --tput-turns change its 64 turns in flight and 3,000 measured
+// turns (reins' run only; the Node loop keeps its own).
 //
 // `growth` (not in the default set: about six minutes with the Node loop) measures how a
 // turn's cost grows with the session's earlier turns and the agent's tools, embedded and
@@ -52,6 +57,9 @@ struct Options {
   int turns = 2000;
   int reps = 1;  // every measurement this many times, interleaved; the table shows medians
   std::vector<std::string> serve_args;  // more flags for `reins serve` (--serve-arg, repeatable)
+  int load_threads = 1;  // the tput run's client threads and mock threads (--load-threads)
+  int tput_width = kTputWidth;  // the tput run's turns in flight (--tput-width)
+  int tput_turns = kTputTurns;  // the tput run's measured turns (--tput-turns)
   bool table = false;
   bool Wants(const std::string& mode) const { return std::find(only.begin(), only.end(), mode) != only.end(); }
 };
@@ -145,12 +153,12 @@ Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
   Server server(o, mock, dir);
   if (std::string why = server.NotStarted(); !why.empty()) return Json{{"error", why}};
   JobClient client(server.url());
-  if (!client.RunConcurrent(kTputWarm, kTputWidth)) return Json{{"error", client.error()}};
+  if (!client.RunConcurrent(kTputWarm, o.tput_width, o.load_threads)) return Json{{"error", client.error()}};
   const Json before = mock.Stats();
   const double cpu0 = server.process.Cpu().total();
   const double client0 = OwnCpuSeconds();
   const auto start = SteadyClock::now();
-  if (!client.RunConcurrent(kTputTurns, kTputWidth)) return Json{{"error", client.error()}};
+  if (!client.RunConcurrent(o.tput_turns, o.tput_width, o.load_threads)) return Json{{"error", client.error()}};
   const double wall = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const double cpu = server.process.Cpu().total() - cpu0;
   const double client_cpu = OwnCpuSeconds() - client0;
@@ -158,10 +166,11 @@ Json ServedTput(const Options& o, Mock& mock, const std::string& dir) {
   const Json after = mock.Stats();
   const double mock_us = static_cast<double>(after.value("cpuUserUs", 0L) + after.value("cpuSystemUs", 0L) -
                                              before.value("cpuUserUs", 0L) - before.value("cpuSystemUs", 0L));
-  return Checked(Json{{"runtime", "reins served"}, {"mode", "tput"}, {"turns", kTputTurns}, {"turns_per_s", kTputTurns / wall},
-                      {"cpu_us_per_turn", cpu * 1e6 / kTputTurns}, {"client_cpu_us_per_turn", client_cpu * 1e6 / kTputTurns},
-                      {"mock_cpu_us_per_turn", mock_us / kTputTurns}},
-                 mock.RequestsSince(before), kTputTurns);
+  const int turns = o.tput_turns;
+  return Checked(Json{{"runtime", "reins served"}, {"mode", "tput"}, {"turns", turns}, {"turns_per_s", turns / wall},
+                      {"cpu_us_per_turn", cpu * 1e6 / turns}, {"client_cpu_us_per_turn", client_cpu * 1e6 / turns},
+                      {"mock_cpu_us_per_turn", mock_us / turns}, {"load_threads", o.load_threads}, {"width", o.tput_width}},
+                 mock.RequestsSince(before), turns);
 }
 
 Json ServedMem(const Options& o, Mock& mock, const std::string& dir) {
@@ -411,7 +420,7 @@ using Measure = Json (*)(const Options&, Mock&, const std::string&);
 
 // Each measurement with a fresh mock, a fresh store and a fresh process.
 Json Fresh(const Options& o, Measure measure) {
-  Mock mock;
+  Mock mock(o.load_threads);
   ScratchDir dir;
   return measure(o, mock, dir.path);
 }
@@ -622,6 +631,12 @@ int main(int argc, char** argv) {
       o.turns = std::stoi(next());
     } else if (a == "--reps") {
       o.reps = std::max(1, std::stoi(next()));
+    } else if (a == "--load-threads") {
+      o.load_threads = std::max(1, std::stoi(next()));
+    } else if (a == "--tput-width") {
+      o.tput_width = std::max(1, std::stoi(next()));
+    } else if (a == "--tput-turns") {
+      o.tput_turns = std::max(1, std::stoi(next()));
     } else if (a == "--serve-arg") {
       o.serve_args.push_back(next());
     } else if (a == "--embedded") {
@@ -642,7 +657,7 @@ int main(int argc, char** argv) {
       dir = next();
     } else {
       std::cerr << "usage: reins_peer_job [--table] [--only cpu,tput,mem,scale,crash,growth] [--node PATH|none] [--turns N] [--reps N] "
-                   "[--serve-arg FLAG ...]\n";
+                   "[--serve-arg FLAG ...] [--load-threads K] [--tput-width W] [--tput-turns N]\n";
       return 2;
     }
   }
