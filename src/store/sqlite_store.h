@@ -3,8 +3,10 @@
 // File databases run in WAL mode so readers (`reins trace`) never block the runtime's
 // writer; ":memory:" gives a private in-memory database. One connection is shared by
 // every caller and guarded by a mutex: SQLite connections are not safe to use from two
-// threads at once, and every call is short. A second connection, on a thread of its
-// own, only copies the write-ahead log back into the file (store/sqlite_checkpointer.h).
+// threads at once, and every call is short. On many event loops that mutex is what
+// bounds the turns a second (docs/PERFORMANCE.md, "Many cores"), so a commit renders its
+// rows before taking it. A second connection, on a thread of its own, only copies the
+// write-ahead log back into the file (store/sqlite_checkpointer.h).
 #pragma once
 
 #include <memory>
