@@ -46,12 +46,16 @@ struct TurnRows {
 };
 
 // The rows of a batch, reused by each thread that commits: once warm, rendering a turn
-// allocates nothing for its texts (docs/PERFORMANCE.md, round 12).
-std::vector<TurnRows>& RenderedRows(const std::vector<const TurnRecord*>& turns) {
+// allocates nothing for its texts (docs/PERFORMANCE.md, round 12). What fails here (it
+// cannot but run out of memory) fails the batch, as it did inside the transaction.
+Result<std::vector<TurnRows>*> RenderedRows(const std::vector<const TurnRecord*>& turns) {
   thread_local std::vector<TurnRows> rows;
-  if (rows.size() < turns.size()) rows.resize(turns.size());
-  for (size_t i = 0; i < turns.size(); ++i) rows[i].Render(*turns[i]);
-  return rows;
+  return store::Guarded("cannot render a batch of " + std::to_string(turns.size()) + " turns",
+                        [&]() -> Result<std::vector<TurnRows>*> {
+                          if (rows.size() < turns.size()) rows.resize(turns.size());
+                          for (size_t i = 0; i < turns.size(); ++i) rows[i].Render(*turns[i]);
+                          return &rows;
+                        });
 }
 
 void TrimRows(std::vector<TurnRows>& rows) {
@@ -349,7 +353,9 @@ std::vector<Status> CommitEach(store::StatementCache& sc, const std::vector<cons
 }  // namespace
 
 Status SqliteStore::CommitTurn(const TurnRecord& turn) {
-  std::vector<TurnRows>& rows = RenderedRows({&turn});
+  Result<std::vector<TurnRows>*> rendered = RenderedRows({&turn});
+  if (!rendered.ok()) return rendered.status();
+  std::vector<TurnRows>& rows = **rendered;
   Status status = [&] {
     std::lock_guard lock(mu_);
     return store::Guarded(CommitWhat(turn), [&]() -> Status {
@@ -369,7 +375,9 @@ Status SqliteStore::CommitTurn(const TurnRecord& turn) {
 // turn, so that the turn that failed is rolled back alone.
 std::vector<Status> SqliteStore::CommitTurns(const std::vector<const TurnRecord*>& turns) {
   if (turns.size() == 1) return {CommitTurn(*turns.front())};
-  std::vector<TurnRows>& rows = RenderedRows(turns);
+  Result<std::vector<TurnRows>*> rendered = RenderedRows(turns);
+  if (!rendered.ok()) return std::vector<Status>(turns.size(), rendered.status());
+  std::vector<TurnRows>& rows = **rendered;
   std::vector<Status> out = [&] {
     std::lock_guard lock(mu_);
     store::StatementCache& sc = *statements_;
