@@ -324,12 +324,27 @@ std::string CommitWhat(const TurnRecord& turn) {
   return "cannot commit turn '" + turn.result.turn_id + "' of session '" + turn.session_id + "'";
 }
 
+std::string BatchWhat(size_t turns) { return "cannot commit a batch of " + std::to_string(turns) + " turns"; }
+
+// The turns in one transaction, under the store's lock: all of them, or (an error)
+// none.
+Status CommitWhole(store::StatementCache& sc, const std::vector<const TurnRecord*>& turns,
+                   const std::vector<TurnRows>& rows, const std::string& what) {
+  return store::Guarded(what, [&]() -> Status {
+    store::ResetOnExit reset(sc);
+    store::CachedTransaction tx(sc);
+    for (size_t i = 0; i < turns.size(); ++i) REINS_RETURN_IF_ERROR(WriteTurn(sc, *turns[i], rows[i]));
+    tx.Commit();
+    return {};
+  });
+}
+
 // The batch with a savepoint per turn, under the store's lock: a turn that fails is
 // rolled back to its savepoint alone, and the others commit.
 std::vector<Status> CommitEach(store::StatementCache& sc, const std::vector<const TurnRecord*>& turns,
                                const std::vector<TurnRows>& rows) {
   std::vector<Status> out(turns.size());
-  Status whole = store::Guarded("cannot commit a batch of " + std::to_string(turns.size()) + " turns", [&]() -> Status {
+  Status whole = store::Guarded(BatchWhat(turns.size()), [&]() -> Status {
     store::ResetOnExit reset(sc);
     store::CachedTransaction tx(sc);
     for (size_t i = 0; i < turns.size(); ++i) {
@@ -353,20 +368,15 @@ std::vector<Status> CommitEach(store::StatementCache& sc, const std::vector<cons
 }  // namespace
 
 Status SqliteStore::CommitTurn(const TurnRecord& turn) {
-  Result<std::vector<TurnRows>*> rendered = RenderedRows({&turn});
+  const std::vector<const TurnRecord*> turns = {&turn};
+  Result<std::vector<TurnRows>*> rendered = RenderedRows(turns);
   if (!rendered.ok()) return rendered.status();
-  std::vector<TurnRows>& rows = **rendered;
-  Status status = [&] {
+  Status status;
+  {
     std::lock_guard lock(mu_);
-    return store::Guarded(CommitWhat(turn), [&]() -> Status {
-      store::ResetOnExit reset(*statements_);
-      store::CachedTransaction tx(*statements_);
-      REINS_RETURN_IF_ERROR(WriteTurn(*statements_, turn, rows.front()));
-      tx.Commit();
-      return {};
-    });
-  }();
-  TrimRows(rows);
+    status = CommitWhole(*statements_, turns, **rendered, CommitWhat(turn));
+  }
+  TrimRows(**rendered);
   return status;
 }
 
@@ -377,20 +387,13 @@ std::vector<Status> SqliteStore::CommitTurns(const std::vector<const TurnRecord*
   if (turns.size() == 1) return {CommitTurn(*turns.front())};
   Result<std::vector<TurnRows>*> rendered = RenderedRows(turns);
   if (!rendered.ok()) return std::vector<Status>(turns.size(), rendered.status());
-  std::vector<TurnRows>& rows = **rendered;
-  std::vector<Status> out = [&] {
+  std::vector<Status> out;
+  {
     std::lock_guard lock(mu_);
-    store::StatementCache& sc = *statements_;
-    const Status all = store::Guarded("cannot commit a batch of " + std::to_string(turns.size()) + " turns", [&]() -> Status {
-      store::ResetOnExit reset(sc);
-      store::CachedTransaction tx(sc);
-      for (size_t i = 0; i < turns.size(); ++i) REINS_RETURN_IF_ERROR(WriteTurn(sc, *turns[i], rows[i]));
-      tx.Commit();
-      return {};
-    });
-    return all.ok() ? std::vector<Status>(turns.size()) : CommitEach(sc, turns, rows);
-  }();
-  TrimRows(rows);
+    const Status all = CommitWhole(*statements_, turns, **rendered, BatchWhat(turns.size()));
+    out = all.ok() ? std::vector<Status>(turns.size()) : CommitEach(*statements_, turns, **rendered);
+  }
+  TrimRows(**rendered);
   return out;
 }
 
